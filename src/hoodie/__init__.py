@@ -1,0 +1,18 @@
+"""hoodie: read and write Apache Hudi (table version 6) tables from Python and PySpark.
+
+``hoodie.read_table`` is the pure-Python reader; it never starts a JVM.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["read_table", "__version__"]
+
+
+def __getattr__(name: str):  # lazy, so ``import hoodie`` stays cheap
+    if name == "read_table":
+        from hoodie.format.reader import read_table
+
+        return read_table
+    raise AttributeError(name)

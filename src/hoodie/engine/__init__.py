@@ -1,0 +1,1 @@
+"""Spark engine: executors run the format core per file group; the driver commits."""

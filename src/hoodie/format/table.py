@@ -1,0 +1,366 @@
+"""A Hudi table on storage: its config (``hoodie.properties``), timeline and schema.
+
+``HoodieTable`` plays the role of Java's ``HoodieTableMetaClient``; ``create_table`` lays out a new
+table-version-6 table without a metadata table (reference §3.1, §3.9).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+import pyarrow as pa
+
+from hoodie.format import properties as P
+from hoodie.format.instant import InstantGenerator
+from hoodie.format.storage import Storage
+from hoodie.format.timeline import METAFOLDER, Timeline
+
+PROPS_FILE = f"{METAFOLDER}/hoodie.properties"
+META_COLUMNS = (
+    "_hoodie_commit_time",
+    "_hoodie_commit_seqno",
+    "_hoodie_record_key",
+    "_hoodie_partition_path",
+    "_hoodie_file_name",
+)
+OPERATION_COLUMN = "_hoodie_operation"
+COW = "COPY_ON_WRITE"
+MOR = "MERGE_ON_READ"
+
+OVERWRITE_WITH_LATEST_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.EventTimeAvroPayload"
+# Payloads whose merge picks the record with the greatest ordering (precombine) value.
+ORDERING_PAYLOADS = frozenset(
+    {
+        DEFAULT_PAYLOAD,
+        EVENT_TIME_PAYLOAD,
+        "org.apache.hudi.common.model.PartialUpdateAvroPayload",
+    }
+)
+# Payloads that keep the latest write regardless of ordering values.
+COMMIT_TIME_PAYLOADS = frozenset(
+    {
+        OVERWRITE_WITH_LATEST_PAYLOAD,
+        "org.apache.hudi.common.model.OverwriteNonDefaultsWithLatestAvroPayload",
+    }
+)
+MERGER_STRATEGY_DEFAULT = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
+
+
+class TableError(Exception):
+    """The path is not a usable Hudi v6 table; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class MergeMode:
+    """How records with one key combine: by commit order, or by the ordering (precombine) field."""
+
+    ordering_field: Optional[str]
+    use_ordering: bool
+
+    @property
+    def name(self) -> str:
+        """``EVENT_TIME_ORDERING`` or ``COMMIT_TIME_ORDERING`` (Hudi 1.x vocabulary)."""
+        return "EVENT_TIME_ORDERING" if self.use_ordering else "COMMIT_TIME_ORDERING"
+
+
+class HoodieTable:
+    """Config, timeline and schema of one table. Cheap to create; call :meth:`reload` after writes."""
+
+    def __init__(self, base_path: str, storage_options: Optional[dict[str, Any]] = None,
+                 storage: Optional[Storage] = None) -> None:
+        self.storage = storage or Storage(base_path, storage_options)
+        self.base_path = self.storage.base_uri
+        try:
+            raw = self.storage.read_bytes(PROPS_FILE)
+        except FileNotFoundError:
+            raise TableError(
+                f"{self.storage.uri()} is not a Hudi table: {PROPS_FILE} is missing "
+                "(create one with `hoodie create` or hoodie.spark.write)"
+            ) from None
+        self.props: dict[str, str] = P.parse_properties(raw.decode("utf-8"))
+        version = self.props.get("hoodie.table.version", "")
+        if version and version != "6":
+            raise TableError(
+                f"{self.storage.uri()} is table version {version}; hoodie reads and writes "
+                "table version 6 (Hudi 0.14/0.15) only"
+            )
+        if self.props.get("hoodie.timeline.layout.version", "1") != "1":
+            raise TableError(
+                f"{self.storage.uri()} uses timeline layout "
+                f"{self.props.get('hoodie.timeline.layout.version')}; only layout 1 is supported"
+            )
+        self._timeline: Optional[Timeline] = None
+        self._schema_cache: dict[str, dict] = {}
+
+    # -- config --------------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """``hoodie.table.name``."""
+        return self.props.get("hoodie.table.name", "")
+
+    @property
+    def table_type(self) -> str:
+        """``COPY_ON_WRITE`` or ``MERGE_ON_READ``."""
+        return self.props.get("hoodie.table.type", COW).upper()
+
+    @property
+    def is_mor(self) -> bool:
+        """Whether the table is merge-on-read."""
+        return self.table_type == MOR
+
+    @property
+    def record_key_fields(self) -> list[str]:
+        """``hoodie.table.recordkey.fields`` as a list."""
+        return _split(self.props.get("hoodie.table.recordkey.fields"))
+
+    @property
+    def partition_fields(self) -> list[str]:
+        """``hoodie.table.partition.fields`` as a list (empty: not partitioned)."""
+        return _split(self.props.get("hoodie.table.partition.fields"))
+
+    @property
+    def is_partitioned(self) -> bool:
+        """Whether the table has partition fields."""
+        return bool(self.partition_fields)
+
+    @property
+    def precombine_field(self) -> Optional[str]:
+        """``hoodie.table.precombine.field`` (the ordering field), if set."""
+        return self.props.get("hoodie.table.precombine.field") or None
+
+    @property
+    def hive_style(self) -> bool:
+        """Whether partition paths are ``field=value``."""
+        return self.props.get("hoodie.datasource.write.hive_style_partitioning", "false").lower() == "true"
+
+    @property
+    def url_encode(self) -> bool:
+        """Whether partition values are URL-encoded."""
+        return self.props.get("hoodie.datasource.write.partitionpath.urlencode", "false").lower() == "true"
+
+    @property
+    def timeline_timezone(self) -> str:
+        """``LOCAL`` (default) or ``UTC``."""
+        return self.props.get("hoodie.table.timeline.timezone", "LOCAL").upper()
+
+    @property
+    def payload_class(self) -> str:
+        """``hoodie.compaction.payload.class`` (v6 default: DefaultHoodieRecordPayload)."""
+        return self.props.get("hoodie.compaction.payload.class", DEFAULT_PAYLOAD)
+
+    @property
+    def merge_mode(self) -> MergeMode:
+        """Commit-time or ordering-field merging, chosen by the payload class (reference §3.10)."""
+        ordering = self.precombine_field
+        payload = self.payload_class
+        if payload in COMMIT_TIME_PAYLOADS or not ordering:
+            return MergeMode(ordering, False)
+        return MergeMode(ordering, True)
+
+    @property
+    def populate_meta_fields(self) -> bool:
+        """``hoodie.populate.meta.fields`` (default true)."""
+        return self.props.get("hoodie.populate.meta.fields", "true").lower() == "true"
+
+    @property
+    def drop_partition_columns(self) -> bool:
+        """Whether partition columns are dropped from data files."""
+        return self.props.get("hoodie.datasource.write.drop.partition.columns", "false").lower() == "true"
+
+    @property
+    def has_metadata_table(self) -> bool:
+        """Whether the table reports metadata-table partitions (we never maintain an MDT)."""
+        return bool(self.props.get("hoodie.table.metadata.partitions"))
+
+    def instant_generator(self) -> InstantGenerator:
+        """An instant generator in the table's timeline zone."""
+        return InstantGenerator(self.timeline_timezone)
+
+    def new_instant_time(self) -> str:
+        """A fresh instant strictly after every instant on the timeline."""
+        last = self.timeline.last()
+        return self.instant_generator().now(floor=last.timestamp if last else None)
+
+    # -- timeline ------------------------------------------------------------------------------
+    @property
+    def timeline(self) -> Timeline:
+        """The active timeline (listed once; :meth:`reload` lists again)."""
+        if self._timeline is None:
+            self._timeline = Timeline.load(self.storage)
+        return self._timeline
+
+    def reload(self) -> "HoodieTable":
+        """Forget the cached timeline so the next access lists ``.hoodie`` again."""
+        self._timeline = None
+        return self
+
+    # -- schema --------------------------------------------------------------------------------
+    def avro_schema(self, as_of: Optional[str] = None) -> dict:
+        """The table's Avro schema (without meta fields): the newest completed write's
+        ``extraMetadata.schema`` at or before ``as_of``, else ``hoodie.table.create.schema``."""
+        tl = self.timeline.completed_writes()
+        if as_of is not None:
+            tl = tl.before_or_on(as_of)
+        for inst in reversed(tl.instants):
+            cached = self._schema_cache.get(inst.timestamp)
+            if cached is not None:
+                return cached
+            meta = self.timeline.commit_metadata(inst)
+            if meta.schema:
+                schema = json.loads(meta.schema)
+                self._schema_cache[inst.timestamp] = schema
+                return schema
+        create = self.props.get("hoodie.table.create.schema")
+        if create:
+            return json.loads(create)
+        raise TableError(
+            f"{self.storage.uri()} has no schema yet: no completed commit records one and "
+            "hoodie.table.create.schema is not set"
+        )
+
+    def arrow_schema(self, as_of: Optional[str] = None, with_meta: bool = True) -> pa.Schema:
+        """The table schema in Arrow, with the 5 meta columns first when ``with_meta``."""
+        from hoodie.format.avro_codec import avro_to_arrow_schema
+
+        data = avro_to_arrow_schema(self.avro_schema(as_of))
+        data = pa.schema([f for f in data if f.name not in META_COLUMNS and f.name != OPERATION_COLUMN])
+        if not with_meta:
+            return data
+        meta = [pa.field(c, pa.string(), nullable=True) for c in META_COLUMNS]
+        return pa.schema(meta + list(data))
+
+    def __repr__(self) -> str:
+        return f"HoodieTable({self.base_path!r}, {self.table_type})"
+
+
+def _split(v: Optional[str]) -> list[str]:
+    return [x.strip() for x in (v or "").split(",") if x.strip()]
+
+
+def table_exists(storage: Storage) -> bool:
+    """Whether ``hoodie.properties`` exists under the storage root."""
+    return storage.exists(PROPS_FILE)
+
+
+def create_table(
+    base_path: str,
+    *,
+    table_name: str,
+    table_type: str = COW,
+    record_key_fields: list[str],
+    partition_fields: Optional[list[str]] = None,
+    precombine_field: Optional[str] = None,
+    keygen_class: Optional[str] = None,
+    hive_style: bool = False,
+    url_encode: bool = False,
+    avro_schema: Optional[dict] = None,
+    payload_class: Optional[str] = None,
+    timeline_timezone: str = "LOCAL",
+    database: Optional[str] = None,
+    extra_props: Optional[Mapping[str, str]] = None,
+    storage_options: Optional[dict[str, Any]] = None,
+    storage: Optional[Storage] = None,
+) -> HoodieTable:
+    """Lay out a new table-version-6 table (no metadata table) and return it.
+
+    Fails if a table already exists at ``base_path`` (delete it first, or use overwrite mode).
+    """
+    st = storage or Storage(base_path, storage_options)
+    if table_exists(st):
+        raise TableError(f"a Hudi table already exists at {st.uri()}")
+    table_type = table_type.upper()
+    if table_type not in (COW, MOR):
+        raise TableError(f"table type {table_type!r} is not COPY_ON_WRITE or MERGE_ON_READ")
+    if not record_key_fields:
+        raise TableError("a table needs at least one record key field "
+                         "(hoodie.datasource.write.recordkey.field)")
+    partition_fields = [f for f in (partition_fields or []) if f]
+    if keygen_class is None:
+        if not partition_fields:
+            keygen_class = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
+        elif len(record_key_fields) > 1 or len(partition_fields) > 1:
+            keygen_class = "org.apache.hudi.keygen.ComplexKeyGenerator"
+        else:
+            keygen_class = "org.apache.hudi.keygen.SimpleKeyGenerator"
+    props: dict[str, str] = {
+        "hoodie.table.name": table_name,
+        "hoodie.table.type": table_type,
+        "hoodie.table.version": "6",
+        "hoodie.timeline.layout.version": "1",
+        "hoodie.archivelog.folder": "archived",
+        "hoodie.table.recordkey.fields": ",".join(record_key_fields),
+        "hoodie.table.keygenerator.class": keygen_class,
+        "hoodie.datasource.write.hive_style_partitioning": str(hive_style).lower(),
+        "hoodie.datasource.write.partitionpath.urlencode": str(url_encode).lower(),
+        "hoodie.datasource.write.drop.partition.columns": "false",
+        "hoodie.table.base.file.format": "PARQUET",
+        "hoodie.populate.meta.fields": "true",
+        "hoodie.compaction.record.merger.strategy": MERGER_STRATEGY_DEFAULT,
+    }
+    if partition_fields:
+        props["hoodie.table.partition.fields"] = ",".join(partition_fields)
+    if precombine_field:
+        props["hoodie.table.precombine.field"] = precombine_field
+    if table_type == MOR or payload_class:
+        props["hoodie.compaction.payload.class"] = payload_class or (
+            DEFAULT_PAYLOAD if precombine_field else OVERWRITE_WITH_LATEST_PAYLOAD
+        )
+    if timeline_timezone.upper() == "UTC":
+        props["hoodie.table.timeline.timezone"] = "UTC"
+    if database:
+        props["hoodie.database.name"] = database
+    if avro_schema is not None:
+        props["hoodie.table.create.schema"] = json.dumps(avro_schema, separators=(",", ":"))
+    for k, v in (extra_props or {}).items():
+        props[k] = str(v)
+    for d in (
+        METAFOLDER,
+        f"{METAFOLDER}/.aux/.bootstrap/.partitions",
+        f"{METAFOLDER}/.aux/.bootstrap/.fileids",
+        f"{METAFOLDER}/.temp",
+        f"{METAFOLDER}/.schema",
+        f"{METAFOLDER}/archived",
+    ):
+        st.mkdirs(d)
+    st.write_bytes(PROPS_FILE, P.format_table_properties(props).encode("utf-8"))
+    return HoodieTable(st.base_uri, storage=st)
+
+
+def update_table_properties(table: HoodieTable, updates: Mapping[str, Optional[str]]) -> None:
+    """Set (or, with None, remove) table properties, rewriting the checksum last."""
+    props = dict(table.props)
+    for k, v in updates.items():
+        if v is None:
+            props.pop(k, None)
+        else:
+            props[k] = v
+    table.storage.write_bytes(PROPS_FILE, P.format_table_properties(props).encode("utf-8"))
+    table.props = P.parse_properties(table.storage.read_bytes(PROPS_FILE).decode("utf-8"))
+
+
+def write_partition_metadata(storage: Storage, partition: str, commit_time: str) -> None:
+    """Create ``<partition>/.hoodie_partition_metadata`` if absent (commitTime, partitionDepth)."""
+    rel = f"{partition}/.hoodie_partition_metadata" if partition else ".hoodie_partition_metadata"
+    if storage.exists(rel):
+        return
+    depth = len([p for p in partition.split("/") if p]) if partition else 0
+    text = P.format_properties(
+        {"commitTime": commit_time, "partitionDepth": str(depth)}, comment="partition metadata"
+    )
+    try:
+        storage.create_new(rel, text.encode("utf-8"))
+    except FileExistsError:
+        pass  # another task created it concurrently; its content is equivalent
+
+
+def read_partition_metadata(storage: Storage, partition: str) -> Optional[dict[str, str]]:
+    """The partition metafile's properties, or None when it is absent."""
+    rel = f"{partition}/.hoodie_partition_metadata" if partition else ".hoodie_partition_metadata"
+    try:
+        return P.parse_properties(storage.read_bytes(rel).decode("utf-8"))
+    except FileNotFoundError:
+        return None

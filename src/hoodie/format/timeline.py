@@ -1,0 +1,236 @@
+"""The active timeline (layout version 1): listing, filtering, reading and state transitions.
+
+Reference: ``hudi-v6-format.md`` §3.2. Ordering, state and completeness all come from file names;
+state transitions create the new-state file with create-only semantics and never rename, so two
+writers can never silently overwrite one instant file.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable, Iterable, Iterator, Optional, Sequence
+
+from hoodie.format import instant as I
+from hoodie.format.commit_metadata import CommitMetadata
+from hoodie.format.instant import Instant, State
+from hoodie.format.storage import Storage
+
+METAFOLDER = ".hoodie"
+
+
+class TimelineError(Exception):
+    """A timeline operation is not allowed (wrong state, instant exists, ...)."""
+
+
+def _collapse(instants: Iterable[Instant]) -> list[Instant]:
+    """Keep the highest state per (timestamp, comparable action), as Hudi's layout v1 does."""
+    best: dict[tuple[str, str], Instant] = {}
+    for inst in instants:
+        key = (inst.timestamp, I.comparable_action(inst.action))
+        cur = best.get(key)
+        if cur is None or inst.state >= cur.state:
+            best[key] = inst
+    return sorted(best.values(), key=Instant.sort_key)
+
+
+class Timeline:
+    """An immutable, ordered view over instants. Filters return new timelines."""
+
+    def __init__(self, instants: Sequence[Instant], storage: Optional[Storage] = None,
+                 all_files: Optional[frozenset[str]] = None) -> None:
+        self.instants: list[Instant] = list(instants)
+        self._storage = storage
+        self._all_files = all_files or frozenset()
+
+    # -- loading ------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, storage: Storage) -> "Timeline":
+        """List ``.hoodie/`` once and build the active timeline."""
+        names = [s.name for s in storage.list_dir(METAFOLDER) if not s.is_dir]
+        parsed = [p for p in (I.parse_instant_file_name(n) for n in names) if p is not None]
+        return cls(_collapse(parsed), storage, frozenset(names))
+
+    # -- basic access -------------------------------------------------------------------------
+    def __iter__(self) -> Iterator[Instant]:
+        return iter(self.instants)
+
+    def __len__(self) -> int:
+        return len(self.instants)
+
+    def __bool__(self) -> bool:
+        return bool(self.instants)
+
+    def __repr__(self) -> str:
+        return f"Timeline({[str(i) for i in self.instants]})"
+
+    def _new(self, instants: Iterable[Instant]) -> "Timeline":
+        return Timeline(list(instants), self._storage, self._all_files)
+
+    def filter(self, pred: Callable[[Instant], bool]) -> "Timeline":
+        """Instants matching a predicate."""
+        return self._new(i for i in self.instants if pred(i))
+
+    @property
+    def timestamps(self) -> list[str]:
+        """Instant times in order."""
+        return [i.timestamp for i in self.instants]
+
+    def last(self) -> Optional[Instant]:
+        """The newest instant, if any."""
+        return self.instants[-1] if self.instants else None
+
+    def first(self) -> Optional[Instant]:
+        """The oldest instant, if any."""
+        return self.instants[0] if self.instants else None
+
+    def get(self, timestamp: str) -> Optional[Instant]:
+        """The (collapsed) instant at ``timestamp``; for a completed compaction, its commit."""
+        found = [i for i in self.instants if i.timestamp == timestamp]
+        if not found:
+            return None
+        return max(found, key=lambda i: int(i.state))
+
+    def contains(self, timestamp: str) -> bool:
+        """Whether an instant at ``timestamp`` is on this timeline."""
+        return any(i.timestamp == timestamp for i in self.instants)
+
+    def has_file(self, name: str) -> bool:
+        """Whether a given timeline file was present when the timeline was listed."""
+        return name in self._all_files
+
+    # -- state filters ------------------------------------------------------------------------
+    def completed(self) -> "Timeline":
+        """Completed instants only."""
+        return self.filter(lambda i: i.is_completed)
+
+    def pending(self) -> "Timeline":
+        """Requested or inflight instants."""
+        return self.filter(lambda i: not i.is_completed)
+
+    def by_actions(self, *actions: str) -> "Timeline":
+        """Instants whose action is one of ``actions``."""
+        return self.filter(lambda i: i.action in actions)
+
+    def commits(self) -> "Timeline":
+        """Instants of the commits timeline: commit, deltacommit, replacecommit (+ pending compaction)."""
+        return self.by_actions(I.COMMIT, I.DELTA_COMMIT, I.REPLACE_COMMIT, I.COMPACTION, I.LOG_COMPACTION)
+
+    def completed_writes(self) -> "Timeline":
+        """Completed commit, deltacommit and replacecommit instants."""
+        return self.filter(lambda i: i.is_completed and i.action in I.WRITE_ACTIONS)
+
+    def pending_compactions(self) -> "Timeline":
+        """Requested or inflight compaction instants."""
+        return self.filter(lambda i: i.action == I.COMPACTION and not i.is_completed)
+
+    def pending_log_compactions(self) -> "Timeline":
+        """Requested or inflight log-compaction instants."""
+        return self.filter(lambda i: i.action == I.LOG_COMPACTION and not i.is_completed)
+
+    def pending_replaces(self) -> "Timeline":
+        """Requested or inflight replacecommits (clustering, insert_overwrite, delete_partition)."""
+        return self.filter(lambda i: i.action == I.REPLACE_COMMIT and not i.is_completed)
+
+    def before_or_on(self, timestamp: str) -> "Timeline":
+        """Instants at or before ``timestamp``."""
+        return self.filter(lambda i: i.timestamp <= timestamp)
+
+    def after(self, timestamp: str) -> "Timeline":
+        """Instants strictly after ``timestamp``."""
+        return self.filter(lambda i: i.timestamp > timestamp)
+
+    def between(self, begin_exclusive: str, end_inclusive: str) -> "Timeline":
+        """Instants in (begin, end]."""
+        return self.filter(lambda i: begin_exclusive < i.timestamp <= end_inclusive)
+
+    def is_compaction_commit(self, inst: Instant) -> bool:
+        """Whether a completed ``commit`` was produced by a compaction (a plan file exists)."""
+        return inst.action == I.COMMIT and self.has_file(
+            I.instant_file_name(inst.timestamp, I.COMPACTION, State.REQUESTED)
+        )
+
+    # -- reading metadata --------------------------------------------------------------------
+    def _storage_or_fail(self) -> Storage:
+        if self._storage is None:
+            raise TimelineError("this timeline was not loaded from storage")
+        return self._storage
+
+    def read_file(self, name: str) -> bytes:
+        """Raw bytes of a timeline file."""
+        return self._storage_or_fail().read_bytes(f"{METAFOLDER}/{name}")
+
+    def commit_metadata(self, inst: Instant) -> CommitMetadata:
+        """Parsed JSON metadata of a completed (or inflight) commit-like instant."""
+        return _read_commit_metadata(self._storage_or_fail(), inst.file_name)
+
+    def avro_metadata(self, inst: Instant) -> dict:
+        """Parsed Avro metadata of an instant file (plans, clean/rollback metadata)."""
+        from hoodie.format.plans import read_avro_metadata
+
+        return read_avro_metadata(self.read_file(inst.file_name))
+
+    def compaction_plan(self, timestamp: str) -> dict:
+        """The compaction plan, always read from ``<t>.compaction.requested``."""
+        from hoodie.format.plans import read_avro_metadata
+
+        return read_avro_metadata(
+            self.read_file(I.instant_file_name(timestamp, I.COMPACTION, State.REQUESTED))
+        )
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_commit_metadata(uri: str, name: str, size: int, data: bytes) -> CommitMetadata:
+    return CommitMetadata.from_json_bytes(data)
+
+
+def _read_commit_metadata(storage: Storage, name: str) -> CommitMetadata:
+    # Completed instant files are immutable, so parsing can be memoized by content.
+    data = storage.read_bytes(f"{METAFOLDER}/{name}")
+    return _cached_commit_metadata(storage.uri(), name, len(data), data)
+
+
+# -- transitions ---------------------------------------------------------------------------------
+
+def _create(storage: Storage, name: str, content: bytes) -> None:
+    try:
+        storage.create_new(f"{METAFOLDER}/{name}", content)
+    except FileExistsError:
+        raise TimelineError(
+            f"timeline file .hoodie/{name} already exists: another writer used this instant; "
+            "retry with a new instant time"
+        ) from None
+
+
+def create_requested(storage: Storage, timestamp: str, action: str, content: bytes = b"") -> Instant:
+    """Create ``<t>.<action>.requested`` (create-only)."""
+    inst = Instant(timestamp, action, State.REQUESTED)
+    _create(storage, inst.file_name, content)
+    return inst
+
+
+def transition_to_inflight(storage: Storage, requested: Instant, content: bytes = b"") -> Instant:
+    """Create the inflight file for a requested instant (the requested file stays)."""
+    if not requested.is_requested:
+        raise TimelineError(f"{requested} is not requested")
+    if not storage.exists(f"{METAFOLDER}/{requested.file_name}"):
+        raise TimelineError(f"{requested} has no requested file; cannot move it to inflight")
+    inst = Instant(requested.timestamp, requested.action, State.INFLIGHT)
+    _create(storage, inst.file_name, content)
+    return inst
+
+
+def transition_to_complete(storage: Storage, inflight: Instant, content: bytes) -> Instant:
+    """Create the completed file for an inflight instant (a compaction completes as ``commit``)."""
+    if not inflight.is_inflight:
+        raise TimelineError(f"{inflight} is not inflight")
+    if not storage.exists(f"{METAFOLDER}/{inflight.file_name}"):
+        raise TimelineError(f"{inflight} has no inflight file; cannot complete it")
+    inst = inflight.with_state(State.COMPLETED)
+    _create(storage, inst.file_name, content)
+    return inst
+
+
+def delete_instant_files(storage: Storage, timestamp: str, action: str, states: Iterable[State]) -> None:
+    """Delete timeline files of one instant (used by rollback of pending instants)."""
+    for st in states:
+        storage.delete(f"{METAFOLDER}/{I.instant_file_name(timestamp, action, st)}")

@@ -1,0 +1,44 @@
+"""Small comparison helpers shared by tests."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+from typing import Any, Iterable, Sequence
+
+import pyarrow as pa
+
+
+def normalize(v: Any) -> Any:
+    """A hashable, order-comparable form of a value: naive UTC timestamps, tuples for lists/maps."""
+    if isinstance(v, _dt.datetime):
+        if v.tzinfo is not None:
+            v = v.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        return ("ts", v.isoformat())
+    if isinstance(v, (_dt.date, _dt.time)):
+        return ("d", v.isoformat())
+    if isinstance(v, decimal.Decimal):
+        return ("dec", str(v))
+    if isinstance(v, dict):
+        return ("map", tuple(sorted((str(k), repr(normalize(x))) for k, x in v.items())))
+    if isinstance(v, (list, tuple)):
+        return ("list", tuple(repr(normalize(x)) for x in v))
+    if isinstance(v, float):
+        return ("f", repr(v))
+    if isinstance(v, bytes):
+        return ("b", v.hex())
+    if v is None:
+        return ("null",)
+    return (type(v).__name__, v)
+
+
+def rows_of(table: pa.Table, columns: Sequence[str]) -> list[tuple]:
+    """Rows of selected columns as tuples of normalized values (sortable)."""
+    sub = table.select(list(columns))
+    return [tuple(repr(normalize(r[c])) for c in columns) for r in sub.to_pylist()]
+
+
+def same_rows(a: pa.Table, b: pa.Table, columns: Iterable[str]) -> bool:
+    """Order-insensitive equality of two tables over ``columns``."""
+    cols = list(columns)
+    return sorted(rows_of(a, cols)) == sorted(rows_of(b, cols))
