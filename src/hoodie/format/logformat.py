@@ -1,0 +1,840 @@
+"""Hudi log files (log format version 1, block content version 3), read and written byte-exactly.
+
+Reference: ``hudi-v6-format.md`` §3.6. A log file is a sequence of blocks::
+
+    MAGIC "#HUDI#" | int64 blockLength | int32 logFormatVersion=1 | int32 blockType
+    | header (int32 n, n x {int32 key, int32 len, utf-8}) | int64 contentLength | content
+    | footer (same encoding, always empty) | int64 reversePointer = blockLength + 6
+
+All integers are big-endian. Reading is streaming: only the small framing fields are read while
+iterating; block content is read lazily by :meth:`LogBlock.read_content`. Corrupt or truncated
+regions are reported as ``CORRUPT`` blocks with a :class:`CorruptLogBlockWarning`.
+
+Event time: min/max event time of a block ride inside the SCHEMA header as two extra attributes
+of the top-level Avro record (see ``docs/log-block-event-time.md``), because Hudi readers reject
+unknown header keys.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import warnings
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import IntEnum
+from typing import Any, Iterator, Mapping
+
+import fastavro
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hoodie.format.avro_codec import (
+    avro_to_arrow_schema,
+    conform_table,
+    decode_buffer,
+    encode_records_array,
+    schema_to_json,
+)
+from hoodie.format.storage import Storage
+
+__all__ = [
+    "MAGIC",
+    "LOG_FORMAT_VERSION",
+    "BlockType",
+    "HeaderKey",
+    "CorruptLogBlockWarning",
+    "LogFormatError",
+    "LogBlock",
+    "read_log_file",
+    "encode_block",
+    "encode_avro_data_block",
+    "encode_parquet_data_block",
+    "encode_delete_block",
+    "encode_command_block",
+    "write_log_file",
+    "with_event_time",
+    "event_time_from_schema",
+    "EVENT_TIME_MIN_KEY",
+    "EVENT_TIME_MAX_KEY",
+    "DELETE_RECORD_LIST_SCHEMA",
+    "ORDERING_WRAPPERS",
+    "ROLLBACK_COMMAND",
+    "commit_ordering_natural",
+]
+
+MAGIC = b"#HUDI#"
+LOG_FORMAT_VERSION = 1
+DATA_BLOCK_CONTENT_VERSION = 3
+DELETE_BLOCK_CONTENT_VERSION = 3
+ROLLBACK_COMMAND = "0"  # HoodieCommandBlock.HoodieCommandBlockTypeEnum.ROLLBACK_BLOCK ordinal
+
+EVENT_TIME_MIN_KEY = "hoodie.event.time.min"
+EVENT_TIME_MAX_KEY = "hoodie.event.time.max"
+
+# version, type, empty header, content length, empty footer, reverse pointer
+_MIN_BLOCK_LENGTH = 4 + 4 + 4 + 8 + 4 + 8
+_SCAN_CHUNK = 1 << 20
+_HEADER_PROBE = 64 * 1024
+_MAX_FOOTER_BYTES = 16 << 20  # footers are empty in practice; a huge one means corruption
+
+
+class BlockType(IntEnum):
+    """``HoodieLogBlock.HoodieLogBlockType`` ordinals."""
+
+    COMMAND = 0
+    DELETE = 1
+    CORRUPT = 2
+    AVRO_DATA = 3
+    HFILE_DATA = 4
+    PARQUET_DATA = 5
+    CDC_DATA = 6
+
+
+class HeaderKey(IntEnum):
+    """``HoodieLogBlock.HeaderMetadataType`` ordinals valid for table version 6."""
+
+    INSTANT_TIME = 0
+    TARGET_INSTANT_TIME = 1
+    SCHEMA = 2
+    COMMAND_BLOCK_TYPE = 3
+    COMPACTED_BLOCK_TIMES = 4
+    RECORD_POSITIONS = 5
+    BLOCK_IDENTIFIER = 6
+
+
+class CorruptLogBlockWarning(UserWarning):
+    """A log file region could not be parsed as a block and was skipped."""
+
+
+class LogFormatError(ValueError):
+    """A well-framed block whose content this library cannot read (e.g. Kryo delete blocks)."""
+
+
+# ----------------------------------------------------------------------------------------------
+# delete block schema (HoodieDeleteRecordList.avsc of 0.14/0.15, wrappers from HoodieMetadata.avsc)
+# ----------------------------------------------------------------------------------------------
+def _wrapper(name: str, value_type: Any) -> dict:
+    return {
+        "type": "record",
+        "name": name,
+        "namespace": "org.apache.hudi.avro.model",
+        "fields": [{"name": "value", "type": value_type}],
+    }
+
+
+# Union branch i (1-based after "null") -> (wrapper name, Avro value type, Arrow type of the value).
+# DateWrapper and TimestampMicrosWrapper carry plain int/long in Hudi's schema (the logical types
+# are commented out there); values are still days / micros since the epoch.
+ORDERING_WRAPPERS: list[tuple[str, Any, pa.DataType]] = [
+    ("BooleanWrapper", "boolean", pa.bool_()),
+    ("IntWrapper", "int", pa.int32()),
+    ("LongWrapper", "long", pa.int64()),
+    ("FloatWrapper", "float", pa.float32()),
+    ("DoubleWrapper", "double", pa.float64()),
+    ("BytesWrapper", "bytes", pa.binary()),
+    ("StringWrapper", "string", pa.string()),
+    ("DateWrapper", "int", pa.date32()),
+    ("DecimalWrapper", {"type": "bytes", "logicalType": "decimal", "precision": 30, "scale": 15},
+     pa.decimal128(30, 15)),
+    ("TimeMicrosWrapper", {"type": "long", "logicalType": "time-micros"}, pa.time64("us")),
+    ("TimestampMicrosWrapper", "long", pa.timestamp("us", tz="UTC")),
+]
+_WRAPPER_INDEX = {f"org.apache.hudi.avro.model.{name}": i + 1 for i, (name, _, _) in enumerate(ORDERING_WRAPPERS)}
+
+DELETE_RECORD_LIST_SCHEMA: dict = {
+    "type": "record",
+    "name": "HoodieDeleteRecordList",
+    "namespace": "org.apache.hudi.avro.model",
+    "fields": [{
+        "name": "deleteRecordList",
+        "type": {
+            "type": "array",
+            "items": {
+                "type": "record",
+                "name": "HoodieDeleteRecord",
+                "fields": [
+                    {"name": "recordKey", "type": ["null", "string"], "default": None},
+                    {"name": "partitionPath", "type": ["null", "string"], "default": None},
+                    {"name": "orderingVal",
+                     "type": ["null"] + [_wrapper(n, t) for n, t, _ in ORDERING_WRAPPERS],
+                     "default": None},
+                ],
+            },
+        },
+    }],
+}
+
+
+def _strip_logical_types(t: Any) -> Any:
+    if isinstance(t, list):
+        return [_strip_logical_types(x) for x in t]
+    if isinstance(t, dict):
+        if "logicalType" in t and t.get("type") in ("bytes", "long", "int"):
+            return t["type"]
+        return {k: _strip_logical_types(v) for k, v in t.items()}
+    return t
+
+
+# fastavro gets the schema without logical types: decimals stay bytes (decoded Java-style below)
+_DELETE_SCHEMA_PARSED = fastavro.parse_schema(_strip_logical_types(DELETE_RECORD_LIST_SCHEMA))
+_KEY_SCHEMA = {
+    "type": "record", "name": "HoodieDeleteRecordKeys", "namespace": "org.apache.hudi.avro.model",
+    "fields": [{"name": "recordKey", "type": ["null", "string"]},
+               {"name": "partitionPath", "type": ["null", "string"]}],
+}
+
+
+# ----------------------------------------------------------------------------------------------
+# event time inside the SCHEMA header
+# ----------------------------------------------------------------------------------------------
+def _check_epoch_ms(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer epoch-millisecond value, got {value!r}")
+    value = int(value)
+    if not -(2**63) <= value < 2**63:
+        raise ValueError(f"{name} {value} does not fit a long")
+    return value
+
+
+def with_event_time(avro_schema_json: str | dict, min_ms: int, max_ms: int) -> str:
+    """Schema JSON with ``hoodie.event.time.min``/``max`` (epoch ms, UTC, JSON integers) set as
+    attributes of the top-level record; other content and key order are kept.
+
+    Raises:
+        ValueError: if the schema is not a record, the values are not integers or min > max.
+    """
+    lo = _check_epoch_ms("min_ms", min_ms)
+    hi = _check_epoch_ms("max_ms", max_ms)
+    if lo > hi:
+        raise ValueError(f"event time min {lo} is after max {hi}")
+    obj = json.loads(avro_schema_json) if isinstance(avro_schema_json, str) else dict(avro_schema_json)
+    if not isinstance(obj, dict) or obj.get("type") not in ("record", "error"):
+        raise ValueError("event time can only be attached to a record schema")
+    obj[EVENT_TIME_MIN_KEY] = lo
+    obj[EVENT_TIME_MAX_KEY] = hi
+    return schema_to_json(obj)
+
+
+def event_time_from_schema(schema_json: str | None) -> tuple[int, int] | None:
+    """``(min_ms, max_ms)`` stored by :func:`with_event_time`, or None when absent/unusable."""
+    if not schema_json or EVENT_TIME_MIN_KEY not in schema_json:
+        return None  # cheap check: most schemas carry no event time, skip the JSON parse
+    try:
+        obj = json.loads(schema_json)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    lo, hi = obj.get(EVENT_TIME_MIN_KEY), obj.get(EVENT_TIME_MAX_KEY)
+    if isinstance(lo, bool) or isinstance(hi, bool) or not isinstance(lo, int) or not isinstance(hi, int):
+        return None
+    if lo > hi:
+        return None
+    return lo, hi
+
+
+# ----------------------------------------------------------------------------------------------
+# the block object
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class LogBlock:
+    """One block of a log file. Content is read lazily from storage.
+
+    ``offset`` is the byte offset of the block's magic and ``size`` its total length (magic to
+    reverse pointer inclusive). For ``CORRUPT`` blocks, offset/size cover the skipped bytes and
+    the content is those bytes.
+    """
+
+    block_type: BlockType
+    header: dict[int, str]
+    footer: dict[int, str]
+    log_file: str
+    offset: int
+    size: int
+    content_offset: int
+    content_length: int
+    _storage: Storage | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def instant_time(self) -> str | None:
+        """The INSTANT_TIME header (the deltacommit/rollback instant that wrote the block)."""
+        return self.header.get(HeaderKey.INSTANT_TIME)
+
+    @property
+    def target_instant_time(self) -> str | None:
+        """The TARGET_INSTANT_TIME header (rollback command blocks)."""
+        return self.header.get(HeaderKey.TARGET_INSTANT_TIME)
+
+    @property
+    def schema_json(self) -> str | None:
+        """The raw SCHEMA header (writer Avro schema JSON), if any."""
+        return self.header.get(HeaderKey.SCHEMA)
+
+    @property
+    def event_time_range(self) -> tuple[int, int] | None:
+        """``(min_ms, max_ms)`` from the schema header attributes; None if unknown. Never reads
+        the content."""
+        return event_time_from_schema(self.schema_json)
+
+    @property
+    def is_rollback(self) -> bool:
+        """Whether this is a ROLLBACK command block."""
+        return (self.block_type == BlockType.COMMAND
+                and self.header.get(HeaderKey.COMMAND_BLOCK_TYPE) == ROLLBACK_COMMAND)
+
+    def _where(self) -> str:
+        return f"{self.log_file} (block at offset {self.offset})"
+
+    def read_content(self) -> bytes:
+        """The block's content bytes (for CORRUPT blocks: the skipped bytes)."""
+        if self.content_length == 0:
+            return b""
+        if self._storage is None:
+            raise ValueError(f"{self._where()}: no storage handle to read the content from")
+        f = self._storage.open_input(self.log_file)
+        try:
+            f.seek(self.content_offset)
+            data = f.read(self.content_length)
+        finally:
+            f.close()
+        if len(data) != self.content_length:
+            raise ValueError(f"{self._where()}: file shrank while reading the content")
+        return data
+
+    def data_table(self, reader_schema: pa.Schema | None = None) -> pa.Table:
+        """Records of an AVRO_DATA or PARQUET_DATA block as a table.
+
+        Without ``reader_schema`` the columns follow the block's SCHEMA header (Arrow mapping of
+        :func:`~hoodie.format.avro_codec.avro_to_arrow_schema`). With it, columns are projected
+        to it: absent columns become nulls, types are widened where safe, and Parquet list/map
+        child names (parquet-avro's ``array``) are normalised.
+
+        Raises:
+            LogFormatError: for other block types or unsupported content versions.
+        """
+        if self.block_type == BlockType.AVRO_DATA:
+            return self._avro_table(reader_schema)
+        if self.block_type == BlockType.PARQUET_DATA:
+            return self._parquet_table(reader_schema)
+        raise LogFormatError(f"{self._where()}: {self.block_type.name} block has no data records")
+
+    def _parquet_table(self, reader_schema: pa.Schema | None) -> pa.Table:
+        content = self.read_content()
+        try:
+            pf = pq.ParquetFile(pa.BufferReader(content))
+            if reader_schema is not None:
+                # only decode the columns the reader wants
+                present = set(pf.schema_arrow.names)
+                table = pf.read(columns=[n for n in reader_schema.names if n in present])
+            else:
+                table = pf.read()
+        except (pa.ArrowInvalid, OSError) as e:
+            raise LogFormatError(f"{self._where()}: unreadable Parquet content: {e}") from e
+        if reader_schema is not None:
+            target = reader_schema
+        elif self.schema_json:
+            target = avro_to_arrow_schema(self.schema_json)
+        else:
+            return table
+        try:
+            return conform_table(table, target)
+        except ValueError as e:
+            raise LogFormatError(f"{self._where()}: {e}") from e
+
+    def _avro_table(self, reader_schema: pa.Schema | None) -> pa.Table:
+        schema = self.schema_json
+        if not schema:
+            raise LogFormatError(f"{self._where()}: Avro data block without a SCHEMA header")
+        content = self.read_content()
+        if len(content) < 8:
+            raise LogFormatError(f"{self._where()}: Avro data block content is {len(content)} bytes")
+        version, count = struct.unpack_from(">ii", content, 0)
+        if version not in (2, DATA_BLOCK_CONTENT_VERSION):
+            raise LogFormatError(f"{self._where()}: unsupported Avro data block content version {version}")
+        if count < 0:
+            raise LogFormatError(f"{self._where()}: negative record count {count}")
+        starts = np.empty(count, dtype=np.int64)
+        ends = np.empty(count, dtype=np.int64)
+        pos = 8
+        total = len(content)
+        unpack = struct.Struct(">i").unpack_from
+        for i in range(count):  # lengths chain sequentially; ~0.3 us per record
+            if pos + 4 > total:
+                raise LogFormatError(f"{self._where()}: record {i} of {count} is truncated")
+            (length,) = unpack(content, pos)
+            pos += 4
+            if length < 0 or pos + length > total:
+                raise LogFormatError(f"{self._where()}: record {i} has invalid length {length}")
+            starts[i] = pos
+            pos += length
+            ends[i] = pos
+        if pos != total:
+            raise LogFormatError(f"{self._where()}: {total - pos} bytes after the last record")
+        try:
+            return decode_buffer(content, starts, ends, schema, reader_schema)
+        except ValueError as e:
+            raise LogFormatError(f"{self._where()}: {e}") from e
+
+    def delete_records(self) -> pa.Table:
+        """Keys deleted by a DELETE block (content version 3: Avro ``HoodieDeleteRecordList``).
+
+        Columns: ``record_key`` (string), ``partition_path`` (string), ``ordering_value`` and
+        ``ordering_type`` (int8, the orderingVal union branch: 0 = null, 1 = BooleanWrapper,
+        2 = IntWrapper, 3 = LongWrapper, 4 = FloatWrapper, 5 = DoubleWrapper, 6 = BytesWrapper,
+        7 = StringWrapper, 8 = DateWrapper, 9 = DecimalWrapper, 10 = TimeMicrosWrapper,
+        11 = TimestampMicrosWrapper). ``ordering_value`` has the wrapper's natural Arrow type
+        (bool, int32, int64, float32, float64, binary, string, date32, decimal128(30, 15),
+        time64[us], timestamp[us, UTC]); pa.null() when every value is null.
+
+        Hudi treats ``IntWrapper(0)`` (what SQL ``DELETE`` writes) as "natural order": such a
+        delete applies in arrival (commit) order whatever the record's ordering value
+        (``HoodieMergedLogRecordScanner``: ``!deleteOrderingVal.equals(0) && sameClass &&
+        cur > delete`` keeps the record; so a delete whose wrapper type differs from the
+        record's ordering type also always applies). The merger implements that rule;
+        :func:`commit_ordering_natural` gives the mask of such deletes.
+
+        Raises:
+            LogFormatError: for Kryo delete blocks (content versions 1/2, Hudi <= 0.13), other
+                unknown versions, malformed payloads, or when non-null ordering values use more
+                than one wrapper type.
+        """
+        if self.block_type != BlockType.DELETE:
+            raise LogFormatError(f"{self._where()}: {self.block_type.name} block is not a DELETE block")
+        content = self.read_content()
+        if len(content) < 8:
+            raise LogFormatError(f"{self._where()}: delete block content is {len(content)} bytes")
+        version, payload_len = struct.unpack_from(">ii", content, 0)
+        if version in (1, 2):
+            raise LogFormatError(
+                f"{self._where()}: delete block content version {version} is Kryo-serialized "
+                "(written by Hudi <= 0.13); Kryo delete blocks are unsupported")
+        if version != DELETE_BLOCK_CONTENT_VERSION:
+            raise LogFormatError(f"{self._where()}: unsupported delete block content version {version}")
+        if payload_len < 0 or 8 + payload_len != len(content):
+            raise LogFormatError(
+                f"{self._where()}: delete payload length {payload_len} does not match content "
+                f"length {len(content)}")
+        fo = io.BytesIO(content[8:])
+        try:
+            datum = fastavro.schemaless_reader(fo, _DELETE_SCHEMA_PARSED, None, return_record_name=True)
+        except Exception as e:  # fastavro raises assorted types on malformed input
+            raise LogFormatError(f"{self._where()}: malformed delete payload: {e!r}") from e
+        if fo.tell() != payload_len:
+            raise LogFormatError(f"{self._where()}: {payload_len - fo.tell()} bytes after the delete list")
+        return _delete_table(datum["deleteRecordList"], self._where())
+
+
+def commit_ordering_natural(deletes: pa.Table) -> pa.Array:
+    """Boolean mask of the deletes of :meth:`LogBlock.delete_records` that carry
+    ``IntWrapper(0)``, which Hudi reads as "no ordering value: apply in commit order"."""
+    types = deletes.column("ordering_type")
+    values = deletes.column("ordering_value")
+    if not pa.types.is_int32(values.type):
+        return pa.array([False] * deletes.num_rows, pa.bool_())
+    mask = pc.and_(pc.equal(types, 2), pc.equal(values, 0))
+    return pc.fill_null(mask, False).combine_chunks()
+
+
+def _delete_table(records: list[dict], where: str) -> pa.Table:
+    keys = [r["recordKey"] for r in records]
+    parts = [r["partitionPath"] for r in records]
+    types = np.zeros(len(records), dtype=np.int8)
+    values: list[Any] = [None] * len(records)
+    for i, r in enumerate(records):
+        ov = r["orderingVal"]
+        if ov is None:
+            continue
+        name, rec = ov
+        types[i] = _WRAPPER_INDEX[name]
+        values[i] = rec["value"]
+    present = set(types[types > 0].tolist())
+    if len(present) > 1:
+        names = sorted(ORDERING_WRAPPERS[t - 1][0] for t in present)
+        raise LogFormatError(f"{where}: delete block mixes ordering value types {names}")
+    if present:
+        branch = present.pop()
+        arrow_t = ORDERING_WRAPPERS[branch - 1][2]
+        if branch == 9:  # DecimalWrapper: Java BigInteger bytes of the unscaled value, scale 15
+            values = [None if v is None else Decimal(int.from_bytes(v, "big", signed=True)).scaleb(-15)
+                      for v in values]
+        ordering = pa.array(values, type=arrow_t)
+    else:
+        ordering = pa.nulls(len(records))
+    return pa.table({
+        "record_key": pa.array(keys, pa.string()),
+        "partition_path": pa.array(parts, pa.string()),
+        "ordering_value": ordering,
+        "ordering_type": pa.array(types, pa.int8()),
+    })
+
+
+# ----------------------------------------------------------------------------------------------
+# reading
+# ----------------------------------------------------------------------------------------------
+class _Short(Exception):
+    """A header/footer parse needs more bytes than were read."""
+
+
+def _parse_map(buf: bytes, pos: int) -> tuple[dict[int, str], int]:
+    """Parse a header/footer map at ``pos``; returns (map, position after it)."""
+    if pos + 4 > len(buf):
+        raise _Short()
+    (count,) = struct.unpack_from(">i", buf, pos)
+    pos += 4
+    if count < 0 or count > 1024:
+        raise ValueError(f"invalid metadata entry count {count}")
+    out: dict[int, str] = {}
+    for _ in range(count):
+        if pos + 8 > len(buf):
+            raise _Short()
+        key, length = struct.unpack_from(">ii", buf, pos)
+        pos += 8
+        if length < 0:
+            raise ValueError(f"invalid metadata value length {length}")
+        if pos + length > len(buf):
+            raise _Short()
+        try:
+            out[key] = buf[pos:pos + length].decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"metadata value is not UTF-8: {e}") from e
+        pos += length
+    return out, pos
+
+
+def _read_at(f: Any, pos: int, n: int) -> bytes:
+    f.seek(pos)
+    return f.read(n)
+
+
+def _try_block(f: Any, pos: int, file_size: int, rel_path: str, storage: Storage) -> LogBlock | str:
+    """Parse the block at ``pos`` (reading only its framing), or return why it is corrupt."""
+    if file_size - pos < 14:
+        return f"{file_size - pos} trailing bytes are too short for a block"
+    head = _read_at(f, pos, 14)
+    if head[:6] != MAGIC:
+        return "no magic at block start"
+    (length,) = struct.unpack(">q", head[6:14])
+    if length < _MIN_BLOCK_LENGTH:
+        return f"invalid block length {length}"
+    end = pos + 14 + length
+    if end > file_size:
+        return f"block length {length} runs past the end of the file ({file_size} bytes)"
+    (reverse,) = struct.unpack(">q", _read_at(f, end - 8, 8))
+    if reverse != length + 6:
+        return f"reverse pointer {reverse} does not match block length {length}"
+    body_len = length - 8  # version .. footer
+    probe = _read_at(f, pos + 14, min(body_len, _HEADER_PROBE))
+    version, btype = struct.unpack_from(">ii", probe, 0)
+    if version != LOG_FORMAT_VERSION:
+        return f"unsupported log format version {version}"
+    if btype not in BlockType._value2member_map_ or btype == BlockType.CORRUPT:
+        return f"unknown block type {btype}"
+    try:
+        try:
+            header, hpos = _parse_map(probe, 8)
+            if hpos + 8 > len(probe):
+                raise _Short()
+        except _Short:
+            probe = _read_at(f, pos + 14, body_len)  # header larger than the probe: read it whole
+            header, hpos = _parse_map(probe, 8)
+            if hpos + 8 > len(probe):
+                return "header runs past the block"
+        (content_length,) = struct.unpack_from(">q", probe, hpos)
+        content_offset = pos + 14 + hpos + 8
+        footer_offset = content_offset + content_length
+        footer_len = end - 8 - footer_offset
+        if content_length < 0 or footer_len < 4:
+            return f"content length {content_length} does not fit the block"
+        if footer_len > _MAX_FOOTER_BYTES:
+            return f"footer of {footer_len} bytes is implausible"
+        footer_bytes = _read_at(f, footer_offset, footer_len)
+        footer, fpos = _parse_map(footer_bytes, 0)
+        if fpos != footer_len:
+            return f"footer leaves {footer_len - fpos} unexplained bytes"
+    except _Short:
+        return "header or footer runs past the block"
+    except ValueError as e:
+        return str(e)
+    return LogBlock(
+        block_type=BlockType(btype), header=header, footer=footer, log_file=rel_path,
+        offset=pos, size=end - pos, content_offset=content_offset,
+        content_length=content_length, _storage=storage,
+    )
+
+
+def _next_magic(f: Any, start: int, file_size: int) -> int:
+    """Offset of the next MAGIC at or after ``start`` (or ``file_size``), scanning in chunks."""
+    carry = b""
+    pos = start
+    while pos < file_size:
+        chunk = _read_at(f, pos, min(_SCAN_CHUNK, file_size - pos))
+        if not chunk:
+            break
+        data = carry + chunk
+        i = data.find(MAGIC)
+        if i >= 0:
+            return pos - len(carry) + i
+        carry = data[-(len(MAGIC) - 1):]  # a magic may straddle two chunks
+        pos += len(chunk)
+    return file_size
+
+
+def read_log_file(storage: Storage, rel_path: str, *, warn: bool = True) -> Iterator[LogBlock]:
+    """Iterate the blocks of a log file without reading their content.
+
+    A block is valid when its length fits the file, the trailing int64 equals
+    ``blockLength + 6`` and its header/footer parse. Anything else (truncated tail, garbage
+    before/between blocks, a wrong length field) becomes one ``CORRUPT`` block spanning up to
+    the next magic (or end of file), reported with a :class:`CorruptLogBlockWarning` naming the
+    file, offset and bytes skipped (when ``warn``).
+
+    Two deliberate differences from Java's ``HoodieLogFileReader``: a self-consistent block
+    followed by garbage stays valid (Java also requires a magic or EOF right after a block and
+    reports block plus garbage as one corrupt block), and garbage at the very start of a file is a
+    CORRUPT block here (Java's ``hasNext`` throws ``CorruptedLogFileException`` for the file).
+    Corrupt regions are reported from the bad block's magic, not from after it.
+    """
+    f = storage.open_input(rel_path)
+    try:
+        file_size = f.size()
+        pos = 0
+        while pos < file_size:
+            block = _try_block(f, pos, file_size, rel_path, storage)
+            if isinstance(block, LogBlock):
+                yield block
+                pos = block.offset + block.size
+                continue
+            nxt = _next_magic(f, pos + 1, file_size)
+            skipped = nxt - pos
+            if warn:
+                until = f"the next block at offset {nxt}" if nxt < file_size else "the end of the file"
+                warnings.warn(
+                    f"{rel_path}: corrupt log block at offset {pos} ({block}); "
+                    f"skipped {skipped} bytes to {until}",
+                    CorruptLogBlockWarning, stacklevel=2)
+            yield LogBlock(
+                block_type=BlockType.CORRUPT, header={}, footer={}, log_file=rel_path,
+                offset=pos, size=skipped, content_offset=pos, content_length=skipped,
+                _storage=storage,
+            )
+            pos = nxt
+    finally:
+        f.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# writing
+# ----------------------------------------------------------------------------------------------
+def _encode_map(entries: Mapping[int, str] | None, keep_order: bool) -> bytes:
+    items = list((entries or {}).items())
+    if not keep_order:
+        items.sort(key=lambda kv: int(kv[0]))
+    parts = [struct.pack(">i", len(items))]
+    for key, value in items:
+        if not isinstance(value, str):
+            raise TypeError(f"header value for key {int(key)} must be str, got {type(value).__name__}")
+        raw = value.encode("utf-8")
+        parts.append(struct.pack(">ii", int(key), len(raw)))
+        parts.append(raw)
+    return b"".join(parts)
+
+
+def encode_block(block_type: BlockType | int, header: Mapping[int, str], content: bytes,
+                 footer: Mapping[int, str] | None = None, *, keep_header_order: bool = False) -> bytes:
+    """Frame one block: MAGIC, int64 blockLength, int32 version 1, int32 type, header, int64
+    contentLength, content, footer, int64 reverse pointer (= blockLength + 6).
+
+    Header/footer entries are written in ascending key order, or in the mapping's own order with
+    ``keep_header_order`` (to reproduce a Java-written block, whose HashMap order is arbitrary).
+    """
+    body = [
+        struct.pack(">ii", LOG_FORMAT_VERSION, int(block_type)),
+        _encode_map(header, keep_header_order),
+        struct.pack(">q", len(content)),
+        content,
+        _encode_map(footer, keep_header_order),
+    ]
+    length = sum(len(p) for p in body) + 8
+    return b"".join([MAGIC, struct.pack(">q", length), *body, struct.pack(">q", length + 6)])
+
+
+def _data_header(instant: str, avro_schema: dict | str,
+                 event_time_range: tuple[int, int] | None) -> dict[int, str]:
+    schema_json = schema_to_json(avro_schema)
+    if event_time_range is not None:
+        schema_json = with_event_time(schema_json, *event_time_range)
+    return {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: schema_json}
+
+
+def _concat_datums(datums: pa.Array, *, length_prefix: bool) -> bytes:
+    """All values of a binary array back to back, each optionally led by its int32 BE length."""
+    if len(datums) == 0:
+        return b""
+    if length_prefix:
+        lengths = pc.binary_length(datums).to_numpy(zero_copy_only=False).astype(">i4")
+        prefixes = pa.Array.from_buffers(pa.binary(4), len(datums), [None, pa.py_buffer(lengths.tobytes())])
+        datums = pc.binary_join_element_wise(prefixes.cast(pa.binary()), datums, b"")
+    offsets = np.frombuffer(datums.buffers()[1], dtype=np.int32)[datums.offset:datums.offset + len(datums) + 1]
+    data = datums.buffers()[2]
+    return data[int(offsets[0]):int(offsets[-1])].to_pybytes()
+
+
+def encode_avro_data_block(table: pa.Table, *, instant: str, avro_schema: dict | str,
+                           event_time_range: tuple[int, int] | None = None) -> bytes:
+    """An AVRO_DATA block: header ``{INSTANT_TIME, SCHEMA}``, content ``int32 3, int32 count,
+    count x (int32 len, Avro binary datum)``, byte-identical to Hudi's ``HoodieAvroDataBlock``.
+
+    ``event_time_range`` (epoch ms) is stored in the schema header (:func:`with_event_time`).
+    """
+    datums = encode_records_array(table, avro_schema)
+    content = struct.pack(">ii", DATA_BLOCK_CONTENT_VERSION, len(datums)) + _concat_datums(datums, length_prefix=True)
+    return encode_block(BlockType.AVRO_DATA, _data_header(instant, avro_schema, event_time_range), content)
+
+
+def encode_parquet_data_block(table: pa.Table, *, instant: str, avro_schema: dict | str,
+                              event_time_range: tuple[int, int] | None = None,
+                              compression: str = "snappy") -> bytes:
+    """A PARQUET_DATA block: header ``{INSTANT_TIME, SCHEMA}``, content a whole Parquet file.
+
+    The table is first conformed to the Avro schema's Arrow mapping (column order and types),
+    then written with standard 3-level lists (``list``/``element``), ``key_value`` maps,
+    timestamps as int64 in the schema's unit (micros for ``timestamp-micros``) and small decimals
+    as int32/int64 like Spark, which parquet-avro and hudi-rs read.
+
+    Raises:
+        ValueError: if the table has columns the schema lacks.
+    """
+    target = avro_to_arrow_schema(avro_schema)
+    extra = [c for c in table.column_names if c not in target.names]
+    if extra:
+        raise ValueError(f"table columns {extra} are not in the Avro schema {target.names}")
+    data = conform_table(table, target)
+    sink = pa.BufferOutputStream()
+    pq.write_table(data, sink, compression=compression, use_compliant_nested_type=True,
+                   store_decimal_as_integer=True, coerce_timestamps=None)
+    content = sink.getvalue().to_pybytes()
+    return encode_block(BlockType.PARQUET_DATA, _data_header(instant, avro_schema, event_time_range), content)
+
+
+def _ordering_branch(t: pa.DataType) -> int:
+    """orderingVal union branch for an Arrow type (see :data:`ORDERING_WRAPPERS`)."""
+    if pa.types.is_null(t):
+        return 0
+    if pa.types.is_boolean(t):
+        return 1
+    if t in (pa.int8(), pa.int16(), pa.int32(), pa.uint8(), pa.uint16()):
+        return 2
+    if t in (pa.int64(), pa.uint32()):
+        return 3
+    if t in (pa.float16(), pa.float32()):
+        return 4
+    if t == pa.float64():
+        return 5
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return 6
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return 7
+    if pa.types.is_date(t):
+        return 8
+    if pa.types.is_decimal(t):
+        return 9
+    if pa.types.is_time(t):
+        return 10
+    if pa.types.is_timestamp(t):
+        return 11
+    raise ValueError(f"no Hudi ordering value wrapper for Arrow type {t}")
+
+
+def encode_delete_block(keys: pa.Table, *, instant: str, avro_schema: dict | str,
+                        event_time_range: tuple[int, int] | None = None) -> bytes:
+    """A DELETE block (content version 3): ``int32 3, int32 payloadLen`` + Avro binary
+    ``HoodieDeleteRecordList``, header ``{INSTANT_TIME, SCHEMA}`` with the table's writer schema.
+
+    ``keys`` has ``record_key`` and ``partition_path`` and optionally ``ordering_value``, whose
+    Arrow type picks the wrapper (int32 -> IntWrapper, int64 -> LongWrapper, timestamp ->
+    TimestampMicrosWrapper, decimal -> DecimalWrapper rescaled to (30, 15), ...); null values are
+    written as the null branch. Without an ordering column every record gets ``IntWrapper(0)``,
+    as Hudi's SQL ``DELETE`` writes it (natural/commit order).
+
+    Raises:
+        ValueError: for missing key columns, ordering types without a wrapper, or decimals that
+            do not fit (30, 15).
+    """
+    for col in ("record_key", "partition_path"):
+        if col not in keys.column_names:
+            raise ValueError(f"delete keys need a {col!r} column, got {keys.column_names}")
+    n = keys.num_rows
+    key_pieces = encode_records_array(keys.select(["record_key", "partition_path"]).rename_columns(
+        ["recordKey", "partitionPath"]), _KEY_SCHEMA)
+    if "ordering_value" in keys.column_names:
+        ordering = keys.column("ordering_value")
+        ordering = ordering.combine_chunks() if isinstance(ordering, pa.ChunkedArray) else ordering
+        branch = _ordering_branch(ordering.type)
+    else:
+        ordering = pa.array(np.zeros(n, dtype=np.int32))
+        branch = 2
+    if branch == 0 or ordering.null_count == n:
+        ordering_pieces = pa.repeat(pa.scalar(b"\x00", pa.binary()), n)
+    else:
+        name, value_type, arrow_t = ORDERING_WRAPPERS[branch - 1]
+        wrapper_schema = _wrapper(name, value_type)
+        try:
+            # normalise units first: dates to days, times/timestamps to micros, decimals to (30, 15)
+            ordering = ordering.cast(arrow_t, safe=True)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            raise ValueError(f"ordering_value of type {ordering.type} cannot be written as {name}: {e}") from e
+        valid = ordering.is_valid()
+        try:
+            encoded = encode_records_array(pa.table({"value": ordering.filter(valid)}), wrapper_schema)
+        except ValueError as e:
+            raise ValueError(f"ordering_value cannot be written as {name}: {e}") from e
+        tag = pa.scalar(bytes([branch * 2]), pa.binary())  # zig-zag of a small union index
+        ordering_pieces = pc.replace_with_mask(pa.repeat(pa.scalar(b"\x00", pa.binary()), n), valid,
+                                               pc.binary_join_element_wise(tag, encoded, b""))
+    items = pc.binary_join_element_wise(key_pieces, ordering_pieces, b"") if n else pa.array([], pa.binary())
+    # deleteRecordList: one Avro array block (count, items, 0); an empty list is just 0
+    payload = (_zigzag_long(n) + _concat_datums(items, length_prefix=False) + b"\x00") if n else b"\x00"
+    content = struct.pack(">ii", DELETE_BLOCK_CONTENT_VERSION, len(payload)) + payload
+    return encode_block(BlockType.DELETE, _data_header(instant, avro_schema, event_time_range), content)
+
+
+def _zigzag_long(n: int) -> bytes:
+    z = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while z & ~0x7F:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+def encode_command_block(instant: str, target_instant: str) -> bytes:
+    """A ROLLBACK command block: header ``{INSTANT_TIME: instant, TARGET_INSTANT_TIME: target,
+    COMMAND_BLOCK_TYPE: "0"}``, empty content (what MOR rollback writes into a new log file)."""
+    header = {
+        HeaderKey.INSTANT_TIME: instant,
+        HeaderKey.TARGET_INSTANT_TIME: target_instant,
+        HeaderKey.COMMAND_BLOCK_TYPE: ROLLBACK_COMMAND,
+    }
+    return encode_block(BlockType.COMMAND, header, b"")
+
+
+def write_log_file(storage: Storage, rel_path: str, blocks: list[bytes]) -> int:
+    """Create a new log file holding ``blocks`` (encoded blocks) and return its size.
+
+    Create-only, like Hudi 0.14+ (which rolls over to a new version instead of appending).
+
+    Raises:
+        FileExistsError: if the file already exists.
+        ValueError: if an element is not an encoded block.
+    """
+    for i, b in enumerate(blocks):
+        if not b.startswith(MAGIC):
+            raise ValueError(f"element {i} for {rel_path} is not an encoded log block")
+    data = b"".join(blocks)
+    storage.create_new(rel_path, data)
+    return len(data)
