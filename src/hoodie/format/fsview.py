@@ -1,0 +1,301 @@
+"""The file-system view: partitions, file groups, file slices, as Hudi v6 sees them.
+
+Reference: ``hudi-v6-format.md`` §3.8. Rules implemented here:
+
+* Files group by (partition, fileId); slices by base instant (a log file carries the base instant of
+  the slice it belongs to in its name).
+* Visible instants are completed commit/deltacommit/replacecommit/compaction instants plus pending
+  compactions. A slice counts only if its base instant is visible (or older than the active
+  timeline) and at or before the query instant; this hides base files of failed writes.
+* A pending compaction at C opens an empty slice at C; partial base files in it are ignored, and merged
+  reads combine the C-slice's logs with the previous slice.
+* File groups replaced by a completed replacecommit at or before the query instant are dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from hoodie.format import instant as I
+from hoodie.format import naming as N
+from hoodie.format.storage import FileStatus, Storage
+from hoodie.format.timeline import METAFOLDER, Timeline
+
+
+@dataclass(frozen=True)
+class BaseFile:
+    """A base (Parquet) file of a slice."""
+
+    partition: str
+    name: str
+    file_id: str
+    instant: str
+    size: int
+
+    @property
+    def path(self) -> str:
+        """Path relative to the table base path."""
+        return f"{self.partition}/{self.name}" if self.partition else self.name
+
+
+@dataclass(frozen=True)
+class LogFile:
+    """A log file of a slice."""
+
+    partition: str
+    name: str
+    parsed: N.LogFileName
+    size: int
+
+    @property
+    def path(self) -> str:
+        """Path relative to the table base path."""
+        return f"{self.partition}/{self.name}" if self.partition else self.name
+
+    @property
+    def version(self) -> int:
+        """The log version."""
+        return self.parsed.version
+
+    def sort_key(self) -> tuple:
+        """Hudi's log file order."""
+        return self.parsed.sort_key()
+
+
+@dataclass
+class FileSlice:
+    """A base file (optional) plus the log files written on top of it."""
+
+    partition: str
+    file_id: str
+    base_instant: str
+    base_file: Optional[BaseFile] = None
+    log_files: list[LogFile] = field(default_factory=list)
+
+    def sorted_logs(self) -> list[LogFile]:
+        """Log files in Hudi's comparator order."""
+        return sorted(self.log_files, key=LogFile.sort_key)
+
+    @property
+    def total_log_size(self) -> int:
+        """Total bytes of the slice's log files."""
+        return sum(lf.size for lf in self.log_files)
+
+    def is_empty(self) -> bool:
+        """Neither base file nor log files."""
+        return self.base_file is None and not self.log_files
+
+
+@dataclass
+class FileGroup:
+    """All slices of one file id in one partition."""
+
+    partition: str
+    file_id: str
+    slices: dict[str, FileSlice] = field(default_factory=dict)
+
+    def slice_for(self, base_instant: str) -> FileSlice:
+        """The slice at a base instant, created on first use."""
+        sl = self.slices.get(base_instant)
+        if sl is None:
+            sl = FileSlice(self.partition, self.file_id, base_instant)
+            self.slices[base_instant] = sl
+        return sl
+
+    def ordered_slices(self) -> list[FileSlice]:
+        """Slices from newest to oldest base instant."""
+        return [self.slices[k] for k in sorted(self.slices, reverse=True)]
+
+
+def list_partitions(storage: Storage) -> list[str]:
+    """All partition paths: directories holding ``.hoodie_partition_metadata`` (``""`` for the root
+    of a non-partitioned table), as Hudi's file-listing fallback finds them."""
+    found: list[str] = []
+
+    def walk(rel: str) -> None:
+        entries = storage.list_dir(rel)
+        if any(e.name == N.PARTITION_METAFILE and not e.is_dir for e in entries):
+            found.append(rel)
+        for e in entries:
+            if e.is_dir and not e.name.startswith("."):
+                walk(e.path)
+
+    walk("")
+    return sorted(found)
+
+
+class FileSystemView:
+    """Slices of a table as of an instant, built from one listing per partition."""
+
+    def __init__(self, storage: Storage, timeline: Timeline,
+                 listing: Optional[dict[str, list[FileStatus]]] = None) -> None:
+        self.storage = storage
+        self.timeline = timeline
+        self._listing: dict[str, list[FileStatus]] = dict(listing or {})
+        self._groups: dict[str, dict[str, FileGroup]] = {}
+        self._partitions: Optional[list[str]] = None
+        completed = timeline.completed()
+        self._visible = {
+            i.timestamp
+            for i in completed.instants
+            if i.action in (I.COMMIT, I.DELTA_COMMIT, I.REPLACE_COMMIT)
+        } | {i.timestamp for i in timeline.pending_compactions().instants}
+        self._pending_compaction = {
+            i.timestamp for i in timeline.pending_compactions().instants
+        }
+        first = timeline.first()
+        self._timeline_start = first.timestamp if first else None
+        # Completed replacecommits: (instant, partition -> replaced file ids).
+        self._replaced: list[tuple[str, dict[str, list[str]]]] = []
+        for inst in completed.by_actions(I.REPLACE_COMMIT).instants:
+            meta = timeline.commit_metadata(inst)
+            self._replaced.append((inst.timestamp, meta.partition_to_replace_file_ids or {}))
+        # Pending clustering / replace: their base files must stay hidden (they are not visible
+        # anyway because the instant is not completed).
+
+    # -- partitions --------------------------------------------------------------------------
+    def partitions(self) -> list[str]:
+        """All partition paths of the table (listed once)."""
+        if self._partitions is None:
+            self._partitions = list_partitions(self.storage)
+        return self._partitions
+
+    def _list(self, partition: str) -> list[FileStatus]:
+        if partition not in self._listing:
+            entries = self.storage.list_dir(partition)
+            self._listing[partition] = [e for e in entries if not e.is_dir]
+        return self._listing[partition]
+
+    def file_groups(self, partition: str) -> dict[str, FileGroup]:
+        """All file groups of a partition, every slice included (nothing filtered)."""
+        if partition in self._groups:
+            return self._groups[partition]
+        groups: dict[str, FileGroup] = {}
+        for st in self._list(partition):
+            name = st.name
+            if N.is_base_file(name):
+                try:
+                    b = N.parse_base_file(name)
+                except ValueError:
+                    continue
+                fg = groups.setdefault(b.file_id, FileGroup(partition, b.file_id))
+                fg.slice_for(b.instant).base_file = BaseFile(partition, name, b.file_id, b.instant, st.size)
+            elif N.is_log_file(name):
+                lp = N.parse_log_file(name)
+                if lp.suffix or lp.kind != "log":
+                    continue  # CDC logs carry no table data
+                fg = groups.setdefault(lp.file_id, FileGroup(partition, lp.file_id))
+                fg.slice_for(lp.base_instant).log_files.append(LogFile(partition, name, lp, st.size))
+        # A pending compaction opens a new (possibly empty) slice in each planned group.
+        for c in sorted(self._pending_compaction):
+            for op in self._compaction_ops(c):
+                if (op.get("partitionPath") or "") != partition:
+                    continue
+                fid = op.get("fileId")
+                if fid:
+                    groups.setdefault(fid, FileGroup(partition, fid)).slice_for(c)
+        self._groups[partition] = groups
+        return groups
+
+    def _compaction_ops(self, instant: str) -> list[dict]:
+        cache = self.__dict__.setdefault("_plan_cache", {})
+        if instant not in cache:
+            plan = self.timeline.compaction_plan(instant)
+            cache[instant] = plan.get("operations") or []
+        return cache[instant]
+
+    def pending_compaction_file_groups(self) -> dict[tuple[str, str], str]:
+        """(partition, fileId) -> pending compaction instant."""
+        out: dict[tuple[str, str], str] = {}
+        for c in sorted(self._pending_compaction):
+            for op in self._compaction_ops(c):
+                out[(op.get("partitionPath") or "", op.get("fileId") or "")] = c
+        return out
+
+    # -- visibility ---------------------------------------------------------------------------
+    def _is_visible(self, base_instant: str, as_of: Optional[str]) -> bool:
+        if as_of is not None and base_instant > as_of:
+            return False
+        if base_instant in self._visible:
+            return True
+        # Instants older than the active timeline were archived: they completed.
+        return self._timeline_start is not None and base_instant < self._timeline_start
+
+    def is_replaced(self, partition: str, file_id: str, as_of: Optional[str] = None) -> bool:
+        """Whether a completed replacecommit at or before ``as_of`` replaced this file group."""
+        for ts, p2r in self._replaced:
+            if as_of is not None and ts > as_of:
+                continue
+            if file_id in (p2r.get(partition) or ()):
+                return True
+        return False
+
+    def latest_file_slices(self, partition: str, as_of: Optional[str] = None, *,
+                           merge_pending_compaction: bool = True) -> list[FileSlice]:
+        """The latest visible slice of every live file group at ``as_of`` (default: now).
+
+        With ``merge_pending_compaction`` (snapshot reads), a slice opened by a pending compaction is
+        merged with the previous slice: its base file and logs come first, the new logs after.
+        Without it (Hudi's ``getLatestFileSlices``), the pending slice is returned on its own.
+        """
+        out: list[FileSlice] = []
+        for fid, fg in sorted(self.file_groups(partition).items()):
+            if self.is_replaced(partition, fid, as_of):
+                continue
+            sl = self._latest_slice(fg, as_of, merge_pending_compaction)
+            if sl is not None and not sl.is_empty():
+                out.append(sl)
+        return out
+
+    def _latest_slice(self, fg: FileGroup, as_of: Optional[str], merge: bool) -> Optional[FileSlice]:
+        visible = [s for s in fg.ordered_slices() if self._is_visible(s.base_instant, as_of)]
+        if not visible:
+            return None
+        latest = visible[0]
+        # Base files only count when their own instant is completed (drop partial compaction
+        # output and base files of the pending compaction).
+        if latest.base_instant in self._pending_compaction:
+            pending = FileSlice(latest.partition, latest.file_id, latest.base_instant, None,
+                                list(latest.log_files))
+            if not merge or len(visible) < 2:
+                return pending
+            prev = visible[1]
+            return FileSlice(prev.partition, prev.file_id, prev.base_instant, prev.base_file,
+                             prev.sorted_logs() + pending.sorted_logs())
+        return FileSlice(latest.partition, latest.file_id, latest.base_instant, latest.base_file,
+                         latest.sorted_logs())
+
+    def latest_base_files(self, partition: str, as_of: Optional[str] = None) -> list[BaseFile]:
+        """The read-optimized view: the newest committed base file of each live file group."""
+        out: list[BaseFile] = []
+        for fid, fg in sorted(self.file_groups(partition).items()):
+            if self.is_replaced(partition, fid, as_of):
+                continue
+            for sl in fg.ordered_slices():
+                if sl.base_file is None or sl.base_instant in self._pending_compaction:
+                    continue
+                if self._is_visible(sl.base_instant, as_of):
+                    out.append(sl.base_file)
+                    break
+        return out
+
+    def all_latest_file_slices(self, as_of: Optional[str] = None,
+                               partitions: Optional[Iterable[str]] = None) -> list[FileSlice]:
+        """Latest merged slices across partitions."""
+        parts = self.partitions() if partitions is None else list(partitions)
+        out: list[FileSlice] = []
+        for p in parts:
+            out.extend(self.latest_file_slices(p, as_of))
+        return out
+
+
+def table_view(storage: Storage, timeline: Optional[Timeline] = None) -> FileSystemView:
+    """A file-system view over the table at ``storage`` (lists the timeline when not given)."""
+    return FileSystemView(storage, timeline or Timeline.load(storage))
+
+
+__all__ = [
+    "BaseFile", "LogFile", "FileSlice", "FileGroup", "FileSystemView", "list_partitions", "table_view",
+    "METAFOLDER",
+]
