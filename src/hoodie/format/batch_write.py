@@ -1,0 +1,500 @@
+"""Planning and executing one write (insert / upsert / delete) over Arrow data, in pure Python.
+
+A write is split the way Hudi splits it: key generation, de-duplication by key, tagging against
+the existing records (a simple index: the keys of the latest slices of the affected partitions),
+then one unit of work per file group. ``plan_write`` and ``execute_file_group`` are what the Spark
+engine distributes (one task per file group); ``write_arrow`` runs them in this process, which is
+what the demo, the tests and small jobs use.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hoodie.format import instant as I
+from hoodie.format import naming as N
+from hoodie.format.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
+from hoodie.format.fsview import FileSlice, FileSystemView
+from hoodie.format.storage import Storage
+from hoodie.format.table import META_COLUMNS, HoodieTable, TableError, create_table, table_exists
+from hoodie.format import writer as W
+
+OPERATIONS = ("insert", "bulk_insert", "upsert", "delete")
+DEFAULT_MAX_FILE_SIZE = 120 * 1024 * 1024  # hoodie.parquet.max.file.size
+DEFAULT_SMALL_FILE_LIMIT = 100 * 1024 * 1024  # hoodie.parquet.small.file.limit
+DEFAULT_RECORD_SIZE_ESTIMATE = 1024  # hoodie.copyonwrite.record.size.estimate
+
+
+class WriteError(Exception):
+    """A write was refused; the message names the problem and the fix. Nothing was committed."""
+
+
+@dataclass
+class WriteConfig:
+    """The subset of Hudi's write options this layer needs, parsed from Hudi's own keys."""
+
+    table_name: str
+    table_type: str
+    operation: str
+    record_key_fields: list[str]
+    partition_fields: list[str]
+    precombine_field: Optional[str]
+    keygen_props: dict[str, str]
+    hive_style: bool
+    url_encode: bool
+    payload_class: Optional[str]
+    event_time_field: Optional[str]
+    block_format: str
+    max_file_size: int
+    small_file_limit: int
+    record_size_estimate: int
+    parquet_codec: str
+    timeline_timezone: str
+    combine_before_insert: bool
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any], table: Optional[HoodieTable] = None) -> "WriteConfig":
+        """Parse Hudi datasource options; table properties fill what the options leave out."""
+        o = {str(k): str(v) for k, v in options.items() if v is not None}
+        tp = table.props if table is not None else {}
+
+        def get(key: str, table_key: Optional[str] = None, default: Optional[str] = None) -> Optional[str]:
+            if key in o:
+                return o[key]
+            if table_key and table_key in tp:
+                return tp[table_key]
+            return default
+
+        def split(v: Optional[str]) -> list[str]:
+            return [x.strip() for x in (v or "").split(",") if x.strip()]
+
+        op = get("hoodie.datasource.write.operation", default="upsert").lower()
+        if op not in OPERATIONS:
+            raise WriteError(
+                f"hoodie.datasource.write.operation={op!r} is not supported here; use one of {', '.join(OPERATIONS)}"
+            )
+        rk = split(get("hoodie.datasource.write.recordkey.field", "hoodie.table.recordkey.fields"))
+        if not rk:
+            raise WriteError("set hoodie.datasource.write.recordkey.field (the record key column[s])")
+        pf = split(get("hoodie.datasource.write.partitionpath.field", "hoodie.table.partition.fields"))
+        name = get("hoodie.table.name", "hoodie.table.name")
+        if not name:
+            raise WriteError("set hoodie.table.name")
+        ttype = (get("hoodie.datasource.write.table.type", "hoodie.table.type", "COPY_ON_WRITE") or "").upper()
+        if ttype not in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+            raise WriteError(f"hoodie.datasource.write.table.type={ttype!r}: use COPY_ON_WRITE or MERGE_ON_READ")
+        if table is not None and ttype != table.table_type:
+            raise WriteError(
+                f"hoodie.datasource.write.table.type={ttype} but the table at {table.base_path} is "
+                f"{table.table_type}; drop the option or write with mode='overwrite'"
+            )
+        keygen = {k: v for k, v in o.items() if k.startswith(("hoodie.datasource.write.", "hoodie.keygen."))}
+        for k in ("hoodie.table.keygenerator.class",):
+            if k in tp and "hoodie.datasource.write.keygenerator.class" not in keygen:
+                keygen["hoodie.datasource.write.keygenerator.class"] = tp[k]
+        keygen["hoodie.datasource.write.recordkey.field"] = ",".join(rk)
+        keygen["hoodie.datasource.write.partitionpath.field"] = ",".join(pf)
+        hive = (get("hoodie.datasource.write.hive_style_partitioning",
+                    "hoodie.datasource.write.hive_style_partitioning", "false") or "false").lower() == "true"
+        urlenc = (get("hoodie.datasource.write.partitionpath.urlencode",
+                      "hoodie.datasource.write.partitionpath.urlencode", "false") or "false").lower() == "true"
+        keygen["hoodie.datasource.write.hive_style_partitioning"] = str(hive).lower()
+        keygen["hoodie.datasource.write.partitionpath.urlencode"] = str(urlenc).lower()
+        block = (get("hoodie.logfile.data.block.format", default="avro") or "avro").lower()
+        return cls(
+            table_name=name,
+            table_type=ttype,
+            operation=op,
+            record_key_fields=rk,
+            partition_fields=pf,
+            precombine_field=get("hoodie.datasource.write.precombine.field", "hoodie.table.precombine.field"),
+            keygen_props=keygen,
+            hive_style=hive,
+            url_encode=urlenc,
+            payload_class=get("hoodie.datasource.write.payload.class", "hoodie.compaction.payload.class"),
+            event_time_field=get("hoodie.payload.event.time.field"),
+            block_format=block,
+            max_file_size=int(get("hoodie.parquet.max.file.size", default=str(DEFAULT_MAX_FILE_SIZE))),
+            small_file_limit=int(get("hoodie.parquet.small.file.limit", default=str(DEFAULT_SMALL_FILE_LIMIT))),
+            record_size_estimate=int(get("hoodie.copyonwrite.record.size.estimate",
+                                         default=str(DEFAULT_RECORD_SIZE_ESTIMATE))),
+            parquet_codec=(get("hoodie.parquet.compression.codec", default="snappy") or "snappy").lower(),
+            timeline_timezone=(get("hoodie.table.timeline.timezone", "hoodie.table.timeline.timezone", "LOCAL")
+                               or "LOCAL").upper(),
+            combine_before_insert=(get("hoodie.combine.before.insert", default="false") or "").lower() == "true",
+        )
+
+
+def prepare_records(data: pa.Table, cfg: WriteConfig) -> pa.Table:
+    """Drop incoming meta columns, add ``_hoodie_record_key``/``_hoodie_partition_path``."""
+    from hoodie.format.keygen import key_generator_from_config
+
+    body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS or c == "_hoodie_operation"])
+    kg = key_generator_from_config(cfg.keygen_props)
+    keys = kg.record_keys(body)
+    parts = kg.partition_paths(body)
+    if cfg.precombine_field and cfg.operation != "delete":
+        if cfg.precombine_field not in body.column_names:
+            raise WriteError(
+                f"precombine field {cfg.precombine_field!r} is not a column of the data "
+                f"(columns: {', '.join(body.column_names)}); set hoodie.datasource.write.precombine.field"
+            )
+        nulls = body.column(cfg.precombine_field).null_count
+        if nulls:
+            raise WriteError(f"{nulls} record(s) have a null precombine field {cfg.precombine_field!r}; "
+                             "Hudi cannot order them: fill the column or choose another precombine field")
+    return body.append_column("_hoodie_record_key", keys).append_column("_hoodie_partition_path", parts)
+
+
+def dedupe(records: pa.Table, precombine: Optional[str]) -> pa.Table:
+    """One record per key: the greatest precombine value wins (ties: the later row)."""
+    n = records.num_rows
+    if n == 0:
+        return records
+    pos = pa.array(np.arange(n, dtype=np.int64))
+    work = pa.table({"k": records.column("_hoodie_record_key"), "p": pos})
+    if precombine:
+        work = work.append_column("o", records.column(precombine))
+        idx = pc.sort_indices(work, [("k", "ascending"), ("o", "descending"), ("p", "descending")])
+    else:
+        idx = pc.sort_indices(work, [("k", "ascending"), ("p", "descending")])
+    ks = work.column("k").take(idx).combine_chunks()
+    first = np.ones(n, dtype=bool)
+    if n > 1:
+        first[1:] = ~pc.equal(ks.slice(1), ks.slice(0, n - 1)).fill_null(False).to_numpy(zero_copy_only=False)
+    keep = np.sort(idx.to_numpy()[first])
+    return records.take(pa.array(keep))
+
+
+@dataclass
+class FileGroupWork:
+    """All the changes one file group receives in a write (what one Spark task executes)."""
+
+    partition: str
+    file_id: str
+    kind: str  # "insert" (new file group), "merge" (COW rewrite), "append" (MOR log)
+    base_instant: Optional[str] = None
+    base_file: Optional[str] = None
+    log_files: list[str] = field(default_factory=list)
+    upserts: Optional[pa.Table] = None  # records with _hoodie_record_key/_hoodie_partition_path
+    deletes: Optional[pa.Table] = None  # record_key, partition_path, ordering_value
+    num_inserts: int = 0
+    reserved_log_version: int = 0
+
+
+def _avro_schema_for(data: pa.Table, cfg: WriteConfig, table: Optional[HoodieTable]) -> dict:
+    from hoodie.format.avro_codec import arrow_to_avro_schema
+
+    body = pa.schema([f for f in data.schema if f.name not in META_COLUMNS and f.name != "_hoodie_operation"])
+    new = arrow_to_avro_schema(body, f"{cfg.table_name}_record", f"hoodie.{cfg.table_name}")
+    if table is None:
+        return new
+    try:
+        old = table.avro_schema()
+    except TableError:
+        return new
+    return evolve_schema(old, new)
+
+
+def evolve_schema(old: dict, new: dict) -> dict:
+    """The schema after a write: the old fields (in order) plus new nullable fields.
+
+    A field that changes type incompatibly, or a new non-nullable field, is refused with an error
+    naming the column. Fields missing from the new data stay (they are written as null).
+    """
+    from hoodie.format.avro_codec import avro_to_arrow_schema
+
+    old_arrow = avro_to_arrow_schema(old)
+    new_arrow = avro_to_arrow_schema(new)
+    old_fields = {f["name"]: f for f in old.get("fields", [])}
+    for nf in new_arrow:
+        if nf.name in old_arrow.names:
+            of = old_arrow.field(nf.name)
+            if not of.type.equals(nf.type) and not _widening(of.type, nf.type):
+                raise WriteError(
+                    f"column {nf.name!r} has type {nf.type} in the new data but {of.type} in the table; "
+                    "cast it to the table's type (only int->long and float->double widen)"
+                )
+    merged = dict(old)
+    fields = list(old.get("fields", []))
+    for f in new.get("fields", []):
+        if f["name"] not in old_fields:
+            t = f["type"]
+            if not (isinstance(t, list) and "null" in t):
+                raise WriteError(f"new column {f['name']!r} must be nullable to be added to an existing table")
+            fields.append(f)
+    for i, f in enumerate(fields):
+        nf = next((x for x in new.get("fields", []) if x["name"] == f["name"]), None)
+        if nf is not None and _widening(avro_to_arrow_schema({"type": "record", "name": "r", "fields": [f]}).field(0).type,
+                                        avro_to_arrow_schema({"type": "record", "name": "r", "fields": [nf]}).field(0).type):
+            fields[i] = nf
+    merged["fields"] = fields
+    return merged
+
+
+def _widening(old: pa.DataType, new: pa.DataType) -> bool:
+    return (pa.types.is_int32(old) and pa.types.is_int64(new)) or (
+        pa.types.is_float32(old) and pa.types.is_float64(new))
+
+
+@dataclass
+class WritePlan:
+    """A write split into per-file-group work, ready to execute and commit."""
+
+    table: HoodieTable
+    cfg: WriteConfig
+    instant: str
+    avro_schema: dict
+    work: list[FileGroupWork]
+    operation_type: str
+
+
+def _existing_slices(view: FileSystemView, partitions: Sequence[str]) -> dict[str, list[FileSlice]]:
+    return {p: view.latest_file_slices(p) for p in partitions}
+
+
+def _slice_keys(table: HoodieTable, sl: FileSlice) -> pa.Array:
+    from hoodie.format.reader import read_file_slice
+
+    schema = table.arrow_schema()
+    cols = ["_hoodie_record_key", "_hoodie_commit_time"]
+    mode = table.merge_mode
+    if mode.ordering_field and mode.ordering_field in schema.names:
+        cols.append(mode.ordering_field)
+    rs = pa.schema([schema.field(c) for c in cols])
+    return read_file_slice(table, sl, rs).column("_hoodie_record_key").combine_chunks()
+
+
+def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant: str,
+               avro_schema: dict) -> WritePlan:
+    """Tag records against the table and group them into per-file-group work."""
+    op = cfg.operation
+    is_delete = op == "delete"
+    if op in ("insert", "bulk_insert") and not cfg.combine_before_insert:
+        pass
+    else:
+        records = dedupe(records, None if is_delete else cfg.precombine_field)
+    parts = pc.unique(records.column("_hoodie_partition_path")).to_pylist()
+    view = FileSystemView(table.storage, table.timeline)
+    pending_fg = view.pending_compaction_file_groups()
+    work: list[FileGroupWork] = []
+    to_insert: dict[str, pa.Table] = {}
+    tag_index = op not in ("insert", "bulk_insert")
+    for p in sorted(parts):
+        mask = pc.equal(records.column("_hoodie_partition_path"), p)
+        prec = records.filter(mask)
+        matched = np.zeros(prec.num_rows, dtype=bool)
+        if tag_index:
+            keys = prec.column("_hoodie_record_key")
+            for sl in view.latest_file_slices(p):
+                existing = _slice_keys(table, sl)
+                if len(existing) == 0:
+                    continue
+                hit = pc.is_in(keys, value_set=existing).to_numpy(zero_copy_only=False) & ~matched
+                if not hit.any():
+                    continue
+                matched |= hit
+                hits = prec.filter(pa.array(hit))
+                if table.is_mor:
+                    base_instant = pending_fg.get((p, sl.file_id), sl.base_instant)
+                    logs = [lf.name for lf in sl.log_files if lf.parsed.base_instant == base_instant]
+                    w = FileGroupWork(p, sl.file_id, "append", base_instant,
+                                      sl.base_file.name if sl.base_file and sl.base_instant == base_instant else "",
+                                      logs)
+                else:
+                    w = FileGroupWork(p, sl.file_id, "merge", sl.base_instant,
+                                      sl.base_file.name if sl.base_file else None, [])
+                if is_delete:
+                    # The delete operation writes natural-order deletes (ordering value 0), as
+                    # Hudi's delete API does: they win over every earlier version of the key.
+                    w.deletes = _delete_table(hits)
+                else:
+                    w.upserts = hits
+                work.append(w)
+        if not is_delete:
+            new = prec.filter(pa.array(~matched))
+            if new.num_rows:
+                to_insert[p] = new
+    for p, recs in to_insert.items():
+        per_file = max(1, cfg.max_file_size // max(1, cfg.record_size_estimate))
+        n_files = max(1, math.ceil(recs.num_rows / per_file))
+        size = math.ceil(recs.num_rows / n_files)
+        for i in range(n_files):
+            chunk = recs.slice(i * size, size)
+            if chunk.num_rows:
+                work.append(FileGroupWork(p, N.new_file_id(0), "insert", instant, None, [], chunk,
+                                          num_inserts=chunk.num_rows))
+    op_type = {"insert": "INSERT", "bulk_insert": "BULK_INSERT", "upsert": "UPSERT", "delete": "DELETE"}[op]
+    return WritePlan(table, cfg, instant, avro_schema, work, op_type)
+
+
+def _delete_table(hits: pa.Table) -> pa.Table:
+    return pa.table({
+        "record_key": hits.column("_hoodie_record_key"),
+        "partition_path": hits.column("_hoodie_partition_path"),
+    })
+
+
+def _full_records(recs: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Data columns in table-schema order (missing nullable columns become nulls)."""
+    from hoodie.format.reader import _conform
+
+    data_schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
+    return _conform(recs, data_schema)
+
+
+def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, avro_schema: dict,
+                       cfg: WriteConfig, token: str, task_partition_id: int = 0) -> WriteStat:
+    """Write the files of one file group (base file or log file) and return its write stat."""
+    from hoodie.format.avro_codec import avro_to_arrow_schema
+    from hoodie.format.reader import read_file_slice
+
+    storage = table.storage
+    data_schema = avro_to_arrow_schema(avro_schema)
+    if w.kind == "insert":
+        body = _full_records(w.upserts, data_schema)
+        name = N.base_file_name(w.file_id, token, instant)
+        recs = W.add_meta_columns(body, instant=instant, record_keys=w.upserts.column("_hoodie_record_key"),
+                                  partition_paths=w.partition, file_name=name, task_partition_id=task_partition_id)
+        return W.write_base_file(storage, partition=w.partition, file_id=w.file_id, instant=instant, token=token,
+                                 records=recs, num_inserts=recs.num_rows, event_time_field=cfg.event_time_field,
+                                 codec=cfg.parquet_codec)
+    if w.kind == "append":
+        write = W.LogWrite()
+        n_up = 0
+        if w.upserts is not None and w.upserts.num_rows:
+            body = _full_records(w.upserts, data_schema)
+            write.data = W.add_meta_columns(body, instant=instant,
+                                            record_keys=w.upserts.column("_hoodie_record_key"),
+                                            partition_paths=w.partition, file_name=w.file_id,
+                                            task_partition_id=task_partition_id)
+            n_up = w.upserts.num_rows
+        if w.deletes is not None and w.deletes.num_rows:
+            write.deletes = w.deletes
+        stat = W.write_log_file(storage, partition=w.partition, file_id=w.file_id,
+                                base_instant=w.base_instant or instant, instant=instant, token=token,
+                                write=write, avro_schema=avro_schema, base_file_name=w.base_file or "",
+                                slice_log_files=w.log_files, block_format=cfg.block_format,
+                                event_time_field=cfg.event_time_field, reserved_up_to=w.reserved_log_version)
+        stat.num_update_writes = n_up
+        return stat
+    # COW merge: rewrite the file group's latest base file with updates applied and deletes removed.
+    full = table.arrow_schema()
+    full = pa.schema(list(full) + [f for f in data_schema if f.name not in full.names])
+    view = FileSystemView(storage, table.timeline)
+    current = next((s for s in view.latest_file_slices(w.partition) if s.file_id == w.file_id), None)
+    old = read_file_slice(table, current, full) if current is not None else full.empty_table()
+    keep = old
+    n_del = n_up = 0
+    if w.deletes is not None and w.deletes.num_rows:
+        dmask = pc.is_in(old.column("_hoodie_record_key"), value_set=w.deletes.column("record_key").combine_chunks())
+        n_del = int(pc.sum(dmask).as_py() or 0)
+        keep = old.filter(pc.invert(dmask))
+    name = N.base_file_name(w.file_id, token, instant)
+    pieces = [keep.select(full.names)]
+    if w.upserts is not None and w.upserts.num_rows:
+        ups = w.upserts
+        old_keys = keep.column("_hoodie_record_key")
+        umask = pc.is_in(old_keys, value_set=ups.column("_hoodie_record_key").combine_chunks())
+        if table.merge_mode.use_ordering and cfg.precombine_field:
+            # DefaultHoodieRecordPayload: an incoming record older than the stored one is ignored.
+            ups = _drop_stale_updates(keep, ups, cfg.precombine_field)
+            umask = pc.is_in(old_keys, value_set=ups.column("_hoodie_record_key").combine_chunks())
+        pieces[0] = keep.filter(pc.invert(umask)).select(full.names)
+        body = _full_records(ups, pa.schema([f for f in full if f.name not in META_COLUMNS]))
+        newrecs = W.add_meta_columns(body, instant=instant, record_keys=ups.column("_hoodie_record_key"),
+                                     partition_paths=w.partition, file_name=name,
+                                     task_partition_id=task_partition_id)
+        pieces.append(newrecs.select(full.names).cast(full))
+        n_up = ups.num_rows
+    merged = pa.concat_tables([pc_cast(t, full) for t in pieces])
+    # Rewritten rows keep their commit time but point at the new file name.
+    fn_idx = merged.schema.get_field_index("_hoodie_file_name")
+    merged = merged.set_column(fn_idx, "_hoodie_file_name", pa.array([name] * merged.num_rows, pa.string()))
+    return W.write_base_file(storage, partition=w.partition, file_id=w.file_id, instant=instant, token=token,
+                             records=merged, prev_commit=w.base_instant or NULL_COMMIT,
+                             num_updates=n_up, num_deletes=n_del, event_time_field=cfg.event_time_field,
+                             codec=cfg.parquet_codec)
+
+
+def pc_cast(t: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Cast a table to ``schema`` (same column names)."""
+    return t.select(schema.names).cast(schema)
+
+
+def _drop_stale_updates(existing: pa.Table, ups: pa.Table, ordering: str) -> pa.Table:
+    j = ups.select(["_hoodie_record_key", ordering]).append_column(
+        "__row", pa.array(np.arange(ups.num_rows, dtype=np.int64)))
+    old = existing.select(["_hoodie_record_key", ordering]).rename_columns(["_hoodie_record_key", "__old"])
+    jj = j.join(old, "_hoodie_record_key", join_type="left outer", use_threads=False).sort_by("__row")
+    stale = pc.fill_null(pc.less(jj.column(ordering), jj.column("__old")), False)
+    return ups.filter(pc.invert(stale))
+
+
+def commit_write(plan: WritePlan, stats: Sequence[WriteStat], extra: Optional[dict[str, str]] = None) -> I.Instant:
+    """Complete the write's instant with its write stats (the commit point)."""
+    table = plan.table
+    action = W.write_action_for(table)
+    inflight = I.Instant(plan.instant, action, I.State.INFLIGHT)
+    meta = W.commit_metadata_for(stats, avro_schema=plan.avro_schema, operation_type=plan.operation_type,
+                                 extra=extra)
+    return W.complete_commit(table, inflight, meta)
+
+
+def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict],
+                   storage_options: Optional[dict[str, Any]] = None, database: Optional[str] = None,
+                   extra_props: Optional[dict[str, str]] = None) -> HoodieTable:
+    """Open the table at ``base_path``, creating it from the write config when absent."""
+    st = Storage(base_path, storage_options)
+    if table_exists(st):
+        return HoodieTable(base_path, storage=st)
+    from hoodie.format.keygen import key_generator_from_config
+
+    kg = key_generator_from_config(cfg.keygen_props)
+    return create_table(
+        base_path, table_name=cfg.table_name, table_type=cfg.table_type,
+        record_key_fields=cfg.record_key_fields, partition_fields=cfg.partition_fields,
+        precombine_field=cfg.precombine_field, keygen_class=kg.java_class_name,
+        hive_style=cfg.hive_style, url_encode=cfg.url_encode, avro_schema=avro_schema,
+        payload_class=cfg.payload_class, timeline_timezone=cfg.timeline_timezone,
+        database=database, extra_props=extra_props, storage=st,
+    )
+
+
+def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
+                storage_options: Optional[dict[str, Any]] = None, instant: Optional[str] = None) -> str:
+    """Write Arrow data as one commit, in this process (no Spark). Returns the instant time.
+
+    ``options`` are Hudi datasource keys (``hoodie.table.name``, ``hoodie.datasource.write.*``...).
+    """
+    st = Storage(base_path, storage_options)
+    existing = HoodieTable(base_path, storage=st) if table_exists(st) else None
+    cfg = WriteConfig.from_options(options, existing)
+    body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS])
+    if cfg.operation == "delete" and existing is not None:
+        avro_schema = existing.avro_schema()
+    else:
+        avro_schema = _avro_schema_for(body, cfg, existing)
+    table = existing or open_or_create(base_path, cfg, avro_schema, storage_options)
+    records = prepare_records(data, cfg)
+    action = W.write_action_for(table)
+    inflight = W.start_commit(table, action, instant, operation_type=cfg.operation.upper())
+    plan = plan_write(table, records, cfg, inflight.timestamp, avro_schema)
+    stats = [
+        execute_file_group(table, w, instant=inflight.timestamp, avro_schema=avro_schema, cfg=cfg,
+                           token=N.write_token(i, 1, i), task_partition_id=i)
+        for i, w in enumerate(plan.work)
+    ]
+    commit_write(plan, stats)
+    return inflight.timestamp
+
+
+__all__ = ["WriteConfig", "WriteError", "plan_write", "execute_file_group", "commit_write", "write_arrow",
+           "prepare_records", "dedupe", "evolve_schema", "open_or_create", "FileGroupWork", "WritePlan"]
