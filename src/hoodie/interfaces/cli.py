@@ -109,6 +109,16 @@ def build_parser() -> argparse.ArgumentParser:
     tl.add_argument("base_path")
     tl.add_argument("--json", action="store_true")
     tl.set_defaults(func=_show_timeline)
+    # Command groups live in modules named hoodie.interfaces.cli_<group>, each with
+    # register(subparsers, show_subparsers); discovery keeps them independent of this file.
+    import importlib
+    import pkgutil
+
+    import hoodie.interfaces as _pkg
+
+    for m in sorted(pkgutil.iter_modules(_pkg.__path__, "hoodie.interfaces.")):
+        if m.name.rsplit(".", 1)[-1].startswith("cli_"):
+            importlib.import_module(m.name).register(sub, ssub)
     return p
 
 
