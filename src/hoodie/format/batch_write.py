@@ -354,7 +354,6 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
                        cfg: WriteConfig, token: str, task_partition_id: int = 0) -> WriteStat:
     """Write the files of one file group (base file or log file) and return its write stat."""
     from hoodie.format.avro_codec import avro_to_arrow_schema
-    from hoodie.format.reader import read_file_slice
 
     storage = table.storage
     data_schema = avro_to_arrow_schema(avro_schema)
@@ -388,9 +387,13 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
     # COW merge: rewrite the file group's latest base file with updates applied and deletes removed.
     full = table.arrow_schema()
     full = pa.schema(list(full) + [f for f in data_schema if f.name not in full.names])
-    view = FileSystemView(storage, table.timeline)
-    current = next((s for s in view.latest_file_slices(w.partition) if s.file_id == w.file_id), None)
-    old = read_file_slice(table, current, full) if current is not None else full.empty_table()
+    # The work item names the base file it rewrites, so executors need no listing.
+    if w.base_file:
+        from hoodie.format.reader import read_base_file
+
+        old = read_base_file(storage, f"{w.partition}/{w.base_file}" if w.partition else w.base_file, full)
+    else:
+        old = full.empty_table()
     keep = old
     n_del = n_up = 0
     if w.deletes is not None and w.deletes.num_rows:
@@ -484,6 +487,9 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
         avro_schema = _avro_schema_for(body, cfg, existing)
     table = existing or open_or_create(base_path, cfg, avro_schema, storage_options)
     records = prepare_records(data, cfg)
+    from hoodie.services.rollback import rollback_failed_writes
+
+    rollback_failed_writes(table)
     action = W.write_action_for(table)
     inflight = W.start_commit(table, action, instant, operation_type=cfg.operation.upper())
     plan = plan_write(table, records, cfg, inflight.timestamp, avro_schema)
@@ -493,6 +499,9 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
         for i, w in enumerate(plan.work)
     ]
     commit_write(plan, stats)
+    from hoodie.services.inline import run_inline_services
+
+    run_inline_services(table.reload(), options)
     return inflight.timestamp
 
 

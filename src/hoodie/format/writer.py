@@ -91,6 +91,36 @@ def _event_range(records: pa.Table, event_time_field: Optional[str]) -> Optional
     return min_max_millis(records.column(event_time_field), event_time_field)
 
 
+MARKER_DIR = ".hoodie/.temp"
+
+
+def create_marker(storage: Storage, instant: str, partition: str, file_name: str, io_type: str) -> None:
+    """Create ``.hoodie/.temp/<instant>/<partition>/<file>.marker.<IOTYPE>`` before writing a data
+    file, so a rollback of a failed write finds exactly the files it created (Hudi's direct markers)."""
+    rel = f"{MARKER_DIR}/{instant}/{_rel(partition, file_name)}.marker.{io_type}"
+    try:
+        storage.create_new(rel, b"")
+    except FileExistsError:
+        pass  # a retried task attempt re-creates the same marker
+
+
+def marker_files(storage: Storage, instant: str) -> list[tuple[str, str]]:
+    """(data file path relative to the base path, io type) for every marker of an instant."""
+    root = f"{MARKER_DIR}/{instant}"
+    out = []
+    for st in storage.walk_files(root):
+        rel = st.path[len(root) + 1:]
+        path, _, io_type = rel.rpartition(".marker.")
+        if path:
+            out.append((path, io_type))
+    return sorted(out)
+
+
+def delete_markers(storage: Storage, instant: str) -> None:
+    """Remove an instant's marker folder (after commit or rollback)."""
+    storage.delete_dir(f"{MARKER_DIR}/{instant}")
+
+
 def write_parquet(storage: Storage, rel_path: str, records: pa.Table, *,
                   codec: str = DEFAULT_PARQUET_CODEC, extra_metadata: Optional[dict[str, str]] = None,
                   row_group_bytes: int = 128 * 1024 * 1024) -> int:
@@ -126,6 +156,7 @@ def write_base_file(storage: Storage, *, partition: str, file_id: str, instant: 
     name = N.base_file_name(file_id, token, instant)
     rel = _rel(partition, name)
     write_partition_metadata(storage, partition, instant)
+    create_marker(storage, instant, partition, name, "CREATE" if prev_commit == NULL_COMMIT else "MERGE")
     kmin, kmax = _key_min_max(records.column("_hoodie_record_key"))
     extra = {}
     if kmin is not None:
@@ -185,6 +216,7 @@ def write_log_file(storage: Storage, *, partition: str, file_id: str, base_insta
         version = next_log_version(storage, partition, file_id, base_instant, reserved_up_to=reserved_up_to)
     name = N.log_file_name(file_id, base_instant, version, token)
     rel = _rel(partition, name)
+    create_marker(storage, instant, partition, name, "APPEND")
     writer_schema = avro_schema_with_meta(avro_schema)
     blocks: list[bytes] = []
     n_data = 0
@@ -263,6 +295,7 @@ def start_commit(table: HoodieTable, action: str, instant: Optional[str] = None,
 def complete_commit(table: HoodieTable, inflight: Instant, metadata: CommitMetadata) -> Instant:
     """Write the completed instant file (the commit point) and refresh the table's timeline."""
     done = T.transition_to_complete(table.storage, inflight, metadata.to_json_bytes())
+    delete_markers(table.storage, inflight.timestamp)
     table.reload()
     return done
 
@@ -289,5 +322,5 @@ def write_action_for(table: HoodieTable) -> str:
 __all__ = [
     "add_meta_columns", "write_base_file", "write_log_file", "LogWrite", "next_log_version",
     "start_commit", "complete_commit", "commit_metadata_for", "inflight_metadata", "write_parquet",
-    "avro_schema_with_meta", "write_action_for", "State",
+    "avro_schema_with_meta", "write_action_for", "State", "create_marker", "marker_files", "delete_markers",
 ]

@@ -1,0 +1,108 @@
+"""Config definitions: every ``hoodie.*`` key hoodie understands, with default and meaning.
+
+Keys are Hudi's own where Hudi has one. This registry drives unknown-key warnings (with the
+closest known key as a suggestion) and the configuration table in the docs. Services register
+their keys in their own modules through :func:`define`; :func:`known_keys` imports them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Optional
+
+# Modules that define service configs (imported lazily by known_keys / all_configs).
+SERVICE_CONFIG_MODULES = (
+    "hoodie.services.ttl.config",
+    "hoodie.services.compaction.config",
+    "hoodie.services.clean",
+)
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One configuration key."""
+
+    key: str
+    default: Optional[str]
+    doc: str
+    group: str
+    aliases: tuple[str, ...] = field(default=())
+
+
+_REGISTRY: dict[str, ConfigKey] = {}
+
+
+def define(key: str, default: Optional[str], doc: str, group: str, aliases: tuple[str, ...] = ()) -> ConfigKey:
+    """Register a key (idempotent for identical definitions)."""
+    ck = ConfigKey(key, default, doc, group, tuple(aliases))
+    _REGISTRY[key] = ck
+    return ck
+
+
+W = "write"
+R = "read"
+T = "table"
+define("hoodie.table.name", None, "Table name (required when creating a table).", W)
+define("hoodie.database.name", None, "Database name recorded in hoodie.properties.", T)
+define("hoodie.datasource.write.operation", "upsert",
+       "insert, bulk_insert, upsert or delete.", W)
+define("hoodie.datasource.write.table.type", "COPY_ON_WRITE", "COPY_ON_WRITE or MERGE_ON_READ.", W)
+define("hoodie.datasource.write.recordkey.field", None, "Record key column(s), comma-separated.", W)
+define("hoodie.datasource.write.partitionpath.field", "", "Partition column(s), comma-separated.", W)
+define("hoodie.datasource.write.precombine.field", None,
+       "Ordering (precombine) column: the greatest value wins on duplicates and, with an ordering "
+       "payload, on merges.", W)
+define("hoodie.datasource.write.keygenerator.class", None, "Key generator (Hudi Java class name).", W)
+define("hoodie.datasource.write.keygenerator.type", None, "SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP, CUSTOM.", W)
+define("hoodie.datasource.write.hive_style_partitioning", "false", "Partition folders as field=value.", W)
+define("hoodie.datasource.write.partitionpath.urlencode", "false", "URL-encode partition values.", W)
+define("hoodie.datasource.write.payload.class", None,
+       "Record payload: OverwriteWithLatestAvroPayload (commit-time ordering) or "
+       "DefaultHoodieRecordPayload (ordering-field ordering; the default with a precombine field).", W)
+define("hoodie.payload.event.time.field", None,
+       "Event-time column: min/max event time go into write stats and log block headers.", W)
+define("hoodie.logfile.data.block.format", "avro", "Log data block format: avro or parquet.", W)
+define("hoodie.parquet.max.file.size", str(120 * 1024 * 1024), "Target base file size in bytes.", W)
+define("hoodie.parquet.small.file.limit", str(100 * 1024 * 1024),
+       "Base files below this size receive inserts (COW).", W)
+define("hoodie.copyonwrite.record.size.estimate", "1024", "Record size estimate used to size file groups.", W)
+define("hoodie.parquet.compression.codec", "snappy", "Parquet codec for base files.", W)
+define("hoodie.table.timeline.timezone", "LOCAL", "Time zone of instant times: LOCAL or UTC.", T)
+define("hoodie.combine.before.insert", "false", "De-duplicate inserts by key before writing.", W)
+define("hoodie.write.instant", None, "Use this instant time for the write (testing/backfills).", W)
+for _k in ("hoodie.keygen.timebased.timestamp.type", "hoodie.keygen.timebased.input.dateformat",
+           "hoodie.keygen.timebased.output.dateformat", "hoodie.keygen.timebased.timezone",
+           "hoodie.keygen.timebased.input.timezone", "hoodie.keygen.timebased.output.timezone",
+           "hoodie.keygen.timebased.timestamp.scalar.time.unit"):
+    define(_k, None, "Timestamp-based key generator setting (as in Hudi).", W)
+define("hoodie.datasource.query.type", "snapshot", "snapshot, read_optimized or incremental.", R)
+define("hoodie.datasource.read.begin.instanttime", None, "Incremental start instant (exclusive).", R)
+define("hoodie.datasource.read.end.instanttime", None, "Incremental end instant (inclusive).", R)
+define("hoodie.datasource.read.split.target.bytes", str(128 * 1024 * 1024),
+       "Bytes of file slices grouped into one Spark task.", R)
+
+
+def _load_services() -> None:
+    for mod in SERVICE_CONFIG_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as e:
+            # A service package that is not installed defines no keys; any other error surfaces.
+            if e.name is None or not mod.startswith(e.name):
+                raise
+
+
+def all_configs() -> list[ConfigKey]:
+    """Every defined key, sorted by group then key."""
+    _load_services()
+    return sorted(_REGISTRY.values(), key=lambda c: (c.group, c.key))
+
+
+def known_keys() -> set[str]:
+    """Every key and alias hoodie accepts."""
+    out: set[str] = set()
+    for c in all_configs():
+        out.add(c.key)
+        out.update(c.aliases)
+    return out

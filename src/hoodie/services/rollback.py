@@ -1,0 +1,216 @@
+"""Rollback of writes, the way Hudi v6 (timeline layout 1) does it. Pure Python, no Spark.
+
+A rollback of instant X writes ``<r>.rollback.requested`` (Avro plan: the files X created),
+``<r>.rollback.inflight``, deletes those files (or, for a log file that also holds other instants'
+blocks, appends a rollback command block in a new log file), writes ``<r>.rollback`` (Avro
+metadata), then removes X's own timeline files. Every step is idempotent, so a crash during a
+rollback is repaired by rolling back again.
+
+Files created by X are found through its markers (``.hoodie/.temp/X``); without markers (a
+Java writer with markers disabled, or a crash before the first marker) every partition is listed:
+base files named with instant X, and log files whose blocks all carry instant X.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from hoodie.format import instant as I
+from hoodie.format import naming as N
+from hoodie.format import plans
+from hoodie.format import timeline as T
+from hoodie.format import writer as W
+from hoodie.format.fsview import list_partitions
+from hoodie.format.instant import Instant, State
+from hoodie.format.table import HoodieTable
+
+log = logging.getLogger(__name__)
+
+ROLLBACK_ACTIONS = (I.COMMIT, I.DELTA_COMMIT, I.REPLACE_COMMIT)
+
+
+class RollbackError(Exception):
+    """A rollback is not allowed; the message says why and what to do."""
+
+
+@dataclass
+class RollbackResult:
+    """What a rollback did."""
+
+    rollback_instant: str
+    rolled_back: str
+    action: str
+    deleted_files: list[str] = field(default_factory=list)
+    command_blocks: list[str] = field(default_factory=list)
+
+
+def _files_of_instant(table: HoodieTable, instant: str) -> tuple[list[str], list[str]]:
+    """(files to delete, log files that need a rollback command block instead)."""
+    from hoodie.format.logformat import BlockType, read_log_file
+
+    storage = table.storage
+    marked = [p for p, _ in W.marker_files(storage, instant)]
+    candidates: list[str] = []
+    if marked:
+        candidates = [p for p in marked if storage.exists(p)]
+    else:
+        for part in list_partitions(storage):
+            for st in storage.list_dir(part):
+                if st.is_dir:
+                    continue
+                if N.is_base_file(st.name) and N.parse_base_file(st.name).instant == instant:
+                    candidates.append(st.path)
+                elif N.is_log_file(st.name):
+                    candidates.append(st.path)
+    to_delete: list[str] = []
+    to_block: list[str] = []
+    for path in candidates:
+        name = path.rsplit("/", 1)[-1]
+        if N.is_base_file(name):
+            if N.parse_base_file(name).instant == instant:
+                to_delete.append(path)
+            continue
+        if not N.is_log_file(name):
+            continue
+        instants = set()
+        try:
+            for b in read_log_file(storage, path, warn=False):
+                if b.block_type != BlockType.CORRUPT:
+                    instants.add(b.instant_time)
+        except FileNotFoundError:
+            continue
+        if not instants or instants == {instant}:
+            # Hudi 0.14+ never appends, so a log file written by X holds only X's blocks (a file
+            # with no readable block is the torn tail of X's own write).
+            if instants or marked:
+                to_delete.append(path)
+        elif instant in instants:
+            to_block.append(path)
+    return sorted(set(to_delete)), sorted(set(to_block))
+
+
+def rollback(base_path: str | HoodieTable, instant: str, *, storage_options: Optional[dict] = None,
+             allow_completed: bool = True) -> RollbackResult:
+    """Roll back a pending or the latest completed write instant; returns what was done.
+
+    A completed instant can be rolled back only if no later completed write exists (Hudi's rule;
+    restore to a savepoint is the tool for going further back).
+    """
+    table = base_path if isinstance(base_path, HoodieTable) else HoodieTable(base_path, storage_options)
+    table.reload()
+    tl = table.timeline
+    target = tl.get(instant)
+    if target is None:
+        raise RollbackError(f"no instant {instant} on the timeline of {table.base_path}; "
+                            "see `hoodie show timeline`")
+    if target.action == I.COMPACTION or tl.is_compaction_commit(target):
+        raise RollbackError(f"{instant} is a compaction; roll it back with the compaction service "
+                            "(hoodie compaction rollback) so its plan stays requested")
+    if target.action not in ROLLBACK_ACTIONS:
+        raise RollbackError(f"{instant} is a {target.action}; only commit, deltacommit and replacecommit "
+                            "instants can be rolled back")
+    if target.is_completed:
+        if not allow_completed:
+            raise RollbackError(f"{instant} is completed")
+        later = [i for i in tl.completed_writes().after(instant).instants]
+        if later:
+            raise RollbackError(
+                f"{instant} is completed and later writes exist ({', '.join(i.timestamp for i in later[:3])}); "
+                "only the latest completed write can be rolled back")
+    return _execute(table, target)
+
+
+def _execute(table: HoodieTable, target: Instant) -> RollbackResult:
+    from hoodie.format import logformat as L
+
+    storage = table.storage
+    started = time.monotonic()
+    to_delete, to_block = _files_of_instant(table, target.timestamp)
+    rb = table.new_instant_time()
+    requests = []
+    by_part: dict[str, list[str]] = {}
+    for p in to_delete:
+        part, _, name = p.rpartition("/")
+        by_part.setdefault(part, []).append(p)
+    for part, files in sorted(by_part.items()):
+        requests.append(plans.rollback_request(part, files_to_delete=[storage.uri(f) for f in files]))
+    for p in to_block:
+        part, _, name = p.rpartition("/")
+        lp = N.parse_log_file(name)
+        requests.append(plans.rollback_request(part, lp.file_id, lp.base_instant, [],
+                                               {storage.uri(p): storage.size(p)}))
+    plan = plans.rollback_plan((target.timestamp, target.action), requests)
+    req = T.create_requested(storage, rb, I.ROLLBACK, plans.write_avro_metadata("HoodieRollbackPlan", plan))
+    inf = T.transition_to_inflight(storage, req, b"")
+    part_meta: dict[str, dict] = {}
+    deleted: list[str] = []
+    for p in to_delete:
+        part = p.rpartition("/")[0]
+        ok = storage.delete(p)
+        pm = part_meta.setdefault(part, {"ok": [], "failed": [], "blocks": {}})
+        (pm["ok"] if ok or not storage.exists(p) else pm["failed"]).append(storage.uri(p))
+        deleted.append(p)
+    blocks_written: list[str] = []
+    for p in to_block:
+        part, _, name = p.rpartition("/")
+        lp = N.parse_log_file(name)
+        ver = W.next_log_version(storage, part, lp.file_id, lp.base_instant)
+        new = N.log_file_name(lp.file_id, lp.base_instant, ver, N.UNKNOWN_WRITE_TOKEN)
+        rel = f"{part}/{new}" if part else new
+        L.write_log_file(storage, rel, [L.encode_command_block(rb, target.timestamp)])
+        part_meta.setdefault(part, {"ok": [], "failed": [], "blocks": {}})["blocks"][storage.uri(rel)] = storage.size(rel)
+        blocks_written.append(rel)
+    meta = plans.rollback_metadata(
+        rb, int((time.monotonic() - started) * 1000), [(target.timestamp, target.action)],
+        {part: plans.rollback_partition_metadata(part, pm["ok"], pm["failed"], pm["blocks"] or None)
+         for part, pm in part_meta.items()},
+    )
+    T.transition_to_complete(storage, inf, plans.write_avro_metadata("HoodieRollbackMetadata", meta))
+    # Only now remove the rolled-back instant's own files (completed last-to-first).
+    for st in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
+        storage.delete(f"{T.METAFOLDER}/{I.instant_file_name(target.timestamp, target.action, st)}")
+    W.delete_markers(storage, target.timestamp)
+    table.reload()
+    log.info("rolled back %s (%d files deleted, %d command blocks)", target, len(deleted), len(blocks_written))
+    return RollbackResult(rb, target.timestamp, target.action, deleted, blocks_written)
+
+
+def pending_failed_writes(table: HoodieTable, exclude: Iterable[str] = ()) -> list[Instant]:
+    """Pending commit/deltacommit/replacecommit instants (failed writes under single-writer mode).
+
+    Pending clustering replacecommits (those with a clustering plan) are left to their service.
+    """
+    skip = set(exclude)
+    out = []
+    for inst in table.timeline.pending().instants:
+        if inst.action not in ROLLBACK_ACTIONS or inst.timestamp in skip:
+            continue
+        if inst.action == I.REPLACE_COMMIT and _is_clustering(table, inst):
+            continue
+        out.append(inst)
+    return out
+
+
+def _is_clustering(table: HoodieTable, inst: Instant) -> bool:
+    try:
+        data = table.timeline.read_file(inst.requested_file_name)
+    except FileNotFoundError:
+        return False
+    if not data:
+        return False
+    try:
+        md = plans.read_avro_metadata(data)
+    except ValueError:
+        return False
+    return bool(md.get("clusteringPlan"))
+
+
+def rollback_failed_writes(table: HoodieTable, exclude: Iterable[str] = ()) -> list[RollbackResult]:
+    """Roll back every failed (pending) write before a new write starts (Hudi's EAGER policy)."""
+    results = []
+    for inst in pending_failed_writes(table.reload(), exclude):
+        results.append(_execute(table, inst))
+    return results
