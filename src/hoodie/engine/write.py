@@ -42,6 +42,7 @@ from hoodie.format.fsview import FileSystemView
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, table_exists
 from hoodie.format import writer as W
+from hoodie.faults import fault_point
 
 KEY = "_hoodie_record_key"
 PART = "_hoodie_partition_path"
@@ -109,10 +110,13 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
         stats = _execute(assigned, work, table, cfg, instant, avro_schema)
     finally:
         keyed.unpersist()
+    fault_point("write.after_files")
     _reconcile_markers(table, instant, stats)
     op_type = {"insert": "INSERT", "bulk_insert": "BULK_INSERT", "upsert": "UPSERT", "delete": "DELETE"}[cfg.operation]
     plan = WritePlan(table, cfg, instant, avro_schema, [], op_type)
+    fault_point("write.before_complete")
     commit_write(plan, stats)
+    fault_point("write.after_complete")
     from hoodie.services.inline import run_inline_services
 
     run_inline_services(table.reload(), opts, spark=spark)

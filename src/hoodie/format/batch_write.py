@@ -25,6 +25,7 @@ from hoodie.format.fsview import FileSlice, FileSystemView
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, TableError, create_table, table_exists
 from hoodie.format import writer as W
+from hoodie.faults import fault_point
 
 OPERATIONS = ("insert", "bulk_insert", "upsert", "delete")
 DEFAULT_MAX_FILE_SIZE = 120 * 1024 * 1024  # hoodie.parquet.max.file.size
@@ -493,11 +494,12 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
     action = W.write_action_for(table)
     inflight = W.start_commit(table, action, instant, operation_type=cfg.operation.upper())
     plan = plan_write(table, records, cfg, inflight.timestamp, avro_schema)
-    stats = [
-        execute_file_group(table, w, instant=inflight.timestamp, avro_schema=avro_schema, cfg=cfg,
-                           token=N.write_token(i, 1, i), task_partition_id=i)
-        for i, w in enumerate(plan.work)
-    ]
+    stats = []
+    for i, w in enumerate(plan.work):
+        stats.append(execute_file_group(table, w, instant=inflight.timestamp, avro_schema=avro_schema, cfg=cfg,
+                                        token=N.write_token(i, 1, i), task_partition_id=i))
+        fault_point("write.after_file_group")
+    fault_point("write.before_complete")
     commit_write(plan, stats)
     from hoodie.services.inline import run_inline_services
 
