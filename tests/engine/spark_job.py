@@ -1,0 +1,38 @@
+"""A small Spark write job run in a child process by the crash and local-cluster tests.
+
+usage: python -m tests.engine.spark_job MASTER BASE_PATH STEP [storage-options-json]
+STEP 0 inserts ids 0..49, STEP n>0 upserts ids 0..9 with v = "s<n>", then prints the instant.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def main() -> None:
+    master, base, step = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    so = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
+    import hoodie.spark as hs
+
+    spark = hs.session(master, app_name="hoodie-child")
+    opts = {
+        "hoodie.table.name": "child", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+        "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "p",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.operation": "insert" if step == 0 else "upsert",
+    }
+    ids = range(50) if step == 0 else range(10)
+    df = spark.createDataFrame([(i, f"p{i % 2}", step, f"s{step}") for i in ids], "id long, p string, ts long, v string")
+    instant = hs.write(df, base, opts, storage_options=so)
+    # Read back through the data source on the same cluster: executors plan nothing themselves.
+    reader = spark.read.format("hoodie")
+    for k, v in (so or {}).items():
+        reader = reader.option(f"hoodie.storage.{k}", v)
+    n = reader.load(base).count()
+    print(json.dumps({"instant": instant, "count": n}))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
