@@ -4,41 +4,38 @@ The pipeline mirrors Hudi's Spark write path, with the per-file-group work done 
 inside Spark tasks and the commit done on the driver:
 
 1. key generation on executors (``mapInArrow``);
-2. de-duplication by record key, keeping the greatest precombine value (shuffle by key);
-3. tagging against the table (a simple index: the keys of the latest slices of the affected
-   partitions, read by Spark tasks, joined with the input);
-4. inserts assigned to file groups (new ones sized by ``hoodie.parquet.max.file.size``; on COW
-   tables small existing base files are filled first);
-5. a shuffle by file group, one ``applyInArrow`` task per file group writing a base file (inserts,
-   COW merges) or a new log file (MOR updates and deletes), with markers;
-6. the driver reconciles markers against the write stats and completes the instant.
+2. one shuffle of the input by table partition (``groupBy(partition).applyInArrow``); each task
+   de-duplicates by record key (greatest precombine value wins), tags its records against the
+   keys of the partition's latest slices (a simple index, vectorized), sizes inserts into file
+   groups (``hoodie.parquet.max.file.size``; copy-on-write small files are filled first) and writes
+   every file group of the partition with the format core: base files for inserts and COW merges,
+   new log files for MOR updates and deletes, each behind a marker;
+3. the driver reconciles markers against the write stats and completes the instant.
+
+Grouping by partition rather than by file group means the existing table is never shuffled (only
+its key columns are read, inside the task that needs them) and the input is shuffled once.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import math
 import warnings
 from typing import Any, Mapping, Optional
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from hoodie.format import naming as N
 from hoodie.format.batch_write import (
-    FileGroupWork,
     WriteConfig,
     WriteError,
+    WritePlan,
     _avro_schema_for,
     commit_write,
-    dedupe,
     execute_file_group,
     open_or_create,
-    WritePlan,
 )
 from hoodie.format.commit_metadata import WriteStat
-from hoodie.format.fsview import FileSystemView
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, table_exists
 from hoodie.format import writer as W
@@ -46,7 +43,6 @@ from hoodie.faults import fault_point
 
 KEY = "_hoodie_record_key"
 PART = "_hoodie_partition_path"
-FID = "_hoodie_fg"
 
 
 def _warn_unknown_keys(options: Mapping[str, Any]) -> None:
@@ -100,16 +96,7 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
     inflight = W.start_commit(table, action, opts.get("hoodie.write.instant"),
                               operation_type=cfg.operation.upper())
     instant = inflight.timestamp
-    spark = df.sparkSession
-    keyed = _with_keys(df, cfg, body_schema)
-    if cfg.operation not in ("insert", "bulk_insert") or cfg.combine_before_insert:
-        keyed = _dedupe(keyed, cfg)
-    keyed = keyed.persist()
-    try:
-        assigned, work = _tag_and_assign(spark, keyed, table, cfg, instant)
-        stats = _execute(assigned, work, table, cfg, instant, avro_schema)
-    finally:
-        keyed.unpersist()
+    stats = _write_partitions(df.select(*body_schema.names), table, cfg, instant, avro_schema)
     fault_point("write.after_files")
     _reconcile_markers(table, instant, stats)
     op_type = {"insert": "INSERT", "bulk_insert": "BULK_INSERT", "upsert": "UPSERT", "delete": "DELETE"}[cfg.operation]
@@ -119,7 +106,7 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
     fault_point("write.after_complete")
     from hoodie.services.inline import run_inline_services
 
-    run_inline_services(table.reload(), opts, spark=spark)
+    run_inline_services(table.reload(), opts, spark=df.sparkSession)
     return instant
 
 
@@ -142,188 +129,79 @@ def _with_keys(df, cfg: WriteConfig, body_schema: pa.Schema):
     return df.mapInArrow(add_keys, out_schema)
 
 
-def _dedupe(keyed, cfg: WriteConfig):
-    precombine = None if cfg.operation == "delete" else cfg.precombine_field
-    schema = keyed.schema
+def _grouped_by_partition(df, cfg: WriteConfig):
+    """Group the input so that each group holds exactly the rows of one table partition.
 
-    def dedupe_partition(batches):
-        tables = [pa.Table.from_batches([b]) for b in batches]
-        if not tables:
-            return
-        yield from dedupe(pa.concat_tables(tables), precombine).to_batches()
-
-    n = keyed.sparkSession.sparkContext.defaultParallelism
-    return keyed.repartition(max(1, n), KEY).mapInArrow(dedupe_partition, schema)
-
-
-def _slice_descriptors(table: HoodieTable, partitions: list[str]) -> tuple[list[dict], dict]:
-    view = FileSystemView(table.storage, table.timeline)
-    pending = view.pending_compaction_file_groups()
-    out = []
-    for p in partitions:
-        for sl in view.latest_file_slices(p):
-            base_instant = pending.get((p, sl.file_id), sl.base_instant)
-            out.append({
-                "partition": p, "file_id": sl.file_id, "slice_base_instant": sl.base_instant,
-                "base_instant": base_instant,
-                "base_file": sl.base_file.name if sl.base_file else None,
-                "base_size": sl.base_file.size if sl.base_file else 0,
-                "log_files": [lf.name for lf in sl.sorted_logs()],
-                "logs_at_base": [lf.name for lf in sl.log_files if lf.parsed.base_instant == base_instant],
-            })
-    return out, pending
-
-
-def _existing_keys(spark, table: HoodieTable, descriptors: list[dict]):
-    """A DataFrame (key, partition, file id) of the records in the given slices, read by Spark tasks."""
-    from pyspark.sql.types import StringType, StructField, StructType
-
-    schema = StructType([StructField("_ek", StringType(), True), StructField("_ep", StringType(), True),
-                         StructField(FID, StringType(), True)])
-    if not descriptors:
-        return spark.createDataFrame([], schema)
-    base_path = table.base_path
-    storage_options = table.storage.storage_options
-
-    def read_keys(batches):
-        from hoodie.format.fsview import BaseFile, FileSlice, LogFile
-        from hoodie.format.reader import read_file_slice
-
-        t = HoodieTable(base_path, storage_options)
-        full = t.arrow_schema()
-        cols = [KEY, "_hoodie_commit_time"]
-        mode = t.merge_mode
-        if mode.ordering_field and mode.ordering_field in full.names:
-            cols.append(mode.ordering_field)
-        rs = pa.schema([full.field(c) for c in cols])
-        for b in batches:
-            for d in (json.loads(x) for x in b.column(0).to_pylist()):
-                sl = FileSlice(d["partition"], d["file_id"], d["slice_base_instant"])
-                if d["base_file"]:
-                    bf = N.parse_base_file(d["base_file"])
-                    sl.base_file = BaseFile(d["partition"], d["base_file"], bf.file_id, bf.instant, d["base_size"])
-                sl.log_files = [LogFile(d["partition"], n, N.parse_log_file(n), 0) for n in d["log_files"]]
-                keys = read_file_slice(t, sl, rs).column(KEY)
-                n = len(keys)
-                yield pa.RecordBatch.from_arrays(
-                    [keys.combine_chunks(), pa.array([d["partition"]] * n, pa.string()),
-                     pa.array([d["file_id"]] * n, pa.string())], names=["_ek", "_ep", FID])
-
-    rows = [(json.dumps(d),) for d in descriptors]
-    src = spark.createDataFrame(rows, "d string")
-    n = max(1, min(len(rows), spark.sparkContext.defaultParallelism * 2))
-    return src.repartition(n).mapInArrow(read_keys, schema)
-
-
-def _tag_and_assign(spark, keyed, table: HoodieTable, cfg: WriteConfig, instant: str):
-    """Return (DataFrame with a file-group column, {file group id: FileGroupWork without rows})."""
+    With a simple, complex or non-partitioned key generator the partition path is an injective
+    function of the partition columns once empty strings are folded into null (both become the
+    default partition), so grouping by those columns needs no Python stage before the shuffle and
+    keys are generated inside the task. Other key generators (timestamp-based, custom) map many
+    values to one path: their partition path is computed first (a ``mapInArrow`` stage).
+    """
     from pyspark.sql import functions as F
 
-    op = cfg.operation
-    parts = [r[0] for r in keyed.select(PART).distinct().collect()]
-    descriptors, _pending = _slice_descriptors(table, parts) if table.timeline.completed_writes() else ([], {})
-    work: dict[str, FileGroupWork] = {}
-    for d in descriptors:
-        if table.is_mor:
-            work[d["file_id"]] = FileGroupWork(
-                d["partition"], d["file_id"], "append", d["base_instant"],
-                d["base_file"] if d["base_instant"] == d["slice_base_instant"] else "", d["logs_at_base"])
-        else:
-            work[d["file_id"]] = FileGroupWork(d["partition"], d["file_id"], "merge", d["base_instant"],
-                                               d["base_file"], [])
-    tag = op not in ("insert", "bulk_insert") and bool(descriptors)
-    if tag:
-        existing = _existing_keys(spark, table, descriptors)
-        tagged = keyed.join(existing, (keyed[KEY] == existing["_ek"]) & (keyed[PART] == existing["_ep"]), "left") \
-            .drop("_ek", "_ep")
-    else:
-        tagged = keyed.withColumn(FID, F.lit(None).cast("string"))
-    if op == "delete":
-        return tagged.filter(F.col(FID).isNotNull()), work
-    # Inserts: count per partition, then spread over new (and, on COW, small existing) file groups.
-    counts = {r[0]: r[1] for r in tagged.filter(F.col(FID).isNull()).groupBy(PART).count().collect()}
-    per_file = max(1, cfg.max_file_size // max(1, cfg.record_size_estimate))
-    buckets: dict[str, list[str]] = {}
-    for p, n in sorted(counts.items()):
-        ids: list[str] = []
-        remaining = n
-        if not table.is_mor:
-            for d in descriptors:
-                if d["partition"] == p and d["base_file"] and d["base_size"] < cfg.small_file_limit and remaining > 0:
-                    cap = max(0, (cfg.max_file_size - d["base_size"]) // max(1, cfg.record_size_estimate))
-                    if cap:
-                        ids.append(d["file_id"])
-                        remaining -= cap
-        for _ in range(max(0, math.ceil(remaining / per_file)) if remaining > 0 else 0):
-            fid = N.new_file_id(0)
-            ids.append(fid)
-            work[fid] = FileGroupWork(p, fid, "insert", instant, None, [])
-        if not ids:  # every insert fits nowhere else: one new file group
-            fid = N.new_file_id(0)
-            ids.append(fid)
-            work[fid] = FileGroupWork(p, fid, "insert", instant, None, [])
-        buckets[p] = ids
-    if not buckets:
-        return tagged.filter(F.col(FID).isNotNull()), work
-    bcast = spark.sparkContext.broadcast(buckets)
-    schema = tagged.schema
+    from hoodie.format.keygen import (ComplexKeyGenerator, NonpartitionedKeyGenerator, SimpleKeyGenerator,
+                                      key_generator_from_config)
 
-    def assign(batches):
-        import numpy as np
-
-        b = bcast.value
-        for batch in batches:
-            t = pa.Table.from_batches([batch])
-            fids = t.column(FID).to_pylist()
-            parts_ = t.column(PART).to_pylist()
-            hashes = t.column("_h").to_numpy(zero_copy_only=False)
-            out = [f if f is not None else b[p][int(h % len(b[p]))] for f, p, h in zip(fids, parts_, hashes)]
-            t = t.set_column(t.schema.get_field_index(FID), FID, pa.array(out, pa.string()))
-            yield from t.drop_columns(["_h"]).to_batches()
-
-    hashed = tagged.withColumn("_h", F.abs(F.xxhash64(F.col(KEY))))
-    return hashed.mapInArrow(assign, schema), work
+    kg = key_generator_from_config(cfg.keygen_props)
+    if type(kg) in (SimpleKeyGenerator, ComplexKeyGenerator, NonpartitionedKeyGenerator):
+        fields = list(kg.partition_path_fields)
+        missing = [f for f in fields if f not in df.columns]
+        if missing:
+            raise WriteError(f"partition field(s) {missing} are not columns of the data "
+                             f"(columns: {', '.join(df.columns)})")
+        if not fields:
+            return df.groupBy(F.lit(0).alias("_hoodie_group"))
+        cols = []
+        for f in fields:
+            c = F.col(f)
+            if dict(df.dtypes)[f] == "string":
+                c = F.when(c == "", F.lit(None)).otherwise(c)
+            cols.append(c.alias(f"_hoodie_pv_{len(cols)}"))
+        return df.groupBy(*cols)
+    return _with_keys(df, cfg, _arrow_schema_of(df)).groupBy(PART)
 
 
-def _execute(assigned, work: dict[str, FileGroupWork], table: HoodieTable, cfg: WriteConfig,
-             instant: str, avro_schema: dict) -> list[WriteStat]:
+def _write_partitions(keyed, table: HoodieTable, cfg: WriteConfig, instant: str,
+                      avro_schema: dict) -> list[WriteStat]:
+    """One shuffle of the input by table partition; each task tags, de-duplicates and writes the
+    file groups of its partition with the format core, and returns their write stats.
+
+    Tagging inside the task reads only the keys of that partition's latest slices (vectorized
+    ``is_in``), so the existing table is never shuffled; inserts are sized into file groups with
+    the partition's full insert count at hand, and copy-on-write small files are filled first.
+    """
     from pyspark.sql.types import StringType, StructField, StructType
 
-    spark = assigned.sparkSession
     base_path = table.base_path
     storage_options = table.storage.storage_options
-    work_meta = {fid: (w.partition, w.kind, w.base_instant, w.base_file, w.log_files, w.reserved_log_version)
-                 for fid, w in work.items()}
-    bcast = spark.sparkContext.broadcast(work_meta)
-    op = cfg.operation
+    timeline = table.timeline
     out_schema = StructType([StructField("stat", StringType(), True)])
 
-    def run_group(t: pa.Table) -> pa.Table:
+    def run_partition(t: pa.Table) -> pa.Table:
         from pyspark import TaskContext
+
+        from hoodie.format.batch_write import plan_write, prepare_records
 
         if t.num_rows == 0:
             return pa.table({"stat": pa.array([], pa.string())})
-        fid = t.column(FID)[0].as_py()
-        partition, kind, base_instant, base_file, log_files, reserved = bcast.value[fid]
         tc = TaskContext.get()
-        token = N.write_token(tc.partitionId(), tc.stageId(), tc.taskAttemptId()) if tc else N.DEFAULT_WRITE_TOKEN
-        rows = t.drop_columns([FID])
-        w = FileGroupWork(partition, fid, kind, base_instant, base_file, list(log_files),
-                          reserved_log_version=reserved)
-        if op == "delete":
-            w.deletes = pa.table({"record_key": rows.column(KEY), "partition_path": rows.column(PART)})
-        else:
-            w.upserts = rows
-            if kind == "insert":
-                w.num_inserts = rows.num_rows
+        if KEY not in t.column_names:
+            t = prepare_records(t, cfg)
         tbl = HoodieTable(base_path, storage_options)
-        stat = execute_file_group(tbl, w, instant=instant, avro_schema=avro_schema, cfg=cfg, token=token,
-                                  task_partition_id=tc.partitionId() if tc else 0)
-        return pa.table({"stat": [json.dumps(stat.to_json())]})
+        tbl._timeline = timeline  # the driver's listing: every task sees the same timeline
+        plan = plan_write(tbl, t, cfg, instant, avro_schema)
+        stats = []
+        for i, w in enumerate(plan.work):
+            # Task attempt in the token: a retried attempt writes new names, reconciled by markers.
+            token = N.write_token(tc.partitionId(), tc.stageId(), tc.taskAttemptId()) if tc else N.DEFAULT_WRITE_TOKEN
+            stat = execute_file_group(tbl, w, instant=instant, avro_schema=avro_schema, cfg=cfg, token=token,
+                                      task_partition_id=tc.partitionId() if tc else i)
+            stats.append(json.dumps(stat.to_json()))
+        return pa.table({"stat": pa.array(stats, pa.string())})
 
-    n_groups = max(1, len(work))
-    result = assigned.repartition(n_groups, FID).groupBy(FID).applyInArrow(run_group, out_schema).collect()
-    return [WriteStat.from_json(json.loads(r[0])) for r in result]
+    rows = _grouped_by_partition(keyed, cfg).applyInArrow(run_partition, out_schema).collect()
+    return [WriteStat.from_json(json.loads(r[0])) for r in rows]
 
 
 def _reconcile_markers(table: HoodieTable, instant: str, stats: list[WriteStat]) -> None:

@@ -22,6 +22,7 @@ import json
 import struct
 import warnings
 from dataclasses import dataclass, field
+import decimal
 from decimal import Decimal
 from enum import IntEnum
 from typing import Any, Iterator, Mapping
@@ -459,7 +460,9 @@ def _delete_table(records: list[dict], where: str) -> pa.Table:
         branch = present.pop()
         arrow_t = ORDERING_WRAPPERS[branch - 1][2]
         if branch == 9:  # DecimalWrapper: Java BigInteger bytes of the unscaled value, scale 15
-            values = [None if v is None else Decimal(int.from_bytes(v, "big", signed=True)).scaleb(-15)
+            # scaleb rounds to the context precision (28 digits by default); decimal(30,15) needs 30.
+            ctx = decimal.Context(prec=40)
+            values = [None if v is None else Decimal(int.from_bytes(v, "big", signed=True)).scaleb(-15, context=ctx)
                       for v in values]
         ordering = pa.array(values, type=arrow_t)
     else:
