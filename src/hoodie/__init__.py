@@ -7,7 +7,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["read_table", "rollback", "__version__"]
+__all__ = ["read_table", "rollback", "sql", "__version__"]
 
 
 def __getattr__(name: str):  # lazy, so ``import hoodie`` stays cheap
@@ -15,6 +15,10 @@ def __getattr__(name: str):  # lazy, so ``import hoodie`` stays cheap
         from hoodie.format.reader import read_table
 
         return read_table
+    if name == "sql":
+        from hoodie.interfaces.sql import sql
+
+        return sql
     if name == "rollback":
         from hoodie.services.rollback import rollback
 

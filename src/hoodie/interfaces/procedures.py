@@ -1,0 +1,156 @@
+"""The CALL procedures of :func:`hoodie.sql`, with Hudi's names, parameters and output columns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hoodie.interfaces.sql import Param, SqlError, parse_options, procedure, resolve_base_path, PROCEDURES
+
+TABLE = Param("table", str)
+PATH = Param("basePath", str, aliases=("path", "base_path"))
+
+
+def _path(spark: Any, args: dict[str, Any], name: str) -> str:
+    return resolve_base_path(spark, args, PROCEDURES[name.lower()])
+
+
+@procedure("run_ttl", [TABLE, Param("ttl_policy", str), Param("retain_days", int), Param("options", str), PATH],
+           "deleted_partitions string",
+           "Run partition TTL (Hudi 1.x run_ttl); returns the deleted partitions.")
+def _run_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
+    from hoodie.services.ttl import call_run_ttl
+
+    parts = call_run_ttl(_path(spark, a, "run_ttl"), a["ttl_policy"], a["retain_days"], a["options"] or "")
+    _drop_catalog_partitions(spark, a, parts)
+    return [(p,) for p in parts]
+
+
+@procedure("managePartitionTTL",
+           [TABLE, PATH, Param("strategy", str, default="KEEP_BY_TIME"), Param("daysRetain", int),
+            Param("predicate", str)],
+           "deleted_partitions string",
+           "RFC-65's partition TTL call with a partition predicate; returns the deleted partitions.")
+def _manage_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
+    from hoodie.services.ttl import call_manage_partition_ttl
+
+    parts = call_manage_partition_ttl(_path(spark, a, "managePartitionTTL"), a["strategy"], a["daysRetain"],
+                                      a["predicate"])
+    _drop_catalog_partitions(spark, a, parts)
+    return [(p,) for p in parts]
+
+
+def _drop_catalog_partitions(spark: Any, a: dict[str, Any], parts: list[str]) -> None:
+    """Keep catalog partitions in step with TTL when the table is registered (see catalog.py)."""
+    if a.get("table") and parts:
+        from hoodie.interfaces.catalog import drop_partitions
+
+        drop_partitions(spark, a["table"], parts)
+
+
+@procedure("run_compaction",
+           [Param("op", str, default="run"), TABLE, PATH, Param("timestamp", str), Param("options", str)],
+           "timestamp string, operation_size int, state string",
+           "schedule, run or scheduleAndExecute compaction (Hudi's run_compaction).")
+def _run_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
+    from hoodie.engine.compaction import spark_executor
+    from hoodie.format.table import HoodieTable
+    from hoodie.services.compaction import run_compaction, schedule_compaction
+
+    path = _path(spark, a, "run_compaction")
+    opts = parse_options(a["options"])
+    op = (a["op"] or "run").lower()
+    if op not in ("schedule", "run", "scheduleandexecute"):
+        raise SqlError(f"argument 'op' of run_compaction must be schedule, run or scheduleAndExecute, got {a['op']!r}")
+    if op == "schedule":
+        inst = schedule_compaction(path, opts, instant=a["timestamp"])
+        if inst is None:
+            return []
+        plan = HoodieTable(path).timeline.compaction_plan(inst)
+        return [(inst, len(plan.get("operations") or []), "REQUESTED")]
+    results = run_compaction(path, a["timestamp"], opts, executor=spark_executor(spark),
+                             schedule_if_none=op == "scheduleandexecute")
+    return [(r.instant, len(r.stats), "COMPLETED") for r in results]
+
+
+@procedure("show_compaction", [TABLE, PATH, Param("limit", int, default=20)],
+           "timestamp string, operation_size int, state string",
+           "Compaction instants (pending and completed), newest first.")
+def _show_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
+    from hoodie.format import instant as I
+    from hoodie.format.table import HoodieTable
+
+    t = HoodieTable(_path(spark, a, "show_compaction"))
+    tl = t.timeline
+    rows = []
+    for inst in reversed(tl.instants):
+        if inst.action == I.COMPACTION or tl.is_compaction_commit(inst):
+            ops = tl.compaction_plan(inst.timestamp).get("operations") or []
+            rows.append((inst.timestamp, len(ops), inst.state.name))
+    return rows[: a["limit"]]
+
+
+@procedure("show_commits", [TABLE, PATH, Param("limit", int, default=10)],
+           "commit_time string, action string, total_bytes_written long, total_files_added long, "
+           "total_files_updated long, total_partitions_written long, total_records_written long, "
+           "total_update_records_written long, total_errors long",
+           "Completed commits, newest first, with Hudi's write-stat totals.")
+def _show_commits(spark: Any, a: dict[str, Any]) -> list[tuple]:
+    from hoodie.format.table import HoodieTable
+
+    t = HoodieTable(_path(spark, a, "show_commits"))
+    tl = t.timeline
+    rows = []
+    for inst in reversed(tl.completed_writes().instants):
+        m = tl.commit_metadata(inst)
+        stats = list(m.all_write_stats())
+        rows.append((inst.timestamp, inst.action, sum(s.total_write_bytes for s in stats),
+                     sum(1 for s in stats if s.prev_commit == "null"), sum(1 for s in stats if s.prev_commit != "null"),
+                     len(m.partition_to_write_stats), sum(s.num_writes for s in stats),
+                     sum(s.num_update_writes for s in stats), sum(s.total_write_errors for s in stats)))
+        if len(rows) >= a["limit"]:
+            break
+    return rows
+
+
+@procedure("run_clean",
+           [TABLE, PATH, Param("clean_policy", str), Param("retain_commits", int), Param("hours_retained", int),
+            Param("file_versions_retained", int), Param("options", str), Param("dry_run", bool, default=False)],
+           "start_clean_time string, total_files_deleted int, earliest_commit_to_retain string, "
+           "deleted_partitions string",
+           "Clean old file versions and replaced file groups (Hudi's run_clean).")
+def _run_clean(spark: Any, a: dict[str, Any]) -> list[tuple]:
+    from hoodie.services.clean import run_clean
+
+    opts = parse_options(a["options"])
+    for key, arg in (("hoodie.cleaner.policy", "clean_policy"), ("hoodie.cleaner.commits.retained", "retain_commits"),
+                     ("hoodie.cleaner.hours.retained", "hours_retained"),
+                     ("hoodie.cleaner.fileversions.retained", "file_versions_retained")):
+        if a[arg] is not None:
+            opts[key] = str(a[arg])
+    res = run_clean(_path(spark, a, "run_clean"), opts, dry_run=a["dry_run"])
+    if res.instant is None and not a["dry_run"]:
+        return []
+    n = sum(len(v) for v in res.deleted.values()) if not a["dry_run"] else sum(
+        len(v) for v in res.plan.files_to_delete.values())
+    return [(res.instant or "", n, res.plan.earliest_instant_to_retain or "",
+             ",".join(res.deleted_partitions))]
+
+
+@procedure("rollback_to_instant", [TABLE, PATH, Param("instant_time", str, required=True)],
+           "rollback_result boolean", "Roll back a pending or the latest completed write instant.")
+def _rollback(spark: Any, a: dict[str, Any]) -> list[tuple]:
+    from hoodie.services.rollback import rollback
+
+    rollback(_path(spark, a, "rollback_to_instant"), a["instant_time"])
+    return [(True,)]
+
+
+@procedure("show_freshness", [TABLE, PATH],
+           "threshold_epoch_ms long, threshold string, watermark_epoch_ms long, watermark string",
+           "The read-optimized view's event-time freshness: threshold T and watermark W.")
+def _show_freshness(spark: Any, a: dict[str, Any]) -> list[tuple]:
+    from hoodie.services.compaction import freshness
+
+    f = freshness(_path(spark, a, "show_freshness"))
+    th, wm = f.get("threshold") or {}, f.get("watermark") or {}
+    return [(th.get("epoch_ms"), th.get("iso"), wm.get("epoch_ms"), wm.get("iso"))]
