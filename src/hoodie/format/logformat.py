@@ -333,12 +333,15 @@ class LogBlock:
                 table = pf.read(columns=[n for n in reader_schema.names if n in present])
             else:
                 table = pf.read()
-        except (pa.ArrowInvalid, OSError) as e:
-            raise LogFormatError(f"{self._where()}: unreadable Parquet content: {e}") from e
+        except Exception as e:  # corrupt bytes surface as assorted pyarrow/codec errors
+            raise LogFormatError(f"{self._where()}: unreadable Parquet content: {type(e).__name__}: {e}") from e
         if reader_schema is not None:
             target = reader_schema
         elif self.schema_json:
-            target = avro_to_arrow_schema(self.schema_json)
+            try:
+                target = avro_to_arrow_schema(self.schema_json)
+            except Exception as e:  # a corrupt SCHEMA header
+                raise LogFormatError(f"{self._where()}: unreadable SCHEMA header: {type(e).__name__}: {e}") from e
         else:
             return table
         try:
@@ -377,8 +380,8 @@ class LogBlock:
             raise LogFormatError(f"{self._where()}: {total - pos} bytes after the last record")
         try:
             return decode_buffer(content, starts, ends, schema, reader_schema)
-        except ValueError as e:
-            raise LogFormatError(f"{self._where()}: {e}") from e
+        except Exception as e:  # malformed datums surface as assorted decoding errors
+            raise LogFormatError(f"{self._where()}: undecodable Avro records: {type(e).__name__}: {e}") from e
 
     def delete_records(self) -> pa.Table:
         """Keys deleted by a DELETE block (content version 3: Avro ``HoodieDeleteRecordList``).
