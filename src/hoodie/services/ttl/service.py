@@ -1,0 +1,550 @@
+"""Running partition TTL: standalone, inline after a write, asynchronously, or as SQL procedures.
+
+A TTL run picks the expired partitions with the configured strategy, skips those a pending write or
+table service touches (with the reason), applies ``max.delete.partitions`` (oldest first) and, if any
+partition is left, commits a ``delete_partition`` replacecommit exactly as Hudi does
+(table-services-upstream.md §1.5): ``<t>.replacecommit.requested`` (Avro, operationType
+DELETE_PARTITION), ``<t>.replacecommit.inflight`` (JSON, empty stats), ``<t>.replacecommit`` (JSON with
+``partitionToReplaceFileIds``). No data file is touched: readers stop seeing the partitions at once,
+and the cleaner deletes their files and folders later. Nothing expired means no instant at all.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional
+
+from hoodie.faults import fault_point
+from hoodie.format import instant as I
+from hoodie.format import plans
+from hoodie.format import timeline as T
+from hoodie.format.commit_metadata import CommitMetadata
+from hoodie.format.instant import Instant, State
+from hoodie.format.table import HoodieTable
+from hoodie.services.clean import TTL_PARTITIONS_KEY, pending_operations
+from hoodie.services.ttl.config import (
+    DAYS_RETAIN, MAX_DELETE, PREDICATE, STRATEGY_TYPE, TTLConfig, TTLConfigError, parse_options_string,
+)
+from hoodie.services.ttl.stats import STATS_KEY, remember
+from hoodie.services.ttl.strategies import EXPIRED, KEPT, SKIPPED, PartitionDecision, create_strategy
+
+log = logging.getLogger(__name__)
+
+DELETE_PARTITION = "DELETE_PARTITION"
+TTL_MARKER_KEY = "hoodie.partition.ttl.instant"  # in TTL commits' extraMetadata: which run made it
+TTL_REASONS_KEY = "hoodie.partition.ttl.reasons"
+TTL_STRATEGY_KEY = "hoodie.partition.ttl.strategy.name"
+TTL_STASH_KEY = "hoodie.partition.ttl.stash"
+
+_locks_guard = threading.Lock()
+_table_locks: dict[str, threading.RLock] = {}
+_active: set[tuple[str, str]] = set()  # (table uri, instant) of TTL commits being written here
+
+
+def _lock_for(table: HoodieTable) -> threading.RLock:
+    with _locks_guard:
+        return _table_locks.setdefault(table.storage.uri(), threading.RLock())
+
+
+def active_instants(base_uri: Optional[str] = None) -> set[str]:
+    """Instants of TTL commits this process is writing right now (writers' eager rollback must
+    leave them alone)."""
+    with _locks_guard:
+        return {ts for uri, ts in _active if base_uri is None or uri == base_uri}
+
+
+@dataclass
+class TTLResult:
+    """What a TTL run did (or, in a dry run, would do)."""
+
+    instant: Optional[str]
+    now_instant: str
+    strategy: str
+    dry_run: bool
+    decisions: list[PartitionDecision] = field(default_factory=list)
+    partition_to_replace_file_ids: dict[str, list[str]] = field(default_factory=dict)
+    stashed: bool = False
+    stats_scanned_instants: Optional[int] = None
+    stats_incremental: Optional[bool] = None
+    aborted: list[str] = field(default_factory=list)
+
+    @property
+    def expired_partitions(self) -> list[str]:
+        """Partitions deleted by this run (would be deleted, in a dry run)."""
+        return [d.partition for d in self.decisions if d.status == EXPIRED]
+
+    @property
+    def skipped(self) -> dict[str, str]:
+        """Expired partitions left alone this time, with the reason."""
+        return {d.partition: d.reason for d in self.decisions if d.status == SKIPPED}
+
+    def to_json(self) -> dict:
+        """What ``hoodie ttl run --json`` prints."""
+        return {
+            "instant": self.instant,
+            "now": self.now_instant,
+            "dry_run": self.dry_run,
+            "strategy": self.strategy,
+            "expired_partitions": self.expired_partitions,
+            "skipped_partitions": self.skipped,
+            "reasons": {d.partition: d.to_json() for d in self.decisions},
+            "partition_to_replace_file_ids": self.partition_to_replace_file_ids,
+            "stashed": self.stashed,
+            "stats": {"scanned_instants": self.stats_scanned_instants, "incremental": self.stats_incremental},
+            "aborted_pending_ttl_instants": self.aborted,
+        }
+
+
+def _open(table_or_path: str | HoodieTable, storage_options: Optional[dict[str, Any]]) -> HoodieTable:
+    if isinstance(table_or_path, HoodieTable):
+        return table_or_path
+    return HoodieTable(table_or_path, storage_options)
+
+
+def _cfg(options: Optional[Mapping[str, Any] | TTLConfig]) -> TTLConfig:
+    return options if isinstance(options, TTLConfig) else TTLConfig.from_options(options)
+
+
+def delete_partitions(table: HoodieTable, partition_to_replace_file_ids: Mapping[str, list[str]], *,
+                      instant: Optional[str] = None, extra_metadata: Optional[Mapping[str, str]] = None) -> Instant:
+    """Commit a ``delete_partition`` replacecommit removing the given file groups (Hudi's format).
+
+    The completed metadata carries the table schema (readers such as hudi-rs take the schema from the
+    newest commit). The inflight file names the partitions (``hoodie.partition.ttl.partitions``) so
+    pending-operation checks know what a pending instant touches.
+    """
+    if not partition_to_replace_file_ids:
+        raise TTLConfigError("delete_partitions needs at least one partition with file groups")
+    storage = table.storage
+    ts = instant or table.new_instant_time()
+    requested = plans.write_avro_metadata("HoodieRequestedReplaceMetadata",
+                                          plans.requested_replace_metadata(DELETE_PARTITION))
+    key = (storage.uri(), ts)
+    with _locks_guard:
+        _active.add(key)
+    try:
+        req = T.create_requested(storage, ts, I.REPLACE_COMMIT, requested)
+        inflight = CommitMetadata(operation_type=DELETE_PARTITION, extra_metadata={
+            TTL_PARTITIONS_KEY: json.dumps(sorted(partition_to_replace_file_ids), separators=(",", ":"))})
+        inf = T.transition_to_inflight(storage, req, inflight.to_json_bytes())
+        fault_point("ttl.after_inflight")
+        extra = {"schema": json.dumps(table.avro_schema(), separators=(",", ":"))}
+        extra.update(extra_metadata or {})
+        done = CommitMetadata(
+            partition_to_write_stats={}, compacted=False, extra_metadata=extra, operation_type=DELETE_PARTITION,
+            partition_to_replace_file_ids={p: sorted(ids) for p, ids in sorted(partition_to_replace_file_ids.items())},
+        )
+        completed = T.transition_to_complete(storage, inf, done.to_json_bytes())
+    finally:
+        with _locks_guard:
+            _active.discard(key)
+    table.reload()
+    return completed
+
+
+def _abort_stale_ttl_instants(table: HoodieTable) -> list[str]:
+    """Remove pending delete_partition replacecommits left by a crashed TTL run.
+
+    Such an instant wrote no data file, so deleting its timeline files (inflight, then requested)
+    is a complete rollback. Instants another thread of this process is writing are left alone.
+    """
+    tl = table.timeline
+    mine = active_instants(table.storage.uri())
+    aborted = []
+    for inst in tl.pending().by_actions(I.REPLACE_COMMIT).instants:
+        if inst.timestamp in mine:
+            continue
+        ours = False
+        if inst.is_inflight:
+            try:
+                meta = tl.commit_metadata(inst)
+                ours = meta.operation_type == DELETE_PARTITION and TTL_PARTITIONS_KEY in meta.extra_metadata
+            except (FileNotFoundError, ValueError):
+                ours = False
+        else:
+            try:
+                req = plans.read_avro_metadata(tl.read_file(inst.requested_file_name))
+                ours = req.get("operationType") == DELETE_PARTITION and not req.get("clusteringPlan")
+            except (FileNotFoundError, ValueError):
+                ours = False
+        if not ours:
+            continue
+        T.delete_instant_files(table.storage, inst.timestamp, I.REPLACE_COMMIT, [State.INFLIGHT, State.REQUESTED])
+        log.warning("aborted the pending TTL delete_partition instant %s left by an interrupted run "
+                    "(it wrote no data files)", inst.timestamp)
+        aborted.append(inst.timestamp)
+    if aborted:
+        table.reload()
+    return aborted
+
+
+def _refuse_metadata_table(table: HoodieTable, what: str) -> None:
+    from hoodie.services.clean import CleanError, refuse_metadata_table
+
+    try:
+        refuse_metadata_table(table, what)
+    except CleanError as e:
+        raise TTLConfigError(str(e)) from None
+
+
+def _check_table(table: HoodieTable) -> None:
+    if not table.is_partitioned:
+        raise TTLConfigError(
+            f"{table.base_path} is not partitioned (hoodie.table.partition.fields is not set): partition TTL "
+            "has nothing to expire; use a delete or a record-level expiry instead")
+
+
+def run_ttl(table_or_path: str | HoodieTable, options: Optional[Mapping[str, Any] | TTLConfig] = None, *,
+            dry_run: bool = False, instant_time: Optional[str] = None,
+            storage_options: Optional[dict[str, Any]] = None) -> TTLResult:
+    """Run partition TTL once; returns the decisions and, unless nothing expired or ``dry_run``,
+    the delete_partition instant.
+
+    ``instant_time`` sets the TTL instant ("now"); by default a fresh instant of the table's
+    timeline zone. It must be newer than every instant on the timeline unless ``dry_run``.
+    Raises :class:`TTLConfigError` for misconfiguration (see docs/ttl.md).
+    """
+    table = _open(table_or_path, storage_options)
+    cfg = _cfg(options)
+    _check_table(table)
+    with _lock_for(table):
+        table.reload()
+        aborted: list[str] = []
+        if not dry_run:
+            _refuse_metadata_table(table, "a TTL commit")
+            from hoodie.services.ttl.stash import finish_pending_stashes, purge_expired_stashes
+
+            aborted = _abort_stale_ttl_instants(table)
+            if finish_pending_stashes(table, cfg.stash_retain_ms):
+                table.reload()
+            purge_expired_stashes(table, cfg.stash_retain_ms)
+        tl = table.timeline
+        last = tl.last()
+        if instant_time is not None:
+            instant_time = I.fix_instant_compatibility(instant_time) if len(instant_time) == 14 else instant_time
+            if not dry_run and last is not None and instant_time <= last.timestamp:
+                raise TTLConfigError(f"TTL instant {instant_time} is not newer than the newest instant "
+                                     f"{last.timestamp}; leave instant_time unset")
+        now = instant_time or table.new_instant_time()
+        strategy = create_strategy(table, now, cfg)
+        result = TTLResult(None, now, strategy.name, dry_run, aborted=aborted)
+        if not tl.completed_writes():
+            log.warning("partition TTL on %s: the table has no completed commit yet; nothing to expire",
+                        table.base_path)
+            return result
+        decisions = strategy.decisions()
+        stats = strategy.stats
+        if stats is not None:
+            result.stats_scanned_instants = stats.scanned_instants
+            result.stats_incremental = stats.incremental
+        view = strategy.file_system_view()
+        live = _live_file_groups(strategy, view, decisions)
+        _apply_pending_and_cap(table, decisions, cfg)
+        result.decisions = decisions
+        for d in decisions:
+            if d.status == SKIPPED:
+                # Pending operations can block a partition for long: make that visible.
+                level = logging.INFO if "over the cap" in d.reason else logging.WARNING
+                log.log(level, "partition TTL skips %s: %s", d.partition, d.reason)
+        p2r = {p: live[p] for p in result.expired_partitions}
+        if dry_run or not p2r:
+            return result
+        extra = {
+            TTL_MARKER_KEY: now,
+            TTL_STRATEGY_KEY: strategy.name,
+            TTL_REASONS_KEY: json.dumps({d.partition: {k: v for k, v in d.to_json().items()
+                                                       if k in ("reason", "reference", "age", "retention", "rule")}
+                                         for d in decisions if d.partition in p2r},
+                                        separators=(",", ":")),
+        }
+        if stats is not None:
+            extra[STATS_KEY] = stats.encode()
+        if cfg.stash_enabled:
+            extra[TTL_STASH_KEY] = "true"
+        completed = delete_partitions(table, p2r, instant=now, extra_metadata=extra)
+        result.instant = completed.timestamp
+        result.partition_to_replace_file_ids = p2r
+        if stats is not None:
+            remember(table, stats)
+        log.info("partition TTL %s deleted %d partition(s): %s", now, len(p2r), ", ".join(sorted(p2r)))
+        if cfg.stash_enabled:
+            from hoodie.services.ttl.stash import stash_partitions
+
+            fault_point("ttl.before_stash")
+            stash_partitions(table, now, p2r)
+            result.stashed = True
+        return result
+
+
+def _live_file_groups(strategy: Any, view: Any, decisions: list[PartitionDecision]) -> dict[str, list[str]]:
+    """File ids of the live file groups of each expired partition; expired partitions that do not
+    exist or hold no live data (possible with user strategies) are kept instead."""
+    existing = set(strategy.all_partitions())
+    live: dict[str, list[str]] = {}
+    for d in decisions:
+        if d.status != EXPIRED:
+            continue
+        if d.partition not in existing:
+            d.status = KEPT
+            d.reason = f"{strategy.name} returned it, but no such partition exists"
+            continue
+        fids = sorted({s.file_id for s in view.latest_file_slices(d.partition)})
+        if not fids:
+            d.status = KEPT
+            d.reason = "expired, but the partition holds no live data (nothing to delete)"
+            continue
+        live[d.partition] = fids
+    return live
+
+
+def _apply_pending_and_cap(table: HoodieTable, decisions: list[PartitionDecision], cfg: TTLConfig) -> None:
+    """Turn expired partitions that pending operations touch, or beyond the cap, into skips."""
+    expired = [d for d in decisions if d.status == EXPIRED]
+    if not expired:
+        return
+    pending = pending_operations(table)
+    for d in expired:
+        why = pending.reasons(d.partition)
+        if why:
+            d.status = SKIPPED
+            d.reason = f"expired ({d.reason}) but skipped this run: {'; '.join(why)}"
+    still = [d for d in decisions if d.status == EXPIRED]
+    still.sort(key=lambda d: (d.reference_ms if d.reference_ms is not None else -(1 << 62), d.partition))
+    for d in still[cfg.max_delete_partitions:]:
+        d.status = SKIPPED
+        d.reason = (f"expired ({d.reason}) but over the cap {MAX_DELETE}={cfg.max_delete_partitions}; "
+                    "a later run deletes it")
+
+
+# -- inline and async modes ---------------------------------------------------------------------
+
+def maybe_run_inline_ttl(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> Optional[TTLResult]:
+    """Inline TTL, called by writers after a commit: runs when ``hoodie.partition.ttl.inline=true``.
+
+    Misconfiguration raises :class:`TTLConfigError` (the write itself has committed by then).
+    """
+    cfg = _cfg(options)
+    if not cfg.inline:
+        return None
+    return run_ttl(table, cfg)
+
+
+def _is_ttl_commit(tl: T.Timeline, inst: Instant) -> bool:
+    if inst.action != I.REPLACE_COMMIT:
+        return False
+    try:
+        return TTL_MARKER_KEY in tl.commit_metadata(inst).extra_metadata
+    except (FileNotFoundError, ValueError):
+        return False
+
+
+def last_ttl_instant(table: HoodieTable) -> Optional[str]:
+    """The newest completed TTL replacecommit, if any."""
+    tl = table.timeline
+    for inst in reversed(tl.completed().by_actions(I.REPLACE_COMMIT).instants):
+        if _is_ttl_commit(tl, inst):
+            return inst.timestamp
+    return None
+
+
+def commits_since(table: HoodieTable, after: Optional[str]) -> int:
+    """Completed commits and deltacommits (compactions excluded) after ``after``."""
+    tl = table.timeline
+    n = 0
+    for inst in tl.completed().by_actions(I.COMMIT, I.DELTA_COMMIT).instants:
+        if after is not None and inst.timestamp <= after:
+            continue
+        if inst.action == I.COMMIT and tl.is_compaction_commit(inst):
+            continue
+        n += 1
+    return n
+
+
+class TTLAsyncService:
+    """Runs partition TTL in a background thread whenever at least ``hoodie.ttl.async.max.commits``
+    commits completed since the last TTL run (RFC-65's async mode).
+
+    Writers call :meth:`notify_commit` after each commit; the thread also polls every
+    ``hoodie.ttl.async.poll.interval.ms``. A run that expires nothing still resets the count.
+    Errors are logged and kept in :attr:`errors`; a configuration error stops the service.
+    """
+
+    def __init__(self, base_path: str | HoodieTable, options: Optional[Mapping[str, Any]] = None, *,
+                 storage_options: Optional[dict[str, Any]] = None,
+                 on_result: Optional[Callable[[TTLResult], None]] = None) -> None:
+        self.table = _open(base_path, storage_options)
+        self.options = dict(options or {})
+        self.config = TTLConfig.from_options(self.options)
+        _check_table(self.table)
+        if not self.config.strategy_class:
+            self.config.require_retention()
+        self.on_result = on_result
+        self.results: list[TTLResult] = []
+        self.errors: list[BaseException] = []
+        self._watermark: Optional[str] = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._thread: Optional[threading.Thread] = None
+        self._mutex = threading.Lock()
+
+    @property
+    def running(self) -> bool:
+        """Whether the background thread is alive."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> "TTLAsyncService":
+        """Start the background thread (idempotent)."""
+        with self._mutex:
+            if self.running:
+                return self
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._loop, name=f"hoodie-ttl-{self.table.name}", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop the thread after the run in progress, if any."""
+        self._stop.set()
+        self._wake.set()
+        t = self._thread
+        if t is not None:
+            t.join(timeout)
+
+    def notify_commit(self) -> None:
+        """Tell the service a commit completed (it checks the trigger soon)."""
+        self._idle.clear()
+        self._wake.set()
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Block until every notification so far has been handled; False on timeout."""
+        return self._idle.wait(timeout)
+
+    def __enter__(self) -> "TTLAsyncService":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def due(self) -> bool:
+        """Whether enough commits completed since the last TTL run (or the last no-op check)."""
+        self.table.reload()
+        marker = max((x for x in (last_ttl_instant(self.table), self._watermark) if x), default=None)
+        return commits_since(self.table, marker) >= self.config.async_max_commits
+
+    def run_once(self) -> Optional[TTLResult]:
+        """Check the trigger and run TTL if due (also usable without the thread)."""
+        if not self.due():
+            return None
+        newest = self.table.timeline.completed_writes().last()
+        res = run_ttl(self.table, self.config)
+        # Commits up to here are accounted for, whether or not this run expired anything.
+        if newest is not None:
+            self._watermark = newest.timestamp
+        self.results.append(res)
+        if self.on_result is not None:
+            self.on_result(res)
+        return res
+
+    def _loop(self) -> None:
+        poll = self.config.async_poll_ms / 1000.0
+        while not self._stop.is_set():
+            self._wake.wait(poll)
+            self._wake.clear()
+            if self._stop.is_set():
+                break
+            try:
+                self.run_once()
+            except TTLConfigError as e:
+                log.error("async partition TTL on %s stopped: %s", self.table.base_path, e)
+                self.errors.append(e)
+                self._idle.set()
+                break
+            except Exception as e:  # keep serving: storage hiccups and races resolve on the next run
+                log.exception("async partition TTL on %s failed; retrying on the next commit", self.table.base_path)
+                self.errors.append(e)
+            if not self._wake.is_set():
+                self._idle.set()
+
+
+def _ttl_keys(options: Mapping[str, Any]) -> dict[str, str]:
+    return {str(k): str(v) for k, v in options.items()
+            if str(k).startswith(("hoodie.partition.ttl.", "hoodie.ttl."))}
+
+
+_services_guard = threading.Lock()
+_services: dict[str, TTLAsyncService] = {}
+
+
+def maybe_run_async_ttl(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> Optional[TTLAsyncService]:
+    """Async TTL hook for writers: with ``hoodie.ttl.async.enabled=true``, make sure this process runs
+    a :class:`TTLAsyncService` for the table and notify it of the commit. Returns the service."""
+    cfg = _cfg(options)
+    if not cfg.async_enabled:
+        return None
+    uri = table.storage.uri()
+    with _services_guard:
+        svc = _services.get(uri)
+        # Writers pass all their options; only a change of TTL settings restarts the service.
+        if svc is not None and _ttl_keys(svc.options) != _ttl_keys(options or {}):
+            svc.stop()
+            svc = None
+        if svc is None or not svc.running:
+            svc = TTLAsyncService(HoodieTable(table.base_path, storage=table.storage), options).start()
+            _services[uri] = svc
+    svc.notify_commit()
+    return svc
+
+
+def stop_async_services(timeout: float = 30.0) -> None:
+    """Stop every async TTL service this process started."""
+    with _services_guard:
+        svcs = list(_services.values())
+        _services.clear()
+    for s in svcs:
+        s.stop(timeout)
+
+
+# Let a TTL run in progress finish its commit (and stash) when the interpreter exits.
+atexit.register(stop_async_services)
+
+
+# -- SQL procedures -------------------------------------------------------------------------------
+
+def call_run_ttl(base_path: str, ttl_policy: Optional[str] = None, retain_days: Optional[int] = None,
+                 options: str = "", *, storage_options: Optional[dict[str, Any]] = None) -> list[str]:
+    """``CALL run_ttl(table, ttl_policy, retain_days, options)`` (Hudi 1.x): returns the deleted
+    partitions (the procedure's ``deleted_partitions`` rows). ``options`` is ``"k1=v1,k2=v2"``."""
+    opts = parse_options_string(options)
+    if ttl_policy:
+        opts[STRATEGY_TYPE] = ttl_policy
+    if retain_days is not None:
+        opts[DAYS_RETAIN] = str(int(retain_days))
+    res = run_ttl(base_path, opts, storage_options=storage_options)
+    return sorted(res.partition_to_replace_file_ids)
+
+
+def call_manage_partition_ttl(base_path: str, strategy: str = "KEEP_BY_TIME", days_retain: Optional[int] = None,
+                              predicate: Optional[str] = None, *,
+                              storage_options: Optional[dict[str, Any]] = None) -> list[str]:
+    """RFC-65's ``CALL managePartitionTTL(basePath, strategy, daysRetain, predicate)``: returns the
+    deleted partitions. ``predicate`` selects partitions, e.g. ``"productid = 1"``."""
+    opts: dict[str, str] = {STRATEGY_TYPE: strategy}
+    if days_retain is not None:
+        opts[DAYS_RETAIN] = str(int(days_retain))
+    if predicate:
+        opts[PREDICATE] = predicate
+    res = run_ttl(base_path, opts, storage_options=storage_options)
+    return sorted(res.partition_to_replace_file_ids)
+
+
+__all__ = [
+    "TTLResult", "run_ttl", "delete_partitions", "maybe_run_inline_ttl", "maybe_run_async_ttl", "TTLAsyncService",
+    "stop_async_services", "call_run_ttl", "call_manage_partition_ttl", "last_ttl_instant", "commits_since",
+    "active_instants", "KEPT",
+]

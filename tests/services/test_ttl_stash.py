@@ -1,0 +1,230 @@
+"""Stash and restore: expired partitions' files move to .hoodie/.stashedForDeletion/<instant>/ after
+the TTL commit; ``restore`` brings the rows back identical (ours and hudi-rs) as a new commit; stashes
+survive crashes and the cleaner, and expire after their own retention."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import hoodie
+from hoodie.format import instant as I
+from hoodie.format.batch_write import write_arrow
+from hoodie.format.fsview import FileSystemView
+from hoodie.format.table import HoodieTable
+from hoodie.services.clean import run_clean
+from hoodie.services.ttl import StashError, list_stashes, restore, run_ttl
+from hoodie.services.ttl.service import TTL_STASH_KEY, delete_partitions
+from hoodie.services.ttl.stash import STASH_DIR, read_manifest
+from tests.helpers import rows_of
+from tests.hudi_rs import read_hudi_rs
+from tests.s3 import moto_s3  # noqa: F401  (fixture)
+
+STASH = {"hoodie.partition.ttl.strategy.days.retain": "10", "hoodie.partition.ttl.stash.enabled": "true"}
+META = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path"]
+DATA = ["k", "part", "ts", "v"]
+
+
+def opts(table_type: str, op: str) -> dict[str, str]:
+    return {
+        "hoodie.table.name": "stash_t",
+        "hoodie.datasource.write.table.type": table_type,
+        "hoodie.datasource.write.recordkey.field": "k",
+        "hoodie.datasource.write.partitionpath.field": "part",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.operation": op,
+    }
+
+
+def data(part: str, keys: range, ts: int, v: int) -> pa.Table:
+    return pa.table({"k": [f"{part}-{i}" for i in keys], "part": [part] * len(keys),
+                     "ts": pa.array([ts] * len(keys), pa.int64()), "v": pa.array([v + i for i in keys], pa.int64())})
+
+
+def at(ms: int) -> str:
+    return I.epoch_ms_to_instant(ms)
+
+
+def build(path: str, table_type: str) -> None:
+    """p0 and p1 last written in 1970 (inserts, updates and deletes), p2 now."""
+    write_arrow(path, data("p0", range(6), 1, 0), opts(table_type, "insert"), instant=at(0))
+    write_arrow(path, data("p1", range(4), 1, 100), opts(table_type, "insert"), instant=at(1000))
+    write_arrow(path, data("p0", range(2), 2, 50), opts(table_type, "upsert"), instant=at(2000))
+    write_arrow(path, data("p0", range(5, 6), 3, 0), opts(table_type, "delete"), instant=at(3000))
+    write_arrow(path, data("p2", range(3), 1, 200), opts(table_type, "insert"))
+
+
+def snapshot(t: pa.Table, cols: list[str]) -> list[tuple]:
+    return sorted(rows_of(t, cols)) if t.num_rows else []
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_stash_and_restore_round_trip(tmp_path: Path, table_type: str) -> None:
+    path = str(tmp_path / "t")
+    base = tmp_path / "t"
+    build(path, table_type)
+    before_ours = hoodie.read_table(path)
+    before_rs = read_hudi_rs(path)
+    assert snapshot(before_ours, DATA + META) == snapshot(before_rs, DATA + META)
+    res = run_ttl(path, STASH)
+    assert res.expired_partitions == ["p0", "p1"] and res.stashed
+    stash = base / STASH_DIR / res.instant
+    assert sorted(p.name for p in (stash / "p0").iterdir())  # files moved
+    for p in ("p0", "p1"):
+        assert [f.name for f in (base / p).iterdir()] == [".hoodie_partition_metadata"]
+    assert read_manifest(HoodieTable(path).storage, res.instant)["state"] == "complete"
+    only_p2 = before_ours.filter(pa.compute.equal(before_ours.column("part"), "p2"))
+    assert snapshot(hoodie.read_table(path), DATA) == snapshot(only_p2, DATA) == snapshot(read_hudi_rs(path), DATA)
+    # The cleaner removes the emptied partition folders; the stash stays.
+    clean = run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})
+    assert sorted(clean.deleted_partitions) == ["p0", "p1"] and not (base / "p0").exists()
+    assert (stash / "p0").is_dir()
+    back = restore(path, res.instant)
+    assert back.rows == {"p0": 5, "p1": 4} and back.superseded_rows == {"p0": 0, "p1": 0}
+    after_ours = hoodie.read_table(path)
+    after_rs = read_hudi_rs(path)
+    # Identical rows, meta columns included (commit time and sequence number are preserved); only
+    # _hoodie_file_name points at the new base files.
+    assert snapshot(after_ours, DATA + META) == snapshot(before_ours, DATA + META)
+    assert snapshot(after_rs, DATA + META) == snapshot(before_rs, DATA + META)
+    tl = HoodieTable(path).timeline
+    assert tl.get(back.instant).is_completed and tl.get(back.instant).action in (I.COMMIT, I.DELTA_COMMIT)
+    assert not (stash / "p0").exists()
+    assert [s.state for s in list_stashes(path)] == ["restored"]
+    with pytest.raises(StashError, match="already restored"):
+        restore(path, res.instant)
+    # The restored partitions count as just written: KEEP_BY_TIME keeps them.
+    assert run_ttl(path, STASH, dry_run=True).expired_partitions == []
+
+
+def test_restore_keeps_newer_writes(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    build(path, "MERGE_ON_READ")
+    res = run_ttl(path, STASH)
+    # After TTL, key p1-0 is written again: the newer version wins over the stashed one.
+    write_arrow(path, data("p1", range(1), 9, 999), opts("MERGE_ON_READ", "upsert"))
+    back = restore(path, res.instant)
+    assert back.superseded_rows["p1"] == 1 and back.rows["p1"] == 3
+    got = {r["k"]: r["v"] for r in hoodie.read_table(path).to_pylist()}
+    assert got["p1-0"] == 999 and got["p1-1"] == 101 and len(got) == 3 + 5 + 4
+    assert {r["k"]: r["v"] for r in read_hudi_rs(path).to_pylist()} == got
+
+
+def test_interrupted_stash_is_finished_before_the_cleaner_deletes(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    build(path, "COPY_ON_WRITE")
+    before = hoodie.read_table(path)
+    table = HoodieTable(path)
+    view = FileSystemView(table.storage, table.timeline)
+    p2r = {"p0": sorted({s.file_id for s in view.latest_file_slices("p0")})}
+    # The TTL commit completed, then the process died before moving anything.
+    inst = delete_partitions(table, p2r, extra_metadata={TTL_STASH_KEY: "true"}).timestamp
+    assert read_manifest(table.storage, inst) is None
+    run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})
+    assert read_manifest(table.storage, inst)["state"] == "complete"
+    assert not (tmp_path / "t" / "p0").exists()
+    restore(path, inst)
+    assert snapshot(hoodie.read_table(path), DATA + META) == snapshot(before, DATA + META)
+
+
+def test_restore_is_idempotent_after_a_crash(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    build(path, "COPY_ON_WRITE")
+    res = run_ttl(path, STASH)
+    back = restore(path, res.instant)
+    storage = HoodieTable(path).storage
+    doc = read_manifest(storage, res.instant)
+    doc["state"] = "complete"  # as if the process died after the commit, before the manifest update
+    storage.write_bytes(f"{STASH_DIR}/{res.instant}/stash.json", json.dumps(doc).encode())
+    again = restore(path, res.instant)
+    assert again.already_restored and again.instant == back.instant
+    assert hoodie.read_table(path).num_rows == 5 + 4 + 3
+
+
+def test_stash_retention(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    build(path, "COPY_ON_WRITE")
+    res = run_ttl(path, STASH)
+    kept = run_clean(path, {"hoodie.partition.ttl.stash.retain.days": "1"})
+    assert kept.stash_purged == [] and (tmp_path / "t" / STASH_DIR / res.instant).is_dir()
+    purged = run_clean(path, {"hoodie.partition.ttl.stash.retain.days": "PT0S"})
+    assert purged.stash_purged == [res.instant] and not (tmp_path / "t" / STASH_DIR / res.instant).exists()
+    with pytest.raises(StashError, match="no TTL stash"):
+        restore(path, res.instant)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hoodie.interfaces.cli", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_cli_stashes_and_restore(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    build(path, "MERGE_ON_READ")
+    before = hoodie.read_table(path)
+    out = _cli("ttl", "run", path, "--json", *[a for k, v in STASH.items() for a in ("--set", f"{k}={v}")])
+    assert out.returncode == 0, out.stderr
+    inst = json.loads(out.stdout)["instant"]
+    ls = _cli("ttl", "stashes", path, "--json")
+    assert json.loads(ls.stdout) == [{"instant": inst, "state": "complete", "partitions": {"p0": 3, "p1": 1},
+                                      "restored_by": None}]
+    back = _cli("ttl", "restore", path, inst)
+    assert back.returncode == 0, back.stderr
+    assert "restored 9 row(s) of 2 partition(s)" in back.stdout
+    assert snapshot(hoodie.read_table(path), DATA + META) == snapshot(before, DATA + META)
+    bad = _cli("ttl", "restore", path, "20000101000000000")
+    assert bad.returncode == 2 and "StashError" in bad.stderr
+
+
+def test_ttl_stash_clean_restore_on_object_store(moto_s3: dict) -> None:
+    """On S3 a stash move is a copy plus a delete and partition folders are prefixes."""
+    from hoodie.format.storage import Storage
+
+    base = "s3://hoodie-test/ttl_stash"
+    o = opts("COPY_ON_WRITE", "insert")
+    write_arrow(base, data("p0", range(3), 1, 0), o, storage_options=moto_s3, instant=at(0))
+    write_arrow(base, data("p1", range(2), 1, 10), o, storage_options=moto_s3)
+    before = hoodie.read_table(base, storage_options=moto_s3)
+    table = HoodieTable(base, moto_s3)
+    res = run_ttl(table, STASH)
+    assert res.expired_partitions == ["p0"] and res.stashed
+    st = Storage(base, moto_s3)
+    assert [e.name for e in st.list_dir("p0")] == [".hoodie_partition_metadata"]
+    assert any(e.name.endswith(".parquet") for e in st.list_dir(f"{STASH_DIR}/{res.instant}/p0"))
+    clean = run_clean(HoodieTable(base, moto_s3), {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})
+    assert clean.deleted_partitions == ["p0"] and st.list_dir("p0") == []
+    restore(HoodieTable(base, moto_s3), res.instant)
+    after = hoodie.read_table(base, storage_options=moto_s3)
+    assert snapshot(after, DATA + META) == snapshot(before, DATA + META)
+
+
+def test_restore_interrupted_before_its_commit_is_redone(tmp_path: Path) -> None:
+    from hoodie.format import naming as N
+    from hoodie.format import writer as W
+    from hoodie.format.commit_metadata import CommitMetadata
+    from hoodie.services.ttl.stash import RESTORED_FROM_KEY
+
+    path = str(tmp_path / "t")
+    build(path, "COPY_ON_WRITE")
+    before = hoodie.read_table(path)
+    res = run_ttl(path, STASH)
+    table = HoodieTable(path)
+    # A restore that died after writing one base file, before its commit.
+    inflight = W.start_commit(table, I.COMMIT, operation_type="INSERT", inflight=CommitMetadata(
+        operation_type="INSERT", extra_metadata={RESTORED_FROM_KEY: res.instant}))
+    partial = data("p0", range(1), 1, 0)
+    schema = table.arrow_schema()
+    recs = W.add_meta_columns(partial, instant=inflight.timestamp, record_keys=partial.column("k"),
+                              partition_paths="p0", file_name="x")
+    recs = recs.select(schema.names).cast(schema)
+    W.write_base_file(table.storage, partition="p0", file_id=N.new_file_id(0), instant=inflight.timestamp,
+                      token="0-1-0", records=recs)
+    back = restore(path, res.instant)
+    assert HoodieTable(path).timeline.get(inflight.timestamp) is None  # rolled back
+    assert back.rows == {"p0": 5, "p1": 4}
+    assert snapshot(hoodie.read_table(path), DATA + META) == snapshot(before, DATA + META)
