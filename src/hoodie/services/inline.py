@@ -1,6 +1,7 @@
 """Inline table services run right after a write commits, in Hudi's order:
 compaction (``hoodie.compact.inline`` / ``hoodie.compact.schedule.inline``), partition TTL
-(``hoodie.partition.ttl.inline``), then automatic clean (``hoodie.clean.automatic``)."""
+(``hoodie.partition.ttl.inline``), then automatic clean (``hoodie.clean.automatic``, true by default
+as in Hudi; the clean policy decides whether anything is old enough to delete)."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def run_inline_services(table: HoodieTable, options: Mapping[str, Any], spark: O
         from hoodie.services.ttl import maybe_run_async_ttl
 
         done["ttl_async"] = maybe_run_async_ttl(table.reload(), options)
-    if _flag(options, "hoodie.clean.automatic", False):
+    if _flag(options, "hoodie.clean.automatic", True):  # Hudi's default: clean after every commit
         from hoodie.services.clean import maybe_clean_after_commit
 
         done["clean"] = maybe_clean_after_commit(table.reload(), options)

@@ -52,6 +52,8 @@ def _files_of_instant(table: HoodieTable, instant: str) -> tuple[list[str], list
     from hoodie.format.logformat import BlockType, read_log_file
 
     storage = table.storage
+    if _is_delete_partition(table, instant):
+        return [], []  # a delete_partition replacecommit writes no data files
     marked = [p for p, _ in W.marker_files(storage, instant)]
     candidates: list[str] = []
     if marked:
@@ -194,6 +196,17 @@ def pending_failed_writes(table: HoodieTable, exclude: Iterable[str] = ()) -> li
     return out
 
 
+def _is_delete_partition(table: HoodieTable, instant: str) -> bool:
+    inst = table.timeline.get(instant)
+    if inst is None or inst.action != I.REPLACE_COMMIT:
+        return False
+    try:
+        data = table.timeline.read_file(inst.requested_file_name)
+        return bool(data) and plans.read_avro_metadata(data).get("operationType") == "DELETE_PARTITION"
+    except (FileNotFoundError, ValueError):
+        return False
+
+
 def _is_clustering(table: HoodieTable, inst: Instant) -> bool:
     try:
         data = table.timeline.read_file(inst.requested_file_name)
@@ -210,7 +223,16 @@ def _is_clustering(table: HoodieTable, inst: Instant) -> bool:
 
 def rollback_failed_writes(table: HoodieTable, exclude: Iterable[str] = ()) -> list[RollbackResult]:
     """Roll back every failed (pending) write before a new write starts (Hudi's EAGER policy)."""
+    skip = set(exclude)
+    try:
+        from hoodie.services.ttl import active_instants
+    except ModuleNotFoundError as e:
+        if e.name is None or not "hoodie.services.ttl".startswith(e.name):
+            raise
+    else:
+        # An async TTL service of this process may be committing right now: not a failed write.
+        skip |= active_instants(table.storage.uri())
     results = []
-    for inst in pending_failed_writes(table.reload(), exclude):
+    for inst in pending_failed_writes(table.reload(), skip):
         results.append(_execute(table, inst))
     return results
