@@ -22,7 +22,9 @@ def spark_executor(spark: Any) -> Callable[[list], Sequence[Any]]:
         from pyspark.sql.types import BinaryType, StructField, StructType
 
         rows = [(pickle.dumps(t),) for t in tasks]
-        df = spark.createDataFrame(rows, StructType([StructField("task", BinaryType(), False)]))
+        # One RDD partition per task, so every compaction operation gets its own Spark task.
+        rdd = spark.sparkContext.parallelize(rows, len(rows))
+        df = spark.createDataFrame(rdd, StructType([StructField("task", BinaryType(), False)]))
         out_schema = StructType([StructField("stat", BinaryType(), False)])
 
         def execute(batches):
@@ -40,7 +42,7 @@ def spark_executor(spark: Any) -> Callable[[list], Sequence[Any]]:
                     out.append(pickle.dumps(task.run(token)))
                 yield pa.RecordBatch.from_arrays([pa.array(out, pa.binary())], names=["stat"])
 
-        result = df.repartition(len(rows)).mapInArrow(execute, out_schema).collect()
+        result = df.mapInArrow(execute, out_schema).collect()
         return [pickle.loads(r[0]) for r in result]
 
     return run

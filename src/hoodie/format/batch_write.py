@@ -17,6 +17,7 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from hoodie.format import instant as I
 from hoodie.format import naming as N
@@ -262,6 +263,16 @@ def _existing_slices(view: FileSystemView, partitions: Sequence[str]) -> dict[st
 
 
 def _slice_keys(table: HoodieTable, sl: FileSlice) -> pa.Array:
+    """The record keys live in a slice, for tagging (a simple index).
+
+    Keys deleted in a log do not count: a later upsert of such a key is a new insert, which gives
+    the expected row in every reader (routing it to the old file group would let the older base
+    version outrank it on ordering and resurrect or drop it). Slices without logs read only the
+    key column of the base file.
+    """
+    if not sl.log_files and sl.base_file is not None:
+        pf = pq.ParquetFile(table.storage.full(sl.base_file.path), filesystem=table.storage.fs)
+        return pf.read(columns=["_hoodie_record_key"]).column(0).combine_chunks()
     from hoodie.format.reader import read_file_slice
 
     schema = table.arrow_schema()
@@ -285,6 +296,8 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
     parts = pc.unique(records.column("_hoodie_partition_path")).to_pylist()
     view = FileSystemView(table.storage, table.timeline)
     pending_fg = view.pending_compaction_file_groups()
+    # Log versions a pending partial compaction reserves for its links (docs/compaction.md).
+    reserved = view.reserved_log_versions()
     work: list[FileGroupWork] = []
     to_insert: dict[str, pa.Table] = {}
     tag_index = op not in ("insert", "bulk_insert")
@@ -309,13 +322,16 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
                     w = FileGroupWork(p, sl.file_id, "append", base_instant,
                                       sl.base_file.name if sl.base_file and sl.base_instant == base_instant else "",
                                       logs)
+                    pending_c, top = reserved.get((p, sl.file_id), (None, 0))
+                    if pending_c == base_instant:
+                        w.reserved_log_version = top
                 else:
                     w = FileGroupWork(p, sl.file_id, "merge", sl.base_instant,
                                       sl.base_file.name if sl.base_file else None, [])
                 if is_delete:
                     # The delete operation writes natural-order deletes (ordering value 0), as
                     # Hudi's delete API does: they win over every earlier version of the key.
-                    w.deletes = _delete_table(hits)
+                    w.deletes = _delete_table(hits, cfg.event_time_field)
                 else:
                     w.upserts = hits
                 work.append(w)
@@ -323,12 +339,35 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
             new = prec.filter(pa.array(~matched))
             if new.num_rows:
                 to_insert[p] = new
+    per_file = max(1, cfg.max_file_size // max(1, cfg.record_size_estimate))
     for p, recs in to_insert.items():
-        per_file = max(1, cfg.max_file_size // max(1, cfg.record_size_estimate))
-        n_files = max(1, math.ceil(recs.num_rows / per_file))
-        size = math.ceil(recs.num_rows / n_files)
+        offset = 0
+        if not table.is_mor:
+            # Copy-on-write small-file handling: fill base files below the small-file limit first.
+            by_fid = {w.file_id: w for w in work if w.partition == p}
+            for sl in view.latest_file_slices(p):
+                if offset >= recs.num_rows or sl.base_file is None or sl.base_file.size >= cfg.small_file_limit:
+                    continue
+                cap = (cfg.max_file_size - sl.base_file.size) // max(1, cfg.record_size_estimate)
+                if cap <= 0:
+                    continue
+                chunk = recs.slice(offset, cap)
+                offset += chunk.num_rows
+                w = by_fid.get(sl.file_id)
+                if w is None:
+                    w = FileGroupWork(p, sl.file_id, "merge", sl.base_instant, sl.base_file.name, [])
+                    work.append(w)
+                    by_fid[sl.file_id] = w
+                if w.deletes is None:
+                    w.upserts = chunk if w.upserts is None else pa.concat_tables([w.upserts, chunk])
+                    w.num_inserts += chunk.num_rows
+        rest = recs.slice(offset)
+        if rest.num_rows == 0:
+            continue
+        n_files = max(1, math.ceil(rest.num_rows / per_file))
+        size = math.ceil(rest.num_rows / n_files)
         for i in range(n_files):
-            chunk = recs.slice(i * size, size)
+            chunk = rest.slice(i * size, size)
             if chunk.num_rows:
                 work.append(FileGroupWork(p, N.new_file_id(0), "insert", instant, None, [], chunk,
                                           num_inserts=chunk.num_rows))
@@ -336,11 +375,16 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
     return WritePlan(table, cfg, instant, avro_schema, work, op_type)
 
 
-def _delete_table(hits: pa.Table) -> pa.Table:
-    return pa.table({
+def _delete_table(hits: pa.Table, event_time_field: Optional[str] = None) -> pa.Table:
+    cols = {
         "record_key": hits.column("_hoodie_record_key"),
         "partition_path": hits.column("_hoodie_partition_path"),
-    })
+    }
+    # The deletes' event times (when the input carries the event-time field) let the delete block
+    # record its range; without them the block's event time is unknown (docs/compaction.md).
+    if event_time_field and event_time_field in hits.column_names:
+        cols["event_time"] = hits.column(event_time_field)
+    return pa.table(cols)
 
 
 def _full_records(recs: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -424,7 +468,8 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
     merged = merged.set_column(fn_idx, "_hoodie_file_name", pa.array([name] * merged.num_rows, pa.string()))
     return W.write_base_file(storage, partition=w.partition, file_id=w.file_id, instant=instant, token=token,
                              records=merged, prev_commit=w.base_instant or NULL_COMMIT,
-                             num_updates=n_up, num_deletes=n_del, event_time_field=cfg.event_time_field,
+                             num_updates=max(0, n_up - w.num_inserts), num_inserts=w.num_inserts,
+                             num_deletes=n_del, event_time_field=cfg.event_time_field,
                              codec=cfg.parquet_codec)
 
 

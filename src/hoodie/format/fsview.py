@@ -213,6 +213,17 @@ class FileSystemView:
                 out[(op.get("partitionPath") or "", op.get("fileId") or "")] = c
         return out
 
+    def reserved_log_versions(self) -> dict[tuple[str, str], tuple[str, int]]:
+        """(partition, fileId) -> (pending compaction instant C, highest log version its plan
+        reserves in the slice at C). See :func:`reserved_log_version`."""
+        out: dict[tuple[str, str], tuple[str, int]] = {}
+        for c in sorted(self._pending_compaction):
+            for op in self._compaction_ops(c):
+                v = reserved_log_version(op)
+                if v:
+                    out[(op.get("partitionPath") or "", op.get("fileId") or "")] = (c, v)
+        return out
+
     # -- visibility ---------------------------------------------------------------------------
     def _is_visible(self, base_instant: str, as_of: Optional[str]) -> bool:
         if as_of is not None and base_instant > as_of:
@@ -290,6 +301,30 @@ class FileSystemView:
         return out
 
 
+# Operation metric (plan ``metrics`` map) holding the highest log version a partial compaction
+# reserves under its instant: its links plus, with an event-time exact split, the split-off log.
+RESERVED_LOG_VERSION_METRIC = "hoodie.compaction.reserved.log.version"
+
+
+def reserved_log_version(op: dict) -> int:
+    """The highest log version a compaction operation reserves in the slice at its instant.
+
+    A partial compaction re-materializes its remaining log files under the compaction instant with
+    versions 1..k (``symlinkOperations``), created only when the compaction runs; writers that
+    append to the file group meanwhile must start above k, or their logs would sort before (and
+    be overridden by) older data (docs/compaction.md).
+    """
+    top = 0
+    metrics = op.get("metrics") or {}
+    if metrics.get(RESERVED_LOG_VERSION_METRIC) is not None:
+        top = int(metrics[RESERVED_LOG_VERSION_METRIC])
+    for s in op.get("symlinkOperations") or ():
+        name = s.get("symlink") if isinstance(s, dict) else None
+        if name and N.is_log_file(name):
+            top = max(top, N.parse_log_file(name).version)
+    return top
+
+
 def table_view(storage: Storage, timeline: Optional[Timeline] = None) -> FileSystemView:
     """A file-system view over the table at ``storage`` (lists the timeline when not given)."""
     return FileSystemView(storage, timeline or Timeline.load(storage))
@@ -297,5 +332,5 @@ def table_view(storage: Storage, timeline: Optional[Timeline] = None) -> FileSys
 
 __all__ = [
     "BaseFile", "LogFile", "FileSlice", "FileGroup", "FileSystemView", "list_partitions", "table_view",
-    "METAFOLDER",
+    "METAFOLDER", "RESERVED_LOG_VERSION_METRIC", "reserved_log_version",
 ]

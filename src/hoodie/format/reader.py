@@ -263,6 +263,7 @@ class ReadPlan:
     begin: Optional[str] = None
     end: Optional[str] = None
     row_filter: Optional[pc.Expression] = None
+    skip_log_files: frozenset[str] = frozenset()
 
 
 def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Optional[str] = None,
@@ -317,6 +318,7 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
             for sl in view.latest_file_slices(p, end):
                 if (p, sl.file_id) in touched:
                     slices.append(sl)
+    skip = _compaction_skips(table, view, slices) if query_type != "read_optimized" else frozenset()
     # Columns needed to merge and filter, on top of what the caller asked for.
     need = set(out_cols) | {"_hoodie_record_key", "_hoodie_commit_time"}
     mode = table.merge_mode
@@ -325,7 +327,44 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
     for col, _, _ in flt:
         need.add(col)
     read_schema = pa.schema([f for f in full_schema if f.name in need])
-    return ReadPlan(table, query_type, read_schema, out_cols, slices, read_as_of, begin, end, row_filter)
+    return ReadPlan(table, query_type, read_schema, out_cols, slices, read_as_of, begin, end, row_filter, skip)
+
+
+def _compaction_skips(table: HoodieTable, view: FileSystemView, slices: Sequence[FileSlice]) -> frozenset[str]:
+    """Log files a merged read must skip because their records are already read from another file.
+
+    Partial compaction re-materializes log files under the compaction instant (links or copies,
+    plus exact-split output; see ``hoodie.format.links`` and docs/compaction.md). Those are not new
+    data, and must never be read next to the files they duplicate:
+
+    * while the compaction is pending, a merged slice holds the previous slice's logs *and* the
+      compaction's own outputs (log versions its plan reserves): the outputs are skipped;
+    * a link or copy recorded by a completed compaction (``links.all_links``) is skipped when its
+      target is read in the same slice.
+
+    Snapshot, time-travel and incremental reads all go through this, so linked or copied records are
+    never returned twice, nor as changes of the compaction instant (they keep their original
+    ``_hoodie_commit_time``, which the incremental range filter checks).
+    """
+    from hoodie.format.links import all_links
+
+    # A file and its link (or a compaction's output) only share a slice when the view merges a
+    # pending compaction's slice with the previous one; ordinary slices need no work here.
+    merged = [sl for sl in slices if len({lf.parsed.base_instant for lf in sl.log_files}) > 1]
+    if not merged:
+        return frozenset()
+    reserved = view.reserved_log_versions()
+    linked = {l.link_path: l.target_path for l in all_links(table.timeline)}
+    out: set[str] = set()
+    for sl in merged:
+        res = reserved.get((sl.partition, sl.file_id))
+        paths = {lf.path for lf in sl.log_files}
+        for lf in sl.log_files:
+            if res is not None and lf.parsed.base_instant == res[0] and lf.version <= res[1]:
+                out.add(lf.path)
+            elif linked.get(lf.path) in paths:
+                out.add(lf.path)
+    return frozenset(out)
 
 
 def _try_schema(table: HoodieTable) -> pa.Schema:
@@ -361,7 +400,7 @@ def iter_plan(plan: ReadPlan) -> Iterator[pa.Table]:
         if plan.query_type == "read_optimized":
             t = read_base_file(table.storage, sl.base_file.path, plan.schema) if sl.base_file else plan.schema.empty_table()
         else:
-            t = read_file_slice(table, sl, plan.schema, as_of=plan.as_of)
+            t = read_file_slice(table, sl, plan.schema, as_of=plan.as_of, skip_log_files=plan.skip_log_files)
         yield finish(plan, t)
 
 

@@ -222,10 +222,13 @@ def write_log_file(storage: Storage, *, partition: str, file_id: str, base_insta
     n_data = 0
     n_del = 0
     ev_all: list[tuple[int, int]] = []
+    ev_unknown = False  # a block without a known range makes the file's range unknown
     if write.data is not None and write.data.num_rows:
         ev = _event_range(write.data, event_time_field)
         if ev:
             ev_all.append(ev)
+        elif event_time_field:
+            ev_unknown = True
         if block_format == "parquet":
             blocks.append(L.encode_parquet_data_block(write.data, instant=instant, avro_schema=writer_schema,
                                                       event_time_range=ev))
@@ -244,6 +247,8 @@ def write_log_file(storage: Storage, *, partition: str, file_id: str, base_insta
                 ev = None  # some deletes have unknown event time: the block's range is unknown
         if ev:
             ev_all.append(ev)
+        elif event_time_field:
+            ev_unknown = True
         keys = write.deletes.select([c for c in ("record_key", "partition_path", "ordering_value")
                                      if c in write.deletes.column_names])
         blocks.append(L.encode_delete_block(keys, instant=instant, avro_schema=writer_schema,
@@ -253,8 +258,8 @@ def write_log_file(storage: Storage, *, partition: str, file_id: str, base_insta
         raise ValueError("a log write needs data rows or deletes")
     size = L.write_log_file(storage, rel, blocks)
     elapsed = int((time.monotonic() - started) * 1000)
-    ev_min = min(e[0] for e in ev_all) if ev_all else None
-    ev_max = max(e[1] for e in ev_all) if ev_all else None
+    ev_min = min(e[0] for e in ev_all) if ev_all and not ev_unknown else None
+    ev_max = max(e[1] for e in ev_all) if ev_all and not ev_unknown else None
     logs = sorted(set(slice_log_files) | {name})
     return WriteStat(
         file_id=file_id, path=rel, partition_path=partition, prev_commit=base_instant,

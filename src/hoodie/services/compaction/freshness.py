@@ -1,0 +1,137 @@
+"""Read-optimized freshness: the event-time threshold T and the watermark W.
+
+* **T** (threshold) is published by an event-time compaction whose plan compacted every log file
+  with minimum event time <= T. Right after it commits, all data with event time <= T that had
+  arrived is in the read-optimized (RO) view; data arriving later with older event times (beyond
+  the configured latency) is not covered, which is why T is a promise about timely data only.
+* **W** (watermark) is exact: the minimum event time over all committed log blocks not yet in a base
+  file (the log files of the latest file slices, merged across a pending compaction). Every record
+  whose latest version has event time < W is in the RO view with exactly that version: any newer
+  version would sit in a log block, whose events are >= W. W is unknown when some uncompacted
+  block's event time is unknown, and there is none (status ``complete``) when no log block is
+  uncompacted: then RO equals the snapshot.
+
+:func:`freshness` reads T from the timeline and computes W live; each compaction commit also records
+both as they were when it committed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Optional, Union
+
+from hoodie.format.fsview import FileSystemView
+from hoodie.format.table import HoodieTable
+
+from hoodie.services.compaction import keys as K
+from hoodie.services.compaction.event_index import EventTimeIndex, min_event_time
+
+
+@dataclass
+class Watermark:
+    """W and the log files it was computed over."""
+
+    min_ms: Optional[int]
+    status: str  # known | unknown | complete
+    slices_with_logs: int
+    log_files: int
+    log_bytes: int
+
+
+def compute_watermark(table: HoodieTable, *, assume_completed: Iterable[str] = (),
+                      extra_links: Optional[Mapping[str, str]] = None,
+                      completing: Optional[tuple[str, set[tuple[str, str]]]] = None,
+                      view: Optional[FileSystemView] = None) -> Watermark:
+    """W over the table's latest file slices.
+
+    ``completing=(C, {(partition, fileId)})`` computes W as it will be once the pending compaction C
+    commits: for its file groups only the logs of the slice at C count.
+    """
+    index = EventTimeIndex(table, assume_completed=assume_completed, extra_links=extra_links)
+    view = view or FileSystemView(table.storage, table.timeline)
+    ranges = []
+    n_slices = n_files = n_bytes = 0
+    for p in view.partitions():
+        for sl in view.latest_file_slices(p):
+            logs = sl.log_files
+            if completing is not None and (p, sl.file_id) in completing[1]:
+                logs = [lf for lf in logs if lf.parsed.base_instant == completing[0]]
+            if not logs:
+                continue
+            n_slices += 1
+            n_files += len(logs)
+            n_bytes += sum(lf.size for lf in logs)
+            ranges.extend(index.for_log(lf) for lf in logs)
+    lo, status = min_event_time(ranges)
+    return Watermark(lo, status, n_slices, n_files, n_bytes)
+
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def iso_millis(ms: Optional[int]) -> Optional[str]:
+    """ISO-8601 UTC with millisecond precision (exact: no float rounding), None for None."""
+    if ms is None:
+        return None
+    return (_EPOCH + _dt.timedelta(milliseconds=ms)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _point(ms: Optional[int]) -> dict[str, Any]:
+    return {"epoch_ms": ms, "iso": iso_millis(ms)}
+
+
+def _int_or_none(v: Optional[str]) -> Optional[int]:
+    try:
+        return int(v) if v not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def last_threshold(table: HoodieTable) -> tuple[Optional[int], Optional[str]]:
+    """(T, instant) of the last completed event-time compaction whose plan covered the whole table."""
+    tl = table.timeline
+    for inst in reversed(tl.completed().by_actions("commit").instants):
+        if not tl.is_compaction_commit(inst):
+            continue
+        extra = tl.commit_metadata(inst).extra_metadata
+        t = _int_or_none(extra.get(K.THRESHOLD_KEY))
+        if t is not None and extra.get(K.THRESHOLD_COMPLETE_KEY) == "true":
+            return t, inst.timestamp
+    return None, None
+
+
+def freshness(table_or_path: Union[str, HoodieTable], storage_options: Optional[dict[str, Any]] = None) -> dict:
+    """The RO view's freshness as JSON-ready data.
+
+    Keys: ``threshold`` and ``watermark``, each ``{"epoch_ms", "iso"}`` (both null when unknown;
+    ``watermark`` adds ``status``: ``known``, ``unknown`` or ``complete``), ``threshold_instant`` (the
+    compaction that published T), ``last_compaction`` (instant), ``published_watermark`` (W recorded
+    by that compaction), and ``uncompacted`` (slices, log files and bytes W was computed over).
+    """
+    table = table_or_path.reload() if isinstance(table_or_path, HoodieTable) else HoodieTable(str(table_or_path), storage_options)
+    t, t_inst = last_threshold(table)
+    w = compute_watermark(table)
+    tl = table.timeline
+    last_c = None
+    published = _point(None)
+    for inst in reversed(tl.completed().by_actions("commit").instants):
+        if tl.is_compaction_commit(inst):
+            last_c = inst.timestamp
+            extra = tl.commit_metadata(inst).extra_metadata
+            published = _point(_int_or_none(extra.get(K.WATERMARK_KEY)))
+            published["status"] = extra.get(K.WATERMARK_STATUS_KEY)
+            break
+    wm = _point(w.min_ms)
+    wm["status"] = w.status
+    return {
+        "threshold": _point(t),
+        "watermark": wm,
+        "threshold_instant": t_inst,
+        "last_compaction": last_c,
+        "published_watermark": published,
+        "uncompacted": {"slices": w.slices_with_logs, "log_files": w.log_files, "log_bytes": w.log_bytes},
+    }
+
+
+__all__ = ["freshness", "compute_watermark", "Watermark", "last_threshold", "iso_millis"]

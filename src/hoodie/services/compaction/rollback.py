@@ -1,0 +1,154 @@
+"""Rolling back a pending (failed or interrupted) compaction.
+
+Deletes what the compaction created and nothing else: its (partial) base files
+``<fileId>_*_<C>.parquet``, the links or copies of its plan (never their targets), and its
+exact-split log files; then deletes ``<C>.compaction.inflight`` and leaves the plan requested, so the
+compaction can run again (Hudi's ``rollbackInflightCompaction``). Like Hudi, it records a
+``rollback`` instant (plan, empty inflight, metadata listing the deleted files).
+
+Log files that writers appended to the file group while the compaction was pending carry versions
+above the plan's reserved ones and are never touched. A file in the reserved range that this
+compaction did not write (a stock Hudi writer ignoring the reservation) stops the rollback.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+from hoodie.format import instant as I
+from hoodie.format import naming as N
+from hoodie.format import plans as PL
+from hoodie.format import timeline as T
+from hoodie.format.fsview import reserved_log_version
+from hoodie.format.storage import Storage
+from hoodie.format.table import HoodieTable
+
+from hoodie.services.compaction import partial as P
+from hoodie.services.compaction.config import CompactionError
+
+log = logging.getLogger("hoodie.compaction")
+
+
+@dataclass
+class RollbackResult:
+    """What a compaction rollback deleted."""
+
+    instant: str
+    rollback_instant: Optional[str]
+    deleted: list[str] = field(default_factory=list)
+
+
+def is_split_file(storage: Storage, rel: str, instant: str) -> bool:
+    """Whether a log file is an exact-split file of compaction ``instant``: its first block is a data
+    block written under the compaction instant (writers never use a compaction instant)."""
+    from hoodie.format.logformat import BlockType, read_log_file
+
+    for block in read_log_file(storage, rel, warn=False):
+        return block.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA) and block.instant_time == instant
+    return True  # an empty file: a split file whose write was cut short
+
+
+def compaction_outputs(table: HoodieTable, instant: str, plan: dict) -> dict[str, list]:
+    """Files compaction ``instant`` created (or may have created), by kind: ``split`` (and stray
+    reserved-version files of earlier attempts), ``links`` (existing links as
+    :class:`~hoodie.services.compaction.partial.LinkOp`, version order), ``base``, ``tmp`` (paths).
+
+    Raises:
+        CompactionError: a reserved-version log file was not written by this compaction.
+    """
+    storage = table.storage
+    out: dict[str, list] = {"split": [], "links": [], "base": [], "tmp": []}
+    listing: dict[str, list[str]] = {}
+    for op in plan.get("operations") or []:
+        part = op.get("partitionPath") or ""
+        fid = op.get("fileId") or ""
+        if part not in listing:
+            listing[part] = [s.name for s in storage.list_dir(part) if not s.is_dir]
+        links = {l.link: l for l in P.operation_links(op)}
+        top = reserved_log_version(op)
+        for name in listing[part]:
+            rel = f"{part}/{name}" if part else name
+            if name.endswith(P.COPY_TMP_SUFFIX) and name[: -len(P.COPY_TMP_SUFFIX)] in links:
+                out["tmp"].append(rel)
+            elif N.is_base_file(name):
+                try:
+                    b = N.parse_base_file(name)
+                except ValueError:
+                    continue
+                if b.file_id == fid and b.instant == instant:
+                    out["base"].append(rel)
+            elif N.is_log_file(name):
+                lp = N.parse_log_file(name)
+                if lp.file_id != fid or lp.base_instant != instant or lp.version > top:
+                    continue
+                if name in links:
+                    continue
+                if not is_split_file(storage, rel, instant):
+                    raise CompactionError(
+                        f"{rel} uses log version {lp.version}, reserved by compaction {instant}, but was not "
+                        "written by it (another writer ignored the reservation; hoodie requires a single writer). "
+                        "Move it aside before rolling back or re-running the compaction")
+                out["split"].append(rel)
+        for l in sorted(links.values(), key=lambda x: x.version):
+            if l.link in listing[part] or storage.is_symlink(l.link_path):
+                out["links"].append(l)
+    return out
+
+
+def rollback_compaction(table_or_path: Union[str, HoodieTable], instant: str, *,
+                        storage_options: Optional[dict[str, Any]] = None) -> RollbackResult:
+    """Undo a pending compaction's files and return it to requested (see module doc).
+
+    Raises:
+        CompactionError: the instant is not a compaction, is already completed (that would need a
+            restore), or a reserved-version file was not written by it.
+    """
+    table = table_or_path.reload() if isinstance(table_or_path, HoodieTable) else HoodieTable(str(table_or_path), storage_options)
+    storage = table.storage
+    tl = table.timeline
+    requested = I.Instant(instant, I.COMPACTION, I.State.REQUESTED)
+    inflight = I.Instant(instant, I.COMPACTION, I.State.INFLIGHT)
+    if tl.has_file(I.instant_file_name(instant, I.COMMIT, I.State.COMPLETED)):
+        raise CompactionError(f"compaction {instant} is completed; rolling it back would need a restore")
+    if not tl.has_file(requested.file_name):
+        raise CompactionError(f"there is no compaction plan {instant} (.hoodie/{requested.file_name} is missing)")
+    plan = tl.compaction_plan(instant)
+    outputs = compaction_outputs(table, instant, plan)
+    files = outputs["split"] + [l.link_path for l in outputs["links"]] + outputs["base"] + outputs["tmp"]
+    has_inflight = tl.has_file(inflight.file_name)
+    if not files and not has_inflight:
+        return RollbackResult(instant, None, [])
+    started = time.monotonic()
+    r = table.new_instant_time()
+    by_part: dict[str, list[str]] = {}
+    for f in files:
+        by_part.setdefault(f.rsplit("/", 1)[0] if "/" in f else "", []).append(f)
+    requests = [PL.rollback_request(p, files_to_delete=[storage.uri(f) for f in fs]) for p, fs in sorted(by_part.items())]
+    req = T.create_requested(storage, r, I.ROLLBACK, PL.write_avro_metadata(
+        "HoodieRollbackPlan", PL.rollback_plan((instant, I.COMPACTION), requests)))
+    rb_inflight = T.transition_to_inflight(storage, req, b"")
+    deleted: list[str] = []
+    # Split files first, then links lowest version first (the links left are a suffix at every
+    # moment, see partial.materialize_links), then base files and temporary copies.
+    for f in outputs["split"]:
+        if storage.delete(f):
+            deleted.append(f)
+    deleted.extend(P.remove_links(storage, outputs["links"]))
+    for f in outputs["base"] + outputs["tmp"]:
+        if storage.delete(f):
+            deleted.append(f)
+    part_meta = {p: PL.rollback_partition_metadata(p, [storage.uri(f) for f in fs if f in deleted])
+                 for p, fs in sorted(by_part.items())}
+    meta = PL.rollback_metadata(r, int((time.monotonic() - started) * 1000), [(instant, I.COMPACTION)], part_meta)
+    T.transition_to_complete(storage, rb_inflight, PL.write_avro_metadata("HoodieRollbackMetadata", meta))
+    if has_inflight:
+        storage.delete(f"{T.METAFOLDER}/{inflight.file_name}")
+    table.reload()
+    log.info("rolled back compaction %s (rollback %s): deleted %d file(s)", instant, r, len(deleted))
+    return RollbackResult(instant, r, deleted)
+
+
+__all__ = ["rollback_compaction", "RollbackResult", "compaction_outputs", "is_split_file"]

@@ -1,0 +1,481 @@
+"""Running compaction plans: standalone, inline after writes, or as an async service.
+
+:func:`run_compaction` executes a requested plan end to end:
+
+1. an inflight plan (an earlier run died) is rolled back first, as Hudi does;
+2. ``<C>.compaction.inflight`` is created (empty);
+3. the plan's links (symlinks, or copies on object stores) are created, highest version first;
+4. the operations run, in this process or through ``executor`` (the Spark engine's hook);
+5. leftovers of failed task attempts are removed, and the slices the plan rewrote are checked for log
+   files that appeared in them after scheduling (a concurrent writer): committing would hide those,
+   so the run stops instead;
+6. ``<C>.commit`` is written with ``compacted: true``, ``operationType: COMPACT``, the table schema,
+   the links, the event-time threshold and watermark, and the metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import multiprocessing
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence, Union
+
+from hoodie.format import instant as I
+from hoodie.format import links as LK
+from hoodie.format import naming as N
+from hoodie.format import timeline as T
+from hoodie.format import writer as W
+from hoodie.format.commit_metadata import WriteStat
+from hoodie.format.fsview import reserved_log_version
+from hoodie.format.table import HoodieTable
+
+from hoodie.services.compaction import keys as K
+from hoodie.services.compaction import partial as P
+from hoodie.services.compaction.config import CompactionConfig, CompactionError, as_config
+from hoodie.services.compaction.execute import CompactionTask, compacted_log_names, execute_operation
+from hoodie.services.compaction.freshness import compute_watermark
+from hoodie.services.compaction.metrics import push_prometheus, write_prometheus
+from hoodie.services.compaction.rollback import is_split_file, rollback_compaction
+from hoodie.services.compaction.schedule import open_table, schedule_compaction_result
+from hoodie.services.compaction.strategies import resolve_strategy
+
+log = logging.getLogger("hoodie.compaction")
+
+Executor = Callable[[list[CompactionTask]], Sequence[WriteStat]]
+
+
+@dataclass
+class CompactionResult:
+    """A completed compaction: its instant, write stats, links, split files and metrics."""
+
+    instant: str
+    stats: list[WriteStat]
+    links: list[LK.Link]
+    split_files: list[dict]
+    metrics: dict[str, Any]
+    threshold_ms: Optional[int] = None
+    watermark_ms: Optional[int] = None
+    watermark_status: str = "unknown"
+    rolled_back_first: bool = False
+
+
+def _pending_instants(table: HoodieTable) -> list[str]:
+    return sorted({i.timestamp for i in table.timeline.pending_compactions().instants})
+
+
+def _in_process_executor(table: HoodieTable, cfg: CompactionConfig) -> Executor:
+    def run(tasks: list[CompactionTask]) -> list[WriteStat]:
+        return [execute_operation(table, t.instant, t.operation, cfg, token=N.write_token(t.task_id, 0, t.task_id),
+                                  task_partition_id=t.task_id, plan_extra=t.plan_extra) for t in tasks]
+    return run
+
+
+def _listing(table: HoodieTable, partitions: set[str]) -> dict[str, list[tuple[str, int]]]:
+    return {p: [(s.name, s.size) for s in table.storage.list_dir(p) if not s.is_dir] for p in partitions}
+
+
+def _reconcile(table: HoodieTable, instant: str, ops: list[dict], stats: Sequence[WriteStat]) -> list[str]:
+    """Delete base files and split files at ``instant`` that no returned stat claims (left by failed
+    or speculative task attempts); returns what was deleted.
+
+    The attempt that produced a stat is known by its write token (the base file name's): its split
+    file carries the same token, so nothing here depends on the executor returning anything but the
+    stats' paths.
+    """
+    storage = table.storage
+    claimed: dict[tuple[str, str], str] = {}
+    for s in stats:
+        name = (s.path or "").rsplit("/", 1)[-1]
+        if N.is_base_file(name):
+            claimed[(s.partition_path or "", s.file_id)] = N.parse_base_file(name).write_token
+    listing = _listing(table, {op.get("partitionPath") or "" for op in ops})
+    deleted = []
+    for op in ops:
+        part = op.get("partitionPath") or ""
+        fid = op.get("fileId") or ""
+        token = claimed.get((part, fid))
+        links = {l.link for l in P.operation_links(op)}
+        top = reserved_log_version(op)
+        for name, _ in listing[part]:
+            rel = f"{part}/{name}" if part else name
+            stray = False
+            if N.is_base_file(name):
+                try:
+                    b = N.parse_base_file(name)
+                except ValueError:
+                    continue
+                stray = b.file_id == fid and b.instant == instant and b.write_token != token
+            elif N.is_log_file(name) and name not in links:
+                lp = N.parse_log_file(name)
+                stray = (lp.file_id == fid and lp.base_instant == instant and lp.version <= top
+                         and lp.write_token != token and is_split_file(storage, rel, instant))
+            if stray and storage.delete(rel):
+                deleted.append(rel)
+    return deleted
+
+
+def _check_no_pending_writes_before(table: HoodieTable, instant: str) -> None:
+    """Refuse while a write older than the compaction is pending: it may still add a log file to a
+    slice the compaction rewrites (scheduling refuses the same state; this catches a write that
+    raced with scheduling)."""
+    pending = [i.timestamp for i in table.reload().timeline.pending().by_actions(I.DELTA_COMMIT, I.COMMIT).instants
+               if i.timestamp < instant]
+    if pending:
+        raise CompactionError(
+            f"write {min(pending)} is still pending and older than compaction {instant}: it may add log files to "
+            "the slices the compaction rewrites. Let it complete or roll it back, then run the compaction again")
+
+
+def _check_no_late_logs(table: HoodieTable, instant: str, ops: list[dict]) -> None:
+    """Refuse to commit when a slice this plan rewrites received a log file after scheduling.
+
+    Such a file (a writer that planned its write before the compaction was requested) sits in the
+    old slice, which the commit makes invisible: its data would be lost. Files holding no block of a
+    committed or still pending instant (failed writes, rollback command blocks) do not count.
+    """
+    from hoodie.format.logformat import BlockType, read_log_file
+
+    tl = table.reload().timeline
+    live = {i.timestamp for i in tl.commits().instants}
+    first = tl.first()
+    listing = _listing(table, {op.get("partitionPath") or "" for op in ops})
+    for op in ops:
+        part = op.get("partitionPath") or ""
+        fid = op.get("fileId") or ""
+        base_instant = op.get("baseInstantTime") or ""
+        known = set(compacted_log_names(op, instant)) | {l.target for l in P.operation_links(op)}
+        for name, _ in listing[part]:
+            if not N.is_log_file(name) or name in known:
+                continue
+            lp = N.parse_log_file(name)
+            if lp.file_id != fid or lp.base_instant != base_instant or lp.suffix:
+                continue
+            rel = f"{part}/{name}" if part else name
+            for block in read_log_file(table.storage, rel, warn=False):
+                if block.block_type not in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA, BlockType.DELETE):
+                    continue
+                inst = block.instant_time
+                if inst in live or (first is not None and inst is not None and inst < first.timestamp):
+                    raise CompactionError(
+                        f"log file {rel} (instant {inst}) was added to file slice {fid}@{base_instant} after "
+                        f"compaction {instant} was scheduled; committing would hide it. The compaction is left "
+                        "inflight: roll it back (hoodie compaction rollback) and make sure a single writer "
+                        "schedules compactions between its writes")
+
+
+def _metrics(cfg: CompactionConfig, instant: str, ops: list[dict], stats: Sequence[WriteStat], links: list[LK.Link],
+             link_sizes: int, duration_ms: int, wm, threshold: Optional[int], mode: str) -> dict[str, Any]:
+    partial_ops = [op for op in ops if op.get("symlinkOperations")]
+    return {
+        "instant": instant,
+        "durationMs": duration_ms,
+        "bytesRead": sum(getattr(s, "bytes_read", 0) for s in stats),
+        "bytesWritten": sum(getattr(s, "bytes_written", s.total_write_bytes) for s in stats)
+        + (link_sizes if mode == "copy" else 0),
+        "operations": len(ops),
+        "partialOperations": len(partial_ops),
+        "logFilesCompacted": sum(s.total_log_files_compacted for s in stats),
+        "logBytesCompacted": sum(s.total_log_size_compacted for s in stats),
+        "recordsWritten": sum(s.num_writes for s in stats),
+        "splitRecords": sum(getattr(s, "split_records", 0) for s in stats),
+        "remainingSlices": len(partial_ops),
+        "remainingLogFiles": len(links),
+        "remainingLogBytes": link_sizes,
+        "linkMode": mode if links else None,
+        "tableSlicesWithLogs": wm.slices_with_logs,
+        "tableLogFiles": wm.log_files,
+        "tableLogBytes": wm.log_bytes,
+        "minLogEventTimeMs": wm.min_ms,
+        "watermarkStatus": wm.status,
+        "thresholdMs": threshold,
+    }
+
+
+def _publish(cfg: CompactionConfig, table: HoodieTable, metrics: dict[str, Any]) -> None:
+    labels = {"table": table.name}
+    if cfg.prometheus_file:
+        write_prometheus(cfg.prometheus_file, metrics, labels)
+    if cfg.pushgateway_url:
+        try:
+            push_prometheus(cfg.pushgateway_url, metrics, labels)
+        except OSError as e:
+            # The compaction is committed; a monitoring outage must not turn it into a failure.
+            log.warning("could not push compaction metrics to %s: %s", cfg.pushgateway_url, e)
+
+
+def _run_one(table: HoodieTable, instant: str, cfg: CompactionConfig, executor: Optional[Executor]) -> CompactionResult:
+    storage = table.storage
+    tl = table.reload().timeline
+    if tl.has_file(I.instant_file_name(instant, I.COMMIT, I.State.COMPLETED)):
+        raise CompactionError(f"compaction {instant} is already completed")
+    requested = I.Instant(instant, I.COMPACTION, I.State.REQUESTED)
+    if not tl.has_file(requested.file_name):
+        raise CompactionError(f"there is no compaction plan {instant}")
+    rolled_back = False
+    if tl.has_file(I.instant_file_name(instant, I.COMPACTION, I.State.INFLIGHT)):
+        log.info("compaction %s is inflight from an earlier run: rolling it back first", instant)
+        rollback_compaction(table, instant)
+        rolled_back = True
+        tl = table.reload().timeline
+    plan = tl.compaction_plan(instant)
+    ops = list(plan.get("operations") or [])
+    extra = dict(plan.get("extraMetadata") or {})
+    for op in ops:
+        if op.get("symlinkOperations") and extra.get(K.PARTIAL_PLAN_KEY) != "true":
+            raise CompactionError(f"compaction {instant}: partial operations without the {K.PARTIAL_PLAN_KEY} "
+                                  "marker; refusing an inconsistent plan")
+    mode = P.resolve_link_mode(storage, cfg.link_mode)
+    _check_no_pending_writes_before(table, instant)
+    started = time.monotonic()
+    inflight = T.transition_to_inflight(storage, requested, b"")
+    table.reload()
+    links: list[LK.Link] = []
+    link_sizes = 0
+    for op in ops:
+        planned = P.operation_links(op)
+        P.materialize_links(storage, planned, mode)
+        for l in planned:
+            links.append(LK.Link(l.partition, l.file_id, l.link, l.target, mode))
+            link_sizes += storage.size(l.target_path)
+    tasks = [CompactionTask(table.base_path, instant, op, dict(cfg.options), extra, i,
+                            table.storage.storage_options or None) for i, op in enumerate(ops)]
+    run = executor or _in_process_executor(table, cfg)
+    stats = list(run(tasks))
+    got = {(s.partition_path or "", s.file_id) for s in stats}
+    missing = [(op.get("partitionPath") or "", op.get("fileId")) for op in ops
+               if (op.get("partitionPath") or "", op.get("fileId")) not in got]
+    if missing or len(stats) != len(ops):
+        raise CompactionError(f"compaction {instant}: the executor returned {len(stats)} stat(s) for {len(ops)} "
+                              f"operation(s) (missing {missing[:3]}); nothing was committed, the compaction is "
+                              "left inflight")
+    stray = _reconcile(table, instant, ops, stats)
+    if stray:
+        log.info("compaction %s: removed %d file(s) of failed task attempts", instant, len(stray))
+    _check_no_late_logs(table, instant, ops)
+    _check_no_pending_writes_before(table, instant)
+    split_files = [{"partition": s.partition_path or "", "fileId": s.file_id, "path": s.split_file,
+                    "records": getattr(s, "split_records", 0), "deletes": getattr(s, "split_deletes", 0),
+                    "minEventTime": getattr(s, "split_min_event_time", None),
+                    "maxEventTime": getattr(s, "split_max_event_time", None)}
+                   for s in stats if getattr(s, "split_file", None)]
+    wm = compute_watermark(
+        table.reload(), assume_completed=[instant],
+        extra_links={l.link_path: l.target_path for l in links},
+        completing=(instant, {(op.get("partitionPath") or "", op.get("fileId") or "") for op in ops}))
+    threshold = int(extra[K.THRESHOLD_KEY]) if extra.get(K.THRESHOLD_KEY) else None
+    duration = int((time.monotonic() - started) * 1000)
+    metrics = _metrics(cfg, instant, ops, stats, links, link_sizes, duration, wm, threshold, mode)
+    commit_extra = {K.STRATEGY_KEY: extra.get(K.STRATEGY_KEY, ""), K.METRICS_KEY: json.dumps(metrics, separators=(",", ":")),
+                    K.WATERMARK_STATUS_KEY: wm.status}
+    if wm.min_ms is not None:
+        commit_extra[K.WATERMARK_KEY] = str(wm.min_ms)
+    if links:
+        commit_extra[LK.LINKS_KEY] = LK.encode_links(links)
+        commit_extra[LK.PARTIAL_PLAN_KEY] = "true"
+    if threshold is not None:
+        commit_extra[K.THRESHOLD_KEY] = str(threshold)
+        commit_extra[K.THRESHOLD_COMPLETE_KEY] = extra.get(K.THRESHOLD_COMPLETE_KEY, "false")
+    if split_files:
+        commit_extra[K.SPLIT_FILES_KEY] = json.dumps(split_files, separators=(",", ":"))
+    # hudi-rs takes the table schema from the newest completed commit: the compaction carries it.
+    meta = W.commit_metadata_for(stats, avro_schema=table.avro_schema(instant), operation_type="COMPACT",
+                                 compacted=True, extra=commit_extra)
+    W.complete_commit(table, inflight, meta)
+    log.info("completed compaction %s on %s: %d operation(s), %d link(s), %d ms", instant, table.base_path,
+             len(ops), len(links), duration)
+    _publish(cfg, table, metrics)
+    return CompactionResult(instant, stats, links, split_files, metrics, threshold, wm.min_ms, wm.status, rolled_back)
+
+
+def run_compaction(table_or_path: Union[str, HoodieTable], instant: Optional[str] = None, config: Any = None,
+                   executor: Optional[Executor] = None, *, storage_options: Optional[dict[str, Any]] = None,
+                   schedule_if_none: bool = False) -> list[CompactionResult]:
+    """Execute pending compaction plans and commit them.
+
+    Args:
+        table_or_path: a MERGE_ON_READ table or its base path.
+        instant: the plan to run; default: every pending plan, oldest first (event-time plans must
+            complete in order).
+        config: a :class:`CompactionConfig` or options (link mode, codec, metrics outputs; with
+            ``schedule_if_none`` also the scheduling options).
+        executor: runs the operations: a callable taking the list of :class:`CompactionTask` (one per
+            operation, picklable, each runnable with ``execute_task(task, token)``) and returning their
+            write stats (any order). Default: in this process, one after another.
+        schedule_if_none: when no plan is pending, schedule one first (the CLI's ``run``).
+
+    Returns:
+        One :class:`CompactionResult` per completed plan.
+    """
+    table = open_table(table_or_path, storage_options)
+    cfg = as_config(config, table.props)
+    if not table.is_mor:
+        raise CompactionError(f"{table.base_path} is {table.table_type}; compaction applies to MERGE_ON_READ tables")
+    if instant is not None:
+        return [_run_one(table, instant, cfg, executor)]
+    pending = _pending_instants(table)
+    if not pending and schedule_if_none:
+        res = schedule_compaction_result(table, cfg)
+        if res.instant is None:
+            log.info("nothing to compact on %s: %s", table.base_path, res.reason)
+            return []
+        pending = [res.instant]
+    return [_run_one(table, c, cfg, executor) for c in pending]
+
+
+def maybe_compact_inline(table_or_path: Union[str, HoodieTable], options: Any,
+                         executor: Optional[Executor] = None) -> Optional[str]:
+    """What a writer calls after each commit (Hudi's inline table services).
+
+    * ``hoodie.compact.inline=true``: run plans left pending by an earlier inline run, then schedule
+      (trigger permitting) and run a new one; returns the newest compacted instant;
+    * ``hoodie.compact.schedule.inline=true``: only schedule (an async service or a later ``run``
+      executes it); returns the scheduled instant;
+    * otherwise, or on copy-on-write tables: nothing; returns None.
+    """
+    table = open_table(table_or_path)
+    if not table.is_mor:
+        return None
+    cfg = as_config(options, table.props)
+    if cfg.inline:
+        done = run_compaction(table, None, cfg, executor)
+        c = schedule_compaction_result(table, cfg).instant
+        if c is not None:
+            done += run_compaction(table, c, cfg, executor)
+        return done[-1].instant if done else None
+    if cfg.schedule_inline:
+        return schedule_compaction_result(table, cfg).instant
+    return None
+
+
+def _service_loop(base_path: str, options: dict[str, str], interval: float, schedule: bool,
+                  storage_options: Optional[dict[str, Any]], stop: Any,
+                  on_result: Optional[Callable[[list[CompactionResult]], None]] = None,
+                  on_error: Optional[Callable[[BaseException], None]] = None,
+                  executor: Optional[Executor] = None) -> None:
+    while not stop.is_set():
+        try:
+            results = run_compaction(base_path, None, options, executor, storage_options=storage_options,
+                                     schedule_if_none=schedule)
+            if on_result is not None and results:
+                on_result(results)
+        except Exception as e:  # keep serving: one failed round must not stop the service
+            log.exception("async compaction round on %s failed", base_path)
+            if on_error is not None:
+                on_error(e)
+        stop.wait(interval)
+
+
+def _process_main(base_path: str, options: dict[str, str], interval: float, schedule: bool,
+                  storage_options: Optional[dict[str, Any]], stop: Any) -> None:
+    logging.basicConfig(level=logging.INFO)
+    _service_loop(base_path, options, interval, schedule, storage_options, stop)
+
+
+class CompactionAsyncService:
+    """Runs pending compaction plans in the background (a thread, or a separate process).
+
+    Each round runs every pending plan, oldest first; with ``schedule=True`` it also schedules a new
+    plan (subject to the trigger) when none is pending. Scheduling while another process writes to
+    the table is unsafe (a write that planned before the compaction was requested adds its log file
+    to the old slice; the run then stops rather than hide it), so by default the writer schedules
+    (``hoodie.compact.schedule.inline=true``) and the service only executes.
+    """
+
+    def __init__(self, base_path: str, config: Optional[dict[str, Any]] = None, *,
+                 interval_seconds: Optional[float] = None, schedule: bool = False,
+                 executor: Optional[Executor] = None, storage_options: Optional[dict[str, Any]] = None,
+                 mode: str = "thread") -> None:
+        if mode not in ("thread", "process"):
+            raise ValueError(f"mode={mode!r}: use 'thread' or 'process'")
+        if mode == "process" and executor is not None:
+            raise ValueError("a custom executor cannot be sent to another process; use mode='thread'")
+        if isinstance(config, CompactionConfig):
+            self.options = dict(config.options)
+        else:
+            self.options = {str(k): str(v) for k, v in (config or {}).items()}
+        cfg = CompactionConfig.from_options(self.options)
+        if schedule:
+            resolve_strategy(cfg)  # a misconfigured strategy fails here, not in every round
+        self.base_path = base_path
+        self.interval = cfg.async_interval_seconds if interval_seconds is None else float(interval_seconds)
+        self.schedule = schedule
+        self.executor = executor
+        self.storage_options = storage_options
+        self.mode = mode
+        self.results: list[CompactionResult] = []
+        self.errors: list[BaseException] = []
+        self._lock = threading.Lock()
+        self._thread: Optional[threading.Thread] = None
+        self._process: Optional[Any] = None
+        self._stop: Any = None
+
+    def _record(self, results: list[CompactionResult]) -> None:
+        with self._lock:
+            self.results.extend(results)
+
+    def _error(self, e: BaseException) -> None:
+        with self._lock:
+            self.errors.append(e)
+
+    def run_once(self) -> list[CompactionResult]:
+        """One round in the calling thread."""
+        results = run_compaction(self.base_path, None, self.options, self.executor,
+                                 storage_options=self.storage_options, schedule_if_none=self.schedule)
+        self._record(results)
+        return results
+
+    def start(self) -> "CompactionAsyncService":
+        """Start the background loop (idempotent while running)."""
+        if self.is_alive():
+            return self
+        if self.mode == "thread":
+            self._stop = threading.Event()
+            self._thread = threading.Thread(
+                target=_service_loop, name=f"hoodie-compaction-{self.base_path}", daemon=True,
+                args=(self.base_path, self.options, self.interval, self.schedule, self.storage_options, self._stop,
+                      self._record, self._error, self.executor))
+            self._thread.start()
+        else:
+            ctx = multiprocessing.get_context("spawn")
+            self._stop = ctx.Event()
+            self._process = ctx.Process(target=_process_main, name="hoodie-compaction", daemon=True,
+                                        args=(self.base_path, self.options, self.interval, self.schedule,
+                                              self.storage_options, self._stop))
+            self._process.start()
+        return self
+
+    def is_alive(self) -> bool:
+        """Whether the background loop runs."""
+        if self._thread is not None:
+            return self._thread.is_alive()
+        if self._process is not None:
+            return self._process.is_alive()
+        return False
+
+    def stop(self, timeout: float = 60.0) -> None:
+        """Ask the loop to stop after its current round and wait for it (up to ``timeout`` s)."""
+        if self._stop is not None:
+            self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        if self._process is not None:
+            self._process.join(timeout)
+            if self._process.is_alive():
+                # Only our own child, by handle: it holds no lock a terminate could leave behind,
+                # and an unfinished compaction stays inflight and is rolled back by the next run.
+                self._process.terminate()
+                self._process.join(5)
+            self._process = None
+
+    def __enter__(self) -> "CompactionAsyncService":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+__all__ = ["run_compaction", "maybe_compact_inline", "CompactionAsyncService", "CompactionResult", "Executor"]
