@@ -46,7 +46,9 @@ T = "table"
 define("hoodie.table.name", None, "Table name (required when creating a table).", W)
 define("hoodie.database.name", None, "Database name recorded in hoodie.properties.", T)
 define("hoodie.datasource.write.operation", "upsert",
-       "insert, bulk_insert, upsert or delete.", W)
+       "insert, bulk_insert, upsert, delete, insert_overwrite, insert_overwrite_table or delete_partition.", W)
+define("hoodie.datasource.write.partitions.to.delete", None,
+       "delete_partition: comma-separated partition paths (default: the partitions of the input rows).", W)
 define("hoodie.datasource.write.table.type", "COPY_ON_WRITE", "COPY_ON_WRITE or MERGE_ON_READ.", W)
 define("hoodie.datasource.write.recordkey.field", None, "Record key column(s), comma-separated.", W)
 define("hoodie.datasource.write.partitionpath.field", "", "Partition column(s), comma-separated.", W)

@@ -151,3 +151,20 @@ def test_overwrite_mode_recreates(spark, tmp_path: Path) -> None:
     t = HoodieTable(path)
     assert t.is_mor and len(t.timeline) == 1
     assert hoodie.read_table(path, columns=["id"]).column("id").to_pylist() == [3]
+
+
+def test_overwrite_and_delete_partition_through_spark(spark, tmp_path: Path) -> None:
+    import hoodie.spark as hs
+
+    path = str(tmp_path / "t")
+    o = _opts("MERGE_ON_READ", "insert", True)
+    hs.write(_df(spark, [(1, "p0", 1, "a"), (2, "p1", 1, "b"), (3, "p2", 1, "c")]), path, o)
+    hs.write(_df(spark, [(4, "p0", 1, "d")]), path, {**o, "hoodie.datasource.write.operation": "insert_overwrite"})
+    exp = {2: "b", 3: "c", 4: "d"}
+    got = hoodie.read_table(path, columns=["id", "v"])
+    assert dict(zip(got.column("id").to_pylist(), got.column("v").to_pylist())) == exp
+    hs.write(_df(spark, [(0, "p1", 0, "")]), path, {**o, "hoodie.datasource.write.operation": "delete_partition"})
+    got = read_hudi_rs(path)
+    assert dict(zip(got.column("id").to_pylist(), got.column("v").to_pylist())) == {3: "c", 4: "d"}
+    t = HoodieTable(path)
+    assert [i.action for i in t.timeline.completed_writes()] == ["deltacommit", "replacecommit", "replacecommit"]

@@ -27,14 +27,22 @@ import pyarrow as pa
 
 from hoodie.format import naming as N
 from hoodie.format.batch_write import (
+    OPERATION_TYPES,
+    OVERWRITE_OPERATIONS,
+    PARTITIONS_TO_DELETE,
     WriteConfig,
     WriteError,
     WritePlan,
     _avro_schema_for,
+    action_for,
+    commit_delete_partitions,
     commit_write,
     execute_file_group,
     open_or_create,
+    replaced_file_groups,
+    requested_content,
 )
+from hoodie.format.fsview import FileSystemView
 from hoodie.format.commit_metadata import WriteStat
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, table_exists
@@ -67,7 +75,8 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
     """Write a DataFrame to a Hudi table as one commit; returns the instant time.
 
     ``options`` are Hudi's datasource keys as they are (``hoodie.table.name``,
-    ``hoodie.datasource.write.operation`` = insert | bulk_insert | upsert | delete,
+    ``hoodie.datasource.write.operation`` = insert | bulk_insert | upsert | delete | insert_overwrite |
+    insert_overwrite_table | delete_partition (``hoodie.datasource.write.partitions.to.delete``),
     ``hoodie.datasource.write.recordkey.field``, ``.partitionpath.field``, ``.precombine.field``,
     ``hoodie.datasource.write.table.type``, ``hoodie.payload.event.time.field``, file sizing keys...).
     ``mode="overwrite"`` deletes the table first; ``"append"`` creates it when absent.
@@ -83,7 +92,7 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
     cfg = WriteConfig.from_options(opts, existing)
     arrow_schema = _arrow_schema_of(df)
     body_schema = pa.schema([f for f in arrow_schema if f.name not in META_COLUMNS and f.name != "_hoodie_operation"])
-    if cfg.operation == "delete" and existing is not None:
+    if cfg.operation in ("delete", "delete_partition") and existing is not None:
         avro_schema = existing.avro_schema()
     else:
         avro_schema = _avro_schema_for(body_schema.empty_table(), cfg, existing)
@@ -92,17 +101,34 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
 
     rollback_failed_writes(table)
     table.reload()
-    action = W.write_action_for(table)
-    inflight = W.start_commit(table, action, opts.get("hoodie.write.instant"),
-                              operation_type=cfg.operation.upper())
+    if cfg.operation == "delete_partition":
+        parts = [p.strip() for p in opts.get(PARTITIONS_TO_DELETE, "").split(",") if p.strip()]
+        if not parts:
+            parts = sorted(r[0] for r in _with_keys(df.select(*body_schema.names), cfg, body_schema)
+                           .select(PART).distinct().collect())
+        if not parts:
+            raise WriteError(f"delete_partition needs {PARTITIONS_TO_DELETE} or input rows naming the partitions")
+        instant = commit_delete_partitions(table, parts, opts.get("hoodie.write.instant"))
+        from hoodie.services.inline import run_inline_services
+
+        run_inline_services(table.reload(), opts, spark=df.sparkSession)
+        return instant
+    inflight = W.start_commit(table, action_for(table, cfg.operation), opts.get("hoodie.write.instant"),
+                              operation_type=OPERATION_TYPES[cfg.operation],
+                              requested_content=requested_content(cfg.operation))
     instant = inflight.timestamp
     stats = _write_partitions(df.select(*body_schema.names), table, cfg, instant, avro_schema)
     fault_point("write.after_files")
     _reconcile_markers(table, instant, stats)
-    op_type = {"insert": "INSERT", "bulk_insert": "BULK_INSERT", "upsert": "UPSERT", "delete": "DELETE"}[cfg.operation]
-    plan = WritePlan(table, cfg, instant, avro_schema, [], op_type)
+    plan = WritePlan(table, cfg, instant, avro_schema, [], OPERATION_TYPES[cfg.operation])
     fault_point("write.before_complete")
-    commit_write(plan, stats)
+    replaced = None
+    if cfg.operation in OVERWRITE_OPERATIONS:
+        parts = (FileSystemView(table.storage, table.timeline).partitions()
+                 if cfg.operation == "insert_overwrite_table"
+                 else sorted({s.partition_path or "" for s in stats}))
+        replaced = replaced_file_groups(table, parts)
+    commit_write(plan, stats, replaced=replaced)
     fault_point("write.after_complete")
     from hoodie.services.inline import run_inline_services
 

@@ -28,7 +28,14 @@ from hoodie.format.table import META_COLUMNS, HoodieTable, TableError, create_ta
 from hoodie.format import writer as W
 from hoodie.faults import fault_point
 
-OPERATIONS = ("insert", "bulk_insert", "upsert", "delete")
+OPERATIONS = ("insert", "bulk_insert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table",
+              "delete_partition")
+# Operations that replace file groups and commit as a replacecommit.
+OVERWRITE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table")
+OPERATION_TYPES = {"insert": "INSERT", "bulk_insert": "BULK_INSERT", "upsert": "UPSERT", "delete": "DELETE",
+                   "insert_overwrite": "INSERT_OVERWRITE", "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
+                   "delete_partition": "DELETE_PARTITION"}
+PARTITIONS_TO_DELETE = "hoodie.datasource.write.partitions.to.delete"
 DEFAULT_MAX_FILE_SIZE = 120 * 1024 * 1024  # hoodie.parquet.max.file.size
 DEFAULT_SMALL_FILE_LIMIT = 100 * 1024 * 1024  # hoodie.parquet.small.file.limit
 DEFAULT_RECORD_SIZE_ESTIMATE = 1024  # hoodie.copyonwrite.record.size.estimate
@@ -142,7 +149,7 @@ def prepare_records(data: pa.Table, cfg: WriteConfig) -> pa.Table:
     kg = key_generator_from_config(cfg.keygen_props)
     keys = kg.record_keys(body)
     parts = kg.partition_paths(body)
-    if cfg.precombine_field and cfg.operation != "delete":
+    if cfg.precombine_field and cfg.operation not in ("delete", "delete_partition"):
         if cfg.precombine_field not in body.column_names:
             raise WriteError(
                 f"precombine field {cfg.precombine_field!r} is not a column of the data "
@@ -300,7 +307,8 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
     reserved = view.reserved_log_versions()
     work: list[FileGroupWork] = []
     to_insert: dict[str, pa.Table] = {}
-    tag_index = op not in ("insert", "bulk_insert")
+    # insert skips the index as Hudi's does; overwrites replace the old file groups wholesale.
+    tag_index = op not in ("insert", "bulk_insert") + OVERWRITE_OPERATIONS
     for p in sorted(parts):
         mask = pc.equal(records.column("_hoodie_partition_path"), p)
         prec = records.filter(mask)
@@ -342,7 +350,7 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
     per_file = max(1, cfg.max_file_size // max(1, cfg.record_size_estimate))
     for p, recs in to_insert.items():
         offset = 0
-        if not table.is_mor:
+        if not table.is_mor and op not in OVERWRITE_OPERATIONS:
             # Copy-on-write small-file handling: fill base files below the small-file limit first.
             by_fid = {w.file_id: w for w in work if w.partition == p}
             for sl in view.latest_file_slices(p):
@@ -371,7 +379,7 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
             if chunk.num_rows:
                 work.append(FileGroupWork(p, N.new_file_id(0), "insert", instant, None, [], chunk,
                                           num_inserts=chunk.num_rows))
-    op_type = {"insert": "INSERT", "bulk_insert": "BULK_INSERT", "upsert": "UPSERT", "delete": "DELETE"}[op]
+    op_type = OPERATION_TYPES[op]
     return WritePlan(table, cfg, instant, avro_schema, work, op_type)
 
 
@@ -487,14 +495,73 @@ def _drop_stale_updates(existing: pa.Table, ups: pa.Table, ordering: str) -> pa.
     return ups.filter(pc.invert(stale))
 
 
-def commit_write(plan: WritePlan, stats: Sequence[WriteStat], extra: Optional[dict[str, str]] = None) -> I.Instant:
-    """Complete the write's instant with its write stats (the commit point)."""
+def commit_write(plan: WritePlan, stats: Sequence[WriteStat], extra: Optional[dict[str, str]] = None,
+                 replaced: Optional[dict[str, list[str]]] = None) -> I.Instant:
+    """Complete the write's instant with its write stats (the commit point).
+
+    ``replaced`` (partition -> file ids) makes it a replacecommit (insert_overwrite[_table])."""
     table = plan.table
-    action = W.write_action_for(table)
+    action = I.REPLACE_COMMIT if replaced is not None else W.write_action_for(table)
     inflight = I.Instant(plan.instant, action, I.State.INFLIGHT)
     meta = W.commit_metadata_for(stats, avro_schema=plan.avro_schema, operation_type=plan.operation_type,
-                                 extra=extra)
+                                 extra=extra, replaced=replaced)
     return W.complete_commit(table, inflight, meta)
+
+
+def action_for(table: HoodieTable, operation: str) -> str:
+    """The timeline action a write operation commits as."""
+    if operation in OVERWRITE_OPERATIONS or operation == "delete_partition":
+        return I.REPLACE_COMMIT
+    return W.write_action_for(table)
+
+
+def requested_content(operation: str) -> bytes:
+    """What the ``.requested`` file holds: empty for commits, Avro for replacecommits."""
+    from hoodie.format import plans
+
+    if operation in OVERWRITE_OPERATIONS:
+        # Spark's insert_overwrite writes an all-null HoodieRequestedReplaceMetadata.
+        return plans.write_avro_metadata("HoodieRequestedReplaceMetadata", plans.requested_replace_metadata(None))
+    if operation == "delete_partition":
+        return plans.write_avro_metadata("HoodieRequestedReplaceMetadata",
+                                         plans.requested_replace_metadata("DELETE_PARTITION"))
+    return b""
+
+
+def replaced_file_groups(table: HoodieTable, partitions: Sequence[str]) -> dict[str, list[str]]:
+    """The live file groups of ``partitions`` (what an overwrite or delete_partition replaces)."""
+    view = FileSystemView(table.storage, table.timeline)
+    out: dict[str, list[str]] = {}
+    for p in partitions:
+        ids = sorted({sl.file_id for sl in view.latest_file_slices(p)})
+        if ids:
+            out[p] = ids
+    return out
+
+
+def partitions_to_delete(options: Mapping[str, Any], records: Optional[pa.Table]) -> list[str]:
+    """Partitions for delete_partition: ``hoodie.datasource.write.partitions.to.delete`` or the
+    partition paths of the input records."""
+    listed = [p.strip() for p in str(options.get(PARTITIONS_TO_DELETE) or "").split(",") if p.strip()]
+    if listed:
+        return listed
+    if records is None or records.num_rows == 0:
+        raise WriteError(f"delete_partition needs {PARTITIONS_TO_DELETE} or input rows naming the partitions")
+    return sorted(pc.unique(records.column("_hoodie_partition_path")).to_pylist())
+
+
+def commit_delete_partitions(table: HoodieTable, partitions: Sequence[str], instant: Optional[str] = None) -> str:
+    """A ``delete_partition`` replacecommit over ``partitions`` (no data files are touched)."""
+    all_parts = set(FileSystemView(table.storage, table.timeline).partitions())
+    missing = [p for p in partitions if p not in all_parts]
+    if missing:
+        raise WriteError(f"delete_partition: partition(s) {missing} do not exist in {table.base_path}")
+    replaced = replaced_file_groups(table, partitions)
+    inflight = W.start_commit(table, I.REPLACE_COMMIT, instant, operation_type="DELETE_PARTITION",
+                              requested_content=requested_content("delete_partition"))
+    plan = WritePlan(table, None, inflight.timestamp, table.avro_schema(), [], "DELETE_PARTITION")  # type: ignore[arg-type]
+    commit_write(plan, [], replaced=replaced)
+    return inflight.timestamp
 
 
 def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict],
@@ -527,7 +594,7 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
     existing = HoodieTable(base_path, storage=st) if table_exists(st) else None
     cfg = WriteConfig.from_options(options, existing)
     body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS])
-    if cfg.operation == "delete" and existing is not None:
+    if cfg.operation in ("delete", "delete_partition") and existing is not None:
         avro_schema = existing.avro_schema()
     else:
         avro_schema = _avro_schema_for(body, cfg, existing)
@@ -536,8 +603,15 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
     from hoodie.services.rollback import rollback_failed_writes
 
     rollback_failed_writes(table)
-    action = W.write_action_for(table)
-    inflight = W.start_commit(table, action, instant, operation_type=cfg.operation.upper())
+    if cfg.operation == "delete_partition":
+        instant = commit_delete_partitions(table, partitions_to_delete(options, records), instant)
+        from hoodie.services.inline import run_inline_services
+
+        run_inline_services(table.reload(), options)
+        return instant
+    inflight = W.start_commit(table, action_for(table, cfg.operation), instant,
+                              operation_type=OPERATION_TYPES[cfg.operation],
+                              requested_content=requested_content(cfg.operation))
     plan = plan_write(table, records, cfg, inflight.timestamp, avro_schema)
     stats = []
     for i, w in enumerate(plan.work):
@@ -545,7 +619,12 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
                                         token=N.write_token(i, 1, i), task_partition_id=i))
         fault_point("write.after_file_group")
     fault_point("write.before_complete")
-    commit_write(plan, stats)
+    replaced = None
+    if cfg.operation in OVERWRITE_OPERATIONS:
+        parts = (FileSystemView(table.storage, table.timeline).partitions() if cfg.operation == "insert_overwrite_table"
+                 else sorted(pc.unique(records.column("_hoodie_partition_path")).to_pylist()))
+        replaced = replaced_file_groups(table, parts)
+    commit_write(plan, stats, replaced=replaced)
     from hoodie.services.inline import run_inline_services
 
     run_inline_services(table.reload(), options)

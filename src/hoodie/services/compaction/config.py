@@ -205,3 +205,36 @@ __all__ = [
     "CompactionConfig", "CompactionError", "CompactionConfigError", "as_config", "parse_threshold",
     "TRIGGERS", "LINK_MODES",
 ]
+
+
+def _register() -> None:
+    """Register the compaction keys with :mod:`hoodie.configs` (unknown-key warnings, docs table)."""
+    from hoodie.configs import define
+
+    g = "compaction"
+    define(STRATEGY, DEFAULT_STRATEGY, "Compaction strategy: a Hudi class name (LogFileSizeBased, LogFileNumBased, "
+           "BoundedIO, UnBounded, DayBased, BoundedPartitionAware, UnBoundedPartitionAware, PartitionRegexBased, "
+           "EventTimeBased) or a dotted Python class; several comma-separated for Composite.", g)
+    define(LOGFILE_SIZE_THRESHOLD, "0", "LogFileSizeBased: slices with less log data (bytes) are skipped.", g)
+    define(TARGET_IO, str(DEFAULT_TARGET_IO_MB), "BoundedIO budget per compaction, MB.", g)
+    define(LOGFILE_NUM_THRESHOLD, "0", "LogFileNumBased: slices with fewer log files are skipped.", g)
+    define(DAYBASED_TARGET_PARTITIONS, str(DEFAULT_DAYBASED_PARTITIONS), "DayBased: number of latest day partitions.", g)
+    define(PARTITION_REGEX, None, "PartitionRegexBased: partitions matching this regex are compacted.", g)
+    define(TRIGGER_STRATEGY, "NUM_COMMITS", "When to schedule: " + ", ".join(TRIGGERS) + ".", g)
+    define(MAX_DELTA_COMMITS, str(DEFAULT_MAX_DELTA_COMMITS), "Delta commits before a compaction is scheduled.", g)
+    define(MAX_DELTA_SECONDS, str(DEFAULT_MAX_DELTA_SECONDS), "Seconds before a compaction is scheduled.", g)
+    define(INLINE, "false", "Schedule and run compaction after each write.", g)
+    define(SCHEDULE_INLINE, "false", "Only schedule compaction after each write.", g)
+    define(EVENT_TIME_LATENCY_MS, str(DEFAULT_EVENT_TIME_LATENCY_MS),
+           "EventTimeBased: threshold T = compaction instant - this latency (ms).", g)
+    define(EVENT_TIME_THRESHOLD, None, "EventTimeBased: explicit threshold T (epoch ms or ISO-8601).", g)
+    define(EVENT_TIME_EXACT_SPLIT, "false", "EventTimeBased: keep records after T out of the new base file.", g)
+    define(LINK_MODE, "auto", "Remaining log files of a partial compaction: auto (symlink if possible), symlink, copy.", g)
+    define(PROMETHEUS_FILE, None, "Write compaction metrics to this Prometheus text file.", g)
+    define(PUSHGATEWAY_URL, None, "Push compaction metrics to this Prometheus push gateway URL.", g)
+    define(HUDI_PUSHGATEWAY_HOST, None, "Prometheus push gateway host (Hudi's key).", g)
+    define(HUDI_PUSHGATEWAY_PORT, None, "Prometheus push gateway port (Hudi's key).", g)
+    define(ASYNC_INTERVAL_SECONDS, str(DEFAULT_ASYNC_INTERVAL_SECONDS), "Async compaction service poll interval.", g)
+
+
+_register()
