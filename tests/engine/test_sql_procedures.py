@@ -1,0 +1,110 @@
+"""SQL CALL procedures through hoodie.sql on Spark: TTL (Hudi's run_ttl and the RFC's
+managePartitionTTL), compaction, commits, clean, rollback and freshness; names resolved through
+the catalog or given as a base path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import hoodie
+from hoodie.format.batch_write import write_arrow
+from hoodie.format.table import HoodieTable
+from hoodie.interfaces.sql import SqlError
+from tests.hudi_rs import read_hudi_rs
+
+pytestmark = pytest.mark.spark
+
+OPTS = {
+    "hoodie.table.name": "sqlt", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "product",
+    "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.hive_style_partitioning": "true",
+    "hoodie.clean.automatic": "false",
+}
+OLD = "19700101000000000"
+
+
+def _table(path: str) -> None:
+    """product=1 and product=2 written in 1970, product=3 written now (upstream's TTL test shape)."""
+    for i, (product, instant) in enumerate([(1, OLD), (2, "19700101000001000"), (3, None)]):
+        data = pa.table({"id": pa.array([i * 10 + k for k in range(10)], pa.int64()), "product": [product] * 10,
+                         "ts": pa.array([1] * 10, pa.int64())})
+        write_arrow(path, data, {**OPTS, "hoodie.datasource.write.operation": "insert"}, instant=instant)
+
+
+def test_run_ttl_by_table_name(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    _table(path)
+    spark.sql(f"CREATE OR REPLACE VIEW sql_ttl_t TBLPROPERTIES ('hoodie.base.path' = '{path}') AS SELECT 1 AS x")
+    df = hoodie.sql(spark, "CALL run_ttl(table => 'sql_ttl_t', retain_days => 10)")
+    assert df.columns == ["deleted_partitions"]
+    assert sorted(r[0] for r in df.collect()) == ["product=1", "product=2"]
+    assert hoodie.read_table(path).num_rows == 10 == read_hudi_rs(path).num_rows
+
+
+def test_manage_partition_ttl_with_predicate(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    _table(path)
+    df = hoodie.sql(spark, f"CALL managePartitionTTL(basePath => '{path}', strategy => 'KEEP_BY_TIME', "
+                           "daysRetain => '10', predicate => 'product = 1')")
+    assert [r[0] for r in df.collect()] == ["product=1"]
+    assert hoodie.read_table(path).num_rows == 20
+
+
+def test_compaction_commits_clean_rollback_freshness(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    _table(path)
+    write_arrow(path, pa.table({"id": pa.array([20, 21], pa.int64()), "product": [3, 3],
+                                "ts": pa.array([2, 2], pa.int64())}),
+                {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    before = sorted(hoodie.read_table(path, columns=["id", "ts"]).to_pylist(), key=lambda r: r["id"])
+    sched = hoodie.sql(spark, f"CALL run_compaction(op => 'schedule', basePath => '{path}', "
+                              "options => 'hoodie.compact.inline.max.delta.commits=1')").collect()
+    assert len(sched) == 1 and sched[0]["state"] == "REQUESTED"
+    ran = hoodie.sql(spark, f"CALL run_compaction('run', null, '{path}')").collect()
+    assert [r["timestamp"] for r in ran] == [sched[0]["timestamp"]]
+    assert sorted(hoodie.read_table(path, columns=["id", "ts"]).to_pylist(), key=lambda r: r["id"]) == before
+    shown = hoodie.sql(spark, f"CALL show_compaction(basePath => '{path}')").collect()
+    assert shown[0]["state"] == "COMPLETED"
+    commits = hoodie.sql(spark, f"CALL show_commits(basePath => '{path}', limit => 2)").collect()
+    assert [c["action"] for c in commits][0] == "commit"
+    fresh = hoodie.sql(spark, f"CALL show_freshness(basePath => '{path}')")
+    assert fresh.columns[:2] == ["threshold_epoch_ms", "threshold"]
+    last = HoodieTable(path).timeline.completed_writes().last().timestamp
+    write_arrow(path, pa.table({"id": pa.array([20], pa.int64()), "product": [3], "ts": pa.array([9], pa.int64())}),
+                {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    newest = HoodieTable(path).timeline.completed_writes().last().timestamp
+    assert newest != last
+    assert hoodie.sql(spark, f"CALL rollback_to_instant(basePath => '{path}', instant_time => '{newest}')").collect()[0][0]
+    assert sorted(hoodie.read_table(path, columns=["id", "ts"]).to_pylist(), key=lambda r: r["id"]) == before
+    cleaned = hoodie.sql(spark, f"CALL run_clean(basePath => '{path}', clean_policy => 'KEEP_LATEST_FILE_VERSIONS', "
+                                "file_versions_retained => 1)").collect()
+    assert cleaned and cleaned[0]["total_files_deleted"] > 0
+    assert sorted(hoodie.read_table(path, columns=["id", "ts"]).to_pylist(), key=lambda r: r["id"]) == before
+
+
+def test_errors_name_the_argument(spark) -> None:
+    with pytest.raises(SqlError, match="'retain_days' of run_ttl must be int"):
+        hoodie.sql(spark, "CALL run_ttl(basePath => '/x', retain_days => 'ten')")
+    with pytest.raises(SqlError, match="unknown procedure"):
+        hoodie.sql(spark, "CALL nope()")
+    assert hoodie.sql(spark, "SELECT 1 AS one").collect()[0]["one"] == 1
+
+
+def test_inline_compaction_after_spark_writes(spark, tmp_path: Path) -> None:
+    import hoodie.spark as hs
+
+    path = str(tmp_path / "t")
+    o = {**OPTS, "hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "2",
+         "hoodie.datasource.write.operation": "upsert"}
+    for step in range(3):
+        df = spark.createDataFrame([(i, i % 2, step) for i in range(20)], "id long, product int, ts long")
+        hs.write(df, path, o)
+    t = HoodieTable(path)
+    compactions = [i for i in t.timeline.completed().instants if t.timeline.is_compaction_commit(i)]
+    assert compactions, "inline compaction ran after the second delta commit"
+    assert sorted(hoodie.read_table(path, columns=["id", "ts"]).to_pylist(), key=lambda r: r["id"]) == [
+        {"id": i, "ts": 2} for i in range(20)]
+    assert read_hudi_rs(path).num_rows == 20
