@@ -917,7 +917,7 @@ def _decoder_cached(key: str) -> _Decoder:
     return dec
 
 
-def _zigzag(n: int) -> bytes:
+def zigzag_long(n: int) -> bytes:
     """Avro long encoding (zig-zag varint) of one int."""
     z = (n << 1) ^ (n >> 63)
     out = bytearray()
@@ -930,9 +930,9 @@ def _zigzag(n: int) -> bytes:
 
 def _container_header(schema_json: str, sync: bytes) -> bytes:
     meta = [(b"avro.schema", schema_json.encode("utf-8")), (b"avro.codec", b"null")]
-    parts = [b"Obj\x01", _zigzag(len(meta))]
+    parts = [b"Obj\x01", zigzag_long(len(meta))]
     for k, v in meta:
-        parts += [_zigzag(len(k)), k, _zigzag(len(v)), v]
+        parts += [zigzag_long(len(k)), k, zigzag_long(len(v)), v]
     parts += [b"\x00", sync]
     return b"".join(parts)
 
@@ -942,7 +942,7 @@ def _decode_fastavro(body: bytes, count: int, key: str, physical: pa.Schema) -> 
     iterating fastavro's compiled reader (fallback for deep-but-narrow batches)."""
     phys_json = _physical_json(key)
     sync = os.urandom(16)
-    buf = b"".join([_container_header(phys_json, sync), _zigzag(count), _zigzag(len(body)), body, sync])
+    buf = b"".join([_container_header(phys_json, sync), zigzag_long(count), zigzag_long(len(body)), body, sync])
     try:
         rows = list(fastavro.reader(io.BytesIO(buf)))
     except (EOFError, StopIteration, IndexError, UnicodeDecodeError, ValueError) as e:
@@ -1177,17 +1177,17 @@ def _compile_union(branches: list, ns: str | None, named: dict[str, _Encoder | N
         raise ValueError(f"field {path!r}: Avro union {json.dumps(branches)} has {len(others)} "
                          "non-null branches; only [null, X] unions are supported")
     if not others:
-        return lambda arr: _const(_zigzag(null_idx or 0), len(arr))
+        return lambda arr: _const(zigzag_long(null_idx or 0), len(arr))
     value_idx = others[0]
     inner = _compile(branches[value_idx], ns, named, path)
-    tag = pa.scalar(_zigzag(value_idx), pa.binary())
+    tag = pa.scalar(zigzag_long(value_idx), pa.binary())
 
     def enc_union(arr: pa.Array) -> pa.Array:
         if arr.null_count == 0:
             return _join(tag, inner(arr))
         if null_idx is None:
             _no_nulls(arr, path)
-        null_piece = _const(_zigzag(null_idx), len(arr))  # type: ignore[arg-type]
+        null_piece = _const(zigzag_long(null_idx), len(arr))  # type: ignore[arg-type]
         if arr.null_count == len(arr):
             return null_piece
         valid = arr.is_valid()

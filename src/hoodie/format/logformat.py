@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hoodie.format.avro_codec import (
+    zigzag_long,
     avro_to_arrow_schema,
     conform_table,
     decode_buffer,
@@ -803,19 +804,9 @@ def encode_delete_block(keys: pa.Table, *, instant: str, avro_schema: dict | str
                                                pc.binary_join_element_wise(tag, encoded, b""))
     items = pc.binary_join_element_wise(key_pieces, ordering_pieces, b"") if n else pa.array([], pa.binary())
     # deleteRecordList: one Avro array block (count, items, 0); an empty list is just 0
-    payload = (_zigzag_long(n) + _concat_datums(items, length_prefix=False) + b"\x00") if n else b"\x00"
+    payload = (zigzag_long(n) + _concat_datums(items, length_prefix=False) + b"\x00") if n else b"\x00"
     content = struct.pack(">ii", DELETE_BLOCK_CONTENT_VERSION, len(payload)) + payload
     return encode_block(BlockType.DELETE, _data_header(instant, avro_schema, event_time_range), content)
-
-
-def _zigzag_long(n: int) -> bytes:
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while z & ~0x7F:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
 
 
 def encode_command_block(instant: str, target_instant: str) -> bytes:

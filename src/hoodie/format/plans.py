@@ -25,6 +25,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 import fastavro
 import fastavro.validation
 
+from hoodie.format.avro_codec import zigzag_long
+
 NAMESPACE = "org.apache.hudi.avro.model"
 AVRO_MAGIC = b"Obj\x01"
 
@@ -463,31 +465,20 @@ def write_avro_metadata(kind: str, record: Mapping[str, Any]) -> bytes:
     sync = os.urandom(16)
     out = io.BytesIO()
     out.write(AVRO_MAGIC)
-    out.write(_zigzag(1))
+    out.write(zigzag_long(1))
     out.write(_avro_bytes(b"avro.schema"))
     out.write(_avro_bytes(schema_json))
-    out.write(_zigzag(0))
+    out.write(zigzag_long(0))
     out.write(sync)
-    out.write(_zigzag(1))  # one record in the block
-    out.write(_zigzag(len(body)))
+    out.write(zigzag_long(1))  # one record in the block
+    out.write(zigzag_long(len(body)))
     out.write(body)
     out.write(sync)
     return out.getvalue()
 
 
-def _zigzag(n: int) -> bytes:
-    """Avro ``long`` encoding: zig-zag then base-128 varint."""
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while z & ~0x7F:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
-
-
 def _avro_bytes(b: bytes) -> bytes:
-    return _zigzag(len(b)) + b
+    return zigzag_long(len(b)) + b
 
 
 def read_avro_metadata(data: bytes) -> dict:
