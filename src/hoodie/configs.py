@@ -13,6 +13,7 @@ from typing import Optional
 
 # Modules that define service configs (imported lazily by known_keys / all_configs).
 SERVICE_CONFIG_MODULES = (
+    "hoodie.metrics",
     "hoodie.services.ttl.config",
     "hoodie.services.compaction.config",
     "hoodie.services.clean",

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import time
 import warnings
 from typing import Any, Mapping, Optional
 
@@ -81,6 +82,7 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
     ``hoodie.datasource.write.table.type``, ``hoodie.payload.event.time.field``, file sizing keys...).
     ``mode="overwrite"`` deletes the table first; ``"append"`` creates it when absent.
     """
+    started = time.monotonic()
     if mode not in ("append", "overwrite"):
         raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")
     opts = {str(k): str(v) for k, v in options.items() if v is not None}
@@ -130,6 +132,10 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
         replaced = replaced_file_groups(table, parts)
     commit_write(plan, stats, replaced=replaced)
     fault_point("write.after_complete")
+    from hoodie.metrics import publish_write
+
+    publish_write(table.name, table.base_path, instant, OPERATION_TYPES[cfg.operation], stats,
+                  int((time.monotonic() - started) * 1000), opts)
     from hoodie.services.inline import run_inline_services
 
     run_inline_services(table.reload(), opts, spark=df.sparkSession)

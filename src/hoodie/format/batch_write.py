@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
@@ -590,6 +591,7 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
 
     ``options`` are Hudi datasource keys (``hoodie.table.name``, ``hoodie.datasource.write.*``...).
     """
+    started = time.monotonic()
     st = Storage(base_path, storage_options)
     existing = HoodieTable(base_path, storage=st) if table_exists(st) else None
     cfg = WriteConfig.from_options(options, existing)
@@ -625,6 +627,10 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
                  else sorted(pc.unique(records.column("_hoodie_partition_path")).to_pylist()))
         replaced = replaced_file_groups(table, parts)
     commit_write(plan, stats, replaced=replaced)
+    from hoodie.metrics import publish_write
+
+    publish_write(table.name, table.base_path, inflight.timestamp, plan.operation_type, stats,
+                  int((time.monotonic() - started) * 1000), options)
     from hoodie.services.inline import run_inline_services
 
     run_inline_services(table.reload(), options)

@@ -11,11 +11,15 @@ import json
 import shutil
 import sys
 import time
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 EXAMPLES = """examples:
-  hoodie demo --base-path /tmp/hoodie_demo
-  hoodie show timeline /tmp/hoodie_demo --json
+  hoodie quickstart --base-path /tmp/hoodie_quickstart
+  hoodie show timeline /tmp/hoodie_quickstart --json
+  hoodie show partitions /tmp/hoodie_quickstart
+  hoodie compaction run /tmp/hoodie_quickstart
+  hoodie ttl run /tmp/hoodie_quickstart --dry-run --set hoodie.partition.ttl.strategy.days.retain=7
+  hoodie --metrics-file /tmp/hoodie.prom clean /tmp/hoodie_quickstart
 """
 
 
@@ -91,11 +95,131 @@ def _show_timeline(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parse_sets(items: Optional[Sequence[str]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items or []:
+        k, sep, v = item.partition("=")
+        if not sep or not k.strip():
+            raise CliError(f"--set {item!r} is not KEY=VALUE")
+        out[k.strip()] = v
+    return out
+
+
+def _emit(args: argparse.Namespace, doc: Any, text: str) -> None:
+    print(json.dumps(doc, indent=2, default=str) if args.json else text)
+
+
+def _create(args: argparse.Namespace) -> int:
+    from hoodie.format.table import create_table
+
+    o = _parse_sets(args.set)
+    t = create_table(
+        args.base_path, table_name=args.name,
+        table_type={"COW": "COPY_ON_WRITE", "MOR": "MERGE_ON_READ"}.get(args.type.upper(), args.type.upper()),
+        record_key_fields=[f for f in args.record_key.split(",") if f],
+        partition_fields=[f for f in (args.partition_fields or "").split(",") if f],
+        precombine_field=args.precombine, hive_style=args.hive_style,
+        timeline_timezone=o.pop("hoodie.table.timeline.timezone", "LOCAL"), extra_props=o,
+    )
+    _emit(args, {"base_path": t.base_path, "table_type": t.table_type, "properties": t.props},
+          f"created {t.table_type} table {t.name} at {t.base_path}")
+    return 0
+
+
+def _show_partitions(args: argparse.Namespace) -> int:
+    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.table import HoodieTable
+
+    t = HoodieTable(args.base_path)
+    view = FileSystemView(t.storage, t.timeline)
+    rows = []
+    for p in view.partitions():
+        slices = view.latest_file_slices(p)
+        rows.append({"partition": p, "file_groups": len(slices),
+                     "base_bytes": sum(sl.base_file.size for sl in slices if sl.base_file),
+                     "log_files": sum(len(sl.log_files) for sl in slices),
+                     "log_bytes": sum(sl.total_log_size for sl in slices)})
+    _emit(args, rows, "\n".join(f"{r['partition'] or '(root)'}  {r['file_groups']} file group(s), "
+                                 f"{r['base_bytes']} base bytes, {r['log_files']} log file(s)" for r in rows))
+    return 0
+
+
+def _show_file_slices(args: argparse.Namespace) -> int:
+    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.table import HoodieTable
+
+    t = HoodieTable(args.base_path)
+    view = FileSystemView(t.storage, t.timeline)
+    parts = [args.partition] if args.partition is not None else view.partitions()
+    rows = []
+    for p in parts:
+        for sl in view.latest_file_slices(p, args.as_of):
+            rows.append({"partition": p, "file_id": sl.file_id, "base_instant": sl.base_instant,
+                         "base_file": sl.base_file.name if sl.base_file else None,
+                         "base_bytes": sl.base_file.size if sl.base_file else 0,
+                         "log_files": [lf.name for lf in sl.sorted_logs()]})
+    _emit(args, rows, "\n".join(f"{r['partition'] or '(root)'}/{r['file_id']} @ {r['base_instant']}: "
+                                 f"{r['base_file'] or '(no base file)'} + {len(r['log_files'])} log file(s)"
+                                 for r in rows))
+    return 0
+
+
+def _show_stats(args: argparse.Namespace) -> int:
+    from hoodie.format.table import HoodieTable
+
+    t = HoodieTable(args.base_path)
+    tl = t.timeline
+    rows = []
+    for inst in tl.completed_writes().instants[-args.limit:]:
+        stats = list(tl.commit_metadata(inst).all_write_stats())
+        rows.append({"instant": inst.timestamp, "action": inst.action,
+                     "records_written": sum(s.num_writes for s in stats),
+                     "inserts": sum(s.num_inserts for s in stats), "updates": sum(s.num_update_writes for s in stats),
+                     "deletes": sum(s.num_deletes for s in stats), "files": len(stats),
+                     "bytes": sum(s.total_write_bytes for s in stats)})
+    _emit(args, rows, "\n".join(f"{r['instant']} {r['action']:<13} {r['records_written']:>9} records "
+                                 f"({r['inserts']} ins, {r['updates']} upd, {r['deletes']} del) "
+                                 f"{r['files']} files {r['bytes']} bytes" for r in rows))
+    return 0
+
+
+def _rollback(args: argparse.Namespace) -> int:
+    from hoodie.services.rollback import rollback
+
+    r = rollback(args.base_path, args.instant)
+    _emit(args, {"rollback_instant": r.rollback_instant, "rolled_back": r.rolled_back,
+                 "deleted_files": r.deleted_files, "command_blocks": r.command_blocks},
+          f"rolled back {r.rolled_back} ({r.action}) in rollback {r.rollback_instant}: "
+          f"{len(r.deleted_files)} file(s) deleted, {len(r.command_blocks)} rollback block(s)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for the docs' CLI reference)."""
     p = argparse.ArgumentParser(prog="hoodie", description="Apache Hudi v6 tables from Python.",
                                 epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--metrics-file", help="write Prometheus metrics of writes, TTL, clean and compaction here")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("create", help="create an empty table (hoodie.properties and the v6 layout)",
+                       epilog="example: hoodie create /data/t --name t --type MERGE_ON_READ --record-key id "
+                              "--partition-fields day --precombine ts")
+    c.add_argument("base_path")
+    c.add_argument("--name", required=True)
+    c.add_argument("--type", default="COPY_ON_WRITE", choices=["COPY_ON_WRITE", "MERGE_ON_READ", "cow", "mor"])
+    c.add_argument("--record-key", required=True, help="record key field(s), comma-separated")
+    c.add_argument("--partition-fields")
+    c.add_argument("--precombine")
+    c.add_argument("--hive-style", action="store_true")
+    c.add_argument("--json", action="store_true")
+    c.add_argument("--set", action="append", metavar="KEY=VALUE", help="extra table property (repeatable)")
+    c.set_defaults(func=_create)
+    rb = sub.add_parser("rollback", help="roll back a pending or the latest completed write (no JVM)",
+                        epilog="example: hoodie rollback /data/t 20240501120000000")
+    rb.add_argument("base_path")
+    rb.add_argument("instant")
+    rb.add_argument("--json", action="store_true")
+    rb.set_defaults(func=_rollback)
     d = sub.add_parser("demo", help="write a small MOR table (insert, upsert, delete) and read it back")
     d.add_argument("--base-path", default="/tmp/hoodie_demo")
     d.add_argument("--rows", type=int, default=3000)
@@ -109,6 +233,21 @@ def build_parser() -> argparse.ArgumentParser:
     tl.add_argument("base_path")
     tl.add_argument("--json", action="store_true")
     tl.set_defaults(func=_show_timeline)
+    sp = ssub.add_parser("partitions", help="partitions with file group, base and log sizes")
+    sp.add_argument("base_path")
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(func=_show_partitions)
+    fs = ssub.add_parser("file-slices", help="the latest file slice of every file group")
+    fs.add_argument("base_path")
+    fs.add_argument("--partition")
+    fs.add_argument("--as-of")
+    fs.add_argument("--json", action="store_true")
+    fs.set_defaults(func=_show_file_slices)
+    st = ssub.add_parser("stats", help="write statistics of the latest commits")
+    st.add_argument("base_path")
+    st.add_argument("--limit", type=int, default=10)
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(func=_show_stats)
     # Command groups live in modules named hoodie.interfaces.cli_<group>, each with
     # register(subparsers, show_subparsers); discovery keeps them independent of this file.
     import importlib
@@ -126,10 +265,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the ``hoodie`` command."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.metrics_file:
+        import os
+
+        os.environ["HOODIE_METRICS_FILE"] = args.metrics_file
     try:
         return int(args.func(args))
     except Exception as e:  # one clear line, non-zero exit; tracebacks only on request
-        if "--debug" in (argv or sys.argv):
+        if args.debug:
             raise
         print(f"hoodie: error: {type(e).__name__}: {e}", file=sys.stderr)
         return 2

@@ -758,6 +758,28 @@ def run_clean(base_path: str | HoodieTable, config: Optional[Mapping[str, Any] |
               dry_run: bool = False, *, storage_options: Optional[dict[str, Any]] = None) -> CleanResult:
     """Clean a table: finish any interrupted clean, then plan and execute a new one.
 
+    Publishes Prometheus metrics when configured (``hoodie.metrics.prometheus.file``); otherwise as
+    :func:`_run_clean_once`.
+    """
+    started = time.monotonic()
+    res = _run_clean_once(base_path, config, dry_run, storage_options=storage_options)
+    if not dry_run:
+        from hoodie.metrics import publish
+
+        table = base_path if isinstance(base_path, HoodieTable) else HoodieTable(base_path, storage_options)
+        publish("clean", {
+            "files_deleted": (sum(len(v) for v in res.deleted.values()), "Files the last clean deleted"),
+            "files_failed": (sum(len(v) for v in res.failed.values()), "Files the last clean failed to delete"),
+            "partitions_deleted": (len(res.deleted_partitions), "Partitions the last clean deleted"),
+            "duration_ms": (int((time.monotonic() - started) * 1000), "Duration of the last clean, ms"),
+        }, {"table": table.name, "base_path": table.base_path}, config if isinstance(config, Mapping) else {})
+    return res
+
+
+def _run_clean_once(base_path: str | HoodieTable, config: Optional[Mapping[str, Any] | CleanConfig] = None,
+                    dry_run: bool = False, *, storage_options: Optional[dict[str, Any]] = None) -> CleanResult:
+    """Clean a table: finish any interrupted clean, then plan and execute a new one.
+
     A plan that deletes nothing creates no instant (``result.instant is None``). With ``dry_run``
     nothing is written or deleted; the result holds the plan.
     """

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import time
 import logging
 import threading
 from dataclasses import dataclass, field
@@ -207,7 +208,28 @@ def run_ttl(table_or_path: str | HoodieTable, options: Optional[Mapping[str, Any
     ``instant_time`` sets the TTL instant ("now"); by default a fresh instant of the table's
     timeline zone. It must be newer than every instant on the timeline unless ``dry_run``.
     Raises :class:`TTLConfigError` for misconfiguration (see docs/ttl.md).
+    Publishes Prometheus metrics when configured (``hoodie.metrics.prometheus.file``).
     """
+    started = time.monotonic()
+    result = _run_ttl_once(table_or_path, options, dry_run=dry_run, instant_time=instant_time,
+                           storage_options=storage_options)
+    if not dry_run:
+        from hoodie.metrics import publish
+
+        opts = options if isinstance(options, Mapping) else {}
+        table = _open(table_or_path, storage_options)
+        publish("ttl", {
+            "expired_partitions": (len(result.expired_partitions), "Partitions the last TTL run expired"),
+            "skipped_partitions": (len(result.skipped), "Expired partitions the last TTL run had to skip"),
+            "evaluated_partitions": (len(result.decisions), "Partitions the last TTL run evaluated"),
+            "duration_ms": (int((time.monotonic() - started) * 1000), "Duration of the last TTL run, ms"),
+        }, {"table": table.name, "base_path": table.base_path}, opts)
+    return result
+
+
+def _run_ttl_once(table_or_path: str | HoodieTable, options: Optional[Mapping[str, Any] | TTLConfig] = None, *,
+                  dry_run: bool = False, instant_time: Optional[str] = None,
+                  storage_options: Optional[dict[str, Any]] = None) -> TTLResult:
     table = _open(table_or_path, storage_options)
     cfg = _cfg(options)
     _check_table(table)
