@@ -37,7 +37,10 @@ def _table(path: str) -> None:
 def test_run_ttl_by_table_name(spark, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     _table(path)
-    spark.sql(f"CREATE OR REPLACE VIEW sql_ttl_t TBLPROPERTIES ('hoodie.base.path' = '{path}') AS SELECT 1 AS x")
+    spark.sql(f"CREATE OR REPLACE VIEW sql_ttl_t TBLPROPERTIES ('hoodie.base.path' = '{path}') "
+              "AS SELECT raise_error('read it with spark.read.format(\"hoodie\")') AS x")
+    with pytest.raises(Exception, match="read it with"):
+        spark.sql("SELECT * FROM sql_ttl_t").collect()
     df = hoodie.sql(spark, "CALL run_ttl(table => 'sql_ttl_t', retain_days => 10)")
     assert df.columns == ["deleted_partitions"]
     assert sorted(r[0] for r in df.collect()) == ["product=1", "product=2"]

@@ -1,0 +1,122 @@
+"""Generate the reference docs from the code's own definitions, so they cannot drift:
+
+* ``docs/configuration.md`` from :mod:`hoodie.configs` (every key, default, meaning);
+* ``docs/cli.md`` from the ``hoodie`` argument parser;
+* ``docs/sql.md`` from the registered CALL procedures.
+
+    python -m hoodie.interfaces.docgen          # rewrite the three files
+    python -m hoodie.interfaces.docgen --check  # exit 1 if any is out of date (the test does this)
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from contextlib import redirect_stdout
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parents[3] / "docs"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def configuration_md() -> str:
+    """The configuration reference."""
+    from hoodie.configs import all_configs
+
+    lines = ["# Configuration reference", "",
+             "Generated from `hoodie.configs` by `python -m hoodie.interfaces.docgen`; do not edit by hand.",
+             "Keys are Hudi's own wherever Hudi has one. Pass them as Spark write options, `--set KEY=VALUE`",
+             "on the CLI, or `options => 'k=v,...'` in CALL procedures.", ""]
+    group = None
+    for c in all_configs():
+        if c.group != group:
+            group = c.group
+            lines += ["", f"## {group}", "", "| key | default | meaning |", "|---|---|---|"]
+        key = f"`{c.key}`" + (" (also " + ", ".join(f"`{a}`" for a in c.aliases) + ")" if c.aliases else "")
+        default = "" if c.default is None else f"`{c.default}`"
+        lines.append(f"| {key} | {_cell(default)} | {_cell(c.doc)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _help_of(parser: argparse.ArgumentParser) -> str:
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        parser.print_help()
+    return buf.getvalue().rstrip()
+
+
+def cli_md() -> str:
+    """The CLI reference: every command's --help."""
+    import os
+
+    from hoodie.interfaces.cli import build_parser
+
+    os.environ["COLUMNS"] = "100"  # stable wrapping
+    parser = build_parser()
+    lines = ["# CLI reference", "",
+             "Generated from the `hoodie` argument parser by `python -m hoodie.interfaces.docgen`.",
+             "Every command that prints data takes `--json`; errors print one line and exit with code 2;",
+             "metadata commands (show, ttl, clean, compaction schedule/show, rollback) start no JVM.", "",
+             "```", _help_of(parser), "```"]
+
+    def walk(p: argparse.ArgumentParser, prefix: str) -> None:
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in sorted(action.choices.items()):
+                    lines.extend(["", f"## `{prefix} {name}`", "", "```", _help_of(sub), "```"])
+                    walk(sub, f"{prefix} {name}")
+
+    walk(parser, "hoodie")
+    return "\n".join(lines) + "\n"
+
+
+def sql_md() -> str:
+    """The SQL CALL reference."""
+    from hoodie.interfaces.sql import PROCEDURES, _load_procedures
+
+    _load_procedures()
+    lines = ["# SQL reference", "",
+             "Generated from the registered procedures by `python -m hoodie.interfaces.docgen`.",
+             "`hoodie.sql(spark, text)` runs `CALL name(arg => value, ...)` (named or positional arguments,",
+             "SQL literals) and passes any other statement to `spark.sql`. `table => 'db.name'` resolves",
+             "through the catalog (the object must carry the table property `hoodie.base.path`);",
+             "`basePath => '/path'` names a table directly. Every call returns a DataFrame."]
+    for proc in sorted({id(p): p for p in PROCEDURES.values()}.values(), key=lambda p: p.name.lower()):
+        lines += ["", f"## `{proc.name}`", "", proc.doc, "", "| argument | type | default |", "|---|---|---|"]
+        for prm in proc.params:
+            names = ", ".join([prm.name, *prm.aliases])
+            default = "required" if prm.required else ("" if prm.default is None else f"`{prm.default}`")
+            lines.append(f"| `{names}` | {prm.type.__name__} | {default} |")
+        lines += ["", f"Output columns: `{proc.output}`"]
+    return "\n".join(lines) + "\n"
+
+
+GENERATED = {"configuration.md": configuration_md, "cli.md": cli_md, "sql.md": sql_md}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write (or with --check, verify) the generated docs."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args(argv)
+    stale = []
+    for name, fn in GENERATED.items():
+        text = fn()
+        path = DOCS / name
+        if args.check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(name)
+        else:
+            path.write_text(text)
+    if stale:
+        print(f"out of date: {', '.join(stale)}; run python -m hoodie.interfaces.docgen", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
