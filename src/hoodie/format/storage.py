@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import posixpath
 import shutil
+import uuid
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Iterator
 from urllib.parse import urlparse
@@ -77,6 +78,17 @@ def _s3_options(options: dict[str, Any]) -> dict[str, Any]:
             f"unknown S3 storage option(s) {unknown}; use one of {sorted(known | set(aliases))}"
         )
     return out
+
+
+def _synced_temp(full: str, data: bytes) -> str:
+    """Write ``data`` to a unique, fsynced temp file next to ``full``; returns its path."""
+    os.makedirs(os.path.dirname(full), exist_ok=True)
+    tmp = f"{full}.tmp-{os.getpid()}-{uuid.uuid4().hex}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    return tmp
 
 
 class Storage:
@@ -208,13 +220,7 @@ class Storage:
         so a reader never sees a half-written file."""
         full = self.full(rel)
         if self.is_local:
-            os.makedirs(os.path.dirname(full), exist_ok=True)
-            tmp = f"{full}.tmp-{os.getpid()}-{id(data)}"
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, full)
+            os.replace(_synced_temp(full, data), full)
             return
         with self.fs.open_output_stream(full) as f:
             f.write(data)
@@ -222,19 +228,14 @@ class Storage:
     def create_new(self, rel: str, data: bytes = b"") -> None:
         """Create a file that must not exist yet (create-only semantics).
 
-        Raises :class:`FileExistsError` if it does. Local storage makes this atomic with
-        ``O_EXCL``; object stores check existence before the put.
+        Raises :class:`FileExistsError` if it does. Local storage makes this atomic (a hard link
+        fails with EEXIST); object stores check existence before the put.
         """
         full = self.full(rel)
         if self.is_local:
-            os.makedirs(os.path.dirname(full), exist_ok=True)
-            # Write content to a temp file then hard-link it into place: link() fails with
-            # EEXIST atomically, and readers never see a partially written instant file.
-            tmp = f"{full}.tmp-{os.getpid()}-{id(data)}"
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            # Write to a temp file then hard-link it into place: link() fails atomically if the
+            # name exists, and readers never see a partially written instant file.
+            tmp = _synced_temp(full, data)
             try:
                 os.link(tmp, full)
             except FileExistsError:
