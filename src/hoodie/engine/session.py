@@ -56,9 +56,29 @@ HOODIE_SPARK_CONF: dict[str, str] = {
 }
 
 
+def metastore_conf(metastore: str) -> dict[str, str]:
+    """Session settings for a Hive metastore: a ``thrift://`` URI, or a directory for an embedded
+    Derby metastore (its database, warehouse and derby.log all live under that directory)."""
+    if metastore.startswith("thrift://"):
+        return {"spark.sql.catalogImplementation": "hive", "spark.hadoop.hive.metastore.uris": metastore}
+    d = os.path.abspath(metastore)
+    os.makedirs(d, exist_ok=True)
+    return {
+        "spark.sql.catalogImplementation": "hive",
+        "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={d}/metastore_db;create=true",
+        "spark.sql.warehouse.dir": f"{d}/warehouse",
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={d}",
+    }
+
+
 def get_session(master: Optional[str] = None, app_name: str = "hoodie",
-                conf: Optional[dict[str, Any]] = None):
-    """Get or create a SparkSession configured for hoodie, with the ``hoodie`` data source registered."""
+                conf: Optional[dict[str, Any]] = None, metastore: Optional[str] = None):
+    """Get or create a SparkSession configured for hoodie, with the ``hoodie`` data source registered.
+
+    ``metastore`` (or ``HOODIE_METASTORE``) enables the Hive session catalog: a ``thrift://`` URI,
+    or a directory for an embedded Derby metastore. hoodie tables registered there with
+    :func:`hoodie.catalog.register_table` are attached to the session by name.
+    """
     check_java()
     configure_environment()
     from pyspark.sql import SparkSession
@@ -66,6 +86,14 @@ def get_session(master: Optional[str] = None, app_name: str = "hoodie",
     builder = SparkSession.builder.appName(app_name)
     builder = builder.master(master or os.environ.get("HOODIE_SPARK_MASTER", "local[2]"))
     settings = dict(HOODIE_SPARK_CONF)
+    metastore = metastore or os.environ.get("HOODIE_METASTORE")
+    if metastore:
+        settings.update(metastore_conf(metastore))
+    else:
+        # Spark's default warehouse is ./spark-warehouse; keep the caller's folder clean.
+        import tempfile
+
+        settings.setdefault("spark.sql.warehouse.dir", os.path.join(tempfile.gettempdir(), "hoodie-spark-warehouse"))
     settings.setdefault("spark.sql.shuffle.partitions", "4")
     settings.setdefault("spark.driver.memory", os.environ.get("HOODIE_SPARK_DRIVER_MEMORY", "2g"))
     for k, v in (conf or {}).items():
@@ -76,4 +104,12 @@ def get_session(master: Optional[str] = None, app_name: str = "hoodie",
     from hoodie.engine.datasource import register
 
     register(spark)
+    if metastore and not metastore.startswith("thrift://"):
+        # Derby boots on first catalog use: point its home (derby.log) at the metastore folder even
+        # when the driver JVM was started before our extraJavaOptions could apply.
+        spark.sparkContext._jvm.java.lang.System.setProperty("derby.system.home", os.path.abspath(metastore))
+    if metastore:
+        from hoodie.interfaces.catalog import attach
+
+        attach(spark)
     return spark

@@ -1,20 +1,46 @@
-"""Resolving table names to base paths through the Spark session catalog.
+"""hoodie tables in Spark's session catalog (a Hive metastore: embedded Derby or a metastore URI).
 
-A name resolves when the catalog object (a table or view in the session catalog, which may be
-backed by a Hive metastore) carries the table property ``hoodie.base.path``. Spark 4.3 keeps
-TBLPROPERTIES on views but drops them (and OPTIONS/LOCATION) on ``CREATE TABLE ... USING`` a
-Python data source, so hoodie records its tables as views with that property.
+Spark 4.3 drops ``OPTIONS``, ``LOCATION`` and ``TBLPROPERTIES`` of ``CREATE TABLE ... USING`` a
+Python data source, and a persistent view may not reference a temporary view or function. So a
+hoodie table is registered as two **persistent views** that carry everything in TBLPROPERTIES:
+
+* ``db.name`` (snapshot) and ``db.name_ro`` (read-optimized), each with ``hoodie.base.path``,
+  ``hoodie.query.type``, the table type and partition fields; the ``_ro`` view also carries the
+  freshness threshold and watermark (``hoodie.ro.freshness.*``), updated after compactions;
+* their body fails with a message naming the fix, so plain Spark SQL never returns wrong rows.
+
+:func:`attach` (run by ``hoodie.spark.session(metastore=...)``) registers, for the session, a
+temporary view per registered view reading the table through the ``hoodie`` data source:
+``events`` and ``events_ro`` after ``USE analytics``, and the qualified names ``analytics.events``
+inside :func:`hoodie.sql`, which maps them to those temporary views.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Optional
 
 BASE_PATH_PROP = "hoodie.base.path"
+QUERY_TYPE_PROP = "hoodie.query.type"
+THRESHOLD_PROP = "hoodie.ro.freshness.threshold"
+WATERMARK_PROP = "hoodie.ro.freshness.watermark"
+RO_SUFFIX = "_ro"
+
+# Per-session map: (db, view) -> temp view name, filled by attach().
+_ATTACHED: dict[int, dict[tuple[str, str], str]] = {}
 
 
 class CatalogError(LookupError):
     """A table name does not resolve to a hoodie table; the message says how to register it."""
+
+
+def _split(name: str, spark: Any) -> tuple[str, str]:
+    parts = name.strip("`").split(".")
+    if len(parts) == 1:
+        return spark.catalog.currentDatabase(), parts[0]
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    raise CatalogError(f"table name {name!r} must be 'name' or 'db.name'")
 
 
 def table_properties(spark: Any, name: str) -> dict[str, str]:
@@ -27,7 +53,7 @@ def table_properties(spark: Any, name: str) -> dict[str, str]:
 
 
 def resolve_table_path(spark: Any, name: str) -> str:
-    """The base path of the hoodie table registered under ``name``."""
+    """The base path of the hoodie table registered under ``name`` (or its ``_ro`` view)."""
     props = table_properties(spark, name)
     path = props.get(BASE_PATH_PROP)
     if not path:
@@ -38,24 +64,105 @@ def resolve_table_path(spark: Any, name: str) -> str:
     return path
 
 
-def drop_partitions(spark: Any, name: str, partitions: list[str]) -> list[str]:
-    """Drop catalog partitions of a registered table after TTL deleted them; returns the specs
-    dropped. A name registered as a view has no catalog partitions, so there is nothing to drop."""
-    props = table_properties(spark, name)
-    fields = [f for f in props.get("hoodie.partition.fields", "").split(",") if f]
-    if not fields:
-        return []
-    try:
-        spark.sql(f"SHOW PARTITIONS {name}").collect()
-    except Exception:
-        return []  # not a partitioned catalog table (a view): no catalog partitions exist
-    from hoodie.format.keygen import partition_values
+def _q(v: str) -> str:
+    return "'" + str(v).replace("\\", "\\\\").replace("'", "\\'") + "'"
 
-    hive = props.get("hoodie.datasource.write.hive_style_partitioning", "false") == "true"
-    dropped = []
-    for p in partitions:
-        vals = partition_values(p, fields, hive)
-        spec = ", ".join(f"{k} = '{str(v).replace(chr(39), chr(39) * 2)}'" for k, v in vals.items())
-        spark.sql(f"ALTER TABLE {name} DROP IF EXISTS PARTITION ({spec})")
-        dropped.append(spec)
-    return dropped
+
+def register_table(spark: Any, name: str, base_path: str, storage_options: Optional[dict] = None) -> list[str]:
+    """Register a hoodie table as ``db.name`` (snapshot) and ``db.name_ro`` (read-optimized).
+
+    Returns the registered view names. Re-registering replaces the views.
+    """
+    from hoodie.format.table import HoodieTable
+
+    t = HoodieTable(base_path, storage_options)
+    db, tbl = _split(name, spark)
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS `{db}`")
+    common = {
+        BASE_PATH_PROP: t.base_path, "hoodie.table.name": t.name, "hoodie.table.type": t.table_type,
+        "hoodie.partition.fields": ",".join(t.partition_fields),
+        "hoodie.datasource.write.hive_style_partitioning": str(t.hive_style).lower(),
+    }
+    out = []
+    for view, qt in ((tbl, "snapshot"), (tbl + RO_SUFFIX, "read_optimized")):
+        props = {**common, QUERY_TYPE_PROP: qt}
+        full = f"`{db}`.`{view}`"
+        msg = (f"{db}.{view} is a hoodie table: query it through hoodie (hoodie.spark.session(metastore=...) "
+               f"then USE {db}, or hoodie.sql), or spark.read.format('hoodie').load('{t.base_path}')")
+        plist = ", ".join(f"{_q(k)} = {_q(v)}" for k, v in props.items())
+        # The filter makes every query fail, count(*) included (a projection alone can be pruned).
+        spark.sql(f"CREATE OR REPLACE VIEW {full} TBLPROPERTIES ({plist}) AS "
+                  f"SELECT CAST(NULL AS STRING) AS x WHERE raise_error({_q(msg)}) IS NULL")
+        out.append(f"{db}.{view}")
+    sync_freshness(spark, f"{db}.{tbl}")
+    attach(spark, db)
+    return out
+
+
+def sync_freshness(spark: Any, name: str) -> dict[str, Optional[str]]:
+    """Copy the table's read-optimized freshness (threshold T, watermark W) into the ``_ro`` view's
+    table properties; returns what was set."""
+    from hoodie.services.compaction import freshness
+
+    db, tbl = _split(name, spark)
+    view = tbl if tbl.endswith(RO_SUFFIX) else tbl + RO_SUFFIX
+    path = resolve_table_path(spark, f"`{db}`.`{view}`")
+    f = freshness(path)
+    th, wm = f.get("threshold") or {}, f.get("watermark") or {}
+    props = {THRESHOLD_PROP: th.get("iso") or "", THRESHOLD_PROP + ".epoch.ms": str(th.get("epoch_ms") or ""),
+             WATERMARK_PROP: wm.get("iso") or "", WATERMARK_PROP + ".epoch.ms": str(wm.get("epoch_ms") or ""),
+             WATERMARK_PROP + ".status": str(wm.get("status") or "")}
+    plist = ", ".join(f"{_q(k)} = {_q(v)}" for k, v in props.items())
+    spark.sql(f"ALTER VIEW `{db}`.`{view}` SET TBLPROPERTIES ({plist})")
+    return props
+
+
+def attach(spark: Any, database: Optional[str] = None) -> dict[tuple[str, str], str]:
+    """Create session views for every registered hoodie view (of one database, or all)."""
+    dbs = [database] if database else [r[0] for r in spark.sql("SHOW DATABASES").collect()]
+    attached = _ATTACHED.setdefault(id(spark), {})
+    for db in dbs:
+        for row in spark.sql(f"SHOW VIEWS IN `{db}`").collect():
+            view = row["viewName"]
+            if row["isTemporary"]:
+                continue
+            props = table_properties(spark, f"`{db}`.`{view}`")
+            path = props.get(BASE_PATH_PROP)
+            if not path:
+                continue
+            df = spark.read.format("hoodie").option("hoodie.datasource.query.type",
+                                                    props.get(QUERY_TYPE_PROP, "snapshot")).load(path)
+            temp = f"__hoodie_{db}_{view}"
+            df.createOrReplaceTempView(temp)
+            if db == spark.catalog.currentDatabase():
+                df.createOrReplaceTempView(view)  # unqualified names in the current database
+            attached[(db.lower(), view.lower())] = temp
+    return dict(attached)
+
+
+def rewrite_names(spark: Any, text: str) -> str:
+    """Replace qualified names of attached hoodie views (outside string literals) with their
+    session views, so ``SELECT ... FROM analytics.events_ro`` reads the table."""
+    attached = _ATTACHED.get(id(spark))
+    if not attached:
+        return text
+    parts = re.split(r"('(?:[^'\\]|\\.|'')*')", text)
+    for i in range(0, len(parts), 2):
+        for (db, view), temp in attached.items():
+            pat = re.compile(rf"(?<![\w.`])`?{re.escape(db)}`?\.`?{re.escape(view)}`?(?![\w`])", re.IGNORECASE)
+            parts[i] = pat.sub(temp, parts[i])
+    return "".join(parts)
+
+
+def drop_partitions(spark: Any, name: str, partitions: list[str]) -> list[str]:
+    """Keep the catalog in step after TTL deleted partitions; returns what was dropped.
+
+    Views have no catalog partitions; the session views read the table itself, so expired
+    partitions disappear from them at once. Refresh the session views so cached plans do not
+    keep the old file listing.
+    """
+    db, tbl = _split(name, spark)
+    base = tbl[: -len(RO_SUFFIX)] if tbl.endswith(RO_SUFFIX) else tbl
+    if (db.lower(), base.lower()) in _ATTACHED.get(id(spark), {}):
+        attach(spark, db)
+    return []

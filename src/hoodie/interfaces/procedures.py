@@ -69,6 +69,10 @@ def _run_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
         return [(inst, len(plan.get("operations") or []), "REQUESTED")]
     results = run_compaction(path, a["timestamp"], opts, executor=spark_executor(spark),
                              schedule_if_none=op == "scheduleandexecute")
+    if a.get("table") and results:
+        from hoodie.interfaces.catalog import sync_freshness
+
+        sync_freshness(spark, a["table"])  # the _ro view's freshness properties follow compactions
     return [(r.instant, len(r.stats), "COMPLETED") for r in results]
 
 

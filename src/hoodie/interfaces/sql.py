@@ -217,7 +217,9 @@ def sql(spark: Any, text: str):
     """Run ``CALL procedure(...)`` (returns a DataFrame) or pass any other statement to ``spark.sql``."""
     parsed = parse_call(text)
     if parsed is None:
-        return spark.sql(text)
+        from hoodie.interfaces.catalog import rewrite_names
+
+        return spark.sql(rewrite_names(spark, text))
     name, positional, named = parsed
     _load_procedures()
     proc = PROCEDURES.get(name.lower())
