@@ -11,8 +11,11 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.rows < 100:
         raise ValueError(f"--rows {args.rows} is too small for a meaningful run; use at least 100")
+    import sys
+
     res = run_quickstart(args.base_path, rows=args.rows, days=args.days, batches=args.batches,
-                         retain_days=args.retain_days, log=(lambda s: None) if args.json else print)
+                         retain_days=args.retain_days, log=(lambda s: None) if args.json else print,
+                         progress=not args.json and sys.stdout.isatty())
     if args.json:
         print(result_json(res))
     return 0

@@ -103,8 +103,11 @@ def expected_live_rows(batches: list[tuple[str, list[dict[str, Any]]]]) -> int:
 
 def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: int = 10,
                    retain_days: int = 7, spark: Any = None, log: Callable[[str], None] = print,
-                   overwrite: bool = True) -> QuickstartResult:
-    """Run the pipeline (see the module doc) and return what it did."""
+                   overwrite: bool = True, progress: bool = False) -> QuickstartResult:
+    """Run the pipeline (see the module doc) and return what it did.
+
+    With ``progress`` a rich progress bar tracks the batches (the CLI enables it on a terminal).
+    """
     import hoodie
     import hoodie.spark as hs
     from hoodie.engine.compaction import spark_executor
@@ -138,7 +141,17 @@ def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: i
     executor = spark_executor(spark)
     log(f"writing {len(stream)} batches ({rows} events over {days} days) into {base_path}")
     max_event = None
+    bar = None
+    if progress:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                       TimeElapsedColumn(), transient=True)
+        bar.start()
+        task = bar.add_task("writing batches", total=len(stream))
     for i, (op, recs) in enumerate(stream):
+        if bar is not None:
+            bar.update(task, completed=i)
         df = spark.createDataFrame(pa.Table.from_pylist(recs, schema=SCHEMA).to_pandas(), schema="event_id string, "
                                    "user_id string, event_ts timestamp, day string, status string, "
                                    "amount double, updated_at long")
@@ -158,6 +171,8 @@ def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: i
             res.compactions.append(info)
             log(f"  event-time compaction {info['instants'] or '(nothing to compact)'}: "
                 f"threshold T={info['threshold']}  watermark W={info['watermark']}")
+    if bar is not None:
+        bar.stop()
     snap = hoodie.read_table(base_path, columns=["day"])
     res.rows_before_ttl = snap.num_rows
     res.partitions_before_ttl = len(set(snap.column("day").to_pylist()))
