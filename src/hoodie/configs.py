@@ -7,13 +7,18 @@ their keys in their own modules through :func:`define`; :func:`known_keys` impor
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import difflib
 import importlib
+import warnings
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Iterator, Mapping, Optional
 
 # Modules that define service configs (imported lazily by known_keys / all_configs).
 SERVICE_CONFIG_MODULES = (
     "hoodie.metrics",
+    "hoodie.format.lock",
     "hoodie.services.ttl.config",
     "hoodie.services.compaction.config",
     "hoodie.services.clean",
@@ -109,3 +114,35 @@ def known_keys() -> set[str]:
         out.add(c.key)
         out.update(c.aliases)
     return out
+
+
+_quiet: contextvars.ContextVar[bool] = contextvars.ContextVar("hoodie_quiet_unknown_keys", default=False)
+
+
+def warn_unknown_keys(options: Optional[Mapping[str, Any]], stacklevel: int = 3) -> list[str]:
+    """Warn about each ``hoodie.*`` key in ``options`` that hoodie does not know, suggesting the
+    closest known key; returns the unknown keys.
+
+    Every entry point that takes options calls this (writes, TTL, clean, compaction, the CLI's
+    ``--set``): a misspelled key would otherwise be ignored and its default applied in silence.
+    """
+    if not options or _quiet.get():
+        return []
+    known = known_keys()
+    unknown = [k for k in options if isinstance(k, str) and k.startswith("hoodie.") and k not in known]
+    for k in unknown:
+        close = difflib.get_close_matches(k, sorted(known), n=1, cutoff=0.75)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        warnings.warn(f"unknown option {k!r} is ignored{hint}", UserWarning, stacklevel=stacklevel)
+    return unknown
+
+
+@contextlib.contextmanager
+def unknown_keys_checked() -> Iterator[None]:
+    """Inside this block :func:`warn_unknown_keys` is silent: the caller has already warned about
+    these options (inline services get the options of the write that warned)."""
+    token = _quiet.set(True)
+    try:
+        yield
+    finally:
+        _quiet.reset(token)

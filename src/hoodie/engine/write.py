@@ -18,10 +18,8 @@ its key columns are read, inside the task that needs them) and the input is shuf
 
 from __future__ import annotations
 
-import difflib
 import json
 import time
-import warnings
 from typing import Any, Mapping, Optional
 
 import pyarrow as pa
@@ -48,21 +46,12 @@ from hoodie.format.commit_metadata import WriteStat
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, table_exists
 from hoodie.format import writer as W
+from hoodie.configs import warn_unknown_keys
+from hoodie.format.lock import table_lock
 from hoodie.faults import fault_point
 
 KEY = "_hoodie_record_key"
 PART = "_hoodie_partition_path"
-
-
-def _warn_unknown_keys(options: Mapping[str, Any]) -> None:
-    from hoodie.configs import known_keys
-
-    known = known_keys()
-    for k in options:
-        if k.startswith("hoodie.") and k not in known:
-            close = difflib.get_close_matches(k, sorted(known), n=1, cutoff=0.75)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            warnings.warn(f"unknown option {k!r} is ignored{hint}", UserWarning, stacklevel=3)
 
 
 def _arrow_schema_of(df) -> pa.Schema:
@@ -82,16 +71,41 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
     ``hoodie.datasource.write.table.type``, ``hoodie.payload.event.time.field``, file sizing keys...).
     ``mode="overwrite"`` deletes the table first; ``"append"`` creates it when absent.
     """
-    started = time.monotonic()
     if mode not in ("append", "overwrite"):
         raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")
     opts = {str(k): str(v) for k, v in options.items() if v is not None}
-    _warn_unknown_keys(opts)
+    warn_unknown_keys(opts)
     st = Storage(base_path, storage_options)
-    if mode == "overwrite" and table_exists(st):
-        st.delete_dir("")
+    op = opts.get("hoodie.datasource.write.operation", "upsert")
+    # The table lock covers the whole write (docs/concurrency.md); inline services take it again.
+    with table_lock(st, opts, f"Spark write ({op})"):
+        if mode == "overwrite" and table_exists(st):
+            _delete_table_keeping_lock(st)
+        table, instant = _write_locked(df, st, base_path, opts, storage_options)
+    from hoodie.services.inline import run_inline_services
+
+    run_inline_services(table.reload(), opts, spark=df.sparkSession)
+    return instant
+
+
+def _delete_table_keeping_lock(st: Storage) -> None:
+    """Delete a table for ``mode="overwrite"``, all but the lock file this write holds."""
+    for entry in st.list_dir(""):
+        if entry.name != ".hoodie":
+            (st.delete_dir if entry.is_dir else st.delete)(entry.path)
+    for entry in st.list_dir(".hoodie"):
+        if entry.name != "lock":
+            (st.delete_dir if entry.is_dir else st.delete)(entry.path)
+
+
+def _write_locked(df, st: Storage, base_path: str, opts: dict[str, str],
+                  storage_options: Optional[dict[str, Any]]) -> tuple[HoodieTable, str]:
+    started = time.monotonic()
     existing = HoodieTable(base_path, storage=st) if table_exists(st) else None
     cfg = WriteConfig.from_options(opts, existing)
+    from hoodie.services.inline import check_inline_options
+
+    check_inline_options(opts, cfg.table_type == "MERGE_ON_READ", existing.props if existing else None)
     arrow_schema = _arrow_schema_of(df)
     body_schema = pa.schema([f for f in arrow_schema if f.name not in META_COLUMNS and f.name != "_hoodie_operation"])
     if cfg.operation in ("delete", "delete_partition") and existing is not None:
@@ -110,11 +124,7 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
                            .select(PART).distinct().collect())
         if not parts:
             raise WriteError(f"delete_partition needs {PARTITIONS_TO_DELETE} or input rows naming the partitions")
-        instant = commit_delete_partitions(table, parts, opts.get("hoodie.write.instant"))
-        from hoodie.services.inline import run_inline_services
-
-        run_inline_services(table.reload(), opts, spark=df.sparkSession)
-        return instant
+        return table, commit_delete_partitions(table, parts, opts.get("hoodie.write.instant"))
     inflight = W.start_commit(table, action_for(table, cfg.operation), opts.get("hoodie.write.instant"),
                               operation_type=OPERATION_TYPES[cfg.operation],
                               requested_content=requested_content(cfg.operation))
@@ -136,10 +146,7 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
 
     publish_write(table.name, table.base_path, instant, OPERATION_TYPES[cfg.operation], stats,
                   int((time.monotonic() - started) * 1000), opts)
-    from hoodie.services.inline import run_inline_services
-
-    run_inline_services(table.reload(), opts, spark=df.sparkSession)
-    return instant
+    return table, instant
 
 
 def _with_keys(df, cfg: WriteConfig, body_schema: pa.Schema):

@@ -9,7 +9,6 @@ what the demo, the tests and small jobs use.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -18,11 +17,10 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from hoodie.format import instant as I
 from hoodie.format import naming as N
-from hoodie.format.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
+from hoodie.format.commit_metadata import NULL_COMMIT, WriteStat
 from hoodie.format.fsview import FileSlice, FileSystemView
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, TableError, create_table, table_exists
@@ -118,6 +116,20 @@ class WriteConfig:
         keygen["hoodie.datasource.write.hive_style_partitioning"] = str(hive).lower()
         keygen["hoodie.datasource.write.partitionpath.urlencode"] = str(urlenc).lower()
         block = (get("hoodie.logfile.data.block.format", default="avro") or "avro").lower()
+        if block not in ("avro", "parquet"):
+            raise WriteError(f"hoodie.logfile.data.block.format={block!r}: use avro or parquet")
+        try:
+            codec = W.parquet_codec(get("hoodie.parquet.compression.codec", default="snappy"))
+        except ValueError as e:
+            raise WriteError(str(e)) from None
+
+        def integer(key: str, default: int) -> int:
+            raw = get(key, default=str(default))
+            try:
+                return int(str(raw).strip())
+            except ValueError:
+                raise WriteError(f"{key}={raw!r} is not an integer (bytes)") from None
+
         return cls(
             table_name=name,
             table_type=ttype,
@@ -131,11 +143,10 @@ class WriteConfig:
             payload_class=get("hoodie.datasource.write.payload.class", "hoodie.compaction.payload.class"),
             event_time_field=get("hoodie.payload.event.time.field"),
             block_format=block,
-            max_file_size=int(get("hoodie.parquet.max.file.size", default=str(DEFAULT_MAX_FILE_SIZE))),
-            small_file_limit=int(get("hoodie.parquet.small.file.limit", default=str(DEFAULT_SMALL_FILE_LIMIT))),
-            record_size_estimate=int(get("hoodie.copyonwrite.record.size.estimate",
-                                         default=str(DEFAULT_RECORD_SIZE_ESTIMATE))),
-            parquet_codec=(get("hoodie.parquet.compression.codec", default="snappy") or "snappy").lower(),
+            max_file_size=integer("hoodie.parquet.max.file.size", DEFAULT_MAX_FILE_SIZE),
+            small_file_limit=integer("hoodie.parquet.small.file.limit", DEFAULT_SMALL_FILE_LIMIT),
+            record_size_estimate=integer("hoodie.copyonwrite.record.size.estimate", DEFAULT_RECORD_SIZE_ESTIMATE),
+            parquet_codec=codec,
             timeline_timezone=(get("hoodie.table.timeline.timezone", "hoodie.table.timeline.timezone", "LOCAL")
                                or "LOCAL").upper(),
             combine_before_insert=(get("hoodie.combine.before.insert", default="false") or "").lower() == "true",
@@ -278,10 +289,11 @@ def _slice_keys(table: HoodieTable, sl: FileSlice) -> pa.Array:
     version outrank it on ordering and resurrect or drop it). Slices without logs read only the
     key column of the base file.
     """
+    from hoodie.format.reader import read_base_file, read_file_slice
+
     if not sl.log_files and sl.base_file is not None:
-        pf = pq.ParquetFile(table.storage.full(sl.base_file.path), filesystem=table.storage.fs)
-        return pf.read(columns=["_hoodie_record_key"]).column(0).combine_chunks()
-    from hoodie.format.reader import read_file_slice
+        keys = pa.schema([pa.field("_hoodie_record_key", pa.string())])
+        return read_base_file(table.storage, sl.base_file.path, keys).column(0).combine_chunks()
 
     schema = table.arrow_schema()
     cols = ["_hoodie_record_key", "_hoodie_commit_time"]
@@ -590,11 +602,30 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
     """Write Arrow data as one commit, in this process (no Spark). Returns the instant time.
 
     ``options`` are Hudi datasource keys (``hoodie.table.name``, ``hoodie.datasource.write.*``...).
+    The write holds the table lock (``hoodie.format.lock``) from its rollback of failed writes to
+    its commit; the inline services it enables run after it, each under the lock again.
     """
-    started = time.monotonic()
+    from hoodie.configs import warn_unknown_keys
+    from hoodie.format.lock import table_lock
+    from hoodie.services.inline import run_inline_services
+
+    warn_unknown_keys(options)
     st = Storage(base_path, storage_options)
+    op = str(options.get("hoodie.datasource.write.operation") or "upsert")
+    with table_lock(st, options, f"write ({op})"):
+        table, done = _write_arrow_locked(st, base_path, data, options, storage_options, instant)
+    run_inline_services(table.reload(), options)
+    return done
+
+
+def _write_arrow_locked(st: Storage, base_path: str, data: pa.Table, options: Mapping[str, Any],
+                        storage_options: Optional[dict[str, Any]], instant: Optional[str]) -> tuple[HoodieTable, str]:
+    started = time.monotonic()
     existing = HoodieTable(base_path, storage=st) if table_exists(st) else None
     cfg = WriteConfig.from_options(options, existing)
+    from hoodie.services.inline import check_inline_options
+
+    check_inline_options(options, cfg.table_type == "MERGE_ON_READ", existing.props if existing else None)
     body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS])
     if cfg.operation in ("delete", "delete_partition") and existing is not None:
         avro_schema = existing.avro_schema()
@@ -606,11 +637,7 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
 
     rollback_failed_writes(table)
     if cfg.operation == "delete_partition":
-        instant = commit_delete_partitions(table, partitions_to_delete(options, records), instant)
-        from hoodie.services.inline import run_inline_services
-
-        run_inline_services(table.reload(), options)
-        return instant
+        return table, commit_delete_partitions(table, partitions_to_delete(options, records), instant)
     inflight = W.start_commit(table, action_for(table, cfg.operation), instant,
                               operation_type=OPERATION_TYPES[cfg.operation],
                               requested_content=requested_content(cfg.operation))
@@ -631,11 +658,7 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
 
     publish_write(table.name, table.base_path, inflight.timestamp, plan.operation_type, stats,
                   int((time.monotonic() - started) * 1000), options)
-    from hoodie.services.inline import run_inline_services
-
-    run_inline_services(table.reload(), options)
-    return inflight.timestamp
-
+    return table, inflight.timestamp
 
 __all__ = ["WriteConfig", "WriteError", "plan_write", "execute_file_group", "commit_write", "write_arrow",
            "prepare_records", "dedupe", "evolve_schema", "open_or_create", "FileGroupWork", "WritePlan"]

@@ -122,11 +122,24 @@ def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
 
 def read_base_file(storage: Storage, path: str, schema: pa.Schema,
                    filters: Optional[pc.Expression] = None) -> pa.Table:
-    """Read one base file projected onto ``schema`` (missing columns become nulls)."""
-    pf = pq.ParquetFile(storage.full(path), filesystem=storage.fs)
-    present = set(pf.schema_arrow.names)
-    cols = [f.name for f in schema if f.name in present]
-    tbl = pf.read(columns=cols)
+    """Read one base file projected onto ``schema`` (missing columns become nulls).
+
+    Raises:
+        ReadError: the file is not readable Parquet (truncated, overwritten, not a base file); the
+            message names it. A missing or forbidden file keeps its own OSError.
+    """
+    try:
+        pf = pq.ParquetFile(storage.full(path), filesystem=storage.fs)
+        present = set(pf.schema_arrow.names)
+        cols = [f.name for f in schema if f.name in present]
+        tbl = pf.read(columns=cols)
+    except (FileNotFoundError, PermissionError):
+        raise
+    except (pa.ArrowException, OSError) as e:
+        # pyarrow's message ("Parquet magic bytes not found in footer") does not say which file.
+        raise ReadError(f"base file {storage.uri(path)} is not readable Parquet ({e}); it is damaged or was "
+                        "replaced by another file. Restore it from a copy, or roll back / restore the table to "
+                        "before the commit that wrote it") from e
     out = _conform(tbl, schema)
     if filters is not None:
         out = out.filter(filters)

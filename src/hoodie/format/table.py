@@ -81,9 +81,18 @@ class HoodieTable:
                 f"{self.storage.uri()} is not a Hudi table: {PROPS_FILE} is missing "
                 "(create one with `hoodie create` or hoodie.spark.write)"
             ) from None
-        self.props: dict[str, str] = P.parse_properties(raw.decode("utf-8"))
-        version = self.props.get("hoodie.table.version", "")
-        if version and version != "6":
+        self.props: dict[str, str] = P.parse_properties(raw.decode("utf-8", errors="replace"))
+        # Hudi always writes these. Without them a damaged file would pass for a copy-on-write table,
+        # and the next write would rewrite base files without the updates held in log files.
+        missing = [k for k in ("hoodie.table.name", "hoodie.table.type", "hoodie.table.version")
+                   if not self.props.get(k)]
+        if missing:
+            raise TableError(
+                f"{self.storage.uri(PROPS_FILE)} is damaged: it lacks {', '.join(missing)}, which Hudi always "
+                "writes. Restore it from .hoodie/hoodie.properties.backup (Hudi's copy) or from a backup"
+            )
+        version = self.props["hoodie.table.version"]
+        if version != "6":
             raise TableError(
                 f"{self.storage.uri()} is table version {version}; hoodie reads and writes "
                 "table version 6 (Hudi 0.14/0.15) only"

@@ -186,7 +186,11 @@ def _cached_commit_metadata(uri: str, name: str, size: int, data: bytes) -> Comm
 def _read_commit_metadata(storage: Storage, name: str) -> CommitMetadata:
     # Completed instant files are immutable, so parsing can be memoized by content.
     data = storage.read_bytes(f"{METAFOLDER}/{name}")
-    return _cached_commit_metadata(storage.uri(), name, len(data), data)
+    try:
+        return _cached_commit_metadata(storage.uri(), name, len(data), data)
+    except ValueError as e:
+        # Still a ValueError (callers skip unreadable pending metadata by catching it), now naming the file.
+        raise ValueError(f"{storage.uri(f'{METAFOLDER}/{name}')}: {e}") from e
 
 
 # -- transitions ---------------------------------------------------------------------------------

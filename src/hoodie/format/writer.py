@@ -28,6 +28,23 @@ from hoodie.format import timeline as T
 
 META_AVRO_FIELDS = [{"name": c, "type": ["null", "string"], "default": None} for c in META_COLUMNS]
 DEFAULT_PARQUET_CODEC = "snappy"
+# Hudi's hoodie.parquet.compression.codec values, by the name pyarrow knows them by.
+PARQUET_CODECS = {"snappy": "snappy", "gzip": "gzip", "zstd": "zstd", "lz4": "lz4", "brotli": "brotli",
+                  "uncompressed": "none", "none": "none"}
+
+
+def parquet_codec(value: Optional[str]) -> str:
+    """pyarrow's name for a ``hoodie.parquet.compression.codec`` value (default snappy).
+
+    Checked when options are parsed: pyarrow would only fail once the first base file is written,
+    with an instant already started. Raises ValueError naming the key.
+    """
+    v = (value or DEFAULT_PARQUET_CODEC).strip().lower()
+    if v not in PARQUET_CODECS:
+        why = " (Arrow has no LZO codec)" if v == "lzo" else ""
+        raise ValueError(f"hoodie.parquet.compression.codec={value!r} is not supported{why}; use one of "
+                         f"{', '.join(sorted(PARQUET_CODECS))}")
+    return PARQUET_CODECS[v]
 
 
 def _rel(partition: str, name: str) -> str:

@@ -265,6 +265,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the ``hoodie`` command."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    import warnings
+
+    saved = warnings.showwarning
+    if not args.debug:
+        # One line per warning (an unknown --set key, a skipped corrupt log block), not Python's
+        # "file:line: UserWarning" followed by a source line.
+        def show(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
+            print(f"hoodie: warning: {message}", file=sys.stderr)
+
+        warnings.showwarning = show
+    try:
+        return _run(args)
+    finally:
+        warnings.showwarning = saved
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.metrics_file:
         import os
 

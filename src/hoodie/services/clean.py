@@ -43,7 +43,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from hoodie.configs import define
+from hoodie.configs import define, warn_unknown_keys
 from hoodie.faults import fault_point
 from hoodie.format import instant as I
 from hoodie.format import naming as N
@@ -707,6 +707,7 @@ def _execute(table: HoodieTable, instant: Instant, plan: CleanPlan, started: flo
                 storage.delete(f)
                 # Already gone (a re-executed plan) counts as deleted: the file no longer exists.
                 ok.append(f)
+                fault_point("clean.after_file")
             except OSError as e:
                 log.warning("clean %s could not delete %s: %s", instant.timestamp, f, e)
                 bad.append(f)
@@ -762,6 +763,8 @@ def run_clean(base_path: str | HoodieTable, config: Optional[Mapping[str, Any] |
     :func:`_run_clean_once`.
     """
     started = time.monotonic()
+    if isinstance(config, Mapping):
+        warn_unknown_keys(config)
     res = _run_clean_once(base_path, config, dry_run, storage_options=storage_options)
     if not dry_run:
         from hoodie.metrics import publish
@@ -792,6 +795,13 @@ def _run_clean_once(base_path: str | HoodieTable, config: Optional[Mapping[str, 
         if pending:
             plan.notes.append(f"pending clean(s) {', '.join(pending)} would be re-executed first")
         return CleanResult(None, plan, dry_run=True)
+    from hoodie.format.lock import TableLock
+
+    with TableLock(table.storage, cfg.options, "clean"):
+        return _clean_locked(table.reload(), cfg)
+
+
+def _clean_locked(table: HoodieTable, cfg: "CleanConfig") -> CleanResult:
     refuse_metadata_table(table, "a clean")
     recovered = _finish_pending_cleans(table)
     purged = _stash_housekeeping(table, cfg)

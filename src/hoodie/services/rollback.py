@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
+from hoodie.faults import fault_point
 from hoodie.format import instant as I
 from hoodie.format import naming as N
 from hoodie.format import plans
@@ -102,7 +103,14 @@ def rollback(base_path: str | HoodieTable, instant: str, *, storage_options: Opt
     restore to a savepoint is the tool for going further back).
     """
     table = base_path if isinstance(base_path, HoodieTable) else HoodieTable(base_path, storage_options)
-    table.reload()
+    from hoodie.format.lock import TableLock
+
+    # A pending instant may be a live writer's until the lock says otherwise (writers hold it).
+    with TableLock(table.storage, None, f"rollback of {instant}"):
+        return _rollback_locked(table.reload(), instant, allow_completed)
+
+
+def _rollback_locked(table: HoodieTable, instant: str, allow_completed: bool) -> RollbackResult:
     tl = table.timeline
     target = tl.get(instant)
     if target is None:
@@ -125,13 +133,45 @@ def rollback(base_path: str | HoodieTable, instant: str, *, storage_options: Opt
     return _execute(table, target)
 
 
+def pending_rollback_of(table: HoodieTable, instant: str) -> Optional[Instant]:
+    """A rollback of ``instant`` that an interrupted run left requested or inflight, if any.
+
+    Hudi re-executes such a rollback instead of starting another one; starting a new one would leave
+    the interrupted rollback pending on the timeline forever.
+    """
+    tl = table.timeline
+    for inst in tl.pending().by_actions(I.ROLLBACK).instants:
+        try:
+            plan = plans.read_avro_metadata(tl.read_file(inst.requested_file_name))
+        except (FileNotFoundError, ValueError):
+            continue
+        if (plan.get("instantToRollback") or {}).get("commitTime") == instant:
+            return inst
+    return None
+
+
+def start_rollback(table: HoodieTable, instant: str, plan: bytes) -> Instant:
+    """The inflight rollback instant for ``instant``: an interrupted one resumed (its own plan kept;
+    the files it still has to delete are found again, which is idempotent), or a new one with ``plan``."""
+    storage = table.storage
+    resumed = pending_rollback_of(table, instant)
+    if resumed is None:
+        req = T.create_requested(storage, table.new_instant_time(), I.ROLLBACK, plan)
+        inflight = T.transition_to_inflight(storage, req, b"")
+    else:
+        log.info("resuming rollback %s of %s, left %s by an interrupted run", resumed.timestamp, instant,
+                 resumed.state.name.lower())
+        inflight = resumed if resumed.is_inflight else T.transition_to_inflight(storage, resumed, b"")
+    fault_point("rollback.after_inflight")
+    return inflight
+
+
 def _execute(table: HoodieTable, target: Instant) -> RollbackResult:
     from hoodie.format import logformat as L
 
     storage = table.storage
     started = time.monotonic()
     to_delete, to_block = _files_of_instant(table, target.timestamp)
-    rb = table.new_instant_time()
     requests = []
     by_part: dict[str, list[str]] = {}
     for p in to_delete:
@@ -145,8 +185,8 @@ def _execute(table: HoodieTable, target: Instant) -> RollbackResult:
         requests.append(plans.rollback_request(part, lp.file_id, lp.base_instant, [],
                                                {storage.uri(p): storage.size(p)}))
     plan = plans.rollback_plan((target.timestamp, target.action), requests)
-    req = T.create_requested(storage, rb, I.ROLLBACK, plans.write_avro_metadata("HoodieRollbackPlan", plan))
-    inf = T.transition_to_inflight(storage, req, b"")
+    inf = start_rollback(table, target.timestamp, plans.write_avro_metadata("HoodieRollbackPlan", plan))
+    rb = inf.timestamp
     part_meta: dict[str, dict] = {}
     deleted: list[str] = []
     for p in to_delete:
@@ -155,6 +195,7 @@ def _execute(table: HoodieTable, target: Instant) -> RollbackResult:
         pm = part_meta.setdefault(part, {"ok": [], "failed": [], "blocks": {}})
         (pm["ok"] if ok or not storage.exists(p) else pm["failed"]).append(storage.uri(p))
         deleted.append(p)
+        fault_point("rollback.after_delete")
     blocks_written: list[str] = []
     for p in to_block:
         part, _, name = p.rpartition("/")
@@ -171,6 +212,7 @@ def _execute(table: HoodieTable, target: Instant) -> RollbackResult:
          for part, pm in part_meta.items()},
     )
     T.transition_to_complete(storage, inf, plans.write_avro_metadata("HoodieRollbackMetadata", meta))
+    fault_point("rollback.after_complete")
     # Only now remove the rolled-back instant's own files (completed last-to-first).
     for st in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
         storage.delete(f"{T.METAFOLDER}/{I.instant_file_name(target.timestamp, target.action, st)}")

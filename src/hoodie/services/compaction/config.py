@@ -177,7 +177,7 @@ class CompactionConfig:
             inline=_bool(o, INLINE, False),
             schedule_inline=_bool(o, SCHEDULE_INLINE, False),
             parquet_max_file_size=_int(o, PARQUET_MAX_FILE_SIZE, DEFAULT_PARQUET_MAX_FILE_SIZE, 1),
-            parquet_codec=(o.get(PARQUET_CODEC) or "snappy").strip().lower(),
+            parquet_codec=_codec(o.get(PARQUET_CODEC)),
             log_block_format=block,
             event_time_field=o.get(EVENT_TIME_FIELD) or None,
             event_time_latency_ms=_int(o, EVENT_TIME_LATENCY_MS, DEFAULT_EVENT_TIME_LATENCY_MS, 0),
@@ -190,6 +190,15 @@ class CompactionConfig:
             options=o,
         )
         return cfg
+
+
+def _codec(value: Optional[str]) -> str:
+    from hoodie.format.writer import parquet_codec
+
+    try:
+        return parquet_codec(value)
+    except ValueError as e:
+        raise CompactionConfigError(str(e)) from None
 
 
 def as_config(config: Any = None, table_props: Optional[Mapping[str, str]] = None) -> CompactionConfig:

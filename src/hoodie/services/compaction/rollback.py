@@ -28,6 +28,7 @@ from hoodie.format.table import HoodieTable
 
 from hoodie.services.compaction import partial as P
 from hoodie.services.compaction.config import CompactionError
+from hoodie.services.rollback import pending_rollback_of, start_rollback
 
 log = logging.getLogger("hoodie.compaction")
 
@@ -107,6 +108,22 @@ def rollback_compaction(table_or_path: Union[str, HoodieTable], instant: str, *,
             restore), or a reserved-version file was not written by it.
     """
     table = table_or_path.reload() if isinstance(table_or_path, HoodieTable) else HoodieTable(str(table_or_path), storage_options)
+    from hoodie.format.lock import LockError, TableLock, compaction_lock
+
+    own = compaction_lock(table.storage, instant)
+    try:
+        own.acquire()
+    except LockError as e:
+        raise CompactionError(f"compaction {instant} is being executed by another process ({e}); it cannot be "
+                              "rolled back under it") from None
+    try:
+        with TableLock(table.storage, None, f"rollback of compaction {instant}"):
+            return _rollback_compaction_locked(table.reload(), instant)
+    finally:
+        own.release()
+
+
+def _rollback_compaction_locked(table: HoodieTable, instant: str) -> RollbackResult:
     storage = table.storage
     tl = table.timeline
     requested = I.Instant(instant, I.COMPACTION, I.State.REQUESTED)
@@ -119,17 +136,17 @@ def rollback_compaction(table_or_path: Union[str, HoodieTable], instant: str, *,
     outputs = compaction_outputs(table, instant, plan)
     files = outputs["split"] + [l.link_path for l in outputs["links"]] + outputs["base"] + outputs["tmp"]
     has_inflight = tl.has_file(inflight.file_name)
-    if not files and not has_inflight:
+    if not files and not has_inflight and pending_rollback_of(table, instant) is None:
         return RollbackResult(instant, None, [])
     started = time.monotonic()
-    r = table.new_instant_time()
     by_part: dict[str, list[str]] = {}
     for f in files:
         by_part.setdefault(f.rsplit("/", 1)[0] if "/" in f else "", []).append(f)
     requests = [PL.rollback_request(p, files_to_delete=[storage.uri(f) for f in fs]) for p, fs in sorted(by_part.items())]
-    req = T.create_requested(storage, r, I.ROLLBACK, PL.write_avro_metadata(
+    # An interrupted rollback of this compaction is resumed rather than left pending forever.
+    rb_inflight = start_rollback(table, instant, PL.write_avro_metadata(
         "HoodieRollbackPlan", PL.rollback_plan((instant, I.COMPACTION), requests)))
-    rb_inflight = T.transition_to_inflight(storage, req, b"")
+    r = rb_inflight.timestamp
     deleted: list[str] = []
     # Split files first, then links lowest version first (the links left are a suffix at every
     # moment, see partial.materialize_links), then base files and temporary copies.

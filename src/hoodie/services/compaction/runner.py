@@ -21,8 +21,12 @@ import multiprocessing
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
+from hoodie.configs import warn_unknown_keys
+
+from hoodie.faults import fault_point
+from hoodie.format.lock import LockError, TableLock, compaction_lock
 from hoodie.format import instant as I
 from hoodie.format import links as LK
 from hoodie.format import naming as N
@@ -68,8 +72,13 @@ def _pending_instants(table: HoodieTable) -> list[str]:
 
 def _in_process_executor(table: HoodieTable, cfg: CompactionConfig) -> Executor:
     def run(tasks: list[CompactionTask]) -> list[WriteStat]:
-        return [execute_operation(table, t.instant, t.operation, cfg, token=N.write_token(t.task_id, 0, t.task_id),
-                                  task_partition_id=t.task_id, plan_extra=t.plan_extra) for t in tasks]
+        stats = []
+        for t in tasks:
+            stats.append(execute_operation(table, t.instant, t.operation, cfg,
+                                           token=N.write_token(t.task_id, 0, t.task_id),
+                                           task_partition_id=t.task_id, plan_extra=t.plan_extra))
+            fault_point("compaction.after_operation")
+        return stats
     return run
 
 
@@ -207,39 +216,58 @@ def _publish(cfg: CompactionConfig, table: HoodieTable, metrics: dict[str, Any])
 
 
 def _run_one(table: HoodieTable, instant: str, cfg: CompactionConfig, executor: Optional[Executor]) -> CompactionResult:
+    try:
+        own = compaction_lock(table.storage, instant, cfg.options)
+        own.acquire()
+    except LockError as e:
+        raise CompactionError(f"compaction {instant} is being executed by another process ({e}); run it again "
+                              "once that process ends, or remove its lock file if it is gone") from None
+    try:
+        return _run_one_locked(table, instant, cfg, executor)
+    finally:
+        own.release()
+
+
+def _run_one_locked(table: HoodieTable, instant: str, cfg: CompactionConfig,
+                    executor: Optional[Executor]) -> CompactionResult:
     storage = table.storage
-    tl = table.reload().timeline
-    if tl.has_file(I.instant_file_name(instant, I.COMMIT, I.State.COMPLETED)):
-        raise CompactionError(f"compaction {instant} is already completed")
-    requested = I.Instant(instant, I.COMPACTION, I.State.REQUESTED)
-    if not tl.has_file(requested.file_name):
-        raise CompactionError(f"there is no compaction plan {instant}")
-    rolled_back = False
-    if tl.has_file(I.instant_file_name(instant, I.COMPACTION, I.State.INFLIGHT)):
-        log.info("compaction %s is inflight from an earlier run: rolling it back first", instant)
-        rollback_compaction(table, instant)
-        rolled_back = True
+    # The start and the commit hold the table lock; the execution between them does not (writers
+    # go on, adding log files to the slices the plan opens), so it holds this compaction's own lock.
+    with TableLock(storage, cfg.options, f"compaction {instant} (start)"):
         tl = table.reload().timeline
-    plan = tl.compaction_plan(instant)
-    ops = list(plan.get("operations") or [])
-    extra = dict(plan.get("extraMetadata") or {})
-    for op in ops:
-        if op.get("symlinkOperations") and extra.get(K.PARTIAL_PLAN_KEY) != "true":
-            raise CompactionError(f"compaction {instant}: partial operations without the {K.PARTIAL_PLAN_KEY} "
-                                  "marker; refusing an inconsistent plan")
-    mode = P.resolve_link_mode(storage, cfg.link_mode)
-    _check_no_pending_writes_before(table, instant)
-    started = time.monotonic()
-    inflight = T.transition_to_inflight(storage, requested, b"")
-    table.reload()
-    links: list[LK.Link] = []
-    link_sizes = 0
-    for op in ops:
-        planned = P.operation_links(op)
-        P.materialize_links(storage, planned, mode)
-        for l in planned:
-            links.append(LK.Link(l.partition, l.file_id, l.link, l.target, mode))
-            link_sizes += storage.size(l.target_path)
+        if tl.has_file(I.instant_file_name(instant, I.COMMIT, I.State.COMPLETED)):
+            raise CompactionError(f"compaction {instant} is already completed")
+        requested = I.Instant(instant, I.COMPACTION, I.State.REQUESTED)
+        if not tl.has_file(requested.file_name):
+            raise CompactionError(f"there is no compaction plan {instant}")
+        rolled_back = False
+        if tl.has_file(I.instant_file_name(instant, I.COMPACTION, I.State.INFLIGHT)):
+            log.info("compaction %s is inflight from an earlier run: rolling it back first", instant)
+            rollback_compaction(table, instant)
+            rolled_back = True
+            tl = table.reload().timeline
+        plan = tl.compaction_plan(instant)
+        ops = list(plan.get("operations") or [])
+        extra = dict(plan.get("extraMetadata") or {})
+        for op in ops:
+            if op.get("symlinkOperations") and extra.get(K.PARTIAL_PLAN_KEY) != "true":
+                raise CompactionError(f"compaction {instant}: partial operations without the {K.PARTIAL_PLAN_KEY} "
+                                      "marker; refusing an inconsistent plan")
+        mode = P.resolve_link_mode(storage, cfg.link_mode)
+        _check_no_pending_writes_before(table, instant)
+        started = time.monotonic()
+        inflight = T.transition_to_inflight(storage, requested, b"")
+        fault_point("compaction.after_inflight")
+        table.reload()
+        links: list[LK.Link] = []
+        link_sizes = 0
+        for op in ops:
+            planned = P.operation_links(op)
+            P.materialize_links(storage, planned, mode)
+            for l in planned:
+                links.append(LK.Link(l.partition, l.file_id, l.link, l.target, mode))
+                link_sizes += storage.size(l.target_path)
+        fault_point("compaction.after_links")
     tasks = [CompactionTask(table.base_path, instant, op, dict(cfg.options), extra, i,
                             table.storage.storage_options or None) for i, op in enumerate(ops)]
     run = executor or _in_process_executor(table, cfg)
@@ -251,39 +279,41 @@ def _run_one(table: HoodieTable, instant: str, cfg: CompactionConfig, executor: 
         raise CompactionError(f"compaction {instant}: the executor returned {len(stats)} stat(s) for {len(ops)} "
                               f"operation(s) (missing {missing[:3]}); nothing was committed, the compaction is "
                               "left inflight")
-    stray = _reconcile(table, instant, ops, stats)
-    if stray:
-        log.info("compaction %s: removed %d file(s) of failed task attempts", instant, len(stray))
-    _check_no_late_logs(table, instant, ops)
-    _check_no_pending_writes_before(table, instant)
-    split_files = [{"partition": s.partition_path or "", "fileId": s.file_id, "path": s.split_file,
-                    "records": getattr(s, "split_records", 0), "deletes": getattr(s, "split_deletes", 0),
-                    "minEventTime": getattr(s, "split_min_event_time", None),
-                    "maxEventTime": getattr(s, "split_max_event_time", None)}
-                   for s in stats if getattr(s, "split_file", None)]
-    wm = compute_watermark(
-        table.reload(), assume_completed=[instant],
-        extra_links={l.link_path: l.target_path for l in links},
-        completing=(instant, {(op.get("partitionPath") or "", op.get("fileId") or "") for op in ops}))
-    threshold = int(extra[K.THRESHOLD_KEY]) if extra.get(K.THRESHOLD_KEY) else None
-    duration = int((time.monotonic() - started) * 1000)
-    metrics = _metrics(cfg, instant, ops, stats, links, link_sizes, duration, wm, threshold, mode)
-    commit_extra = {K.STRATEGY_KEY: extra.get(K.STRATEGY_KEY, ""), K.METRICS_KEY: json.dumps(metrics, separators=(",", ":")),
-                    K.WATERMARK_STATUS_KEY: wm.status}
-    if wm.min_ms is not None:
-        commit_extra[K.WATERMARK_KEY] = str(wm.min_ms)
-    if links:
-        commit_extra[LK.LINKS_KEY] = LK.encode_links(links)
-        commit_extra[LK.PARTIAL_PLAN_KEY] = "true"
-    if threshold is not None:
-        commit_extra[K.THRESHOLD_KEY] = str(threshold)
-        commit_extra[K.THRESHOLD_COMPLETE_KEY] = extra.get(K.THRESHOLD_COMPLETE_KEY, "false")
-    if split_files:
-        commit_extra[K.SPLIT_FILES_KEY] = json.dumps(split_files, separators=(",", ":"))
-    # hudi-rs takes the table schema from the newest completed commit: the compaction carries it.
-    meta = W.commit_metadata_for(stats, avro_schema=table.avro_schema(instant), operation_type="COMPACT",
-                                 compacted=True, extra=commit_extra)
-    W.complete_commit(table, inflight, meta)
+    with TableLock(storage, cfg.options, f"compaction {instant} (commit)"):
+        stray = _reconcile(table, instant, ops, stats)
+        if stray:
+            log.info("compaction %s: removed %d file(s) of failed task attempts", instant, len(stray))
+        _check_no_late_logs(table, instant, ops)
+        _check_no_pending_writes_before(table, instant)
+        split_files = [{"partition": s.partition_path or "", "fileId": s.file_id, "path": s.split_file,
+                        "records": getattr(s, "split_records", 0), "deletes": getattr(s, "split_deletes", 0),
+                        "minEventTime": getattr(s, "split_min_event_time", None),
+                        "maxEventTime": getattr(s, "split_max_event_time", None)}
+                       for s in stats if getattr(s, "split_file", None)]
+        wm = compute_watermark(
+            table.reload(), assume_completed=[instant],
+            extra_links={l.link_path: l.target_path for l in links},
+            completing=(instant, {(op.get("partitionPath") or "", op.get("fileId") or "") for op in ops}))
+        threshold = int(extra[K.THRESHOLD_KEY]) if extra.get(K.THRESHOLD_KEY) else None
+        duration = int((time.monotonic() - started) * 1000)
+        metrics = _metrics(cfg, instant, ops, stats, links, link_sizes, duration, wm, threshold, mode)
+        commit_extra = {K.STRATEGY_KEY: extra.get(K.STRATEGY_KEY, ""), K.METRICS_KEY: json.dumps(metrics, separators=(",", ":")),
+                        K.WATERMARK_STATUS_KEY: wm.status}
+        if wm.min_ms is not None:
+            commit_extra[K.WATERMARK_KEY] = str(wm.min_ms)
+        if links:
+            commit_extra[LK.LINKS_KEY] = LK.encode_links(links)
+            commit_extra[LK.PARTIAL_PLAN_KEY] = "true"
+        if threshold is not None:
+            commit_extra[K.THRESHOLD_KEY] = str(threshold)
+            commit_extra[K.THRESHOLD_COMPLETE_KEY] = extra.get(K.THRESHOLD_COMPLETE_KEY, "false")
+        if split_files:
+            commit_extra[K.SPLIT_FILES_KEY] = json.dumps(split_files, separators=(",", ":"))
+        # hudi-rs takes the table schema from the newest completed commit: the compaction carries it.
+        meta = W.commit_metadata_for(stats, avro_schema=table.avro_schema(instant), operation_type="COMPACT",
+                                     compacted=True, extra=commit_extra)
+        fault_point("compaction.before_commit")
+        W.complete_commit(table, inflight, meta)
     log.info("completed compaction %s on %s: %d operation(s), %d link(s), %d ms", instant, table.base_path,
              len(ops), len(links), duration)
     _publish(cfg, table, metrics)
@@ -309,6 +339,8 @@ def run_compaction(table_or_path: Union[str, HoodieTable], instant: Optional[str
     Returns:
         One :class:`CompactionResult` per completed plan.
     """
+    if isinstance(config, Mapping):
+        warn_unknown_keys(config)
     table = open_table(table_or_path, storage_options)
     cfg = as_config(config, table.props)
     if not table.is_mor:

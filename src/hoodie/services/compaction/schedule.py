@@ -21,7 +21,9 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Mapping, Optional, Union
+
+from hoodie.configs import warn_unknown_keys
 
 from hoodie.format import instant as I
 from hoodie.format import plans as PL
@@ -96,6 +98,9 @@ def plan_compaction(table: HoodieTable, config: Any = None, *, instant: Optional
     cfg = as_config(config)
     if not table.is_mor:
         raise CompactionError(f"{table.base_path} is {table.table_type}; compaction applies to MERGE_ON_READ tables")
+    # Resolved before the trigger: a misspelled strategy must fail now, not on the first round the
+    # trigger fires (until then every round would report "nothing to compact").
+    strategy = resolve_strategy(cfg)
     tl = table.timeline
     c = instant or table.new_instant_time()
     _check_instant(table, c)
@@ -108,7 +113,6 @@ def plan_compaction(table: HoodieTable, config: Any = None, *, instant: Optional
         decision = evaluate_trigger(table, cfg, c)
         if not decision.schedule:
             return ScheduleResult(None, decision.reason)
-    strategy = resolve_strategy(cfg)
     index = EventTimeIndex(table)
     ctx = PlanningContext(table, cfg, c, index)
     if context_today is not None:
@@ -219,13 +223,20 @@ def schedule_compaction_result(table_or_path: Union[str, HoodieTable], config: A
                                instant: Optional[str] = None, check_trigger: bool = True,
                                storage_options: Optional[dict[str, Any]] = None) -> ScheduleResult:
     """Like :func:`schedule_compaction`, returning the full :class:`ScheduleResult`."""
+    if isinstance(config, Mapping):
+        warn_unknown_keys(config)
     table = open_table(table_or_path, storage_options)
     cfg = as_config(config, table.props)
-    res = plan_compaction(table, cfg, instant=instant, check_trigger=check_trigger)
-    if res.instant is None or res.plan is None:
-        log.info("no compaction scheduled on %s: %s", table.base_path, res.reason)
-        return res
-    write_plan(table, res.instant, res.plan)
+    from hoodie.format.lock import TableLock
+
+    # Under the table lock no write is in flight: the plan sees every committed log file, and a
+    # write starting after it writes into the slices the plan opens.
+    with TableLock(table.storage, cfg.options, "compaction scheduling"):
+        res = plan_compaction(table.reload(), cfg, instant=instant, check_trigger=check_trigger)
+        if res.instant is None or res.plan is None:
+            log.info("no compaction scheduled on %s: %s", table.base_path, res.reason)
+            return res
+        write_plan(table, res.instant, res.plan)
     log.info("scheduled compaction %s on %s: %s", res.instant, table.base_path, res.reason)
     return res
 

@@ -12,6 +12,7 @@ and the cleaner deletes their files and folders later. Nothing expired means no 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import time
 import logging
@@ -19,6 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
+from hoodie.configs import warn_unknown_keys
 from hoodie.faults import fault_point
 from hoodie.format import instant as I
 from hoodie.format import plans
@@ -42,13 +44,18 @@ TTL_STRATEGY_KEY = "hoodie.partition.ttl.strategy.name"
 TTL_STASH_KEY = "hoodie.partition.ttl.stash"
 
 _locks_guard = threading.Lock()
-_table_locks: dict[str, threading.RLock] = {}
 _active: set[tuple[str, str]] = set()  # (table uri, instant) of TTL commits being written here
 
 
-def _lock_for(table: HoodieTable) -> threading.RLock:
-    with _locks_guard:
-        return _table_locks.setdefault(table.storage.uri(), threading.RLock())
+def _lock_for(table: HoodieTable, options: Any = None, what: str = "partition TTL",
+              dry_run: bool = False) -> Any:
+    """The table lock (hoodie.format.lock) for a TTL run or a restore; a dry run writes nothing and
+    takes none."""
+    if dry_run:
+        return contextlib.nullcontext()
+    from hoodie.format.lock import TableLock
+
+    return TableLock(table.storage, options if isinstance(options, Mapping) else None, what)
 
 
 def active_instants(base_uri: Optional[str] = None) -> set[str]:
@@ -211,6 +218,8 @@ def run_ttl(table_or_path: str | HoodieTable, options: Optional[Mapping[str, Any
     Publishes Prometheus metrics when configured (``hoodie.metrics.prometheus.file``).
     """
     started = time.monotonic()
+    if isinstance(options, Mapping):
+        warn_unknown_keys(options)
     result = _run_ttl_once(table_or_path, options, dry_run=dry_run, instant_time=instant_time,
                            storage_options=storage_options)
     if not dry_run:
@@ -233,7 +242,7 @@ def _run_ttl_once(table_or_path: str | HoodieTable, options: Optional[Mapping[st
     table = _open(table_or_path, storage_options)
     cfg = _cfg(options)
     _check_table(table)
-    with _lock_for(table):
+    with _lock_for(table, options, dry_run=dry_run):
         table.reload()
         aborted: list[str] = []
         if not dry_run:
@@ -252,7 +261,7 @@ def _run_ttl_once(table_or_path: str | HoodieTable, options: Optional[Mapping[st
                 raise TTLConfigError(f"TTL instant {instant_time} is not newer than the newest instant "
                                      f"{last.timestamp}; leave instant_time unset")
         now = instant_time or table.new_instant_time()
-        strategy = create_strategy(table, now, cfg)
+        strategy = create_strategy(table, _age_reference(table, now) if instant_time is None else now, cfg)
         result = TTLResult(None, now, strategy.name, dry_run, aborted=aborted)
         if not tl.completed_writes():
             log.warning("partition TTL on %s: the table has no completed commit yet; nothing to expire",
@@ -300,6 +309,25 @@ def _run_ttl_once(table_or_path: str | HoodieTable, options: Optional[Mapping[st
             stash_partitions(table, now, p2r)
             result.stashed = True
         return result
+
+
+def _age_reference(table: HoodieTable, ttl_instant: str) -> str:
+    """The "now" partition ages are measured from: the TTL instant, or the clock when the instant had
+    to be pushed past it.
+
+    A TTL instant must be newer than every instant on the timeline. If a writer with a clock far
+    ahead left an instant from the future, the new instant lands after it, and measuring ages from
+    there would expire partitions that are live today (with the instant in year 2999, all of them).
+    """
+    clock = table.instant_generator().now()
+    tz = table.timeline_timezone
+    ahead_ms = (I.instant_to_epoch_ms(I.fix_instant_compatibility(ttl_instant), tz)
+                - I.instant_to_epoch_ms(I.fix_instant_compatibility(clock), tz))
+    if ahead_ms <= 60_000:  # instants issued in the same millisecond push it a few ms ahead: noise
+        return ttl_instant
+    log.warning("the timeline of %s holds an instant from the future (the TTL instant is %s, the clock says "
+                "%s): partition ages are measured from the clock", table.base_path, ttl_instant, clock)
+    return clock
 
 
 def _live_file_groups(strategy: Any, view: Any, decisions: list[PartitionDecision]) -> dict[str, list[str]]:

@@ -245,23 +245,6 @@ def _restore_commit(table: HoodieTable, ttl_instant: str) -> Optional[str]:
     return None
 
 
-def _abort_pending_restores(table: HoodieTable, ttl_instant: str) -> None:
-    from hoodie.services.rollback import rollback
-
-    tl = table.timeline
-    for inst in tl.pending().by_actions(I.COMMIT, I.DELTA_COMMIT).instants:
-        if not inst.is_inflight:
-            continue
-        try:
-            meta = tl.commit_metadata(inst)
-        except (FileNotFoundError, ValueError):
-            continue
-        if meta.extra_metadata.get(RESTORED_FROM_KEY) == ttl_instant:
-            log.warning("rolling back the interrupted restore commit %s", inst.timestamp)
-            rollback(table, inst.timestamp)
-            table.reload()
-
-
 def _live_keys(table: HoodieTable, partition: str) -> Optional[pa.Array]:
     from hoodie.format.reader import read_file_slice
 
@@ -292,7 +275,7 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *,
 
     table = table_or_path if isinstance(table_or_path, HoodieTable) else HoodieTable(table_or_path, storage_options)
     storage = table.storage
-    with _lock_for(table):
+    with _lock_for(table, None, f"restore of TTL stash {ttl_instant}"):
         table.reload()
         _refuse_metadata_table(table, "a restore commit")
         doc = read_manifest(storage, ttl_instant)
@@ -312,7 +295,12 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *,
         if doc.get("state") == MOVING:
             meta = table.timeline.commit_metadata(I.Instant(ttl_instant, I.REPLACE_COMMIT))
             doc = stash_partitions(table, ttl_instant, meta.partition_to_replace_file_ids or {})
-        _abort_pending_restores(table, ttl_instant)
+        # A restore is a write: like every writer, roll back failed writes first (an interrupted
+        # restore among them, even one that only got as far as its empty .requested file).
+        from hoodie.services.rollback import rollback_failed_writes
+
+        rollback_failed_writes(table)
+        table.reload()
         before = table.timeline.filter(lambda i: i.timestamp < ttl_instant)
         schema = table.arrow_schema()
         avro_schema = table.avro_schema()
