@@ -1,0 +1,643 @@
+"""Crash-injection harness: kill an operation at a random point, recover as a user would, and check
+that the table holds a committed state.
+
+One trial (``run_trial``), fully determined by its seed:
+
+1. builds a random table and history in this process (inserts, upserts, deletes, and sometimes a
+   compaction, a clean or a TTL run), tracking the expected rows in a :class:`Model`;
+2. runs the operation under test on a copy of the table (the *twin*) to completion, which gives the
+   state after it and how long it takes;
+3. runs the same operation on the table in a child process (``tests/prove/crash_child.py``) and kills
+   it with SIGKILL, either at a named fault point (``HOODIE_FAULT_POINTS``, ``name@n`` for the n-th
+   hit) or after a random delay;
+4. checks the table: its snapshot is the state before or the state after the operation (never
+   anything else; for a compaction, the read-optimized view is also one of the two), and hudi-rs
+   reads what we read when no compaction is pending;
+5. recovers the way a user would: the next write (which rolls back failed writes), re-running the
+   compaction (sometimes after ``rollback_compaction``), re-running clean, TTL or restore; the
+   recovery itself is killed at a random point too in some trials, then run again;
+6. checks the final state exactly: the expected rows, hudi-rs agreement on snapshot and read-optimized
+   reads, no pending instant left, no data file of an uncommitted instant, and for compaction and
+   clean the same result as the uninterrupted twin.
+
+Operations: ``insert``, ``upsert``, ``delete`` (pure-Python ``write_arrow``), ``compaction``,
+``ttl``, ``clean``, ``rollback`` (a write whose eager rollback of an earlier crashed write is
+killed) and ``restore`` (a TTL stash restore).
+
+``python -m tests.prove.crash_harness --trials 200 --seed 1`` runs trials from the command line and
+prints the summary; a failing trial prints the seed and operation that reproduce it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import pyarrow as pa
+
+import hoodie
+from hoodie.faults import ENV as FAULT_ENV
+from hoodie.format import naming as N
+from hoodie.format.fsview import list_partitions
+from hoodie.format.logformat import BlockType, read_log_file
+from hoodie.format.table import HoodieTable
+from hoodie.services.compaction import run_compaction
+from hoodie.services.ttl.service import last_ttl_instant
+from hoodie.services.ttl.stash import COMPLETE, read_manifest
+from tests.hudi_rs import read_hudi_rs
+from tests.prove import crash_child
+
+REPO = Path(__file__).resolve().parents[2]
+COLS = ["k", "part", "ts", "v"]
+# Two partitions far in the past (every TTL run expires them) and two in the future (never).
+PARTS = ("2020-01-01", "2020-01-02", "2999-01-01", "2999-01-02")
+OLD_PARTS = PARTS[:2]
+KEYS = list(range(16))
+OPERATIONS = ("insert", "upsert", "delete", "compaction", "ttl", "clean", "rollback", "restore")
+DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+OVERWRITE_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+EVENT_TIME_STRATEGY = "org.apache.hudi.table.action.compact.strategy.EventTimeBasedCompactionStrategy"
+
+# Fault points each operation passes, with the largest hit number worth asking for (points in loops
+# kill midway through the loop at a random hit). A point that is not reached lets the operation finish.
+_AUTO_CLEAN = [("clean.after_inflight", 1), ("clean.after_file", 3), ("clean.before_complete", 1)]
+FAULT_POINTS: dict[str, list[tuple[str, int]]] = {
+    "write": [("write.after_file_group", 3), ("write.before_complete", 1)] + _AUTO_CLEAN,
+    "compaction": [("compaction.after_inflight", 1), ("compaction.after_links", 1),
+                   ("compaction.after_operation", 3), ("compaction.before_commit", 1)],
+    "ttl": [("ttl.after_inflight", 1), ("ttl.before_stash", 1)],
+    "clean": [("clean.after_inflight", 1), ("clean.after_file", 4), ("clean.after_partition_files", 3),
+              ("clean.before_complete", 1)],
+    "rollback": [("rollback.after_inflight", 1), ("rollback.after_delete", 3), ("rollback.after_complete", 1),
+                 ("write.after_file_group", 2), ("write.before_complete", 1)],
+    "restore": [],  # restore has no fault points of its own: timing kills only
+}
+# Where a recovery step can be stopped (a second crash): re-running a compaction rolls the
+# interrupted one back first, and the next write rolls back the failed write.
+RECOVERY_POINTS: dict[str, list[tuple[str, int]]] = {
+    "write": FAULT_POINTS["rollback"],
+    "compaction": [("rollback.after_inflight", 1)] + FAULT_POINTS["compaction"],
+    "ttl": FAULT_POINTS["ttl"],
+    "clean": FAULT_POINTS["clean"],
+    "restore": [("rollback.after_inflight", 1), ("rollback.after_delete", 2)],
+}
+
+
+class TrialFailure(AssertionError):
+    """A trial found a state that is not a committed one (or a recovery that did not recover)."""
+
+
+def part_of(k: int) -> str:
+    """The partition of a key (fixed, so upserts never move a key between partitions)."""
+    return PARTS[k % len(PARTS)]
+
+
+Rows = list[tuple]
+
+
+class Model:
+    """The table's live rows as Hudi semantics define them: key -> (ts, value)."""
+
+    def __init__(self, ordering: bool, rows: Optional[dict[int, tuple[int, int]]] = None) -> None:
+        self.ordering = ordering
+        self.rows: dict[int, tuple[int, int]] = dict(rows or {})
+
+    def copy(self) -> "Model":
+        return Model(self.ordering, self.rows)
+
+    def apply(self, kind: str, batch: list[list[Any]]) -> None:
+        """Apply a write (rows ``[k, part, ts, v]``): de-duplicate the batch, then merge."""
+        pending: dict[int, tuple[int, int]] = {}
+        for k, _, ts, v in batch:
+            if kind == "delete" or not self.ordering or k not in pending or ts >= pending[k][0]:
+                pending[k] = (ts, v)
+        for k, (ts, v) in pending.items():
+            if kind == "delete":
+                self.rows.pop(k, None)
+                continue
+            old = self.rows.get(k)
+            if old is None or not self.ordering or ts >= old[0]:
+                self.rows[k] = (ts, v)
+
+    def expire(self, partitions: tuple[str, ...]) -> None:
+        """A TTL run: every row of ``partitions`` goes."""
+        self.rows = {k: r for k, r in self.rows.items() if part_of(k) not in partitions}
+
+    def snapshot(self) -> Rows:
+        return sorted((k, part_of(k), ts, v) for k, (ts, v) in self.rows.items())
+
+
+@dataclass(frozen=True)
+class Setup:
+    """How a trial's table is written."""
+
+    table_type: str
+    ordering: bool
+    block_format: str
+    commits_retained: int  # of the automatic clean writers run after each commit
+
+    def write_options(self, kind: str) -> dict[str, str]:
+        o = {
+            "hoodie.table.name": "crash_t",
+            "hoodie.datasource.write.table.type": self.table_type,
+            "hoodie.datasource.write.recordkey.field": "k",
+            "hoodie.datasource.write.partitionpath.field": "part",
+            "hoodie.datasource.write.operation": kind,
+            "hoodie.logfile.data.block.format": self.block_format,
+            "hoodie.payload.event.time.field": "ts",
+            "hoodie.cleaner.commits.retained": str(self.commits_retained),
+            "hoodie.datasource.write.payload.class": DEFAULT_PAYLOAD if self.ordering else OVERWRITE_PAYLOAD,
+        }
+        if self.ordering:
+            o["hoodie.datasource.write.precombine.field"] = "ts"
+        return o
+
+
+# -- reading and checking ------------------------------------------------------------------------
+
+def _rows(t: pa.Table) -> Rows:
+    if t.num_rows == 0 or not set(COLS) <= set(t.column_names):
+        return []
+    return sorted(tuple(r[c] for c in COLS) for r in t.select(COLS).to_pylist())
+
+
+def snapshot(path: str) -> Rows:
+    """Our snapshot read of the test columns, sorted."""
+    return _rows(hoodie.read_table(path, columns=COLS))
+
+
+def read_optimized(path: str) -> Rows:
+    """Our read-optimized read of the test columns, sorted."""
+    return _rows(hoodie.read_table(path, query_type="read_optimized", columns=COLS))
+
+
+def compaction_pending(path: str) -> bool:
+    return bool(HoodieTable(path).timeline.pending_compactions().instants)
+
+
+def check_hudi_rs(path: str, what: str) -> bool:
+    """hudi-rs reads what we read (snapshot and read-optimized); skipped while a compaction is
+    pending (hudi-rs 0.5.0 has no pending-compaction support). Returns whether it compared."""
+    if compaction_pending(path):
+        return False
+    ours, theirs = snapshot(path), _rows(read_hudi_rs(path))
+    if ours != theirs:
+        raise TrialFailure(f"{what}: hudi-rs snapshot differs from ours\n ours:    {ours}\n hudi-rs: {theirs}")
+    ours_ro, theirs_ro = read_optimized(path), _rows(read_hudi_rs(path, query_type="read_optimized"))
+    if ours_ro != theirs_ro:
+        raise TrialFailure(f"{what}: hudi-rs read-optimized differs from ours\n ours:    {ours_ro}\n"
+                           f" hudi-rs: {theirs_ro}")
+    return True
+
+
+def check_state(path: str, allowed: dict[str, Rows], what: str) -> str:
+    """The snapshot must equal one of the ``allowed`` states; returns the name of the one it equals."""
+    got = snapshot(path)
+    for name, rows in allowed.items():
+        if got == rows:
+            return name
+    detail = "\n".join(f" {name}: {rows}" for name, rows in allowed.items())
+    raise TrialFailure(f"{what}: the snapshot is not a committed state\n got: {got}\n{detail}")
+
+
+def data_files(path: str) -> list[str]:
+    """Every file under the table folder except ``.hoodie`` (relative paths, sorted)."""
+    root = Path(path)
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                  if (p.is_file() or p.is_symlink()) and p.relative_to(root).parts[0] != ".hoodie")
+
+
+def orphan_files(path: str) -> list[str]:
+    """Data files that belong to no completed instant: base files named with an uncommitted instant,
+    log files holding a data or delete block of one (what a rollback must have removed)."""
+    table = HoodieTable(path)
+    done = {i.timestamp for i in table.timeline.completed().instants}
+    out = []
+    for part in list_partitions(table.storage):
+        for st in table.storage.list_dir(part):
+            if st.is_dir:
+                continue
+            if N.is_base_file(st.name):
+                if N.parse_base_file(st.name).instant not in done:
+                    out.append(st.path)
+            elif N.is_log_file(st.name):
+                for b in read_log_file(table.storage, st.path, warn=False):
+                    data = b.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA, BlockType.DELETE)
+                    if data and b.instant_time not in done:
+                        out.append(st.path)
+                        break
+    return out
+
+
+def pending_instants(path: str) -> list[str]:
+    return [str(i) for i in HoodieTable(path).timeline.pending().instants]
+
+
+# -- the child process ---------------------------------------------------------------------------
+
+@dataclass
+class ChildRun:
+    """How a child run ended: killed (SIGKILL) or finished, and what it printed."""
+
+    killed: bool
+    result: Any = None
+    seconds: Optional[float] = None
+
+
+def run_child(spec: dict[str, Any], fault: Optional[str] = None, kill_after: Optional[float] = None,
+              timeout: float = 300.0) -> ChildRun:
+    """Run ``spec`` in ``tests.prove.crash_child``; a non-zero exit other than SIGKILL fails the trial."""
+    env = {k: v for k, v in os.environ.items() if k != FAULT_ENV}
+    if fault:
+        env[FAULT_ENV] = fault
+    spec = dict(spec, kill_after=kill_after)
+    proc = subprocess.run([sys.executable, "-m", "tests.prove.crash_child", json.dumps(spec)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode == -signal.SIGKILL:
+        return ChildRun(True)
+    if proc.returncode != 0:
+        raise TrialFailure(f"the {spec['op']} child failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return ChildRun(False, out["result"], out["seconds"])
+
+
+def choose_kill(rng: random.Random, points: list[tuple[str, int]], seconds: float) -> tuple[Optional[str], Optional[float], str]:
+    """A named fault point (half the time, when the operation has any) or a delay in [0, 1.25 x the
+    operation's uninterrupted duration]; returns (fault spec, delay, description)."""
+    if points and rng.random() < 0.5:
+        name, top = rng.choice(points)
+        n = rng.randint(1, top)
+        spec = f"{name}@{n}" if top > 1 else name
+        return spec, None, f"fault:{spec}"
+    delay = round(rng.uniform(0.0, 1.25 * max(seconds, 0.02)), 4)
+    return None, delay, "timing"
+
+
+# -- histories -----------------------------------------------------------------------------------
+
+def random_rows(rng: random.Random, keys: list[int]) -> list[list[Any]]:
+    """Rows for ``keys`` (repeats allowed) with random event times 0..50 and values."""
+    return [[k, part_of(k), rng.randint(0, 50), rng.randint(0, 10_000)] for k in keys]
+
+
+def write_batch(rng: random.Random, kind: str, model: Model) -> list[list[Any]]:
+    """A random batch for ``kind``; inserts only use keys not live (Hudi's insert skips the index)."""
+    if kind == "insert":
+        free = [k for k in KEYS if k not in model.rows]
+        keys = rng.sample(free, min(len(free), rng.randint(1, 4)))
+    elif kind == "delete":
+        keys = rng.sample(KEYS, rng.randint(1, 4))  # absent keys too: deleting them is a no-op
+    else:
+        live = sorted(model.rows)
+        keys = [rng.choice(live) if live and rng.random() < 0.7 else rng.choice(KEYS)
+                for _ in range(rng.randint(1, 5))]
+    return random_rows(rng, keys)
+
+
+def do_write(path: str, setup: Setup, model: Model, kind: str, rows: list[list[Any]]) -> str:
+    instant = crash_child.perform({"op": "write", "path": path, "rows": rows, "options": setup.write_options(kind)})
+    model.apply(kind, rows)
+    return instant
+
+
+def compaction_options(rng: random.Random) -> dict[str, str]:
+    """A full (UnBounded) or event-time (partial, sometimes with an exact split) compaction."""
+    o = {"hoodie.compact.inline.trigger.strategy": "EVENT_TIME_TRIGGER", "hoodie.payload.event.time.field": "ts",
+         "hoodie.compaction.partial.link.mode": rng.choice(["symlink", "copy"])}
+    if rng.random() < 0.35:
+        o["hoodie.compaction.strategy"] = "UnBounded"
+    else:
+        o["hoodie.compaction.strategy"] = EVENT_TIME_STRATEGY
+        o["hoodie.compaction.event.time.threshold"] = str(rng.randint(5, 45))
+        if rng.random() < 0.4:
+            o["hoodie.compaction.event.time.exact.split"] = "true"
+    return o
+
+
+def clean_options(rng: random.Random) -> dict[str, str]:
+    if rng.random() < 0.5:
+        return {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"}
+    return {"hoodie.cleaner.policy": "KEEP_LATEST_COMMITS", "hoodie.cleaner.commits.retained": str(rng.randint(1, 2))}
+
+
+def ttl_options(rng: random.Random, stash: Optional[bool] = None) -> dict[str, str]:
+    o = {"hoodie.partition.ttl.management.strategy.type": "KEEP_BY_EVENT_TIME",
+         "hoodie.partition.ttl.strategy.days.retain": str(rng.randint(1, 30))}
+    if stash if stash is not None else rng.random() < 0.5:
+        o["hoodie.partition.ttl.stash.enabled"] = "true"
+    return o
+
+
+def build_history(rng: random.Random, path: str, setup: Setup, model: Model, op: str) -> None:
+    """A random committed history ending in what ``op`` needs to have work to do."""
+    first = sorted(set(rng.sample(KEYS, rng.randint(4, 12))) | {0, 1, 2, 3})  # every partition has data
+    do_write(path, setup, model, "insert", random_rows(rng, first))
+    kinds = ["upsert", "upsert", "upsert", "delete", "insert"]
+    services = op not in ("ttl", "restore")
+    for _ in range(rng.randint(1, 4)):
+        r = rng.random()
+        if services and setup.table_type == "MERGE_ON_READ" and r < 0.15:
+            run_compaction(path, None, compaction_options(rng), schedule_if_none=True)
+        elif services and r < 0.25:
+            crash_child.perform({"op": "clean", "path": path, "options": clean_options(rng)})
+        elif services and r < 0.35:
+            crash_child.perform({"op": "ttl", "path": path, "options": ttl_options(rng)})
+            model.expire(OLD_PARTS)
+        else:
+            kind = rng.choice(kinds)
+            rows = write_batch(rng, kind, model)
+            if rows:
+                do_write(path, setup, model, kind, rows)
+    if op == "clean":
+        # Something to clean: superseded file versions (COW rewrites; MOR needs a compaction).
+        do_write(path, setup, model, "upsert", random_rows(rng, sorted(model.rows)[:3] or [0]))
+        if setup.table_type == "MERGE_ON_READ":
+            run_compaction(path, None, {"hoodie.compaction.strategy": "UnBounded",
+                                        "hoodie.compact.inline.trigger.strategy": "EVENT_TIME_TRIGGER"},
+                           schedule_if_none=True)
+        do_write(path, setup, model, "upsert", random_rows(rng, sorted(model.rows)[-3:] or [1]))
+    if op in ("ttl", "restore"):
+        # Data in the expiring partitions, so the TTL run has something to delete.
+        do_write(path, setup, model, "upsert", random_rows(rng, [k for k in KEYS if part_of(k) in OLD_PARTS][:3]))
+    if op == "compaction":
+        # Log files to compact: updates of live keys (MOR appends them to the slices' logs).
+        live = sorted(model.rows)
+        do_write(path, setup, model, "upsert", random_rows(rng, rng.sample(live, min(len(live), 3)) or [0]))
+
+
+# -- trials --------------------------------------------------------------------------------------
+
+@dataclass
+class TrialResult:
+    """One trial: what was killed where, which state the crash left, how recovery went."""
+
+    seed: int
+    op: str
+    table_type: str
+    kill: str
+    killed: bool
+    observed: str
+    recovery: str
+    recovery_kill: str  # "" when the recovery was not interrupted
+    recovery_killed: bool
+    hudi_rs_checks: int
+    seconds: float
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Summary:
+    """Counts over a run of trials (what the harness reports)."""
+
+    trials: list[TrialResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def counts(self) -> dict[str, Any]:
+        by_op = Counter(t.op for t in self.trials)
+        return {
+            "trials": len(self.trials),
+            "seconds": round(self.seconds, 1),
+            "per_operation": dict(sorted(by_op.items())),
+            "killed": sum(t.killed for t in self.trials),
+            "finished_before_the_kill": sum(not t.killed for t in self.trials),
+            "recoveries_killed": sum(t.recovery_killed for t in self.trials),
+            "kill_modes": dict(Counter("fault" if t.kill.startswith("fault") else "timing" for t in self.trials)),
+            "fault_points_hit": dict(sorted(Counter(
+                [t.kill.split(":", 1)[1].split("@")[0] for t in self.trials if t.killed and t.kill.startswith("fault")]
+                + [t.recovery_kill.split(":", 1)[1].split("@")[0] for t in self.trials
+                   if t.recovery_killed and t.recovery_kill.startswith("fault")]).items())),
+            "observed_after_crash": dict(sorted(Counter(f"{t.op}:{t.observed}" for t in self.trials).items())),
+            "hudi_rs_comparisons": sum(t.hudi_rs_checks for t in self.trials),
+        }
+
+
+def _twin(path: str, workdir: Path) -> str:
+    twin = str(workdir / "twin")
+    shutil.copytree(path, twin, symlinks=True)
+    return twin
+
+
+def _timed(spec: dict[str, Any]) -> tuple[Any, float]:
+    started = time.monotonic()
+    out = crash_child.perform(spec)
+    return out, time.monotonic() - started
+
+
+def _rebase(spec: dict[str, Any], path: str) -> dict[str, Any]:
+    return dict(spec, path=path)
+
+
+def run_trial(seed: int, op: str, workdir: Path) -> TrialResult:
+    """One trial of ``op`` (see the module docstring); raises :class:`TrialFailure` on a bad state."""
+    started = time.monotonic()
+    rng = random.Random(f"{seed}:{op}")
+    setup = Setup(table_type="MERGE_ON_READ" if op == "compaction" else rng.choice(["COPY_ON_WRITE", "MERGE_ON_READ"]),
+                  ordering=rng.random() < 0.5, block_format=rng.choice(["avro", "parquet"]),
+                  commits_retained=rng.choice([2, 10]))
+    path = str(workdir / "t")
+    model = Model(setup.ordering)
+    build_history(rng, path, setup, model, op)
+    rs_checks = int(check_hudi_rs(path, "history"))
+    before = model.copy()
+    ctx: dict[str, Any] = {}
+
+    # The operation under test, as a child spec, and the model after it.
+    after = model.copy()
+    if op in ("insert", "upsert", "delete"):
+        rows = write_batch(rng, op, model) or random_rows(rng, [KEYS[-1]])
+        kind = op if (op != "insert" or rows[0][0] not in model.rows) else "upsert"
+        spec = {"op": "write", "path": path, "rows": rows, "options": setup.write_options(kind)}
+        after.apply(kind, rows)
+        points = FAULT_POINTS["write"]
+    elif op == "rollback":
+        # An earlier write crashed (files written, no commit); the next write's eager rollback is killed.
+        failed = write_batch(rng, "upsert", model)
+        dead = run_child({"op": "write", "path": path, "rows": failed, "options": setup.write_options("upsert")},
+                         fault=rng.choice(["write.after_file_group", "write.before_complete"]))
+        if not dead.killed:
+            raise TrialFailure("the write meant to crash at a fault point finished")
+        check_state(path, {"before": before.snapshot()}, "after the crashed write")
+        rs_checks += int(check_hudi_rs(path, "after the crashed write"))
+        rows = write_batch(rng, "upsert", model)
+        spec = {"op": "write", "path": path, "rows": rows, "options": setup.write_options("upsert")}
+        after.apply("upsert", rows)
+        points = FAULT_POINTS["rollback"]
+    elif op == "compaction":
+        spec = {"op": "compaction", "path": path, "options": compaction_options(rng)}
+        points = FAULT_POINTS["compaction"]
+    elif op == "ttl":
+        spec = {"op": "ttl", "path": path, "options": ttl_options(rng)}
+        after.expire(OLD_PARTS)
+        points = FAULT_POINTS["ttl"]
+    elif op == "clean":
+        spec = {"op": "clean", "path": path, "options": clean_options(rng)}
+        points = FAULT_POINTS["clean"]
+    elif op == "restore":
+        crash_child.perform({"op": "ttl", "path": path, "options": ttl_options(rng, stash=True)})
+        ctx["ttl_instant"] = last_ttl_instant(HoodieTable(path))
+        if ctx["ttl_instant"] is None:
+            raise TrialFailure("the TTL run before the restore expired nothing")
+        before = model.copy()
+        before.expire(OLD_PARTS)
+        spec = {"op": "restore", "path": path, "ttl_instant": ctx["ttl_instant"]}
+        points = FAULT_POINTS["restore"]
+    else:
+        raise ValueError(f"unknown operation {op!r}; use one of {', '.join(OPERATIONS)}")
+
+    # The twin runs it uninterrupted: the state after, and the duration timing kills draw from.
+    twin = _twin(path, workdir)
+    _, seconds = _timed(_rebase(spec, twin))
+    ro_before, ro_after = read_optimized(path), read_optimized(twin)
+    files_after = data_files(twin)
+    if snapshot(twin) != after.snapshot():
+        raise TrialFailure(f"the uninterrupted {op} does not give the model's state\n got:   {snapshot(twin)}\n"
+                           f" model: {after.snapshot()}")
+
+    fault, delay, kill = choose_kill(rng, points, seconds)
+    newest_before = HoodieTable(path).timeline.last().timestamp
+    run = run_child(spec, fault=fault, kill_after=delay)
+    allowed = {"before": before.snapshot(), "after": after.snapshot()}
+    if allowed["before"] == allowed["after"]:
+        allowed = {"same": allowed["before"]}
+    observed = check_state(path, allowed, f"after the crash ({kill})")
+    if op == "compaction":
+        ro = read_optimized(path)
+        if ro not in (ro_before, ro_after):
+            raise TrialFailure(f"after the crash ({kill}): read-optimized is neither before nor after the compaction"
+                               f"\n got: {ro}\n before: {ro_before}\n after: {ro_after}")
+    rs_checks += int(check_hudi_rs(path, f"after the crash ({kill})"))
+
+    # Recovery, as a user would do it; sometimes killed once itself before it runs to the end.
+    state = before if observed == "before" else after
+    expected = state.copy()
+    if op in ("insert", "upsert", "delete", "rollback"):
+        rows = write_batch(rng, "upsert", state)
+        recovery = {"op": "write", "path": path, "rows": rows, "options": setup.write_options("upsert")}
+        expected.apply("upsert", rows)
+        name, rpoints = "next write", RECOVERY_POINTS["write"]
+    elif op == "compaction":
+        recovery = {"op": "compaction_recover", "path": path, "options": spec["options"],
+                    "mode": rng.choice(["rerun", "rollback_then_run"]), "since": newest_before}
+        name, rpoints = f"compaction {recovery['mode']}", RECOVERY_POINTS["compaction"]
+    elif op == "restore":
+        recovery = spec
+        expected = after.copy()
+        name, rpoints = "restore again", RECOVERY_POINTS["restore"]
+    else:
+        recovery = spec
+        expected = after.copy()
+        name, rpoints = f"{op} again", RECOVERY_POINTS[op]
+    recovery_killed, recovery_kill = False, ""
+    if rng.random() < 0.3:
+        rfault, rdelay, recovery_kill = choose_kill(rng, rpoints, seconds)
+        recovery_killed = run_child(recovery, fault=rfault, kill_after=rdelay).killed
+        check_state(path, {"before recovery": state.snapshot(), "recovered": expected.snapshot()},
+                    "after a crash during recovery")
+        rs_checks += int(check_hudi_rs(path, "after a crash during recovery"))
+    crash_child.perform(recovery)  # the recovery, to the end, in this process
+
+    # The final state, exactly.
+    what = f"after recovery ({name})"
+    check_state(path, {"expected": expected.snapshot()}, what)
+    if not check_hudi_rs(path, what):
+        raise TrialFailure(f"{what}: a compaction is still pending: {pending_instants(path)}")
+    rs_checks += 1
+    left = pending_instants(path)
+    if left:
+        raise TrialFailure(f"{what}: instants left pending: {left}")
+    orphans = orphan_files(path)
+    if orphans:
+        raise TrialFailure(f"{what}: data files of uncommitted instants left behind: {orphans}")
+    if op == "compaction" and read_optimized(path) != ro_after:
+        raise TrialFailure(f"{what}: read-optimized differs from the uninterrupted compaction\n"
+                           f" got: {read_optimized(path)}\n twin: {ro_after}")
+    if op == "clean" and data_files(path) != files_after:
+        raise TrialFailure(f"{what}: the files differ from the uninterrupted clean\n got:  {data_files(path)}\n"
+                           f" twin: {files_after}")
+    if op == "ttl":
+        rs_checks += check_ttl_outcome(path, spec["options"], rng, before)
+    return TrialResult(seed, op, setup.table_type, kill, run.killed, observed, name, recovery_kill, recovery_killed,
+                       rs_checks,
+                       round(time.monotonic() - started, 3))
+
+
+def check_ttl_outcome(path: str, options: dict[str, str], rng: random.Random, before: Model) -> int:
+    """After a recovered TTL run with stash: the stash is complete, no file of the replaced groups is
+    left in place, and (half the time) restoring it brings the rows back. Returns hudi-rs checks."""
+    if options.get("hoodie.partition.ttl.stash.enabled") != "true":
+        return 0
+    table = HoodieTable(path)
+    ttl = last_ttl_instant(table)
+    doc = read_manifest(table.storage, ttl) if ttl else None
+    if doc is None or doc.get("state") != COMPLETE:
+        raise TrialFailure(f"the TTL stash of {ttl} is not complete after recovery: {doc}")
+    meta = table.timeline.commit_metadata(table.timeline.get(ttl))
+    for p, fids in (meta.partition_to_replace_file_ids or {}).items():
+        left = [s.name for s in table.storage.list_dir(p) if N.is_base_file(s.name) or N.is_log_file(s.name)
+                if (N.parse_base_file(s.name).file_id if N.is_base_file(s.name) else N.parse_log_file(s.name).file_id)
+                in set(fids)]
+        if left:
+            raise TrialFailure(f"TTL {ttl} stashed partition {p}, but files of its groups are still there: {left}")
+    if rng.random() < 0.5:
+        return 0
+    crash_child.restore_once(path, ttl)
+    check_state(path, {"restored": before.snapshot()}, "after restoring the TTL stash")
+    return int(check_hudi_rs(path, "after restoring the TTL stash"))
+
+
+def run_trials(n: int, seed: int = 0, ops: tuple[str, ...] = OPERATIONS, root: Optional[Path] = None) -> Summary:
+    """``n`` trials cycling through ``ops`` (trial i: seed ``seed + i``); stops at the first failure,
+    re-raised with what reproduces it."""
+    summary = Summary()
+    started = time.monotonic()
+    base = Path(tempfile.mkdtemp(prefix="hoodie_crash_", dir=root))
+    try:
+        for i in range(n):
+            op = ops[i % len(ops)]
+            workdir = base / f"trial{i}"
+            workdir.mkdir()
+            try:
+                summary.trials.append(run_trial(seed + i, op, workdir))
+            except TrialFailure as e:
+                raise TrialFailure(f"trial seed={seed + i} op={op} failed (reproduce: python -m "
+                                   f"tests.prove.crash_harness --seed {seed + i} --ops {op} --trials 1):\n{e}") from e
+            shutil.rmtree(workdir, ignore_errors=True)
+    finally:
+        summary.seconds = time.monotonic() - started
+        shutil.rmtree(base, ignore_errors=True)
+    return summary
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--trials", type=int, default=len(OPERATIONS))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--ops", default=",".join(OPERATIONS), help="comma-separated operations to cycle through")
+    ap.add_argument("--verbose", action="store_true", help="print every trial")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.ERROR)  # recoveries log warnings by design; the summary is the output
+    summary = run_trials(args.trials, args.seed, tuple(o.strip() for o in args.ops.split(",") if o.strip()))
+    if args.verbose:
+        for t in summary.trials:
+            print(json.dumps(t.to_json()))
+    print(json.dumps(summary.counts(), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
