@@ -32,9 +32,11 @@ def event_time_millis(values: ArrayLike, field_name: str = "event time") -> pa.A
     arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     t = arr.type
     if pa.types.is_timestamp(t):
-        return pc.cast(pc.cast(arr, pa.timestamp("ms", tz=t.tz)), pa.int64())
+        return _floor_to_millis(pc.cast(arr, pa.int64()), t.unit)
     if pa.types.is_date(t):
-        return pc.multiply(pc.cast(pc.cast(arr, pa.date32()), pa.int64()), 86_400_000)
+        # date32 casts to int32 (days) only; widen before multiplying.
+        days = pc.cast(pc.cast(arr, pa.date32()), pa.int32())
+        return pc.multiply(pc.cast(days, pa.int64()), 86_400_000)
     if pa.types.is_integer(t):
         return pc.cast(arr, pa.int64())
     if pa.types.is_floating(t):
@@ -47,6 +49,22 @@ def event_time_millis(values: ArrayLike, field_name: str = "event time") -> pa.A
         f"event time field {field_name!r} has type {t}; use a timestamp, date, integer "
         "(epoch milliseconds) or ISO-8601 string column"
     )
+
+
+_PER_MS = {"s": None, "ms": 1, "us": 1_000, "ns": 1_000_000}
+
+
+def _floor_to_millis(ticks: pa.Array, unit: str) -> pa.Array:
+    """Epoch milliseconds of timestamp ticks, rounded down (a Spark timestamp has microseconds:
+    12:00:00.000999 is in millisecond 12:00:00.000, and 1969-12-31 23:59:59.9995 in ...999)."""
+    if unit == "s":
+        return pc.multiply(ticks, 1000)
+    per = _PER_MS[unit]
+    if per == 1:
+        return ticks
+    q = pc.divide(ticks, per)  # integer division truncates toward zero
+    negative_rest = pc.less(pc.subtract(ticks, pc.multiply(q, per)), 0)
+    return pc.subtract(q, pc.cast(negative_rest, pa.int64()))
 
 
 def _strings_to_millis(arr: pa.Array, field_name: str) -> pa.Array:
