@@ -21,10 +21,13 @@ def spark_executor(spark: Any) -> Callable[[list], Sequence[Any]]:
             return []
         from pyspark.sql.types import BinaryType, StructField, StructType
 
-        rows = [(pickle.dumps(t),) for t in tasks]
-        # One RDD partition per task, so every compaction operation gets its own Spark task.
-        rdd = spark.sparkContext.parallelize(rows, len(rows))
-        df = spark.createDataFrame(rdd, StructType([StructField("task", BinaryType(), False)]))
+        # The tasks travel once per executor as a broadcast; the job is spark.range with one
+        # partition per operation, so each Spark task runs one operation and the job has a single
+        # Python stage (building the input from a Python RDD added a second one, which dominated
+        # the run time of plans with many small operations).
+        payload = spark.sparkContext.broadcast(pickle.dumps(tasks))
+        n = len(tasks)
+        df = spark.range(0, n, 1, n)
         out_schema = StructType([StructField("stat", BinaryType(), False)])
 
         def execute(batches):
@@ -33,16 +36,21 @@ def spark_executor(spark: Any) -> Callable[[list], Sequence[Any]]:
             from hoodie.format import naming as N
 
             tc = TaskContext.get()
+            mine = None
             for b in batches:
                 out = []
-                for raw in b.column(0).to_pylist():
-                    task = pickle.loads(raw)
+                for i in b.column(0).to_pylist():
+                    if mine is None:
+                        mine = pickle.loads(payload.value)
                     # The attempt id makes a retried task write new file names (Hudi's write token).
                     token = N.write_token(tc.partitionId(), tc.stageId(), tc.taskAttemptId()) if tc else None
-                    out.append(pickle.dumps(task.run(token)))
+                    out.append(pickle.dumps(mine[i].run(token)))
                 yield pa.RecordBatch.from_arrays([pa.array(out, pa.binary())], names=["stat"])
 
-        result = df.mapInArrow(execute, out_schema).collect()
+        try:
+            result = df.mapInArrow(execute, out_schema).collect()
+        finally:
+            payload.unpersist()
         return [pickle.loads(r[0]) for r in result]
 
     return run
