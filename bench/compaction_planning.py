@@ -25,14 +25,18 @@ import shutil
 import tempfile
 import time
 
+from typing import Optional
+
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hoodie.format import instant as I
 from hoodie.format import naming as N
 from hoodie.format import writer as W
-from hoodie.format.fsview import FileSystemView
-from hoodie.format.logformat import read_log_file
+from hoodie.format.eventtime import event_time_millis
+from hoodie.format.fsview import FileSystemView, LogFile
+from hoodie.format.logformat import BlockType, read_log_file
 from hoodie.format.table import MOR, HoodieTable, create_table
 from hoodie.services.compaction import plan_compaction
 from hoodie.services.compaction.event_index import EventTimeIndex
@@ -85,6 +89,38 @@ def build(path: str, n_logs: int, logs_per_group: int, partitions: int, rows: in
     return table.reload()
 
 
+def table_log_files(table: HoodieTable) -> list[LogFile]:
+    """Every log file of the latest file slices of ``table`` (what an event-time planner looks at)."""
+    view = FileSystemView(table.storage, table.timeline)
+    return [lf for p in view.partitions() for sl in view.latest_file_slices(p) for lf in sl.log_files]
+
+
+def header_min_event_times(table: HoodieTable, logs: list[LogFile]) -> list[Optional[int]]:
+    """Minimum event time (epoch ms) of each log file from its block headers: the planner's fallback
+    for files without a usable write stat, forced here for every file (opens each file, decodes no
+    record)."""
+    index = EventTimeIndex(table)
+    return [index._from_headers(lf.path).min_ms for lf in logs]
+
+
+def decode_min_event_times(table: HoodieTable, logs: list[LogFile], field: str) -> list[Optional[int]]:
+    """Minimum event time (epoch ms) of each log file by decoding the ``field`` column of every data
+    block: what a planner with neither write stats nor header ranges would have to do."""
+    schema = pa.schema([table.arrow_schema().field(field)])
+    out: list[Optional[int]] = []
+    for lf in logs:
+        lo = None
+        for block in read_log_file(table.storage, lf.path, warn=False):
+            if block.block_type not in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA):
+                continue
+            # Converted like the writers convert it (timestamps, dates, epoch-ms integers).
+            m = pc.min(event_time_millis(block.data_table(schema).column(field), field)).as_py()
+            if m is not None:
+                lo = m if lo is None else min(lo, m)
+        out.append(lo)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--log-files", type=int, default=10_000)
@@ -111,25 +147,15 @@ def main() -> None:
         n_logs = sum(len(op.to_compact) + len(op.to_remain) for op in res.operations)
 
         table = HoodieTable(path)
-        view = FileSystemView(table.storage, table.timeline)
-        logs = [lf for p in view.partitions() for sl in view.latest_file_slices(p) for lf in sl.log_files]
+        logs = table_log_files(table)
         t0 = time.perf_counter()
-        index = EventTimeIndex(table)
-        from_headers = [index._from_headers(lf.path) for lf in logs]  # the fallback path, forced
+        from_headers = header_min_event_times(table, logs)
         headers_s = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        ts_schema = pa.schema([pa.field("ts", pa.int64())])
-        decoded = []
-        for lf in logs:
-            lo = None
-            for block in read_log_file(table.storage, lf.path, warn=False):
-                col = block.data_table(ts_schema).column("ts")
-                m = pa.compute.min(col).as_py()
-                lo = m if lo is None else min(lo, m)
-            decoded.append(lo)
+        decoded = decode_min_event_times(table, logs, "ts")
         decode_s = time.perf_counter() - t0
-        assert [r.min_ms for r in from_headers] == decoded, "header event times differ from decoded ones"
+        assert from_headers == decoded, "header event times differ from decoded ones"
 
         out = {
             "log_files": len(logs), "planned_log_files": n_logs, "operations": len(res.operations),

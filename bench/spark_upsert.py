@@ -19,7 +19,6 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 
 import numpy as np
 import pyarrow as pa
@@ -29,11 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import hoodie  # noqa: E402
 from hoodie.format.batch_write import write_arrow  # noqa: E402
 
-
-def timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
+from _common import timed  # noqa: E402
 
 
 def main() -> None:

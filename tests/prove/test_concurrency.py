@@ -50,8 +50,18 @@ def run_roles(tmp_path: Path, rounds: int, seed: int) -> dict[str, dict]:
 
 
 def test_writer_compaction_ttl_clean_in_separate_processes(tmp_path: Path) -> None:
-    rounds = 100
-    out = run_roles(tmp_path, rounds, seed=42)
+    check_concurrent_run(tmp_path, rounds=100, seed=42)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_concurrent_processes_long(tmp_path: Path, seed: int) -> None:
+    check_concurrent_run(tmp_path, rounds=300, seed=seed)
+
+
+def check_concurrent_run(tmp_path: Path, rounds: int, seed: int) -> None:
+    """Run the four roles; the writer checked every round; check the end state."""
+    out = run_roles(tmp_path, rounds, seed=seed)
     path = str(tmp_path / "t")
     writes = out["writer"]["writes"]
     print("\nconcurrency:", json.dumps({"writes": len(writes), "checks": out["writer"]["checks"],
