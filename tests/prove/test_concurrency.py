@@ -241,3 +241,19 @@ def test_cli_lock_show_and_release(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "may still be in use" in capsys.readouterr().err
     assert main(["lock", "release", path, "--force"]) == 0
     assert not Path(path, ".hoodie", "lock").exists()
+
+
+def test_forked_child_does_not_inherit_the_lock(tmp_path: Path) -> None:
+    """A process forked while its parent holds the lock must take the lock itself (and wait)."""
+    st = Storage(str(tmp_path / "t"))
+    with table_lock(st, None, "parent"):
+        pid = os.fork()
+        if pid == 0:  # the child: the parent's lock is not its own
+            try:
+                with table_lock(st, {"hoodie.write.lock.wait_time_ms": "200"}):
+                    os._exit(3)  # wrongly re-entered the parent's lock
+            except LockError:
+                os._exit(0)
+            os._exit(4)
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -169,6 +169,8 @@ class _Backend:
     """One lock file: try to create it, read it, remove it, take a stale one over."""
 
     uri: str
+    # Serializes the holder's own writes to the lock (lease renewals against the release).
+    mutex: threading.Lock
 
     def try_create(self, owner: _Owner) -> bool:
         raise NotImplementedError
@@ -191,6 +193,7 @@ class _LocalFile(_Backend):
     def __init__(self, path: str) -> None:
         self.path = path
         self.uri = path
+        self.mutex = threading.Lock()
 
     def try_create(self, owner: _Owner) -> bool:
         st = Storage(os.path.dirname(self.path))
@@ -264,6 +267,7 @@ class _S3Object(_Backend):
         self.bucket, _, self.key = full.partition("/")
         self.uri = storage.uri(key)
         self.etag: Optional[str] = None
+        self.mutex = threading.Lock()
 
     def _code(self, e: Exception) -> str:
         return str(getattr(e, "response", {}).get("Error", {}).get("Code", ""))
@@ -310,6 +314,16 @@ class _S3Object(_Backend):
 # Per process: lock uri -> (thread lock, owning thread, depth, backend, owner, heartbeat stop event).
 _held: dict[str, dict[str, Any]] = {}
 _held_guard = threading.Lock()
+
+
+def _forget_after_fork() -> None:
+    # A forked child does not hold its parent's locks (its thread may even have the holder's ident).
+    global _held_guard
+    _held.clear()
+    _held_guard = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 class TableLock:
@@ -435,8 +449,12 @@ class TableLock:
 
         def beat() -> None:
             while not stop.wait(self.heartbeat_s):
-                owner.expires_ms = int(time.time() * 1000) + self.validity_ms
-                if not backend.renew(owner):
+                with backend.mutex:
+                    if stop.is_set():  # released meanwhile: a renewal now would re-create nothing
+                        return
+                    owner.expires_ms = int(time.time() * 1000) + self.validity_ms
+                    renewed = backend.renew(owner)
+                if not renewed:
                     log.error("lost the table lock %s: its lease could not be renewed", backend.uri)
                     return
 
@@ -455,7 +473,8 @@ class TableLock:
             if entry.get("stop") is not None:
                 entry["stop"].set()
             if entry.get("backend") is not None:
-                entry["backend"].release(entry["owner"])
+                with entry["backend"].mutex:  # after a renewal in flight, with its new ETag
+                    entry["backend"].release(entry["owner"])
         finally:
             for d in entry.get("made_dirs") or []:
                 with contextlib.suppress(OSError):  # not empty: the table now exists
