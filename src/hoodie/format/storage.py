@@ -198,8 +198,23 @@ class Storage:
                     mtime_ms=mtime,
                 )
             )
+        if self.is_local:
+            out.extend(self._dangling_links(rel, prefix, {s.name for s in out}))
         out.sort(key=lambda s: s.name)
         return out
+
+    def _dangling_links(self, rel: str, prefix: str, listed: set[str]) -> list[FileStatus]:
+        """Symlinks whose target is gone, which pyarrow's listing leaves out without a word.
+
+        Listed (size 0) so that a reader that needs one fails naming it, and the cleaner can remove
+        one with its slice, instead of a log file silently dropping out of a file slice.
+        """
+        try:
+            entries = list(os.scandir(self.full(rel)))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return [FileStatus(name=e.name, path=f"{prefix}/{e.name}" if prefix else e.name, size=0, is_dir=False)
+                for e in entries if e.name not in listed and e.is_symlink() and not os.path.exists(e.path)]
 
     def walk_files(self, rel: str = "") -> Iterator[FileStatus]:
         """All files below ``rel`` (recursive)."""

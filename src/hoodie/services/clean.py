@@ -557,17 +557,23 @@ class _Planner:
             if slice_doomed:
                 plan.files_to_delete.setdefault(link.partition, []).append(lp)
                 doomed.add(lp)
-        for link in self.links:
-            if link.link_path in doomed:
-                continue
-            if link.mode != "symlink" and not self.storage.is_symlink(link.link_path):
-                continue  # a copy does not need its source
-            if link.target_path in doomed and self.storage.exists(link.link_path):
-                plan.files_to_delete[link.partition].remove(link.target_path)
-                doomed.discard(link.target_path)
-                if link.partition in plan.partitions_to_delete:
-                    plan.partitions_to_delete.remove(link.partition)
-                self.notes.append(f"kept {link.target_path}: the live link {link.link_path} targets it")
+        # Until nothing changes: a kept target may itself be a link (a chain left by a partial
+        # compaction of an earlier version), whose own target must then stay too.
+        changed = True
+        while changed:
+            changed = False
+            for link in self.links:
+                if link.link_path in doomed:
+                    continue
+                if link.mode != "symlink" and not self.storage.is_symlink(link.link_path):
+                    continue  # a copy does not need its source
+                if link.target_path in doomed and self.storage.is_symlink(link.link_path):
+                    plan.files_to_delete[link.partition].remove(link.target_path)
+                    doomed.discard(link.target_path)
+                    changed = True
+                    if link.partition in plan.partitions_to_delete:
+                        plan.partitions_to_delete.remove(link.partition)
+                    self.notes.append(f"kept {link.target_path}: the live link {link.link_path} targets it")
         for p in list(plan.files_to_delete):
             if not plan.files_to_delete[p]:
                 del plan.files_to_delete[p]

@@ -18,6 +18,7 @@ The rules (docs/compaction.md, table-services-upstream.md §2.3):
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
@@ -65,6 +66,27 @@ def link_names(file_id: str, instant: str, remaining: Sequence[LogFile], first_v
         token = lf.parsed.write_token or N.UNKNOWN_WRITE_TOKEN
         out.append((N.log_file_name(file_id, instant, first_version + i, token), lf.name))
     return out
+
+
+def original_of(storage: Storage, partition: str, name: str) -> str:
+    """The log file a (possibly chained) symlink ``name`` finally points at; ``name`` when it is no
+    link.
+
+    A link must never target another link: the cleaner removes the slice the middle link belongs
+    to, and the chain would end in nothing (the log file's rows lost from the slice).
+    """
+    rel = f"{partition}/{name}" if partition else name
+    if not storage.supports_symlinks or not storage.is_symlink(rel):
+        return name
+    full = storage.full(rel)
+    real = os.path.realpath(full)
+    if not os.path.exists(real):
+        raise CompactionError(f"log file {rel} is a link to {real}, which is missing; restore it (or roll back "
+                              "the compaction that created the link) before compacting again")
+    if os.path.dirname(real) != os.path.realpath(os.path.dirname(full)):
+        raise CompactionError(f"log file {rel} links outside its partition folder ({real}); hoodie only "
+                              "creates links between log files of one file group")
+    return os.path.basename(real)
 
 
 @dataclass(frozen=True)
@@ -126,7 +148,11 @@ def materialize_link(storage: Storage, link: LinkOp, mode: str) -> None:
     if storage.exists(link.link_path) or storage.is_symlink(link.link_path):
         storage.delete(link.link_path)
     if mode == "symlink":
-        storage.symlink(link.target_path, link.link_path)
+        # The plan's target may itself be a link of an earlier partial compaction: point at the file
+        # it finally reaches, so the new link survives the cleaning of that earlier slice.
+        part = link.partition
+        original = original_of(storage, part, link.target)
+        storage.symlink(f"{part}/{original}" if part else original, link.link_path)
         return
     if storage.is_local:
         tmp = link.link_path + COPY_TMP_SUFFIX
