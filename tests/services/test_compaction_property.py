@@ -8,7 +8,8 @@
   re-inserted elsewhere keeps a stale copy in its old group until that delete, whose event time is
   >= W, is compacted); with a complete threshold T and no late writes, the same holds for event
   times <= T;
-* exact split: every row the compaction adds to the read-optimized view has event time <= T.
+* exact split: every row the compaction adds to the read-optimized view has event time <= T;
+* a clean keeping one file version afterwards changes no read (links made from links survive it).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 import hoodie
 from hoodie.format import naming as N
 from hoodie.format.table import HoodieTable
+from hoodie.services.clean import run_clean
 from hoodie.services.compaction import freshness, run_compaction, schedule_compaction_result
 from tests.hudi_rs import read_hudi_rs
 from tests.services.test_compaction_support import (
@@ -123,6 +125,13 @@ def _run(sc: Scenario) -> None:
         if c is not None and sc.exact:
             for r in set(ro) - ro_before:
                 assert _ts(r) <= sc.threshold, f"exact split put {r} (after {sc.threshold}) in the base file"
+        # The most aggressive clean (one file version) removes every older slice, and with it the
+        # files earlier links were made from: reads must not change (links of links once broke here).
+        run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                         "hoodie.cleaner.fileversions.retained": "1"})
+        assert snapshot(path) == after, "clean changed the snapshot"
+        assert read_optimized(path) == ro, "clean changed the read-optimized view"
+        assert rows(read_hudi_rs(path)) == after, "hudi-rs snapshot differs after clean"
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -146,3 +155,12 @@ def test_example_writes_while_pending_and_links_of_links() -> None:
     _run(Scenario(s, [("upsert", [(1, 10, 1), (2, 30, 2)]), ("upsert", [(1, 40, 3)]),
                       ("upsert", [(3, 5, 4)]), ("upsert", [(2, 50, 5)])],
                   (20, False), [("upsert", [(1, 1, 9)]), ("delete", [(2, 0, 0)])], 45, True, "copy"))
+
+
+def test_example_clean_after_links_of_links() -> None:
+    """The second partial compaction keeps a file the first one had linked; the clean afterwards
+    removes the first compaction's slice and the original (found by the concurrency test)."""
+    s = Setup(ordering=True)
+    _run(Scenario(s, [("upsert", [(1, 3, 1)]), ("upsert", [(2, 10, 2)]), ("delete", [(3, 45, 0)]),
+                      ("upsert", [(1, 50, 4)])],
+                  (5, False), [], 20, False, "symlink"))
