@@ -90,7 +90,7 @@ def compaction_outputs(table: HoodieTable, instant: str, plan: dict) -> dict[str
                 if not is_split_file(storage, rel, instant):
                     raise CompactionError(
                         f"{rel} uses log version {lp.version}, reserved by compaction {instant}, but was not "
-                        "written by it (another writer ignored the reservation; hoodie requires a single writer). "
+                        "written by it (a writer that ignores the reservation, such as a Java Hudi writer, wrote it). "
                         "Move it aside before rolling back or re-running the compaction")
                 out["split"].append(rel)
         for l in sorted(links.values(), key=lambda x: x.version):

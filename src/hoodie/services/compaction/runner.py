@@ -171,8 +171,8 @@ def _check_no_late_logs(table: HoodieTable, instant: str, ops: list[dict]) -> No
                     raise CompactionError(
                         f"log file {rel} (instant {inst}) was added to file slice {fid}@{base_instant} after "
                         f"compaction {instant} was scheduled; committing would hide it. The compaction is left "
-                        "inflight: roll it back (hoodie compaction rollback) and make sure a single writer "
-                        "schedules compactions between its writes")
+                        "inflight: roll it back (hoodie compaction rollback); a writer that does not take the "
+                        "table lock (docs/concurrency.md), such as a Java Hudi writer, was writing meanwhile")
 
 
 def _metrics(cfg: CompactionConfig, instant: str, ops: list[dict], stats: Sequence[WriteStat], links: list[LK.Link],
