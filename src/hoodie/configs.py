@@ -76,6 +76,12 @@ define("hoodie.parquet.small.file.limit", str(100 * 1024 * 1024),
        "Base files below this size receive inserts (COW).", W)
 define("hoodie.copyonwrite.record.size.estimate", "1024", "Record size estimate used to size file groups.", W)
 define("hoodie.parquet.compression.codec", "snappy", "Parquet codec for base files.", W)
+define("hoodie.index.bloom.num_entries", "60000",
+       "Keys per bloom filter row in base-file footers (Java Hudi's BLOOM index reads them).", W)
+define("hoodie.index.bloom.fpp", "0.000000001", "Target false-positive rate of the base-file bloom filters.", W)
+define("hoodie.bloom.index.filter.type", "DYNAMIC_V0", "Base-file bloom filter type: DYNAMIC_V0 or SIMPLE.", W)
+define("hoodie.bloom.index.filter.dynamic.max.entries", "100000",
+       "DYNAMIC_V0: rows are added until rows x num_entries reaches this bound.", W)
 define("hoodie.table.timeline.timezone", "LOCAL", "Time zone of instant times: LOCAL or UTC.", T)
 define("hoodie.combine.before.insert", "false", "De-duplicate inserts by key before writing.", W)
 define("hoodie.write.instant", None, "Use this instant time for the write (testing/backfills).", W)

@@ -49,7 +49,8 @@ def test_meta_columns_and_event_time_stats(tmp_path: Path) -> None:
     assert row["_hoodie_commit_time"] == c1 and row["_hoodie_partition_path"] == "a"
     assert row["_hoodie_file_name"] == base_stat.path.split("/")[-1]
     assert row["_hoodie_commit_seqno"].startswith(f"{c1}_")
-    md = pq.ParquetFile(tmp_path / "t" / base_stat.path).schema_arrow.metadata
+    # In the Parquet footer's key/value metadata, where Java Hudi keeps them.
+    md = pq.ParquetFile(tmp_path / "t" / base_stat.path).metadata.metadata
     assert md[b"hoodie_min_record_key"] == b"1" and md[b"hoodie_max_record_key"] == b"3"
     log_rows = hoodie.read_table(path, columns=["id", "_hoodie_file_name"]).to_pylist()
     assert {r["_hoodie_file_name"] for r in log_rows if r["id"] == 2} == {log_stat.file_id}

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from hoodie.format import instant as I
 from hoodie.format import naming as N
+from hoodie.format.bloom import BloomSpec
 from hoodie.format.commit_metadata import NULL_COMMIT, WriteStat
 from hoodie.format.fsview import FileSlice, FileSystemView
 from hoodie.format.storage import Storage
@@ -66,6 +67,7 @@ class WriteConfig:
     parquet_codec: str
     timeline_timezone: str
     combine_before_insert: bool
+    bloom: BloomSpec = BloomSpec()
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any], table: Optional[HoodieTable] = None) -> "WriteConfig":
@@ -123,6 +125,11 @@ class WriteConfig:
         except ValueError as e:
             raise WriteError(str(e)) from None
 
+        try:
+            bloom = BloomSpec.from_options(o)
+        except ValueError as e:
+            raise WriteError(str(e)) from None
+
         def integer(key: str, default: int) -> int:
             raw = get(key, default=str(default))
             try:
@@ -150,6 +157,7 @@ class WriteConfig:
             timeline_timezone=(get("hoodie.table.timeline.timezone", "hoodie.table.timeline.timezone", "LOCAL")
                                or "LOCAL").upper(),
             combine_before_insert=(get("hoodie.combine.before.insert", default="false") or "").lower() == "true",
+            bloom=bloom,
         )
 
 
@@ -430,7 +438,7 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
                                   partition_paths=w.partition, file_name=name, task_partition_id=task_partition_id)
         return W.write_base_file(storage, partition=w.partition, file_id=w.file_id, instant=instant, token=token,
                                  records=recs, num_inserts=recs.num_rows, event_time_field=cfg.event_time_field,
-                                 codec=cfg.parquet_codec)
+                                 codec=cfg.parquet_codec, bloom=cfg.bloom)
     if w.kind == "append":
         write = W.LogWrite()
         n_up = 0
@@ -491,7 +499,7 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
                              records=merged, prev_commit=w.base_instant or NULL_COMMIT,
                              num_updates=max(0, n_up - w.num_inserts), num_inserts=w.num_inserts,
                              num_deletes=n_del, event_time_field=cfg.event_time_field,
-                             codec=cfg.parquet_codec)
+                             codec=cfg.parquet_codec, bloom=cfg.bloom)
 
 
 def pc_cast(t: pa.Table, schema: pa.Schema) -> pa.Table:

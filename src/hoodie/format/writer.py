@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from hoodie.format import instant as I
 from hoodie.format import naming as N
+from hoodie.format.bloom import BloomFilter, BloomSpec
 from hoodie.format.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
 from hoodie.format.eventtime import min_max_millis
 from hoodie.format.instant import Instant, State
@@ -141,19 +142,21 @@ def delete_markers(storage: Storage, instant: str) -> None:
 def write_parquet(storage: Storage, rel_path: str, records: pa.Table, *,
                   codec: str = DEFAULT_PARQUET_CODEC, extra_metadata: Optional[dict[str, str]] = None,
                   row_group_bytes: int = 128 * 1024 * 1024) -> int:
-    """Write a Parquet file the way Hudi readers expect (int64 timestamps, standard lists)."""
-    md = dict(records.schema.metadata or {})
-    for k, v in (extra_metadata or {}).items():
-        md[k.encode()] = v.encode()
-    tbl = records.replace_schema_metadata(md)
-    est_row = max(1, tbl.nbytes // max(1, tbl.num_rows)) if tbl.num_rows else 1
+    """Write a Parquet file the way Hudi readers expect (int64 timestamps, standard lists).
+
+    ``extra_metadata`` goes into the Parquet footer's key/value metadata only, where Java Hudi
+    keeps its record-key range and bloom filter; putting it into the Arrow schema would store it a
+    second time inside pyarrow's ``ARROW:schema`` entry (a bloom filter is ~0.4 MB per row).
+    """
+    est_row = max(1, records.nbytes // max(1, records.num_rows)) if records.num_rows else 1
     with storage.open_output(rel_path) as sink:
-        pq.write_table(
-            tbl, sink, compression=codec, use_compliant_nested_type=True,
-            coerce_timestamps="us", allow_truncated_timestamps=False,
-            row_group_size=max(1024, row_group_bytes // est_row),
-            write_statistics=True,
-        )
+        with pq.ParquetWriter(
+            sink, records.schema, compression=codec, use_compliant_nested_type=True,
+            coerce_timestamps="us", allow_truncated_timestamps=False, write_statistics=True,
+        ) as writer:
+            writer.write_table(records, row_group_size=max(1024, row_group_bytes // est_row))
+            if extra_metadata:
+                writer.add_key_value_metadata(dict(extra_metadata))
     return storage.size(rel_path)
 
 
@@ -161,9 +164,11 @@ def write_base_file(storage: Storage, *, partition: str, file_id: str, instant: 
                     records: pa.Table, prev_commit: str = NULL_COMMIT, num_inserts: int = 0,
                     num_updates: int = 0, num_deletes: int = 0,
                     event_time_field: Optional[str] = None,
-                    codec: str = DEFAULT_PARQUET_CODEC) -> WriteStat:
+                    codec: str = DEFAULT_PARQUET_CODEC, bloom: Optional[BloomSpec] = None) -> WriteStat:
     """Write ``<fileId>_<token>_<instant>.parquet`` holding ``records`` (meta columns included).
 
+    The footer carries the record-key range and a bloom filter of the keys (``bloom``, Hudi's
+    defaults when None), as Java Hudi writes them: its BLOOM index fails on base files without one.
     Returns its write stat (``prevCommit`` is the previous base instant, or ``"null"``).
     """
     started = time.monotonic()
@@ -175,9 +180,9 @@ def write_base_file(storage: Storage, *, partition: str, file_id: str, instant: 
     write_partition_metadata(storage, partition, instant)
     create_marker(storage, instant, partition, name, "CREATE" if prev_commit == NULL_COMMIT else "MERGE")
     kmin, kmax = _key_min_max(records.column("_hoodie_record_key"))
-    extra = {}
+    extra = BloomFilter.build(records.column("_hoodie_record_key"), bloom or BloomSpec()).footer()
     if kmin is not None:
-        extra = {"hoodie_min_record_key": kmin, "hoodie_max_record_key": kmax}
+        extra.update({"hoodie_min_record_key": kmin, "hoodie_max_record_key": kmax})
     size = write_parquet(storage, rel, records, codec=codec, extra_metadata=extra)
     ev = _event_range(records, event_time_field)
     elapsed = int((time.monotonic() - started) * 1000)

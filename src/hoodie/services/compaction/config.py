@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from hoodie.format.bloom import BloomSpec
 from hoodie.format.eventtime import EventTimeError, parse_iso_millis
 
 # -- Hudi keys (table-services-upstream.md §2.4, §2.5) ------------------------------------------
@@ -141,6 +142,7 @@ class CompactionConfig:
     prometheus_file: Optional[str] = None
     pushgateway_url: Optional[str] = None
     async_interval_seconds: float = DEFAULT_ASYNC_INTERVAL_SECONDS
+    bloom: BloomSpec = BloomSpec()
     options: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -164,6 +166,10 @@ class CompactionConfig:
         if push is None and o.get(HUDI_PUSHGATEWAY_HOST):
             port = _int(o, HUDI_PUSHGATEWAY_PORT, 9091, 1)
             push = f"http://{o[HUDI_PUSHGATEWAY_HOST]}:{port}"
+        try:
+            bloom = BloomSpec.from_options(o)
+        except ValueError as e:
+            raise CompactionConfigError(str(e)) from None
         cfg = cls(
             strategy=(o.get(STRATEGY) or DEFAULT_STRATEGY).strip(),
             logfile_size_threshold=_int(o, LOGFILE_SIZE_THRESHOLD, 0, 0),
@@ -187,6 +193,7 @@ class CompactionConfig:
             prometheus_file=o.get(PROMETHEUS_FILE) or None,
             pushgateway_url=push,
             async_interval_seconds=_float(o, ASYNC_INTERVAL_SECONDS, DEFAULT_ASYNC_INTERVAL_SECONDS, 0.0),
+            bloom=bloom,
             options=o,
         )
         return cfg

@@ -301,7 +301,7 @@ def execute_operation(table: HoodieTable, plan_instant: str, operation: dict, co
     stat = W.write_base_file(storage, partition=partition, file_id=file_id, instant=plan_instant, token=token,
                              records=records, prev_commit=base_instant or "null", num_inserts=n_inserts,
                              num_updates=n_updates, num_deletes=n_deleted, event_time_field=ev_field,
-                             codec=cfg.parquet_codec)
+                             codec=cfg.parquet_codec, bloom=cfg.bloom)
     out = CompactionWriteStat(**{f: getattr(stat, f) for f in WriteStat.__dataclass_fields__})
     out.total_log_records = scanned.log_records
     out.total_log_files_compacted = len(logs)
