@@ -23,6 +23,7 @@ from hoodie.format.avro_codec import (
     avro_to_arrow_schema,
     conform_table,
     decode_buffer,
+    decode_leading_field,
     decode_records,
     decimal_fixed_size,
     encode_records,
@@ -326,6 +327,17 @@ def test_malformed_datums_raise_value_error() -> None:
             decode_records([bad], schema)
 
 
+def test_leading_field_errors() -> None:
+    schema = {"type": "record", "name": "r", "fields": [{"name": "s", "type": "string"}, {"name": "n", "type": "long"}]}
+    good = encode_records(pa.table({"s": ["hello"], "n": [7]}), schema)[0]
+    with pytest.raises(KeyError, match="no field 'x'"):
+        decode_leading_field(good, [0], [len(good)], schema, "x")
+    # a datum shorter than the fields up to the wanted one is malformed
+    with pytest.raises(ValueError, match="malformed"):
+        decode_leading_field(good, [0], [3], schema, "n")
+    assert decode_leading_field(good, [0], [len(good)], schema, "s").to_pylist() == ["hello"]
+
+
 def test_decode_buffer_in_place() -> None:
     schema = {"type": "record", "name": "r", "fields": [{"name": "n", "type": "long"}]}
     datums = encode_records(pa.table({"n": [1, -2, 3]}), schema)
@@ -478,6 +490,10 @@ def test_round_trip_random_tables(table: pa.Table) -> None:
                    for i, (lf, pf) in enumerate(zip(logical, physical))]
         assert pa.Table.from_arrays(columns, schema=logical).equals(decoded)
     assert decode_buffer(body, starts, ends, avro).equals(decoded)
+    # any single field decodes alone (reading only the fields before it) to the same column
+    for name in table.column_names:
+        alone = decode_leading_field(body, starts, ends, avro, name)
+        assert alone.equals(decoded.column(name).combine_chunks()), name
     # sliced and multi-chunk inputs (non-zero offsets everywhere) encode the same rows
     if table.num_rows >= 2:
         assert encode_records(table.slice(1), avro) == datums[1:]

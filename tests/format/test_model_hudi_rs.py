@@ -15,6 +15,9 @@ from hypothesis import strategies as st
 
 import hoodie
 from hoodie.format.batch_write import write_arrow
+from hoodie.format.fsview import FileSystemView
+from hoodie.format.reader import read_file_slice, slice_record_keys
+from hoodie.format.table import HoodieTable
 from tests.helpers import rows_of
 from tests.hudi_rs import read_hudi_rs
 
@@ -117,6 +120,16 @@ def _rows(t: pa.Table) -> list[tuple]:
     return sorted(rows_of(t, COLS))
 
 
+def _check_slice_keys(path: str) -> None:
+    """The writer's key lookup (key columns only) finds exactly the keys a merged read finds."""
+    t = HoodieTable(path)
+    view = FileSystemView(t.storage, t.timeline)
+    for p in view.partitions():
+        for sl in view.latest_file_slices(p):
+            merged = read_file_slice(t, sl, t.arrow_schema()).column("_hoodie_record_key").to_pylist()
+            assert set(slice_record_keys(t, sl).to_pylist()) == set(merged), f"{p}/{sl.file_id}"
+
+
 def _run(setup: Setup, ops: list[tuple[str, list]]) -> None:
     d = tempfile.mkdtemp(prefix="hoodie_model_")
     try:
@@ -144,6 +157,7 @@ def _run(setup: Setup, ops: list[tuple[str, list]]) -> None:
             history.append((instant, expected))
             ours = hoodie.read_table(path)
             assert _rows(ours) == expected, f"our snapshot differs from the model after {kind}"
+            _check_slice_keys(path)
             theirs = read_hudi_rs(path)
             assert _rows(theirs) == expected, f"hudi-rs snapshot differs from the model after {kind}"
         if not history:

@@ -47,6 +47,7 @@ __all__ = [
     "decimal_fixed_size",
     "encode_records_array",
     "decode_buffer",
+    "decode_leading_field",
     "java_decimal_bytes",
     "varint_array",
 ]
@@ -989,6 +990,44 @@ def decode_buffer(data: bytes | bytearray | memoryview, starts: np.ndarray | lis
     if arrow_schema is not None:
         table = conform_table(table, arrow_schema)
     return table
+
+
+def decode_leading_field(data: bytes | bytearray | memoryview, starts: np.ndarray | list[int],
+                         ends: np.ndarray | list[int], writer_schema: dict | str, field: str) -> pa.Array:
+    """Decode one top-level field of each datum, reading only the fields before it.
+
+    Avro binary datums are the fields in order, so a field near the front (Hudi's
+    ``_hoodie_record_key`` is the third) is found without touching the rest of the record: the
+    datum is decoded with the writer schema cut after ``field``. Each datum must be at least that
+    long; the rest of it is not checked (callers that need every field use :func:`decode_buffer`).
+
+    Raises:
+        KeyError: the schema has no top-level field ``field``.
+        ValueError: a datum is malformed.
+    """
+    schema = load_avro_schema(writer_schema)
+    names = [f.get("name") for f in schema.get("fields", [])]
+    if field not in names:
+        raise KeyError(f"Avro schema has no field {field!r}")
+    idx = names.index(field)
+    cut = dict(schema)
+    cut["fields"] = schema["fields"][:idx + 1]
+    key = _json_key(cut)
+    logical, physical = _schemas_cached(key)
+    starts_a = np.asarray(starts, dtype=np.int64)
+    ends_a = np.asarray(ends, dtype=np.int64)
+    if not len(starts_a):
+        return pa.array([], type=logical.field(idx).type)
+    try:
+        struct, final = _decoder_cached(key)(_Input(data), starts_a.copy())
+    except _FallBack:
+        return decode_buffer(data, starts_a, ends_a, writer_schema).column(field).combine_chunks()
+    except IndexError as e:  # defensive: numpy indexing past the buffer
+        raise ValueError(f"malformed Avro data: {e}") from e
+    if (final > ends_a).any():
+        bad = int(np.nonzero(final > ends_a)[0][0])
+        raise ValueError(f"malformed Avro data: record {bad} is shorter than its first {idx + 1} fields")
+    return _to_logical(struct.field(idx), physical.field(idx).type, logical.field(idx).type)
 
 
 def decode_records(datums: Iterable[bytes], writer_schema: dict | str,

@@ -294,22 +294,12 @@ def _slice_keys(table: HoodieTable, sl: FileSlice) -> pa.Array:
 
     Keys deleted in a log do not count: a later upsert of such a key is a new insert, which gives
     the expected row in every reader (routing it to the old file group would let the older base
-    version outrank it on ordering and resurrect or drop it). Slices without logs read only the
-    key column of the base file.
+    version outrank it on ordering and resurrect or drop it). Only key columns are read unless a
+    log block deletes keys (:func:`~hoodie.format.reader.slice_record_keys`).
     """
-    from hoodie.format.reader import read_base_file, read_file_slice
+    from hoodie.format.reader import slice_record_keys
 
-    if not sl.log_files and sl.base_file is not None:
-        keys = pa.schema([pa.field("_hoodie_record_key", pa.string())])
-        return read_base_file(table.storage, sl.base_file.path, keys).column(0).combine_chunks()
-
-    schema = table.arrow_schema()
-    cols = ["_hoodie_record_key", "_hoodie_commit_time"]
-    mode = table.merge_mode
-    if mode.ordering_field and mode.ordering_field in schema.names:
-        cols.append(mode.ordering_field)
-    rs = pa.schema([schema.field(c) for c in cols])
-    return read_file_slice(table, sl, rs).column("_hoodie_record_key").combine_chunks()
+    return slice_record_keys(table, sl)
 
 
 def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant: str,

@@ -38,6 +38,7 @@ from hoodie.format.avro_codec import (
     avro_to_arrow_schema,
     conform_table,
     decode_buffer,
+    decode_leading_field,
     encode_records_array,
     schema_to_json,
 )
@@ -350,7 +351,40 @@ class LogBlock:
         except ValueError as e:
             raise LogFormatError(f"{self._where()}: {e}") from e
 
+    def record_keys(self) -> pa.Array:
+        """The ``_hoodie_record_key`` of every record of a data block, without decoding the rest.
+
+        Avro blocks decode only the fields before the key (Hudi puts it third); Parquet blocks
+        read only its column. Used by the writer's index lookup.
+
+        Raises:
+            LogFormatError: for other block types, or blocks without a record-key column.
+        """
+        key = "_hoodie_record_key"
+        if self.block_type == BlockType.PARQUET_DATA:
+            keys = self._parquet_table(pa.schema([pa.field(key, pa.string())])).column(0).combine_chunks()
+            if keys.null_count:  # absent column (filled with nulls) or null keys: not a Hudi data block
+                raise LogFormatError(f"{self._where()}: {keys.null_count} record(s) without a {key}")
+            return keys
+        if self.block_type != BlockType.AVRO_DATA:
+            raise LogFormatError(f"{self._where()}: {self.block_type.name} block has no data records")
+        content, starts, ends, schema = self._avro_datums()
+        try:
+            return decode_leading_field(content, starts, ends, schema, key)
+        except KeyError:
+            raise LogFormatError(f"{self._where()}: the block's records have no {key} field") from None
+        except Exception as e:  # malformed datums surface as assorted decoding errors
+            raise LogFormatError(f"{self._where()}: undecodable Avro records: {type(e).__name__}: {e}") from e
+
     def _avro_table(self, reader_schema: pa.Schema | None) -> pa.Table:
+        content, starts, ends, schema = self._avro_datums()
+        try:
+            return decode_buffer(content, starts, ends, schema, reader_schema)
+        except Exception as e:  # malformed datums surface as assorted decoding errors
+            raise LogFormatError(f"{self._where()}: undecodable Avro records: {type(e).__name__}: {e}") from e
+
+    def _avro_datums(self) -> tuple[bytes, np.ndarray, np.ndarray, str]:
+        """The content of an Avro data block, where each datum starts and ends, and its schema."""
         schema = self.schema_json
         if not schema:
             raise LogFormatError(f"{self._where()}: Avro data block without a SCHEMA header")
@@ -379,10 +413,7 @@ class LogBlock:
             ends[i] = pos
         if pos != total:
             raise LogFormatError(f"{self._where()}: {total - pos} bytes after the last record")
-        try:
-            return decode_buffer(content, starts, ends, schema, reader_schema)
-        except Exception as e:  # malformed datums surface as assorted decoding errors
-            raise LogFormatError(f"{self._where()}: undecodable Avro records: {type(e).__name__}: {e}") from e
+        return content, starts, ends, schema
 
     def delete_records(self) -> pa.Table:
         """Keys deleted by a DELETE block (content version 3: Avro ``HoodieDeleteRecordList``).

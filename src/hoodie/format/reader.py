@@ -168,6 +168,38 @@ def read_file_slice(table: HoodieTable, file_slice: FileSlice, schema: pa.Schema
     return merge_commit_time(base, batches, schema)
 
 
+def slice_record_keys(table: HoodieTable, file_slice: FileSlice) -> pa.Array:
+    """The record keys alive in a file slice (with duplicates), for the writer's index lookup.
+
+    Same answer as the ``_hoodie_record_key`` column of :func:`read_file_slice`, cheaper: while
+    no valid log block deletes anything, the live keys are the base file's keys plus the keys
+    of the valid data blocks (merging only picks versions), so only key columns are read. A
+    slice with delete blocks is merged, because a delete may or may not win over a version.
+    """
+    from hoodie.format.logformat import BlockType
+
+    storage = table.storage
+    blocks: list[Any] = []
+    if file_slice.log_files:
+        blocks = scan_log_blocks(storage, [lf.path for lf in file_slice.sorted_logs()], table.timeline).blocks
+        if any(b.block_type == BlockType.DELETE for b in blocks):
+            schema = table.arrow_schema()
+            cols = ["_hoodie_record_key", "_hoodie_commit_time"]
+            mode = table.merge_mode
+            if mode.ordering_field and mode.ordering_field in schema.names:
+                cols.append(mode.ordering_field)
+            merged = read_file_slice(table, file_slice, pa.schema([schema.field(c) for c in cols]))
+            return merged.column("_hoodie_record_key").combine_chunks()
+    parts: list[pa.Array] = []
+    if file_slice.base_file is not None:
+        key = pa.schema([pa.field("_hoodie_record_key", pa.string())])
+        parts.append(read_base_file(storage, file_slice.base_file.path, key).column(0).combine_chunks())
+    parts += [b.record_keys() for b in blocks]
+    if not parts:
+        return pa.array([], pa.string())
+    return pa.concat_arrays([p.cast(pa.string()) for p in parts])
+
+
 def _log_batches(blocks: Sequence[Any], schema: pa.Schema) -> list[LogBatch]:
     from hoodie.format.logformat import BlockType
 
