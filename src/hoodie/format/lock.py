@@ -28,6 +28,7 @@ of the process wait as other processes do.
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import json
 import logging
@@ -165,27 +166,31 @@ class _Owner:
         return f"{self.what or 'an operation'} (pid {self.pid} on {self.host}, for {age} s)"
 
 
-class _Backend:
+class _Backend(abc.ABC):
     """One lock file: try to create it, read it, remove it, take a stale one over."""
 
     uri: str
     # Serializes the holder's own writes to the lock (lease renewals against the release).
     mutex: threading.Lock
 
+    @abc.abstractmethod
     def try_create(self, owner: _Owner) -> bool:
-        raise NotImplementedError
+        """Create the lock file holding ``owner``; False if it exists already."""
 
+    @abc.abstractmethod
     def holder(self) -> tuple[Optional[bytes], Optional[float], Any]:
         """(content, age in seconds, version token) of the lock file, or (None, None, None)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def release(self, owner: _Owner) -> None:
-        raise NotImplementedError
+        """Remove the lock file if ``owner`` still holds it."""
 
+    @abc.abstractmethod
     def take_over(self, stale: Any, owner: _Owner) -> bool:
-        raise NotImplementedError
+        """Replace the stale lock file (version token ``stale``) by ``owner``; False if another won."""
 
     def renew(self, owner: _Owner) -> bool:
+        """Extend the holder's lease; local lock files have none, so there is nothing to do."""
         return True
 
 
