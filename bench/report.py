@@ -491,9 +491,7 @@ class Bench:
     def compaction(self, full: bool = True) -> None:
         """Event-time planning vs decoding event times; event-time (partial) compaction and, with
         ``full``, a full compaction on Spark vs the native merge of the same data."""
-        from hoodie.engine.compaction import spark_executor
-
-        spark, report, path, n = self.spark, self.report, self.path, self.n
+        spark, report, path = self.spark, self.report, self.path
         threshold_ms = int(BATCH_EVENT_START.timestamp() * 1000) + 90 * 60_000  # between batch 1 and batch 2
         et_opts = {
             "hoodie.compaction.strategy":
@@ -522,14 +520,7 @@ class Bench:
                                headers_s, ref, decode_s))
 
         report.progress(f"compaction #1 (event time, partial): {len(ops)} operations")
-        native_s, native_rows = timed(lambda: native_merge(spark, plan_base_files(path, sched.plan), self.upd_src[0],
-                                                           os.path.join(self.native, "compaction1"), sched.instant))
-        comp_s, results = timed(lambda: run_compaction(path, sched.instant, et_opts, spark_executor(spark)))
-        m = results[0].metrics
-        report.check(native_rows == m["recordsWritten"],
-                     f"native reference wrote as many rows as compaction #1: {native_rows:,}")
-        rows_after = hoodie.read_table(path, columns=["id"]).num_rows
-        report.check(rows_after == n, f"snapshot rows after compaction #1: {rows_after:,} = N")
+        comp_s, native_s, m = self._compact_beside_native(1, sched, et_opts)
         report.add(Measurement("compaction", "event-time compaction on Spark (partial: batch 1 merged, batch 2 "
                                              "linked)", comp_s,
                                "Spark: read base files + batch-1 rows, merge by key (join), write Parquet", native_s,
@@ -553,14 +544,7 @@ class Bench:
         sched2_s, sched2 = timed(lambda: schedule_compaction_result(path, full_opts, check_trigger=False))
         report.check(sched2.instant is not None and sched2.plan is not None,
                      f"full compaction scheduled: {sched2.reason}")
-        native_s, native_rows = timed(lambda: native_merge(spark, plan_base_files(path, sched2.plan), self.upd_src[1],
-                                                           os.path.join(self.native, "compaction2"), sched2.instant))
-        comp_s, results = timed(lambda: run_compaction(path, sched2.instant, full_opts, spark_executor(spark)))
-        m = results[0].metrics
-        report.check(native_rows == m["recordsWritten"],
-                     f"native reference wrote as many rows as compaction #2: {native_rows:,}")
-        rows_after = hoodie.read_table(path, columns=["id"]).num_rows
-        report.check(rows_after == n, f"snapshot rows after compaction #2: {rows_after:,} = N")
+        comp_s, native_s, m = self._compact_beside_native(2, sched2, full_opts)
         report.check(m["tableLogFiles"] == 0, "no log file left after the full compaction")
         report.add(Measurement("compaction", "full compaction on Spark (the linked batch-2 logs)", comp_s,
                                "Spark: read base files + batch-2 rows, merge by key (join), write Parquet", native_s,
@@ -568,6 +552,24 @@ class Bench:
                                       f"scheduling took {sched2_s:.3f} s"))
         report.facts["compaction_2_metrics"] = {k: m[k] for k in (
             "operations", "logFilesCompacted", "recordsWritten", "bytesRead", "bytesWritten", "durationMs")}
+
+    def _compact_beside_native(self, number: int, sched: Any, opts: dict[str, str]) -> tuple[float, float, dict]:
+        """Run scheduled compaction ``number`` on Spark and its native reference (the same base files
+        merged with update batch ``number``); check both wrote the same rows and no row was lost.
+        Returns (compaction seconds, reference seconds, the compaction's metrics)."""
+        from hoodie.engine.compaction import spark_executor
+
+        spark, report, path = self.spark, self.report, self.path
+        native_s, native_rows = timed(lambda: native_merge(
+            spark, plan_base_files(path, sched.plan), self.upd_src[number - 1],
+            os.path.join(self.native, f"compaction{number}"), sched.instant))
+        comp_s, results = timed(lambda: run_compaction(path, sched.instant, opts, spark_executor(spark)))
+        m = results[0].metrics
+        report.check(native_rows == m["recordsWritten"],
+                     f"native reference wrote as many rows as compaction #{number}: {native_rows:,}")
+        rows_after = hoodie.read_table(path, columns=["id"]).num_rows
+        report.check(rows_after == self.n, f"snapshot rows after compaction #{number}: {rows_after:,} = N")
+        return comp_s, native_s, m
 
     def ttl(self) -> None:
         """TTL dry runs (full scan vs incremental statistics), then run #1 (full scan, expires the

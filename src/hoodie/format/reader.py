@@ -14,7 +14,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hoodie.format import instant as I
 from hoodie.format.fsview import FileSlice, FileSystemView
 from hoodie.format.merge import DeleteBatch, LogBatch, merge_commit_time, merge_ordering
 from hoodie.format.storage import Storage
@@ -153,15 +152,19 @@ def read_file_slice(table: HoodieTable, file_slice: FileSlice, schema: pa.Schema
     ``schema`` must contain ``_hoodie_record_key`` and ``_hoodie_commit_time`` (and the ordering
     field in ordering mode) when the slice has log files.
     """
-    storage = table.storage
-    base = read_base_file(storage, file_slice.base_file.path, schema) if file_slice.base_file else None
-    if not file_slice.log_files:
+    blocks: Sequence[Any] = ()
+    if file_slice.log_files:
+        blocks = scan_log_blocks(table.storage, [lf.path for lf in file_slice.sorted_logs()], table.timeline,
+                                 as_of, skip_log_files).blocks
+    return _merge_slice(table, file_slice, blocks, schema)
+
+
+def _merge_slice(table: HoodieTable, file_slice: FileSlice, blocks: Sequence[Any], schema: pa.Schema) -> pa.Table:
+    """Merge a slice's base file with its valid log blocks (as :func:`scan_log_blocks` returns them)."""
+    base = read_base_file(table.storage, file_slice.base_file.path, schema) if file_slice.base_file else None
+    if not blocks:
         return base if base is not None else schema.empty_table()
-    scan = scan_log_blocks(storage, [lf.path for lf in file_slice.sorted_logs()], table.timeline,
-                           as_of, skip_log_files)
-    if not scan.blocks:
-        return base if base is not None else schema.empty_table()
-    batches = _log_batches(scan.blocks, schema)
+    batches = _log_batches(blocks, schema)
     mode = table.merge_mode
     if mode.use_ordering and mode.ordering_field:
         return merge_ordering(base, batches, schema, mode.ordering_field)
@@ -188,7 +191,7 @@ def slice_record_keys(table: HoodieTable, file_slice: FileSlice) -> pa.Array:
             mode = table.merge_mode
             if mode.ordering_field and mode.ordering_field in schema.names:
                 cols.append(mode.ordering_field)
-            merged = read_file_slice(table, file_slice, pa.schema([schema.field(c) for c in cols]))
+            merged = _merge_slice(table, file_slice, blocks, pa.schema([schema.field(c) for c in cols]))
             return merged.column("_hoodie_record_key").combine_chunks()
     parts: list[pa.Array] = []
     if file_slice.base_file is not None:
