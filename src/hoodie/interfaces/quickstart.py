@@ -15,7 +15,6 @@ before anything is deleted, so a missing Java leaves the folder as it was.
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import json
 import random
 import time
@@ -190,11 +189,8 @@ def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: i
     (the CLI enables it on a terminal).
     """
     claim = claim_base_path(base_path, "hoodie quickstart", overwrite)
-    if spark is None and importlib.util.find_spec("pyspark") is None:
-        raise ImportError("hoodie quickstart runs on local Spark, and pyspark is not installed: "
-                          "pip install 'hoodie[spark]' (Java 17 or 21 is needed too)")
     import hoodie
-    import hoodie.spark as hs
+    import hoodie.spark as hs  # without pyspark: an error that says how to install it, before any change
     from hoodie.engine.compaction import spark_executor
     from hoodie.services.clean import run_clean
     from hoodie.services.compaction import freshness, run_compaction
