@@ -38,6 +38,9 @@ def _error(op: str, kind: str) -> Exception:
         return botocore.exceptions.ClientError(
             {"Error": {"Code": "ConditionalRequestConflict", "Message": "injected"},
              "ResponseMetadata": {"HTTPStatusCode": 409}}, op)
+    if kind == "denied":
+        return botocore.exceptions.ClientError(
+            {"Error": {"Code": "AccessDenied", "Message": "injected"}, "ResponseMetadata": {"HTTPStatusCode": 403}}, op)
     if kind == "connect-timeout":
         return botocore.exceptions.ConnectTimeoutError(endpoint_url="https://s3.injected")
     if kind == "read-timeout":
@@ -126,6 +129,23 @@ def test_s3_lease_renewal_retries_every_transient_failure(s3: dict, monkeypatch:
             L.check_still_held(st)  # each check renews the lease, through the injected failures
         assert json.loads(_raw().get_object(Bucket=BUCKET, Key="t/.hoodie/lock")["Body"].read())["what"] == "writer"
     assert lock_status(st) is None
+
+
+def test_s3_heartbeat_that_cannot_renew_stops_commits(s3: dict, monkeypatch: pytest.MonkeyPatch,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    """A renewal refused for good (access denied: say, the credentials' rights were revoked) ends the
+    heartbeat with an error in the log, and the holder's commits are refused: its lease will run out."""
+    _faults_on(monkeypatch, lambda op, kw: "denied" if op == "put_object" and "IfMatch" in kw else None)
+    st = Storage(f"s3://{BUCKET}/t", s3)
+    lock = TableLock(st, {L.VALIDITY_SECS: "3", L.HEARTBEAT_SECS: "1"}, "writer")
+    with caplog.at_level(logging.ERROR, logger="hoodie.lock"):
+        lock.acquire()
+        time.sleep(1.5)
+        with pytest.raises(LockError, match=r"lost while writer held it: its heartbeat failed \(ClientError: .*AccessDenied"):
+            L.check_still_held(st)
+        with pytest.raises(LockError, match="heartbeat failed"):
+            lock.release()  # nothing committed: the holder learns it here too
+    assert "its heartbeat failed" in caplog.text
 
 
 def _steal(key: str, host: str = "other-host") -> None:
