@@ -528,4 +528,5 @@ def test_s3_lock_model_under_faults_steals_and_crashes(monkeypatch: pytest.Monke
 
 @pytest.mark.slow
 def test_s3_lock_model_long(moto_module: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    _run_model(moto_module, monkeypatch, examples=1000, max_steps=40)
+    """The model on moto itself, with longer sequences (a few minutes)."""
+    _run_model(moto_module, monkeypatch, examples=300, max_steps=40)
