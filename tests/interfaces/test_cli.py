@@ -64,3 +64,87 @@ def test_create_show_rollback_and_metrics_file(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     text = metrics.read_text()
     assert "hoodie_clean_files_deleted" in text and "hoodie_write_records_written" in text
+
+
+def _unrelated_files(folder: Path) -> dict[str, str]:
+    """Files a user keeps in a folder hoodie did not create; returns {relative path: content}."""
+    files = {"notes.txt": "keep me", "sub/data.csv": "a,b\n1,2\n"}
+    for rel, text in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+    return files
+
+
+def _assert_survive(folder: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        assert (folder / rel).read_text() == text, f"{rel} was deleted or changed"
+
+
+def test_demo_refuses_a_folder_it_did_not_create(tmp_path: Path) -> None:
+    """`hoodie demo` deleted the whole --base-path (rmtree), unrelated files included; now a
+    non-empty folder it did not create is refused, and so is a user's own table."""
+    base = tmp_path / "mine"
+    files = _unrelated_files(base)
+    out = _cli("demo", "--base-path", str(base), "--rows", "100")
+    assert out.returncode == 2
+    assert "not empty" in out.stderr and "--overwrite" in out.stderr and "notes.txt" in out.stderr
+    _assert_survive(base, files)
+    # --no-overwrite (append to the demo's table) must not write into a folder it did not create either.
+    out = _cli("demo", "--base-path", str(base), "--rows", "100", "--no-overwrite")
+    assert out.returncode == 2 and "not empty" in out.stderr
+    _assert_survive(base, files)
+    assert not (base / ".hoodie").exists()
+    # A user's table (not made by the demo) is refused too: replacing it would lose their data.
+    table = tmp_path / "t"
+    assert _cli("create", str(table), "--name", "t", "--record-key", "id").returncode == 0
+    out = _cli("demo", "--base-path", str(table), "--rows", "100")
+    assert out.returncode == 2 and "a Hudi table that hoodie demo/quickstart did not create" in out.stderr
+    assert (table / ".hoodie" / "hoodie.properties").exists()
+    # Said explicitly, --overwrite replaces the folder.
+    out = _cli("demo", "--base-path", str(base), "--rows", "100", "--overwrite", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["snapshot_rows"] == 95 and not (base / "notes.txt").exists()
+
+
+def test_demo_replaces_its_own_previous_table(tmp_path: Path) -> None:
+    """The demo's own earlier output is replaced without --overwrite; --no-overwrite appends to it."""
+    base = tmp_path / "demo"
+    first = json.loads(_cli("demo", "--base-path", str(base), "--rows", "100", "--json").stdout)
+    out = _cli("demo", "--base-path", str(base), "--rows", "200", "--json")
+    assert out.returncode == 0, out.stderr
+    second = json.loads(out.stdout)
+    assert second["snapshot_rows"] == 190
+    timeline = json.loads(_cli("show", "timeline", str(base), "--json").stdout)
+    assert [r["instant"] for r in timeline] == second["commits"]
+    assert not set(first["commits"]) & set(second["commits"])
+    out = _cli("demo", "--base-path", str(base), "--rows", "200", "--no-overwrite", "--json")
+    assert out.returncode == 0, out.stderr
+    assert len(json.loads(_cli("show", "timeline", str(base), "--json").stdout)) == 6
+
+
+def test_quickstart_without_java_deletes_nothing(tmp_path: Path) -> None:
+    """`hoodie quickstart` deleted --base-path first and then failed for want of Java; now the folder
+    is checked and Spark started before anything is deleted."""
+    import os
+
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java")}
+
+    def quickstart(base: Path, *extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "hoodie.interfaces.cli", "quickstart", "--base-path",
+                               str(base), "--rows", "100", *extra], capture_output=True, text=True, timeout=300,
+                              env=env)
+
+    base = tmp_path / "mine"
+    files = _unrelated_files(base)
+    out = quickstart(base)
+    assert out.returncode == 2 and "not empty" in out.stderr and "--overwrite" in out.stderr
+    _assert_survive(base, files)
+    out = quickstart(base, "--overwrite")
+    assert out.returncode == 2 and "JavaNotFoundError" in out.stderr, out.stderr
+    _assert_survive(base, files)
+    # Its own earlier output passes the folder check; Java is still missing, and the table stays.
+    demo = tmp_path / "demo"
+    assert _cli("demo", "--base-path", str(demo), "--rows", "100").returncode == 0
+    out = quickstart(demo)
+    assert out.returncode == 2 and "JavaNotFoundError" in out.stderr, out.stderr
+    assert (demo / ".hoodie" / "hoodie.properties").exists()

@@ -33,6 +33,10 @@ def test_stream_has_late_data_updates_and_deletes() -> None:
 def test_quickstart_cli_small(tmp_path: Path) -> None:
     base = str(tmp_path / "qs")
     env = dict(os.environ, PYTHONPATH=str(REPO))
+    # An earlier demo's table at the base path is the quickstart's to replace (no --overwrite needed).
+    demo = subprocess.run([sys.executable, "-m", "hoodie.interfaces.cli", "demo", "--base-path", base, "--rows",
+                           "100"], capture_output=True, text=True, timeout=300, env=env)
+    assert demo.returncode == 0, demo.stderr
     out = subprocess.run([sys.executable, "-m", "hoodie.interfaces.cli", "quickstart", "--base-path", base,
                           "--rows", "2000", "--json"], capture_output=True, text=True, timeout=600, env=env)
     assert out.returncode == 0, out.stderr[-3000:]

@@ -165,22 +165,25 @@ def _contend(uri: str, storage_options: dict, wait_ms: int) -> subprocess.Comple
                           capture_output=True, text=True, timeout=120, cwd=REPO)
 
 
-def test_s3_lock_uses_conditional_puts(moto_s3: dict) -> None:  # noqa: F811
+def test_s3_lock_uses_conditional_puts(moto_s3: dict, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     """On S3 the lock is an object created with If-None-Match: another process waits and times out,
     naming the holder; a lease that is not renewed expires and is taken over (a put conditional on
     its ETag), and the old holder learns it lost the lock when it releases."""
     import uuid
 
+    from hoodie.format import lock as L
+
     uri = f"s3://hoodie-test/lock-{uuid.uuid4().hex[:8]}"
     st = Storage(uri, moto_s3)
+    monkeypatch.setattr(L._Holding, "start_heartbeat", lambda self: None)  # a holder paused (never renews)
     held = TableLock(st, {"hoodie.write.lock.storage.validity.timeout.secs": "3",
-                          "hoodie.write.lock.storage.heartbeat.poll.secs": "3600"}, "first holder")
+                          "hoodie.write.lock.storage.heartbeat.poll.secs": "1"}, "first holder")
     held.acquire()
     try:
         assert st.exists(".hoodie/lock")
         out = _contend(uri, moto_s3, 300)
         assert "timed out after 300 ms" in out.stdout and "held by first holder" in out.stdout, out
-        time.sleep(3.2)  # the lease (3 s, never renewed: the heartbeat is an hour) expires
+        time.sleep(3.2)  # the lease (3 s, never renewed) expires
         out = _contend(uri, moto_s3, 5000)
         assert out.stdout.strip() == "took", out
     finally:
@@ -193,11 +196,30 @@ def test_s3_lock_lease_is_renewed_while_held(moto_s3: dict) -> None:  # noqa: F8
     import uuid
 
     uri = f"s3://hoodie-test/lock-{uuid.uuid4().hex[:8]}"
-    with table_lock(Storage(uri, moto_s3), {"hoodie.write.lock.storage.validity.timeout.secs": "2",
+    with table_lock(Storage(uri, moto_s3), {"hoodie.write.lock.storage.validity.timeout.secs": "3",
                                             "hoodie.write.lock.storage.heartbeat.poll.secs": "1"}, "renewing"):
-        time.sleep(3.5)  # past the first lease: only renewals keep it
+        time.sleep(4)  # past the first lease: only renewals keep it
         out = _contend(uri, moto_s3, 300)
         assert "held by renewing" in out.stdout, out
+
+
+def test_s3_lock_of_a_killed_writer_on_this_host_is_taken_over(moto_s3: dict) -> None:  # noqa: F811
+    """A writer SIGKILLed on S3 blocked every operation until its lease expired (300 s); its owner
+    ran on this host and its process is gone, so the next operation takes the lock over at once."""
+    import uuid
+
+    uri = f"s3://hoodie-test/lock-{uuid.uuid4().hex[:8]}"
+    st = Storage(uri, moto_s3)
+    code = ("import json, os, signal, sys; from hoodie.format.lock import TableLock; from hoodie.format.storage "
+            "import Storage; TableLock(Storage(sys.argv[1], json.loads(sys.argv[2])), None, 'doomed').acquire(); "
+            "os.kill(os.getpid(), signal.SIGKILL)")
+    subprocess.run([sys.executable, "-c", code, uri, json.dumps(moto_s3)], check=False, cwd=REPO, timeout=120)
+    assert st.exists(".hoodie/lock")  # left behind, its lease (default 60 s) still running
+    started = time.monotonic()
+    with table_lock(st, {"hoodie.write.lock.wait_time_ms": "5000"}, "next writer"):
+        assert json.loads(st.read_bytes(".hoodie/lock"))["what"] == "next writer"
+    assert time.monotonic() - started < 3
+    assert not st.exists(".hoodie/lock")
 
 
 def test_readers_skip_lock_files(tmp_path: Path) -> None:

@@ -15,12 +15,19 @@ Providers (``hoodie.write.lock.provider``, Hudi's class names accepted):
   pyarrow's S3 file system has no conditional writes).
 * **in-process** (Hudi's ``InProcessLockProvider``): threads of one process only.
 
-A holder that dies leaves the file behind. It is taken over when it is provably stale: on local
-storage the owner ran on this host and its process is gone (pid and start time), or the file is
-older than ``hoodie.write.lock.filesystem.expire`` minutes (Hudi's key; 0, the default, never);
-on object stores the holder renews a lease (every ``...storage.heartbeat.poll.secs``) and a lease
-not renewed for ``...storage.validity.timeout.secs`` expires. The take-over is atomic: locally
-under a short-lived guard file, on S3 by a put conditional on the stale lock's ETag.
+A holder that dies leaves the file behind. It is taken over when it is provably stale: its owner ran
+on this host (same host name, boot and pid namespace) and its process is gone (pid and start time),
+on local storage and on object stores alike; or the file is older than
+``hoodie.write.lock.filesystem.expire`` minutes (Hudi's key; 0, the default, never); or, on object
+stores, its lease expired: the holder renews it every ``hoodie.write.lock.storage.heartbeat.poll.secs``
+and a lease not renewed for ``hoodie.write.lock.storage.validity.timeout.secs`` expires. The take-over
+is atomic: locally under a short-lived guard file, on S3 by a put conditional on the stale lock's ETag.
+
+A holder that lost its lock never commits: the completing write of every instant first checks that
+each lock this process holds on the table is still its own (:func:`check_still_held`; a read of the
+lock file locally, a lease renewal conditional on the holder's ETag on S3). Renewals retry failures
+of the store (HTTP 5xx, throttling, timeouts, lost connections) with backoff; only a lock object that
+is no longer the holder's (taken over or removed) counts as lost, which the heartbeat logs as an error.
 
 The lock is re-entrant within a process (a thread that holds it can take it again); other threads
 of the process wait as other processes do.
@@ -35,6 +42,7 @@ import logging
 import os
 import random
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -63,13 +71,23 @@ _PROVIDERS = {
 LOCK_FILE = "lock"
 DEFAULT_WAIT_MS = 60_000
 DEFAULT_RETRY_MS = 100
-DEFAULT_VALIDITY_SECS = 300
-DEFAULT_HEARTBEAT_SECS = 30
+# Hudi's StorageBasedLockProvider uses 300/30 s. hoodie takes a crashed holder's lock over at once
+# when it ran on this host, and otherwise waits for its lease: a minute keeps that wait short, and a
+# renewal every 5 s leaves room for a dozen failed renewals before the lease runs out.
+DEFAULT_VALIDITY_SECS = 60
+DEFAULT_HEARTBEAT_SECS = 5
+MIN_RENEWALS_PER_LEASE = 3
 GUARD_STALE_SECS = 30  # a take-over holds its guard for milliseconds
+RELEASE_RETRY_SECS = 10  # how long a release retries an unavailable store before leaving the lease to expire
 
 
 class LockError(Exception):
     """The table lock could not be taken (held by another writer too long) or was lost."""
+
+
+class LockUnavailableError(LockError):
+    """The store holding the lock did not answer (HTTP 5xx, throttling, a timeout, a lost connection):
+    the outcome of the request is unknown, and trying again may succeed."""
 
 
 def _register() -> None:
@@ -84,10 +102,10 @@ def _register() -> None:
            "dead owner's lock on the same host is).", g)
     define(WAIT_MS, str(DEFAULT_WAIT_MS), "How long to wait for the table lock before failing, ms.", g)
     define(RETRY_MS, str(DEFAULT_RETRY_MS), "Pause between attempts to take the lock, ms (randomized).", g)
-    define(VALIDITY_SECS, str(DEFAULT_VALIDITY_SECS), "Object stores: a lock lease not renewed for this long "
-           "has expired and is taken over.", g)
+    define(VALIDITY_SECS, str(DEFAULT_VALIDITY_SECS), "Object stores: the lock's lease. A lease not renewed for "
+           "this long has expired and is taken over (a holder on this host whose process is gone at once).", g)
     define(HEARTBEAT_SECS, str(DEFAULT_HEARTBEAT_SECS), "Object stores: how often the holder renews its "
-           "lease.", g)
+           f"lease; at most 1/{MIN_RENEWALS_PER_LEASE} of {VALIDITY_SECS}.", g)
     define("hoodie.write.concurrency.mode", "single_writer", "Accepted for Hudi compatibility; hoodie takes "
            "the table lock in every mode (docs/concurrency.md).", g)
 
@@ -118,6 +136,22 @@ def _proc_start(pid: int) -> Optional[str]:
         return None
 
 
+def _read_id(path: str, link: bool = False) -> Optional[str]:
+    try:
+        if link:
+            return os.readlink(path)
+        with open(path) as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+# Two containers can share a host name; a pid means the same process only within one kernel boot
+# and one pid namespace, so the lock records both where Linux tells them.
+_BOOT_ID = _read_id("/proc/sys/kernel/random/boot_id")
+_PID_NS = _read_id("/proc/self/ns/pid", link=True)
+
+
 def _alive(pid: int, start: Optional[str]) -> bool:
     try:
         os.kill(pid, 0)
@@ -139,16 +173,20 @@ class _Owner:
     what: str
     acquired_ms: int
     expires_ms: int = 0  # object stores: the lease
+    lease_ms: int = 0  # the holder's hoodie.write.lock.storage.validity.timeout.secs, for messages
+    boot: Optional[str] = None
+    pidns: Optional[str] = None
 
     @classmethod
     def me(cls, what: str, lease_ms: int = 0) -> "_Owner":
         now = int(time.time() * 1000)
         return cls(socket.gethostname(), os.getpid(), _proc_start(os.getpid()), uuid.uuid4().hex, what, now,
-                   now + lease_ms if lease_ms else 0)
+                   now + lease_ms if lease_ms else 0, lease_ms, _BOOT_ID, _PID_NS)
 
     def to_bytes(self) -> bytes:
         return json.dumps({"host": self.host, "pid": self.pid, "start": self.start, "nonce": self.nonce,
                            "what": self.what, "acquired_ms": self.acquired_ms, "expires_ms": self.expires_ms,
+                           "lease_ms": self.lease_ms, "boot": self.boot, "pidns": self.pidns,
                            "writer": "hoodie"}).encode()
 
     @classmethod
@@ -157,17 +195,39 @@ class _Owner:
         try:
             d = json.loads(data)
             return cls(str(d["host"]), int(d["pid"]), d.get("start"), str(d["nonce"]), str(d.get("what", "")),
-                       int(d.get("acquired_ms", 0)), int(d.get("expires_ms", 0)))
+                       int(d.get("acquired_ms", 0)), int(d.get("expires_ms", 0)), int(d.get("lease_ms") or 0),
+                       d.get("boot"), d.get("pidns"))
         except (ValueError, KeyError, TypeError):
             return None
+
+    def on_this_host(self) -> bool:
+        """Whether the owner ran under this kernel and pid namespace, where its pid can be checked."""
+        if self.host != socket.gethostname():
+            return False
+        return all(theirs is None or ours is None or theirs == ours
+                   for theirs, ours in ((self.boot, _BOOT_ID), (self.pidns, _PID_NS)))
+
+    def is_this_process(self) -> bool:
+        return self.on_this_host() and self.pid == os.getpid() and self.start == _proc_start(os.getpid())
 
     def describe(self) -> str:
         age = max(0, int(time.time() * 1000) - self.acquired_ms) // 1000
         return f"{self.what or 'an operation'} (pid {self.pid} on {self.host}, for {age} s)"
 
 
+def _sleep(stop: Optional[threading.Event], seconds: float) -> None:
+    """Pause between attempts; a set ``stop`` (the lock was released) ends the pause early."""
+    if stop is None:
+        time.sleep(seconds)
+    else:
+        stop.wait(seconds)
+
+
 class _Backend(abc.ABC):
-    """One lock file: try to create it, read it, remove it, take a stale one over."""
+    """One lock file: try to create it, read it, remove it, take a stale one over.
+
+    Failures of the store that may pass raise :class:`LockUnavailableError`; its callers retry.
+    """
 
     uri: str
     # Serializes the holder's own writes to the lock (lease renewals against the release).
@@ -182,16 +242,27 @@ class _Backend(abc.ABC):
         """(content, age in seconds, version token) of the lock file, or (None, None, None)."""
 
     @abc.abstractmethod
-    def release(self, owner: _Owner) -> None:
-        """Remove the lock file if ``owner`` still holds it."""
+    def release(self, owner: _Owner) -> str:
+        """Remove the lock file if ``owner`` still holds it: ``"released"``; ``"gone"`` if there was no
+        lock file, ``"taken"`` if it was another's."""
 
     @abc.abstractmethod
     def take_over(self, stale: Any, owner: _Owner) -> bool:
         """Replace the stale lock file (version token ``stale``) by ``owner``; False if another won."""
 
-    def renew(self, owner: _Owner) -> bool:
-        """Extend the holder's lease; local lock files have none, so there is nothing to do."""
-        return True
+    def adopt(self, token: Any) -> None:
+        """The lock file (version ``token``) turned out to be ``owner``'s own (a create whose answer was lost)."""
+
+    def still_held(self, owner: _Owner) -> bool:
+        """Whether the lock file is ``owner``'s, extending its lease where it has one."""
+        data, _, _ = self.holder()
+        held = _Owner.parse(data) if data is not None else None
+        return held is not None and held.nonce == owner.nonce
+
+    @property
+    def leased(self) -> bool:
+        """Whether the holder renews a lease (object stores)."""
+        return False
 
 
 class _LocalFile(_Backend):
@@ -217,12 +288,15 @@ class _LocalFile(_Backend):
             return None, None, None
         return data, age, data
 
-    def release(self, owner: _Owner) -> None:
+    def release(self, owner: _Owner) -> str:
         data, _, _ = self.holder()
-        if data is None or _Owner.parse(data) is None or _Owner.parse(data).nonce != owner.nonce:
-            raise LockError(f"{self.uri} was taken from this process while it held it (it was considered "
-                            "stale); check hoodie.write.lock.filesystem.expire against how long operations run")
+        held = _Owner.parse(data) if data is not None else None
+        if data is None:
+            return "gone"
+        if held is None or held.nonce != owner.nonce:
+            return "taken"
         os.unlink(self.path)
+        return "released"
 
     def take_over(self, stale: Any, owner: _Owner) -> bool:
         # Under a guard only one process takes over at a time, so the content checked is the content
@@ -232,7 +306,7 @@ class _LocalFile(_Backend):
         if not guard.try_create(me):
             gdata, gage, _ = guard.holder()
             g = _Owner.parse(gdata) if gdata else None
-            if gage is not None and (gage > GUARD_STALE_SECS or (g and g.host == me.host
+            if gage is not None and (gage > GUARD_STALE_SECS or (g and g.on_this_host()
                                                                  and not _alive(g.pid, g.start))):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(guard.path)
@@ -247,19 +321,34 @@ class _LocalFile(_Backend):
             os.unlink(guard.path)
 
 
-class _S3Object(_Backend):
-    """A lock object written with conditional puts (If-None-Match / If-Match on the ETag)."""
+# S3 error codes after which the lock object is known not to be the caller's version.
+_PRECONDITION = ("PreconditionFailed", "412")
+_MISSING = ("NoSuchKey", "404")
+_NO_ETAG = '"-"'  # matches no object's ETag (an MD5): a condition that cannot hold, never an unconditional write
 
-    def __init__(self, storage: Storage, key: str) -> None:
+
+class _S3Object(_Backend):
+    """A lock object written with conditional puts (If-None-Match / If-Match on the ETag).
+
+    Every request is a single attempt with short timeouts: the lock's own loops retry within the
+    lease, and a request whose answer was lost is resolved by reading the object (the nonce tells
+    the holder's own body from another's).
+    """
+
+    def __init__(self, storage: Storage, key: str, timeout_s: float = 10.0) -> None:
         try:
             import boto3
+            import botocore.config
             import botocore.exceptions
         except ImportError:
             raise LockError(
                 f"the table lock on {storage.uri(key)} needs conditional puts, which pyarrow's S3 file system "
                 "lacks; install boto3 (pip install 'hoodie[s3]'), or for a single writer with no other process "
                 f"set {PROVIDER}={IN_PROCESS}") from None
-        self._errors = botocore.exceptions.ClientError
+        self._client_error = botocore.exceptions.ClientError
+        # Failures after which trying again may succeed; anything else (access denied, no such bucket)
+        # is reported at once.
+        self._transport_errors = (botocore.exceptions.ConnectionError, botocore.exceptions.HTTPClientError)
         o = _s3_options(storage.storage_options)
         kw: dict[str, Any] = {"region_name": o.get("region")}
         if o.get("access_key"):
@@ -267,6 +356,8 @@ class _S3Object(_Backend):
                       aws_session_token=o.get("session_token"))
         if o.get("endpoint_override"):
             kw["endpoint_url"] = f"{o.get('scheme', 'https')}://{o['endpoint_override']}"
+        kw["config"] = botocore.config.Config(connect_timeout=timeout_s, read_timeout=timeout_s,
+                                              retries={"mode": "standard", "total_max_attempts": 1})
         self.client = boto3.client("s3", **kw)
         full = storage.full(key)
         self.bucket, _, self.key = full.partition("/")
@@ -274,17 +365,48 @@ class _S3Object(_Backend):
         self.etag: Optional[str] = None
         self.mutex = threading.Lock()
 
+    @property
+    def leased(self) -> bool:
+        return True
+
     def _code(self, e: Exception) -> str:
         return str(getattr(e, "response", {}).get("Error", {}).get("Code", ""))
 
+    def _status(self, e: Exception) -> int:
+        return int(getattr(e, "response", {}).get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+
+    def _call(self, op: str, **kw: Any) -> Any:
+        """One request; a retryable failure becomes :class:`LockUnavailableError`."""
+        try:
+            return getattr(self.client, op)(Bucket=self.bucket, Key=self.key, **kw)
+        except self._client_error as e:
+            code = self._code(e)
+            if self._status(e) >= 500 or code in ("SlowDown", "Throttling", "ThrottlingException", "RequestTimeout",
+                                                  "InternalError", "ServiceUnavailable", "OperationAborted",
+                                                  "ConditionalRequestConflict", "409"):
+                raise LockUnavailableError(f"{op} on {self.uri} failed: {code or self._status(e)}") from e
+            raise
+        except self._transport_errors as e:
+            raise LockUnavailableError(f"{op} on {self.uri} failed: {e}") from e
+
     def _put(self, owner: _Owner, **cond: str) -> bool:
         try:
-            r = self.client.put_object(Bucket=self.bucket, Key=self.key, Body=owner.to_bytes(), **cond)
-        except self._errors as e:
-            if self._code(e) in ("PreconditionFailed", "ConditionalRequestConflict", "412", "409"):
+            r = self._call("put_object", Body=owner.to_bytes(), **cond)
+        except self._client_error as e:
+            if self._code(e) in _PRECONDITION + _MISSING:
                 return False
             raise
         self.etag = r["ETag"]
+        return True
+
+    def _adopt_if_own(self, owner: _Owner) -> bool:
+        """After a failed condition: is the object ``owner``'s body under an ETag this process did not
+        see (an earlier request of ours that landed though its answer was lost)? Then take that ETag."""
+        data, _, token = self.holder()
+        held = _Owner.parse(data) if data is not None else None
+        if held is None or held.nonce != owner.nonce:
+            return False
+        self.etag = token
         return True
 
     def try_create(self, owner: _Owner) -> bool:
@@ -292,31 +414,185 @@ class _S3Object(_Backend):
 
     def holder(self) -> tuple[Optional[bytes], Optional[float], Any]:
         try:
-            r = self.client.get_object(Bucket=self.bucket, Key=self.key)
-        except self._errors as e:
-            if self._code(e) in ("NoSuchKey", "404"):
+            r = self._call("get_object")
+        except self._client_error as e:
+            if self._code(e) in _MISSING:
                 return None, None, None
             raise
         data = r["Body"].read()
         age = time.time() - r["LastModified"].timestamp()
         return data, age, r["ETag"]
 
-    def renew(self, owner: _Owner) -> bool:
-        return self._put(owner, IfMatch=self.etag or "")
+    def adopt(self, token: Any) -> None:
+        self.etag = token
 
-    def release(self, owner: _Owner) -> None:
-        try:
-            self.client.delete_object(Bucket=self.bucket, Key=self.key, IfMatch=self.etag or "")
-        except self._errors as e:
-            if self._code(e) in ("PreconditionFailed", "412", "NoSuchKey", "404"):
-                raise LockError(f"{self.uri} was taken from this process while it held it (its lease expired)") from e
-            raise
+    def still_held(self, owner: _Owner) -> bool:
+        """Renew the lease (a put conditional on the holder's ETag): succeeding proves that nobody
+        else held the lock since this holder last wrote it."""
+        for _ in range(3):  # an own earlier renewal may have landed unseen; each adoption retries once
+            if self._put(owner, IfMatch=self.etag or _NO_ETAG):
+                return True
+            if not self._adopt_if_own(owner):
+                return False
+        return False
+
+    def release(self, owner: _Owner) -> str:
+        for _ in range(3):
+            try:
+                self._call("delete_object", IfMatch=self.etag or _NO_ETAG)
+                return "released"
+            except self._client_error as e:
+                if self._code(e) in _MISSING:
+                    return "gone"
+                if self._code(e) not in _PRECONDITION:
+                    raise
+            if not self._adopt_if_own(owner):
+                return "taken"
+        return "taken"
 
     def take_over(self, stale: Any, owner: _Owner) -> bool:
         return self._put(owner, IfMatch=stale)
 
 
-# Per process: lock uri -> (thread lock, owning thread, depth, backend, owner, heartbeat stop event).
+NOT_COMMITTED = ("Nothing was committed: the instant stays pending, as after a crash, and is handled the same way "
+                 "(the next write rolls a pending write back; the next clean or compaction run finishes its own)")
+
+
+class _Holding:
+    """This process's hold on one lock file: renewed by a heartbeat where it has a lease, checked
+    before every commit (:func:`check_still_held`), released once."""
+
+    def __init__(self, backend: _Backend, owner: _Owner, table_uri: str, validity_ms: int,
+                 heartbeat_s: float) -> None:
+        self.backend = backend
+        self.owner = owner
+        self.table_uri = table_uri
+        self.validity_ms = validity_ms
+        self.heartbeat_s = heartbeat_s
+        self.confirmed_ms = owner.expires_ms  # the lease end last confirmed written by the store
+        self.lost: Optional[str] = None
+        self.committed = False  # a commit was checked under this hold
+        self.stop = threading.Event()
+        self.thread: Optional[threading.Thread] = None
+
+    def start_heartbeat(self) -> None:
+        """Renew the lease every ``heartbeat_s`` in a daemon thread until :meth:`release`."""
+        def beat() -> None:
+            try:
+                while not self.stop.wait(self.heartbeat_s):
+                    if not self.renew() and self.lost:
+                        return
+            except BaseException as e:  # never silently: a holder without a heartbeat must not commit
+                self.lost = f"its heartbeat failed ({type(e).__name__}: {e})"
+                log.error("the table lock %s: %s", self.backend.uri, self.lost)
+
+        self.thread = threading.Thread(target=beat, name=f"hoodie-lock-{self.backend.uri}", daemon=True)
+        self.thread.start()
+
+    def renew(self, give_up_at: Optional[float] = None) -> bool:
+        """Extend the lease, retrying while the store does not answer (with backoff), until the
+        lock is released or ``give_up_at`` (``time.monotonic()``) passes. Returns whether it was
+        renewed; a lock that is not this holder's any more is marked :attr:`lost`."""
+        delay = 0.2
+        failures = 0
+        while True:
+            with self.backend.mutex:
+                if self.stop.is_set() or self.lost:
+                    return False
+                self.owner.expires_ms = int(time.time() * 1000) + self.validity_ms
+                try:
+                    ours = self.backend.still_held(self.owner)
+                except LockUnavailableError as e:
+                    error: Optional[LockUnavailableError] = e
+                else:
+                    error = None
+                    if ours:
+                        self.confirmed_ms = self.owner.expires_ms
+                        if failures:
+                            log.warning("renewed the lease of the table lock %s after %d failed attempt(s)",
+                                        self.backend.uri, failures)
+                        return True
+                    self.lost = self._lost_reason()
+            if error is None:
+                log.error("lost the table lock %s: %s; this process will not commit under it",
+                          self.backend.uri, self.lost)
+                return False
+            failures += 1
+            left_s = (self.confirmed_ms - time.time() * 1000) / 1000
+            if left_s > 0:
+                log.warning("could not renew the lease of the table lock %s (%s); retrying, the lease has %.1f s "
+                            "left", self.backend.uri, error, left_s)
+            else:
+                log.error("could not renew the lease of the table lock %s (%s), which expired %.1f s ago: another "
+                          "process may take the lock over, and then this one will not commit; retrying",
+                          self.backend.uri, error, -left_s)
+            if give_up_at is not None and time.monotonic() >= give_up_at:
+                return False
+            _sleep(self.stop, delay * random.uniform(0.5, 1.5))
+            delay = min(delay * 2, max(self.heartbeat_s, 0.2))
+
+    def _lost_reason(self) -> str:
+        try:
+            data, _, _ = self.backend.holder()
+        except LockError:
+            return "it is not this process's any more"
+        held = _Owner.parse(data) if data is not None else None
+        if data is None:
+            return "it was removed (hoodie lock release, or taken over and released by another process)"
+        return f"it was taken over by {held.describe() if held else 'a writer that is not hoodie'}"
+
+    def verify(self) -> None:
+        """Raise :class:`LockError` unless the lock is still this holder's (before a commit)."""
+        if self.lost is None:
+            if not self.backend.leased:
+                with self.backend.mutex:
+                    if not self.backend.still_held(self.owner):
+                        self.lost = self._lost_reason()
+            else:
+                # A renewal now proves that nobody held the lock since the last one and leaves a whole
+                # lease for the completing write that follows.
+                give_up = time.monotonic() + max(self.validity_ms / 1000, 1.0)
+                try:
+                    renewed = self.renew(give_up_at=give_up)
+                except LockError:
+                    raise
+                except Exception as e:  # e.g. access denied: the lock cannot be confirmed
+                    raise LockError(f"could not confirm the table lock {self.backend.uri} before committing "
+                                    f"({type(e).__name__}: {e}). {NOT_COMMITTED}") from e
+                if not renewed and self.lost is None:
+                    raise LockError(f"could not confirm the table lock {self.backend.uri} before committing: the "
+                                    f"store did not answer in time. {NOT_COMMITTED}")
+        if self.lost is not None:
+            raise LockError(self.lost_message())
+        self.committed = True
+
+    def lost_message(self) -> str:
+        how = (f"its lease ({VALIDITY_SECS}={self.validity_ms // 1000}) was not renewed in time or was released "
+               "by hand, and " if self.backend.leased else "")
+        return (f"the table lock {self.backend.uri} was lost while {self.owner.what or 'an operation'} held it: "
+                f"{self.lost} ({how}another process may have written the table meanwhile). {NOT_COMMITTED}")
+
+    def release(self) -> bool:
+        """Stop the heartbeat and remove the lock file; returns False if it was not this holder's any more."""
+        self.stop.set()
+        deadline = time.monotonic() + RELEASE_RETRY_SECS
+        unknown = False  # an earlier attempt may have removed the file though its answer was lost
+        while True:
+            with self.backend.mutex:  # after a renewal in flight, with its new ETag
+                try:
+                    outcome = self.backend.release(self.owner)
+                    return self.lost is None and (outcome == "released" or (outcome == "gone" and unknown))
+                except LockUnavailableError as e:
+                    error = e
+                    unknown = True
+            if time.monotonic() >= deadline:
+                log.error("could not remove the table lock %s (%s); it expires with its lease (%s), or run "
+                          "`hoodie lock release`", self.backend.uri, error, VALIDITY_SECS)
+                return True
+            _sleep(None, 0.2 * random.uniform(0.5, 1.5))
+
+
+# Per process: lock uri -> (thread lock, owning thread, depth, holding, folders made for it).
 _held: dict[str, dict[str, Any]] = {}
 _held_guard = threading.Lock()
 
@@ -350,15 +626,23 @@ class TableLock:
         self.retry_ms = max(1, _int(opts, RETRY_MS, DEFAULT_RETRY_MS))
         self.expire_s = _int(opts, EXPIRE_MINUTES, 0) * 60
         self.validity_ms = _int(opts, VALIDITY_SECS, DEFAULT_VALIDITY_SECS) * 1000
-        self.heartbeat_s = max(1, _int(opts, HEARTBEAT_SECS, DEFAULT_HEARTBEAT_SECS))
+        self.heartbeat_s = _int(opts, HEARTBEAT_SECS, DEFAULT_HEARTBEAT_SECS)
         folder = opts.get(LOCK_PATH)
         if folder:
             lock_storage, rel = Storage(str(folder), storage.storage_options), name
         else:
             lock_storage, rel = storage, f".hoodie/{name}"
+        if not lock_storage.is_local and self.provider == FILESYSTEM and (
+                self.heartbeat_s < 1 or self.heartbeat_s * MIN_RENEWALS_PER_LEASE * 1000 > self.validity_ms):
+            raise LockError(f"{HEARTBEAT_SECS}={self.heartbeat_s} with {VALIDITY_SECS}={self.validity_ms // 1000}: "
+                            f"the lease must last at least {MIN_RENEWALS_PER_LEASE} renewal intervals (and renewals "
+                            "come at least every second), so that a failed renewal is retried before it runs out; "
+                            f"e.g. {VALIDITY_SECS}={DEFAULT_VALIDITY_SECS} with {HEARTBEAT_SECS}={DEFAULT_HEARTBEAT_SECS}")
         self.storage = lock_storage
         self.rel = rel
         self.uri = lock_storage.uri(rel)
+        self.table_uri = storage.uri()
+        self.lock_path_option = str(folder) if folder else None
 
     def _backend(self) -> Optional[_Backend]:
         if self.provider == IN_PROCESS:
@@ -376,7 +660,9 @@ class TableLock:
             self._made_dirs = missing
             return _LocalFile(self.storage.full(self.rel))
         if urlparse(self.storage.base_uri).scheme in ("s3", "s3a"):
-            return _S3Object(self.storage, self.rel)
+            # Requests time out well inside the lease, so that a hung one leaves time for retries.
+            timeout = max(1.0, min(10.0, self.validity_ms / 1000 / (2 * MIN_RENEWALS_PER_LEASE)))
+            return _S3Object(self.storage, self.rel, timeout)
         raise LockError(f"no lock for {self.uri}: unsupported storage")
 
     def _backend_for_inspection(self) -> Optional[_Backend]:
@@ -394,10 +680,15 @@ class TableLock:
             return f"older than {EXPIRE_MINUTES}={self.expire_s // 60} minute(s)"
         if owner is None:
             return None
+        if owner.on_this_host() and not _alive(owner.pid, owner.start):
+            return f"its owner (pid {owner.pid} on this host) is gone"
+        entry = _held.get(self.uri)
+        if owner.is_this_process() and not (entry and entry.get("holding")):
+            # This process holds no lock here, yet the file names it: an attempt whose answer was lost
+            # (or a release that could not reach the store) left it.
+            return "it was left by an earlier attempt of this process"
         if owner.expires_ms and owner.expires_ms < time.time() * 1000:
-            return "its lease expired"
-        if owner.host == socket.gethostname() and not owner.expires_ms and not _alive(owner.pid, owner.start):
-            return f"its owner (pid {owner.pid}) is gone"
+            return f"its lease expired {(time.time() * 1000 - owner.expires_ms) / 1000:.0f} s ago"
         return None
 
     def acquire(self) -> None:
@@ -406,6 +697,9 @@ class TableLock:
         with _held_guard:
             entry = _held.setdefault(self.uri, {"lock": threading.RLock(), "thread": None, "depth": 0})
         if entry["thread"] == me:
+            holding = entry.get("holding")
+            if holding is not None and holding.lost is not None:
+                raise LockError(holding.lost_message())
             entry["depth"] += 1
             return
         if not entry["lock"].acquire(timeout=self.wait_ms / 1000):
@@ -413,79 +707,112 @@ class TableLock:
                             f"of this process; raise {WAIT_MS}")
         try:
             backend = self._backend()
-            owner = _Owner.me(self.what, self.validity_ms if isinstance(backend, _S3Object) else 0)
+            holding = None
             if backend is not None:
+                owner = _Owner.me(self.what, self.validity_ms if backend.leased else 0)
                 self._take(backend, owner)
+                holding = _Holding(backend, owner, self.table_uri, self.validity_ms, self.heartbeat_s)
         except BaseException:
             entry["lock"].release()
             raise
-        entry.update(thread=me, depth=1, backend=backend, owner=owner, stop=None,
-                     made_dirs=getattr(self, "_made_dirs", None))
-        if isinstance(backend, _S3Object):
-            entry["stop"] = self._heartbeat(backend, owner)
+        entry.update(thread=me, depth=1, holding=holding, made_dirs=getattr(self, "_made_dirs", None))
+        if holding is not None and backend is not None and backend.leased:
+            holding.start_heartbeat()
 
     def _take(self, backend: _Backend, owner: _Owner) -> None:
         deadline = time.monotonic() + self.wait_ms / 1000
         waited = False
+        error: Optional[LockUnavailableError] = None
         while True:
-            if backend.try_create(owner):
-                if waited:
-                    log.info("took the table lock %s for %s", backend.uri, self.what)
-                return
-            data, age, token = backend.holder()
-            if data is not None:
-                why = self._stale(data, age)
-                if why is not None:
-                    log.warning("taking over the lock %s: %s (%s)", backend.uri, why,
-                                (_Owner.parse(data) or _Owner("?", 0, None, "", "unknown", 0)).describe())
-                    if backend.take_over(token, owner):
-                        return
+            try:
+                if self._try_once(backend, owner):
+                    if waited:
+                        log.info("took the table lock %s for %s", backend.uri, self.what)
+                    return
+                error = None
+            except LockUnavailableError as e:
+                error = e
             if time.monotonic() >= deadline:
-                held = _Owner.parse(data) if data else None
-                by = held.describe() if held else "a writer that is not hoodie (Hudi's own lock file?)"
-                raise LockError(f"timed out after {self.wait_ms} ms waiting for the table lock {backend.uri}, held "
-                                f"by {by}. Wait for it to finish or raise {WAIT_MS}; if no process holds it any "
-                                f"more, delete the file (or set {EXPIRE_MINUTES})")
+                raise LockError(self._timeout_message(backend, error))
             waited = True
             time.sleep(self.retry_ms / 1000 * random.uniform(0.5, 1.5))
 
-    def _heartbeat(self, backend: _Backend, owner: _Owner) -> threading.Event:
-        stop = threading.Event()
+    def _try_once(self, backend: _Backend, owner: _Owner) -> bool:
+        """One attempt: create the lock file, or take a stale one over."""
+        if backend.try_create(owner):
+            return True
+        data, age, token = backend.holder()
+        if data is None:
+            return False
+        held = _Owner.parse(data)
+        if held is not None and held.nonce == owner.nonce:
+            backend.adopt(token)  # an earlier attempt of ours landed, though its answer was lost
+            return True
+        why = self._stale(data, age)
+        if why is None:
+            return False
+        log.warning("taking over the lock %s: %s (%s)", backend.uri, why,
+                    held.describe() if held else "a lock file hoodie did not write")
+        return backend.take_over(token, owner)
 
-        def beat() -> None:
-            while not stop.wait(self.heartbeat_s):
-                with backend.mutex:
-                    if stop.is_set():  # released meanwhile: a renewal now would re-create nothing
-                        return
-                    owner.expires_ms = int(time.time() * 1000) + self.validity_ms
-                    renewed = backend.renew(owner)
-                if not renewed:
-                    log.error("lost the table lock %s: its lease could not be renewed", backend.uri)
-                    return
-
-        threading.Thread(target=beat, name=f"hoodie-lock-{self.rel}", daemon=True).start()
-        return stop
+    def _timeout_message(self, backend: _Backend, error: Optional[LockUnavailableError]) -> str:
+        head = f"timed out after {self.wait_ms} ms waiting for the table lock {backend.uri}"
+        if error is not None:
+            return (f"{head}: the store did not answer ({error}). Retry later, or raise {WAIT_MS}")
+        try:
+            data, _, _ = backend.holder()
+        except LockError:
+            data = None
+        held = _Owner.parse(data) if data else None
+        release = f"`hoodie lock release {self.table_uri}" + (
+            f" --set {LOCK_PATH}={self.lock_path_option}`" if self.lock_path_option else "`")
+        if held is None:
+            return (f"{head}, held by a writer that is not hoodie (Hudi's own lock file?). Wait for it to finish or "
+                    f"raise {WAIT_MS}; if no process holds it any more, run {release} --force, or set "
+                    f"{EXPIRE_MINUTES} (minutes) to take over lock files older than that")
+        text = f"{head}, held by {held.describe()}"
+        if held.expires_ms:
+            left = (held.expires_ms - time.time() * 1000) / 1000
+            lease = f"{VALIDITY_SECS}={held.lease_ms // 1000}" if held.lease_ms else VALIDITY_SECS
+            return (f"{text}; its lease ({lease} in that process) expires in {max(0.0, left):.0f} s unless renewed. "
+                    f"If that process is still running, wait for it or raise {WAIT_MS}; if it is gone, run {release} "
+                    f"(--force if it ran on another host), or lower {VALIDITY_SECS} so that dead holders' leases "
+                    "expire sooner")
+        return (f"{text}. If that process is still running, wait for it or raise {WAIT_MS}; if it is gone, run "
+                f"{release} (--force if it ran on another host), or set {EXPIRE_MINUTES} (minutes) longer than "
+                "your longest write to take older lock files over")
 
     def release(self) -> None:
-        """Release one level of the lock (the file goes when the outermost holder releases)."""
+        """Release one level of the lock (the file goes when the outermost holder releases).
+
+        Raises :class:`LockError` if the lock was lost (taken over, or removed by hand) and nothing
+        was committed under it, so that the caller learns it; after a commit (which checked the
+        lock) or while another exception propagates, a lost lock is logged instead.
+        """
         entry = _held.get(self.uri)
         if entry is None or entry["thread"] != threading.get_ident():
             raise LockError(f"{self.uri} is not held by this thread")
         entry["depth"] -= 1
         if entry["depth"]:
             return
+        holding: Optional[_Holding] = entry.get("holding")
+        still_ours = True
         try:
-            if entry.get("stop") is not None:
-                entry["stop"].set()
-            if entry.get("backend") is not None:
-                with entry["backend"].mutex:  # after a renewal in flight, with its new ETag
-                    entry["backend"].release(entry["owner"])
+            if holding is not None:
+                still_ours = holding.release()
         finally:
             for d in entry.get("made_dirs") or []:
                 with contextlib.suppress(OSError):  # not empty: the table now exists
                     os.rmdir(d)
-            entry.update(thread=None, backend=None, owner=None, stop=None, made_dirs=None)
+            entry.update(thread=None, holding=None, made_dirs=None)
             entry["lock"].release()
+        if not still_ours and holding is not None:
+            message = holding.lost_message() if holding.lost else (
+                f"the table lock {holding.backend.uri} was taken from this process while it held it")
+            if holding.committed or sys.exc_info()[1] is not None:
+                log.warning("%s; every commit under it had checked the lock before completing", message)
+            else:
+                raise LockError(message)
 
     def __enter__(self) -> "TableLock":
         self.acquire()
@@ -513,6 +840,22 @@ def compaction_lock(storage: Storage, instant: str, options: Optional[Mapping[st
     return TableLock(storage, opts, f"compaction {instant}", name=f".aux/.locks/compaction_{instant}")
 
 
+def check_still_held(storage: Storage) -> None:
+    """Raise :class:`LockError` if a lock this process holds on ``storage``'s table was lost.
+
+    Called right before the completing write of an instant: a holder whose lock was taken over (its
+    lease expired) or removed by hand must not commit. Locally this reads the lock file; on S3 it
+    renews the lease with a put conditional on the holder's ETag. A table this process holds no
+    lock on is not checked.
+    """
+    table = storage.uri()
+    with _held_guard:
+        holdings = [e["holding"] for e in _held.values()
+                    if e.get("holding") is not None and e["holding"].table_uri == table]
+    for holding in holdings:
+        holding.verify()
+
+
 def lock_status(storage: Storage, options: Optional[Mapping[str, Any]] = None) -> Optional[dict[str, Any]]:
     """Who holds the table lock of ``storage``: None when free, else a dict with ``path``, ``holder``
     (None for a lock file hoodie did not write), ``age_seconds`` and ``stale`` (why the next process
@@ -535,7 +878,7 @@ def break_lock(storage: Storage, options: Optional[Mapping[str, Any]] = None, fo
     """Remove the table lock left by a process that is gone; returns whether a lock was removed.
 
     Refuses (``LockError``) while the holder may be alive, unless ``force``: removing the lock of a
-    live writer lets another writer in beside it.
+    live writer lets another writer in beside it (that writer then fails at its commit).
     """
     status = lock_status(storage, options)
     if status is None:
@@ -554,7 +897,9 @@ def break_lock(storage: Storage, options: Optional[Mapping[str, Any]] = None, fo
         return False
     if isinstance(backend, _S3Object):
         backend.etag = token
-        backend.release(_Owner.me("break"))
+        if backend.release(_Owner.me("break")) != "released":
+            raise LockError(f"{status['path']} changed while it was being removed (another process took it); "
+                            "run `hoodie lock show` again")
     else:
         os.unlink(backend.path)  # type: ignore[attr-defined]
     log.warning("removed the table lock %s (%s)", status["path"], status["stale"] or "forced")
@@ -567,4 +912,5 @@ def holds_lock(storage: Storage, options: Optional[Mapping[str, Any]] = None) ->
     return bool(entry and entry["thread"] == threading.get_ident())
 
 
-__all__ = ["TableLock", "LockError", "table_lock", "compaction_lock", "holds_lock", "lock_status", "break_lock"]
+__all__ = ["TableLock", "LockError", "LockUnavailableError", "table_lock", "compaction_lock", "holds_lock",
+           "check_still_held", "lock_status", "break_lock"]

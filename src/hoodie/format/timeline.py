@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Iterator, Optional, Sequence
 from hoodie.format import instant as I
 from hoodie.format.commit_metadata import CommitMetadata
 from hoodie.format.instant import Instant, State
+from hoodie.format.lock import check_still_held
 from hoodie.format.storage import Storage
 
 METAFOLDER = ".hoodie"
@@ -230,6 +231,9 @@ def transition_to_complete(storage: Storage, inflight: Instant, content: bytes) 
     if not storage.exists(f"{METAFOLDER}/{inflight.file_name}"):
         raise TimelineError(f"{inflight} has no inflight file; cannot complete it")
     inst = inflight.with_state(State.COMPLETED)
+    # A holder whose table lock was taken over (or removed by hand) must not commit: another process
+    # may have written the table meanwhile. Raises LockError naming the lost lock.
+    check_still_held(storage)
     _create(storage, inst.file_name, content)
     return inst
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 import time
 from typing import Any, Optional, Sequence
@@ -32,10 +31,14 @@ def _demo(args: argparse.Namespace) -> int:
 
     import hoodie
     from hoodie.format.batch_write import write_arrow
+    from hoodie.interfaces.quickstart import claim_base_path
 
     base = args.base_path
-    if args.overwrite:
-        shutil.rmtree(base, ignore_errors=True)
+    if args.rows < 1:
+        raise CliError(f"--rows {args.rows}: the demo needs at least 1 row")
+    # Never delete what hoodie did not create: only the demo's (or quickstart's) own earlier table
+    # is replaced without --overwrite.
+    claim_base_path(base, "hoodie demo", args.overwrite).prepare()
     opts = {
         "hoodie.table.name": "demo_events",
         "hoodie.datasource.write.table.type": "MERGE_ON_READ",
@@ -224,9 +227,13 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--base-path", default="/tmp/hoodie_demo")
     d.add_argument("--rows", type=int, default=3000)
     d.add_argument("--json", action="store_true")
-    d.add_argument("--no-overwrite", dest="overwrite", action="store_false",
-                   help="keep an existing table at the base path")
-    d.set_defaults(func=_demo)
+    ow = d.add_mutually_exclusive_group()
+    ow.add_argument("--overwrite", dest="overwrite", action="store_const", const=True,
+                    help="delete whatever --base-path holds (by default only a table an earlier demo or "
+                         "quickstart made there is replaced, and any other non-empty folder is refused)")
+    ow.add_argument("--no-overwrite", dest="overwrite", action="store_const", const=False,
+                    help="keep the table an earlier demo made at the base path and write into it")
+    d.set_defaults(func=_demo, overwrite=None)
     s = sub.add_parser("show", help="show table metadata (no JVM)")
     ssub = s.add_subparsers(dest="what", required=True)
     tl = ssub.add_parser("timeline", help="the instants of the active timeline")

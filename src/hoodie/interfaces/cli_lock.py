@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import time
 
 from hoodie.interfaces.cli_ttl import parse_sets
 
@@ -28,6 +29,10 @@ def _show(args: argparse.Namespace) -> int:
         since = dt.datetime.fromtimestamp(who["acquired_ms"] / 1000, dt.timezone.utc).isoformat(timespec="seconds")
         print(f"{status['path']}: held by {who['operation'] or 'an operation'} (pid {who['pid']} on {who['host']}) "
               f"since {since}")
+        if who["lease_expires_ms"]:
+            left = (who["lease_expires_ms"] - time.time() * 1000) / 1000
+            print(f"  lease: expires in {left:.0f} s unless renewed" if left >= 0 else
+                  f"  lease: expired {-left:.0f} s ago")
     if status["stale"]:
         print(f"  stale: {status['stale']}; the next operation takes it over (or: hoodie lock release)")
     return 0

@@ -15,7 +15,7 @@ def _run(args: argparse.Namespace) -> int:
 
     res = run_quickstart(args.base_path, rows=args.rows, days=args.days, batches=args.batches,
                          retain_days=args.retain_days, log=(lambda s: None) if args.json else print,
-                         progress=not args.json and sys.stdout.isatty())
+                         progress=not args.json and sys.stdout.isatty(), overwrite=args.overwrite or None)
     if args.json:
         print(result_json(res))
     return 0
@@ -35,4 +35,7 @@ def register(sub: Any, show: Any) -> None:
     q.add_argument("--batches", type=int, default=10)
     q.add_argument("--retain-days", type=int, default=7)
     q.add_argument("--json", action="store_true")
+    q.add_argument("--overwrite", action="store_true",
+                   help="delete whatever --base-path holds (by default only a table an earlier quickstart or "
+                        "demo made there is replaced, and any other non-empty folder is refused)")
     q.set_defaults(func=_run)

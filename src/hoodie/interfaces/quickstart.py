@@ -5,6 +5,11 @@ late-arriving events, status updates and deletes, writes them batch by batch wit
 ``hoodie.spark.write``, runs event-time compaction after some batches (printing the freshness
 threshold T and watermark W as they move), a partition TTL dry run and run, a clean, and prints a
 before/after summary. The table stays at the base path for exploring.
+
+The base path is claimed before anything is written (:func:`claim_base_path`, shared with
+``hoodie demo``): a new or empty folder is used, the table an earlier quickstart or demo made there
+is replaced, and anything else is refused unless the caller says ``overwrite``. Spark is started
+before anything is deleted, so a missing Java leaves the folder as it was.
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import pyarrow as pa
+
+from hoodie.format.storage import Storage
+from hoodie.format.table import table_exists
 
 EVENT_TIME_STRATEGY = "org.apache.hudi.table.action.compact.strategy.EventTimeBasedCompactionStrategy"
 
@@ -37,6 +45,76 @@ class QuickstartResult:
     partitions_after: int = 0
     seconds: float = 0.0
     expected_rows: int = 0
+
+
+# Written into every folder ``hoodie demo`` / ``hoodie quickstart`` claims: only a folder holding it
+# (and nothing but the table) is theirs to replace without --overwrite.
+MARKER = ".hoodie/.aux/created_by_hoodie.json"
+MARKER_COMMANDS = ("hoodie demo", "hoodie quickstart")
+PARTITION_PREFIX = "day="  # both commands write hive-style partitions of the column `day`
+
+
+class BasePathError(Exception):
+    """The base path holds something hoodie demo/quickstart did not create (refused, nothing changed)."""
+
+
+@dataclass
+class BasePathClaim:
+    """What a demo or quickstart run may do with its base path, decided before anything changes."""
+
+    storage: Storage
+    command: str
+    replace: bool  # delete what is there before writing (the command's own table, or --overwrite)
+
+    def prepare(self) -> None:
+        """Delete what the claim allows and mark the folder as this command's (call once the run
+        cannot fail for want of Java, Spark or valid arguments)."""
+        if self.replace:
+            self.storage.delete_dir("")
+        if not self.storage.exists(MARKER):
+            self.storage.write_bytes(MARKER, json.dumps({"created_by": self.command}).encode())
+
+
+def _own_output(st: Storage, names: list[str]) -> Optional[str]:
+    """None when the folder is what a demo/quickstart run leaves there, else what is not."""
+    try:
+        created_by = json.loads(st.read_bytes(MARKER)).get("created_by")
+    except (FileNotFoundError, OSError, ValueError, AttributeError):
+        created_by = None
+    if created_by not in MARKER_COMMANDS:
+        if table_exists(st):
+            return "holds a Hudi table that hoodie demo/quickstart did not create"
+        return "was not created by hoodie demo/quickstart"
+    foreign = [n for n in names if n != ".hoodie" and not n.startswith(PARTITION_PREFIX)]
+    if foreign:
+        return f"holds files that hoodie demo/quickstart did not write ({', '.join(foreign[:5])})"
+    return None
+
+
+def claim_base_path(base_path: str, command: str, overwrite: Optional[bool] = None) -> BasePathClaim:
+    """Decide what ``command`` (``"hoodie demo"`` or ``"hoodie quickstart"``) may do with ``base_path``.
+
+    A missing or empty folder is used. A folder holding only the table an earlier demo or
+    quickstart made (it carries :data:`MARKER`) is replaced, or kept and appended to when
+    ``overwrite`` is False. Anything else raises :class:`BasePathError` unless ``overwrite`` is True,
+    which deletes everything in the folder. Nothing is changed here: :meth:`BasePathClaim.prepare`
+    does the deleting, once the run's preconditions hold.
+    """
+    st = Storage(base_path)
+    if st.is_file(""):
+        raise BasePathError(f"--base-path {st.uri()} is a file; give a folder (new or empty)")
+    names = [e.name for e in st.list_dir("")]
+    if not names:
+        return BasePathClaim(st, command, replace=False)
+    if overwrite:
+        return BasePathClaim(st, command, replace=True)
+    why = _own_output(st, names)
+    if why is not None:
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        raise BasePathError(
+            f"--base-path {st.uri()} is not empty and {why}; it holds: {shown}. {command} deletes only a "
+            "folder it made itself: choose a new or empty folder, or pass --overwrite to delete everything in it")
+    return BasePathClaim(st, command, replace=overwrite is None)
 
 
 def generate_batches(rows: int, days: int, batches: int, seed: int = 42,
@@ -103,23 +181,25 @@ def expected_live_rows(batches: list[tuple[str, list[dict[str, Any]]]]) -> int:
 
 def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: int = 10,
                    retain_days: int = 7, spark: Any = None, log: Callable[[str], None] = print,
-                   overwrite: bool = True, progress: bool = False) -> QuickstartResult:
+                   overwrite: Optional[bool] = None, progress: bool = False) -> QuickstartResult:
     """Run the pipeline (see the module doc) and return what it did.
 
-    With ``progress`` a rich progress bar tracks the batches (the CLI enables it on a terminal).
+    ``overwrite`` as for :func:`claim_base_path`: None replaces only an earlier demo/quickstart table,
+    True replaces whatever the folder holds. With ``progress`` a rich progress bar tracks the batches
+    (the CLI enables it on a terminal).
     """
+    claim = claim_base_path(base_path, "hoodie quickstart", overwrite)
     import hoodie
-    import hoodie.spark as hs
+    import hoodie.spark as hs  # without pyspark: an error that says how to install it, before any change
     from hoodie.engine.compaction import spark_executor
-    from hoodie.format.storage import Storage
     from hoodie.services.clean import run_clean
     from hoodie.services.compaction import freshness, run_compaction
     from hoodie.services.ttl import run_ttl
 
     t0 = time.monotonic()
-    if overwrite:
-        Storage(base_path).delete_dir("")
+    # Spark (and Java) first: a run that cannot start deletes nothing.
     spark = spark or hs.session()
+    claim.prepare()
     res = QuickstartResult(base_path)
     stream = generate_batches(rows, days, batches)
     res.expected_rows = expected_live_rows(stream)
