@@ -30,7 +30,7 @@ from hoodie.format.instant import Instant, State
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import TTL_PARTITIONS_KEY, pending_operations
 from hoodie.services.ttl.config import (
-    DAYS_RETAIN, MAX_DELETE, PREDICATE, STRATEGY_TYPE, TTLConfig, TTLConfigError, parse_options_string,
+    DAYS_RETAIN, MAX_DELETE, PREDICATE, RETENTION, STRATEGY_TYPE, TTLConfig, TTLConfigError, parse_options_string,
 )
 from hoodie.services.ttl.stats import STATS_KEY, remember
 from hoodie.services.ttl.strategies import EXPIRED, KEPT, SKIPPED, PartitionDecision, create_strategy
@@ -566,6 +566,15 @@ atexit.register(stop_async_services)
 
 # -- SQL procedures -------------------------------------------------------------------------------
 
+def _days_argument(value: Any, name: str) -> str:
+    """A procedure's days argument as the days.retain text: an int (or its text); a float, inf or
+    nan is refused here instead of being truncated (``int(1e-7)`` is 0) or raising OverflowError."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TTLConfigError(f"{name}={value!r} is not a whole number of days; pass an integer such as 30 "
+                             f"(for other retentions set {RETENTION} in options, e.g. {RETENTION}=PT36H)")
+    return str(value)
+
+
 def call_run_ttl(base_path: str, ttl_policy: Optional[str] = None, retain_days: Optional[int] = None,
                  options: str = "", *, storage_options: Optional[dict[str, Any]] = None) -> list[str]:
     """``CALL run_ttl(table, ttl_policy, retain_days, options)`` (Hudi 1.x): returns the deleted
@@ -574,7 +583,7 @@ def call_run_ttl(base_path: str, ttl_policy: Optional[str] = None, retain_days: 
     if ttl_policy:
         opts[STRATEGY_TYPE] = ttl_policy
     if retain_days is not None:
-        opts[DAYS_RETAIN] = str(int(retain_days))
+        opts[DAYS_RETAIN] = _days_argument(retain_days, "retain_days")
     res = run_ttl(base_path, opts, storage_options=storage_options)
     return sorted(res.partition_to_replace_file_ids)
 
@@ -586,7 +595,7 @@ def call_manage_partition_ttl(base_path: str, strategy: str = "KEEP_BY_TIME", da
     deleted partitions. ``predicate`` selects partitions, e.g. ``"productid = 1"``."""
     opts: dict[str, str] = {STRATEGY_TYPE: strategy}
     if days_retain is not None:
-        opts[DAYS_RETAIN] = str(int(days_retain))
+        opts[DAYS_RETAIN] = _days_argument(days_retain, "daysRetain")
     if predicate:
         opts[PREDICATE] = predicate
     res = run_ttl(base_path, opts, storage_options=storage_options)
