@@ -172,7 +172,7 @@ def test_cli_stashes_and_restore(tmp_path: Path) -> None:
     inst = json.loads(out.stdout)["instant"]
     ls = _cli("ttl", "stashes", path, "--json")
     assert json.loads(ls.stdout) == [{"instant": inst, "state": "complete", "partitions": {"p0": 3, "p1": 1},
-                                      "restored_by": None}]
+                                      "restored_by": None, "rolled_back_by": None}]
     back = _cli("ttl", "restore", path, inst)
     assert back.returncode == 0, back.stderr
     assert "restored 9 row(s) of 2 partition(s)" in back.stdout
@@ -228,3 +228,86 @@ def test_restore_interrupted_before_its_commit_is_redone(tmp_path: Path) -> None
     assert HoodieTable(path).timeline.get(inflight.timestamp) is None  # rolled back
     assert back.rows == {"p0": 5, "p1": 4}
     assert snapshot(hoodie.read_table(path), DATA + META) == snapshot(before, DATA + META)
+
+
+# -- rolling back a stashed TTL commit (issue 12 item 16) ------------------------------------------
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_rollback_of_a_stashed_ttl_commit_brings_the_rows_back(tmp_path: Path, table_type: str) -> None:
+    from hoodie.format.table import read_partition_metadata
+    from hoodie.services.rollback import rollback
+
+    path = str(tmp_path / "t")
+    build(path, table_type)
+    before_ours, before_rs = hoodie.read_table(path), read_hudi_rs(path)
+    created = read_partition_metadata(HoodieTable(path).storage, "p0")["commitTime"]
+    res = run_ttl(path, STASH)
+    # The cleaner removes the emptied partition folders, metafiles included.
+    run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})
+    assert not (tmp_path / "t" / "p0").exists()
+    rb = rollback(path, res.instant)
+    # Used to report success with the stashed rows still gone (12 rows before, 3 after).
+    assert snapshot(hoodie.read_table(path), DATA + META) == snapshot(before_ours, DATA + META)
+    assert snapshot(read_hudi_rs(path), DATA + META) == snapshot(before_rs, DATA + META)
+    assert sorted(rb.unstashed_files) and all(f.startswith(("p0/", "p1/")) for f in rb.unstashed_files)
+    table = HoodieTable(path)
+    assert table.timeline.get(res.instant) is None
+    # The partition keeps its creation time (KEEP_BY_CREATION_TIME reads it).
+    assert read_partition_metadata(table.storage, "p0")["commitTime"] == created
+    assert [(s.instant, s.state, s.rolled_back_by) for s in list_stashes(path)] == \
+        [(res.instant, "rolled_back", rb.rollback_instant)]
+    assert not (tmp_path / "t" / STASH_DIR / res.instant / "p0").exists()
+    with pytest.raises(StashError, match="rolled back"):
+        restore(path, res.instant)
+    # Clean and TTL leave the rows alone afterwards (nothing is stashed or replaced any more).
+    run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})
+    assert hoodie.read_table(path).num_rows == before_ours.num_rows
+
+
+def test_rollback_of_a_ttl_commit_whose_stash_is_gone_is_refused(tmp_path: Path) -> None:
+    from hoodie.services.rollback import RollbackError, rollback
+
+    path = str(tmp_path / "t")
+    build(path, "COPY_ON_WRITE")
+    res = run_ttl(path, STASH)
+    assert run_clean(path, {"hoodie.partition.ttl.stash.retain.days": "PT0S"}).stash_purged == [res.instant]
+    timeline = sorted(p.name for p in (tmp_path / "t" / ".hoodie").iterdir())
+    with pytest.raises(RollbackError, match=rf"{res.instant}.*stash.*(deleted|gone)") as e:
+        rollback(path, res.instant)
+    assert "hoodie.partition.ttl.stash.retain.days" in str(e.value)
+    assert sorted(p.name for p in (tmp_path / "t" / ".hoodie").iterdir()) == timeline
+    assert HoodieTable(path).timeline.get(res.instant).is_completed
+
+
+_ROLLBACK_CHILD = """
+import sys
+from hoodie.services.rollback import rollback
+rollback(sys.argv[1], sys.argv[2])
+"""
+
+
+@pytest.mark.parametrize("fault", ["ttl.unstash.after_manifest", "ttl.unstash.after_move@2",
+                                   "rollback.after_complete"])
+def test_interrupted_rollback_of_a_stashed_ttl_commit_loses_nothing(tmp_path: Path, fault: str) -> None:
+    from hoodie.services.rollback import rollback
+
+    path = str(tmp_path / "t")
+    build(path, "MERGE_ON_READ")
+    before = hoodie.read_table(path)
+    res = run_ttl(path, STASH)
+    after_ttl = snapshot(hoodie.read_table(path), DATA + META)
+    env = {**__import__("os").environ, "HOODIE_FAULT_POINTS": fault}
+    proc = subprocess.run([sys.executable, "-c", _ROLLBACK_CHILD, path, res.instant], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr
+    # Killed with the TTL commit still in effect: readers see the TTL state, nothing more or less.
+    if HoodieTable(path).timeline.get(res.instant) is not None:
+        assert snapshot(hoodie.read_table(path), DATA + META) == after_ttl
+    # The cleaner runs before anyone retries: it must not delete the files moved back so far.
+    run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})
+    if HoodieTable(path).timeline.get(res.instant) is not None:
+        assert [s.state for s in list_stashes(path)] == ["complete"]
+        rollback(path, res.instant)
+    assert snapshot(hoodie.read_table(path), DATA + META) == snapshot(before, DATA + META)
+    assert snapshot(read_hudi_rs(path), DATA + META) == snapshot(before, DATA + META)
+    assert [s.state for s in list_stashes(path)] == ["rolled_back"]

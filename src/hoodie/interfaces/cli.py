@@ -188,9 +188,11 @@ def _rollback(args: argparse.Namespace) -> int:
 
     r = rollback(args.base_path, args.instant)
     _emit(args, {"rollback_instant": r.rollback_instant, "rolled_back": r.rolled_back,
-                 "deleted_files": r.deleted_files, "command_blocks": r.command_blocks},
+                 "deleted_files": r.deleted_files, "command_blocks": r.command_blocks,
+                 "unstashed_files": r.unstashed_files},
           f"rolled back {r.rolled_back} ({r.action}) in rollback {r.rollback_instant}: "
-          f"{len(r.deleted_files)} file(s) deleted, {len(r.command_blocks)} rollback block(s)")
+          f"{len(r.deleted_files)} file(s) deleted, {len(r.command_blocks)} rollback block(s)"
+          + (f", {len(r.unstashed_files)} stashed file(s) of the TTL commit moved back" if r.unstashed_files else ""))
     return 0
 
 

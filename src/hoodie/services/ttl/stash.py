@@ -27,13 +27,14 @@ from typing import Any, Mapping, Optional
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodie.faults import fault_point
 from hoodie.format import instant as I
 from hoodie.format import naming as N
 from hoodie.format import writer as W
 from hoodie.format.commit_metadata import CommitMetadata
 from hoodie.format.fsview import FileSystemView
 from hoodie.format.storage import Storage
-from hoodie.format.table import HoodieTable
+from hoodie.format.table import HoodieTable, write_partition_metadata
 from hoodie.format.timeline import METAFOLDER
 from hoodie.services.ttl.config import STASH_RETAIN_DAYS, TTLConfigError, parse_duration_ms
 
@@ -43,6 +44,8 @@ STASH_DIR = f"{METAFOLDER}/.stashedForDeletion"
 MANIFEST = "stash.json"
 RESTORED_FROM_KEY = "hoodie.partition.ttl.restored.from"
 MOVING, COMPLETE, RESTORED = "moving", "complete", "restored"
+# A rollback of the TTL commit is moving the files back (UNSTASHING), or has (ROLLED_BACK).
+UNSTASHING, ROLLED_BACK = "unstashing", "rolled_back"
 DEFAULT_RETAIN_MS = 7 * 86_400_000
 
 
@@ -114,6 +117,13 @@ def stash_partitions(table: HoodieTable, instant: str, partition_to_replace_file
     for p, fids in sorted(partition_to_replace_file_ids.items()):
         entry = doc["partitions"].setdefault(p, {"file_ids": sorted(fids), "files": []})
         entry["file_ids"] = sorted(set(entry["file_ids"]) | set(fids))
+        if "partition_metadata" not in entry:
+            # The cleaner deletes the emptied folder with its metafile; a rollback of the TTL commit
+            # puts it back as it was (KEEP_BY_CREATION_TIME reads its commitTime).
+            try:
+                entry["partition_metadata"] = storage.read_bytes(f"{p}/{N.PARTITION_METAFILE}").decode("utf-8")
+            except FileNotFoundError:
+                entry["partition_metadata"] = None
     doc["state"] = MOVING
     _write_manifest(storage, instant, doc)
     for p, fids in sorted(partition_to_replace_file_ids.items()):
@@ -153,6 +163,9 @@ def finish_pending_stashes(table: HoodieTable, retain_ms: int = DEFAULT_RETAIN_M
 
     Looks at completed TTL replacecommits that asked for a stash: a manifest still "moving", or no
     manifest although the instant is within the stash retention, means the move did not finish.
+    Also settles rollbacks of TTL commits that died while moving the files back ("unstashing"):
+    with the TTL commit still in effect the files are stashed again (a retried rollback brings them
+    back); with the commit gone the rollback had moved every file, and only its bookkeeping is left.
     """
     from hoodie.services.ttl.service import TTL_STASH_KEY
 
@@ -164,18 +177,140 @@ def finish_pending_stashes(table: HoodieTable, retain_ms: int = DEFAULT_RETAIN_M
         if meta.extra_metadata.get(TTL_STASH_KEY) != "true":
             continue
         doc = read_manifest(storage, inst.timestamp)
-        if doc is not None and doc.get("state") in (COMPLETE, RESTORED):
+        if doc is not None and doc.get("state") in (COMPLETE, RESTORED, ROLLED_BACK):
             continue
-        if doc is None and _age_ms(table, inst.timestamp) > retain_ms:
+        if doc is not None and doc.get("state") == UNSTASHING:
+            # A rollback of this TTL commit died while moving files back. The commit is still in
+            # effect, so the cleaner would delete those files as replaced: stash them again.
+            log.warning("the rollback %s of TTL instant %s was interrupted before it completed; its files "
+                        "go back into the stash (the TTL commit stays in effect). Run `hoodie rollback %s` "
+                        "again to bring the partitions back", doc.get("rollback"), inst.timestamp, inst.timestamp)
+        elif doc is None and _age_ms(table, inst.timestamp) > retain_ms:
             continue  # purged long ago
         p2r = meta.partition_to_replace_file_ids or {}
         if doc is None and not any(
                 _file_id(e.name) in set(fids) for p, fids in p2r.items() for e in storage.list_dir(p)):
             continue  # nothing left in place (already stashed and purged)
-        log.warning("finishing the interrupted stash of TTL instant %s", inst.timestamp)
+        if doc is None or doc.get("state") != UNSTASHING:
+            log.warning("finishing the interrupted stash of TTL instant %s", inst.timestamp)
         stash_partitions(table, inst.timestamp, p2r)
         done.append(inst.timestamp)
+    live = {i.timestamp for i in tl.completed().by_actions(I.REPLACE_COMMIT).instants}
+    for ts in _stash_instants(storage):
+        doc = read_manifest(storage, ts)
+        if doc is None or doc.get("state") != UNSTASHING or ts in live:
+            continue
+        # The rollback got as far as removing the TTL commit, which it does only after every file
+        # is back: finish its bookkeeping.
+        log.warning("finishing the interrupted rollback %s of TTL instant %s", doc.get("rollback"), ts)
+        unstash(table, ts, doc.get("rollback") or "")
+        finish_unstash(table, ts, doc.get("rollback") or "")
+        done.append(ts)
     return done
+
+
+def stash_to_unstash(table: HoodieTable, instant: str) -> Optional[dict]:
+    """For a rollback of the completed TTL replacecommit ``instant``: its stash manifest when the
+    rollback has to move stashed files back, None when nothing was moved (no stash asked for, or
+    the move never started). Raises :class:`StashError` when the stashed files are gone, so that
+    no rollback reports success with the rows still missing."""
+    from hoodie.services.ttl.service import TTL_STASH_KEY
+
+    tl = table.timeline
+    inst = tl.get(instant)
+    if inst is None or not inst.is_completed or inst.action != I.REPLACE_COMMIT:
+        return None
+    meta = tl.commit_metadata(inst)
+    if meta.extra_metadata.get(TTL_STASH_KEY) != "true":
+        return None
+    storage = table.storage
+    p2r = meta.partition_to_replace_file_ids or {}
+    doc = read_manifest(storage, instant)
+    gone = (f"cannot roll back TTL commit {instant}: it stashed its expired partitions "
+            f"({', '.join(sorted(p2r))}) and")
+    keep = ("Rolling back would report success with the rows still missing, so the TTL commit stays; "
+            "the rows cannot be brought back")
+    if doc is None:
+        # The manifest is written before the first move: without one, nothing moved yet, or the
+        # stash was deleted after hoodie.partition.ttl.stash.retain.days.
+        if any(_file_id(e.name) in set(fids) for p, fids in p2r.items() for e in storage.list_dir(p)):
+            return None
+        raise StashError(f"{gone} the stash is gone (deleted after {STASH_RETAIN_DAYS}). {keep}")
+    state = doc.get("state")
+    if state in (RESTORED, ROLLED_BACK):
+        by = doc.get("restored_by") or doc.get("rolled_back_by")
+        raise StashError(f"{gone} the stash was already {state.replace('_', ' ')} by {by}, which deleted the "
+                         f"stashed files. {keep}")
+    missing = []
+    for p, entry in sorted(doc.get("partitions", {}).items()):
+        for name in entry.get("files", []):
+            if not storage.exists(f"{_stash_root(instant)}/{p}/{name}") and not storage.exists(f"{p}/{name}"):
+                missing.append(f"{p}/{name}")
+    if missing:
+        raise StashError(f"{gone} {len(missing)} stashed file(s) are gone ({', '.join(missing[:3])}); "
+                         f"the stash was deleted in part (after {STASH_RETAIN_DAYS}?). {keep}")
+    return doc
+
+
+def unstash(table: HoodieTable, instant: str, rollback_instant: str) -> list[str]:
+    """Move the stashed files of TTL instant ``instant`` back into their partitions, for the
+    rollback ``rollback_instant`` (which holds the table lock and has its plan on the timeline).
+
+    Idempotent, and crash-safe together with :func:`finish_pending_stashes`: the manifest says
+    "unstashing" before the first move, and until the rollback removes the TTL commit the moved
+    files stay hidden from readers (the commit replaces their file groups); if the rollback dies
+    first, the next clean or TTL run stashes them again before the cleaner could delete them.
+    Returns the files moved back (``partition/name``).
+    """
+    storage = table.storage
+    doc = read_manifest(storage, instant)
+    if doc is None:
+        return []
+    doc.update(state=UNSTASHING, rollback=rollback_instant)
+    _write_manifest(storage, instant, doc)
+    fault_point("ttl.unstash.after_manifest")
+    moved = []
+    for p, entry in sorted(doc.get("partitions", {}).items()):
+        if not storage.exists(f"{p}/{N.PARTITION_METAFILE}"):
+            text = entry.get("partition_metadata")
+            if text:
+                try:
+                    storage.create_new(f"{p}/{N.PARTITION_METAFILE}", text.encode("utf-8"))
+                except FileExistsError:
+                    pass  # created meanwhile: a metafile's content is the same for every writer
+            else:
+                names = entry.get("files", [])
+                instants = [N.parse_base_file(n).instant if N.is_base_file(n) else N.parse_log_file(n).base_instant
+                            for n in names if N.is_base_file(n) or N.is_log_file(n)]
+                write_partition_metadata(storage, p, min(instants) if instants else instant)
+        stash_p = f"{_stash_root(instant)}/{p}"
+        for e in storage.list_dir(stash_p):
+            if e.is_dir:
+                continue
+            dst = f"{p}/{e.name}"
+            if storage.exists(dst):
+                # An object-store move is a copy and a delete: the copy got there, the delete did not.
+                if storage.size(dst) != storage.size(e.path):
+                    raise StashError(f"cannot move {e.path} back: {dst} exists with a different size")
+                storage.delete(e.path)
+            else:
+                storage.move(e.path, dst)
+            moved.append(dst)
+            fault_point("ttl.unstash.after_move")
+    return moved
+
+
+def finish_unstash(table: HoodieTable, instant: str, rollback_instant: str) -> None:
+    """Record that the rollback ``rollback_instant`` removed TTL commit ``instant`` and brought its
+    stash back; the emptied stash folders go (the manifest stays, for ``hoodie ttl stashes``)."""
+    storage = table.storage
+    doc = read_manifest(storage, instant)
+    if doc is None:
+        return
+    doc.update(state=ROLLED_BACK, rolled_back_by=rollback_instant,
+               rolled_back_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+    _write_manifest(storage, instant, doc)
+    _cleanup_stash_files(storage, instant, doc)
 
 
 def purge_expired_stashes(table: HoodieTable, retain_ms: int = DEFAULT_RETAIN_MS,
@@ -184,6 +319,8 @@ def purge_expired_stashes(table: HoodieTable, retain_ms: int = DEFAULT_RETAIN_MS
     storage = table.storage
     purged = []
     for inst in _stash_instants(storage):
+        if (read_manifest(storage, inst) or {}).get("state") == UNSTASHING:
+            continue  # a rollback is moving these files back (finish_pending_stashes settles it)
         if _age_ms(table, inst, now_ms) > retain_ms:
             storage.delete_dir(_stash_root(inst))
             purged.append(inst)
@@ -199,11 +336,12 @@ class StashInfo:
     state: str
     partitions: dict[str, int]  # partition -> number of stashed files
     restored_by: Optional[str] = None
+    rolled_back_by: Optional[str] = None
 
     def to_json(self) -> dict:
         """JSON form."""
         return {"instant": self.instant, "state": self.state, "partitions": self.partitions,
-                "restored_by": self.restored_by}
+                "restored_by": self.restored_by, "rolled_back_by": self.rolled_back_by}
 
 
 def list_stashes(table_or_path: str | HoodieTable, *, storage_options: Optional[dict[str, Any]] = None
@@ -215,7 +353,7 @@ def list_stashes(table_or_path: str | HoodieTable, *, storage_options: Optional[
         doc = read_manifest(table.storage, inst) or {"state": MOVING, "partitions": {}}
         out.append(StashInfo(inst, doc.get("state", MOVING),
                              {p: len(e.get("files", [])) for p, e in sorted(doc.get("partitions", {}).items())},
-                             doc.get("restored_by")))
+                             doc.get("restored_by"), doc.get("rolled_back_by")))
     return out
 
 
@@ -284,6 +422,13 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *,
             raise StashError(f"no TTL stash for instant {ttl_instant} in {table.base_path} (stashes: {known}); "
                              "stashing needs hoodie.partition.ttl.stash.enabled=true at TTL time, and stashes "
                              "are deleted after hoodie.partition.ttl.stash.retain.days")
+        if doc.get("state") == UNSTASHING:
+            finish_pending_stashes(table)  # an interrupted rollback of the TTL commit: settle it first
+            table.reload()
+            doc = read_manifest(storage, ttl_instant) or doc
+        if doc.get("state") == ROLLED_BACK:
+            raise StashError(f"TTL commit {ttl_instant} was rolled back by {doc.get('rolled_back_by')}, which "
+                             "brought its partitions back; there is nothing to restore")
         if doc.get("state") == RESTORED:
             raise StashError(f"the stash of {ttl_instant} was already restored by commit {doc.get('restored_by')}")
         existing = _restore_commit(table, ttl_instant)
@@ -353,4 +498,4 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *,
 
 __all__ = ["stash_partitions", "finish_pending_stashes", "purge_expired_stashes", "list_stashes", "restore",
            "RestoreResult", "StashInfo", "StashError", "read_manifest", "stash_retain_ms", "STASH_DIR",
-           "RESTORED_FROM_KEY"]
+           "RESTORED_FROM_KEY", "stash_to_unstash", "unstash", "finish_unstash"]
