@@ -135,7 +135,23 @@ def _rollback_locked(table: HoodieTable, instant: str, allow_completed: bool) ->
             raise RollbackError(
                 f"{instant} is completed and later writes exist ({', '.join(i.timestamp for i in later[:3])}); "
                 "only the latest completed write can be rolled back")
-    return _execute(table, target, _ttl_stash(table, target))
+    restored_from = _restored_from(table, target)
+    result = _execute(table, target, _ttl_stash(table, target))
+    if restored_from is not None:
+        from hoodie.services.ttl.stash import reopen_stash
+
+        # The restored rows are gone again: the stash (kept until its retention) is restorable again.
+        reopen_stash(table, restored_from, target.timestamp)
+    return result
+
+
+def _restored_from(table: HoodieTable, target: Instant) -> Optional[str]:
+    """The TTL instant whose stash the completed commit ``target`` restored, if it is a restore."""
+    if not target.is_completed or target.action not in (I.COMMIT, I.DELTA_COMMIT):
+        return None
+    from hoodie.services.ttl.stash import RESTORED_FROM_KEY
+
+    return table.timeline.commit_metadata(target).extra_metadata.get(RESTORED_FROM_KEY)
 
 
 def _ttl_stash(table: HoodieTable, target: Instant) -> Optional[dict]:

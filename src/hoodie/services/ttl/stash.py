@@ -10,8 +10,11 @@ hides those file groups. Time travel to before the TTL instant no longer finds t
 slice as of just before the TTL instant (base file merged with its log files) and writes it as a new
 base file with a fresh file id, keeping every meta column except ``_hoodie_file_name`` (as clustering
 with preserved metadata does). New file ids are needed because the replacecommit hides the old ones
-forever. Keys written to the partition after the TTL run win over the stashed versions.
+forever. A restore never undoes a later write: keys written, deleted or expired again in the
+partition after the TTL run keep their later state (:func:`restore` says how, and when it refuses).
 
+A rollback of the TTL commit moves the stashed files back (:func:`unstash`); a rollback of a restore
+commit makes the stash restorable again (the files stay after a restore, until the retention).
 Stashes older than ``hoodie.partition.ttl.stash.retain.days`` are deleted by clean and TTL runs.
 """
 
@@ -236,11 +239,12 @@ def stash_to_unstash(table: HoodieTable, instant: str) -> Optional[dict]:
         if any(_file_id(e.name) in set(fids) for p, fids in p2r.items() for e in storage.list_dir(p)):
             return None
         raise StashError(f"{gone} the stash is gone (deleted after {STASH_RETAIN_DAYS}). {keep}")
+    if doc.get("state") == RESTORED and _restore_commit(table, instant) is None:
+        doc = reopen_stash(table, instant, str(doc.get("restored_by"))) or doc  # its restore was rolled back
     state = doc.get("state")
     if state in (RESTORED, ROLLED_BACK):
         by = doc.get("restored_by") or doc.get("rolled_back_by")
-        raise StashError(f"{gone} the stash was already {state.replace('_', ' ')} by {by}, which deleted the "
-                         f"stashed files. {keep}")
+        raise StashError(f"{gone} the stash was already {state.replace('_', ' ')} by {by}; roll that back first")
     missing = []
     for p, entry in sorted(doc.get("partitions", {}).items()):
         for name in entry.get("files", []):
@@ -298,6 +302,23 @@ def unstash(table: HoodieTable, instant: str, rollback_instant: str) -> list[str
             moved.append(dst)
             fault_point("ttl.unstash.after_move")
     return moved
+
+
+def reopen_stash(table: HoodieTable, instant: str, restore_instant: str) -> Optional[dict]:
+    """Make the stash of TTL instant ``instant`` restorable again after its restore commit
+    ``restore_instant`` was rolled back (the stashed files are kept until the stash retention).
+    Returns the manifest, or None when there is no such stash."""
+    storage = table.storage
+    doc = read_manifest(storage, instant)
+    if doc is None or doc.get("state") != RESTORED or doc.get("restored_by") != restore_instant:
+        return doc
+    doc["state"] = COMPLETE
+    for k in ("restored_by", "restored_at"):
+        doc.pop(k, None)
+    _write_manifest(storage, instant, doc)
+    log.info("the restore commit %s of TTL stash %s was rolled back: the stash can be restored again",
+             restore_instant, instant)
+    return doc
 
 
 def finish_unstash(table: HoodieTable, instant: str, rollback_instant: str) -> None:
@@ -367,12 +388,13 @@ class RestoreResult:
     superseded_rows: dict[str, int] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     already_restored: bool = False
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """JSON form (``hoodie ttl restore --json``)."""
         return {"instant": self.instant, "ttl_instant": self.ttl_instant, "rows": self.rows,
                 "superseded_rows": self.superseded_rows, "files": self.files,
-                "already_restored": self.already_restored}
+                "already_restored": self.already_restored, "warnings": self.warnings}
 
 
 def _restore_commit(table: HoodieTable, ttl_instant: str) -> Optional[str]:
@@ -383,21 +405,125 @@ def _restore_commit(table: HoodieTable, ttl_instant: str) -> Optional[str]:
     return None
 
 
-def _live_keys(table: HoodieTable, partition: str) -> Optional[pa.Array]:
-    from hoodie.format.reader import read_file_slice
+@dataclass
+class _LaterWrites:
+    """What completed instants after a TTL run did to one of its stashed partitions."""
 
-    view = FileSystemView(table.storage, table.timeline)
-    slices = view.latest_file_slices(partition)
-    if not slices:
-        return None
-    full = table.arrow_schema()
-    cols = ["_hoodie_record_key", "_hoodie_commit_time"]
-    mode = table.merge_mode
-    if mode.ordering_field and mode.ordering_field in full.names:
-        cols.append(mode.ordering_field)
-    schema = pa.schema([full.field(c) for c in cols])
-    keys = [read_file_slice(table, sl, schema).column("_hoodie_record_key") for sl in slices]
-    return pa.chunked_array([c for k in keys for c in k.chunks], pa.string()).combine_chunks()
+    keys: set[str] = field(default_factory=set)  # every key they wrote or deleted there (as far as files show)
+    instants: list[str] = field(default_factory=list)  # instants that wrote to or replaced the partition
+    deleting: list[str] = field(default_factory=list)  # ... of which removed keys (deletes, TTL)
+    replaced_by: list[str] = field(default_factory=list)  # user overwrites / delete_partition of it
+    missing: dict[str, list[str]] = field(default_factory=dict)  # instant -> its files no longer found
+
+
+def _file_keys(table: HoodieTable, path: str) -> list[str]:
+    """Record keys a base file holds, or a log file writes or deletes (valid blocks only)."""
+    from hoodie.format.logformat import BlockType
+    from hoodie.format.reader import read_base_file, scan_log_blocks
+
+    name = path.rsplit("/", 1)[-1]
+    if N.is_base_file(name):
+        schema = pa.schema([pa.field("_hoodie_record_key", pa.string())])
+        return read_base_file(table.storage, path, schema).column(0).to_pylist()
+    keys: list[str] = []
+    for b in scan_log_blocks(table.storage, [path], table.timeline).blocks:
+        if b.block_type == BlockType.DELETE:
+            keys += b.delete_records().column("record_key").to_pylist()
+        else:
+            keys += b.record_keys().cast(pa.string()).to_pylist()
+    return keys
+
+
+def _later_writes(table: HoodieTable, ttl_instant: str, partitions: list[str]) -> dict[str, _LaterWrites]:
+    """Per stashed partition: the keys completed instants after ``ttl_instant`` wrote or deleted there.
+
+    Every file group in the partition was created after the TTL instant (it replaced all earlier
+    ones), so the keys come from the files those instants name in their write stats, found in the
+    partition or, when a later TTL run stashed them, in its stash. Files the cleaner removed are
+    reported as missing: the keys deleted through them can then no longer be known.
+    """
+    from hoodie.services.ttl.service import TTL_MARKER_KEY
+
+    storage = table.storage
+    tl = table.timeline
+    wanted = set(partitions)
+    out = {p: _LaterWrites() for p in partitions}
+    stashes = _stash_instants(storage)
+    for inst in tl.completed().commits().after(ttl_instant).instants:
+        try:
+            meta = tl.commit_metadata(inst)
+        except (FileNotFoundError, ValueError):
+            continue
+        op = (meta.operation_type or "").upper()
+        p2r = meta.partition_to_replace_file_ids or {}
+        for p in sorted(wanted):
+            # An overwrite or a user's delete_partition defines the partition's content, even when
+            # the partition was empty (expired) then: restoring would add rows it did not have.
+            defined = TTL_MARKER_KEY not in meta.extra_metadata and (
+                op == "INSERT_OVERWRITE_TABLE"
+                or (op in ("INSERT_OVERWRITE", "DELETE_PARTITION")
+                    and (p in p2r or p in (meta.partition_to_write_stats or {}))))
+            if defined:
+                out[p].replaced_by.append(f"{inst.timestamp} ({op})")
+            if p2r.get(p):
+                lw = out[p]
+                lw.instants.append(inst.timestamp)
+                lw.deleting.append(inst.timestamp)
+        for p, stats in (meta.partition_to_write_stats or {}).items():
+            if p not in wanted:
+                continue
+            lw = out[p]
+            if inst.timestamp not in lw.instants:
+                lw.instants.append(inst.timestamp)
+            if any(st.num_deletes for st in stats) and inst.timestamp not in lw.deleting:
+                lw.deleting.append(inst.timestamp)
+            for st in stats:
+                name = st.file_name
+                if not name:
+                    continue
+                where = [f"{p}/{name}"] + [f"{_stash_root(s)}/{p}/{name}" for s in stashes]
+                found = next((w for w in where if storage.exists(w)), None)
+                if found is None:
+                    lw.missing.setdefault(inst.timestamp, []).append(f"{p}/{name}")
+                    continue
+                lw.keys.update(_file_keys(table, found))
+    return out
+
+
+def _later_deletes(table: HoodieTable, ttl_instant: str) -> list[str]:
+    """Completed delete operations after the TTL run (keys they asked for in an expired partition
+    were not found then, so they left no trace a restore could honour)."""
+    tl = table.timeline
+    out = []
+    for inst in tl.completed_writes().after(ttl_instant).instants:
+        try:
+            op = (tl.commit_metadata(inst).operation_type or "").upper()
+        except (FileNotFoundError, ValueError):
+            continue
+        if op in ("DELETE", "DELETE_PREPPED"):
+            out.append(inst.timestamp)
+    return out
+
+
+def _refuse_unsafe_restore(ttl_instant: str, later: Mapping[str, _LaterWrites]) -> None:
+    """Refuse a restore that could undo a later write (see :func:`restore`)."""
+    problems = []
+    for p, lw in sorted(later.items()):
+        if lw.replaced_by:
+            problems.append(f"partition {p} was replaced after the TTL run by {', '.join(lw.replaced_by)}, and "
+                            "restoring would add the stashed rows back into what that write defined")
+        elif lw.deleting and lw.missing:
+            gone = [f for files in lw.missing.values() for f in files]
+            problems.append(f"in partition {p}, instants {', '.join(lw.deleting)} deleted rows after the TTL run, and "
+                            f"files written there after it by {', '.join(sorted(lw.missing))} are gone (cleaned; e.g. "
+                            f"{gone[0]}), so rows deleted since cannot be told from rows never written again")
+    if problems:
+        raise StashError(
+            f"cannot restore the stash of TTL instant {ttl_instant} without possibly undoing later writes: "
+            + "; ".join(problems) + ". Nothing was written and the stash is kept. To restore anyway, run "
+            "`hoodie ttl restore --force` (restore(..., force=True)): stashed rows whose keys were written or "
+            "deleted after the TTL run as far as the remaining files show stay as they are now, the other "
+            "stashed rows come back, and rows deleted through the cleaned files may come back too")
 
 
 def _cleanup_stash_files(storage: Storage, instant: str, doc: dict) -> None:
@@ -405,9 +531,17 @@ def _cleanup_stash_files(storage: Storage, instant: str, doc: dict) -> None:
         storage.delete_dir(f"{_stash_root(instant)}/{p}")
 
 
-def restore(table_or_path: str | HoodieTable, ttl_instant: str, *,
+def restore(table_or_path: str | HoodieTable, ttl_instant: str, *, force: bool = False,
             storage_options: Optional[dict[str, Any]] = None) -> RestoreResult:
-    """Bring the partitions a TTL run stashed back, as a new commit (see the module docstring)."""
+    """Bring the partitions a TTL run stashed back, as a new commit (see the module docstring).
+
+    A restore never undoes a later write: a stashed row comes back only if no completed instant
+    after the TTL run wrote or deleted its key in that partition (later versions win, later
+    deletes stay deleted). Refused with :class:`StashError`, before anything is written, when
+    that cannot be proven (rows were deleted after the TTL run and the cleaner has removed files
+    written since) or when a user overwrite or delete_partition replaced the partition since;
+    ``force=True`` restores the rows that are not known to have been written or deleted since.
+    """
     from hoodie.format.reader import read_file_slice
     from hoodie.services.ttl.service import _lock_for, _refuse_metadata_table
 
@@ -429,13 +563,15 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *,
         if doc.get("state") == ROLLED_BACK:
             raise StashError(f"TTL commit {ttl_instant} was rolled back by {doc.get('rolled_back_by')}, which "
                              "brought its partitions back; there is nothing to restore")
+        existing = _restore_commit(table, ttl_instant)
+        if doc.get("state") == RESTORED and existing is None:
+            # Its restore commit was rolled back (and the process died before reopening the stash).
+            doc = reopen_stash(table, ttl_instant, str(doc.get("restored_by"))) or doc
         if doc.get("state") == RESTORED:
             raise StashError(f"the stash of {ttl_instant} was already restored by commit {doc.get('restored_by')}")
-        existing = _restore_commit(table, ttl_instant)
         if existing is not None:
             doc.update(state=RESTORED, restored_by=existing)
             _write_manifest(storage, ttl_instant, doc)
-            _cleanup_stash_files(storage, ttl_instant, doc)
             return RestoreResult(existing, ttl_instant, already_restored=True)
         if doc.get("state") == MOVING:
             meta = table.timeline.commit_metadata(I.Instant(ttl_instant, I.REPLACE_COMMIT))
@@ -446,6 +582,9 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *,
 
         rollback_failed_writes(table)
         table.reload()
+        later = _later_writes(table, ttl_instant, sorted(doc.get("partitions", {})))
+        if not force:
+            _refuse_unsafe_restore(ttl_instant, later)
         before = table.timeline.filter(lambda i: i.timestamp < ttl_instant)
         schema = table.arrow_schema()
         avro_schema = table.avro_schema()
@@ -460,11 +599,11 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *,
             stash_p = f"{_stash_root(ttl_instant)}/{p}"
             listing = [e for e in storage.list_dir(stash_p) if not e.is_dir]
             view = FileSystemView(storage, before, listing={stash_p: listing})
-            live = _live_keys(table, p)
+            live = pa.array(sorted(later[p].keys), pa.string())
             n_rows = n_superseded = 0
             for sl in view.latest_file_slices(stash_p):
                 rows = read_file_slice(table, sl, schema)
-                if live is not None and len(live) and rows.num_rows:
+                if len(live) and rows.num_rows:
                     clash = pc.is_in(rows.column("_hoodie_record_key"), value_set=live)
                     n_superseded += int(pc.sum(clash).as_py() or 0)
                     rows = rows.filter(pc.invert(clash))
@@ -487,10 +626,19 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *,
                                      extra={RESTORED_FROM_KEY: ttl_instant})
         W.complete_commit(table, inflight, meta)
         result.instant = new_instant
+        deletes = _later_deletes(table, ttl_instant)
+        if deletes and any(result.rows.values()):
+            result.warnings.append(
+                f"delete operations ran after the TTL run ({', '.join(deletes[:5])}); a key they asked to delete "
+                "while its partition was expired was not found then and left no trace, so it may be among the "
+                "restored rows: delete it again if so")
+        for w in result.warnings:
+            log.warning("restore of TTL stash %s: %s", ttl_instant, w)
         doc.update(state=RESTORED, restored_by=new_instant,
                    restored_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+        # The stashed files stay until the stash retention: rolling back the restore commit makes
+        # them restorable again (reopen_stash).
         _write_manifest(storage, ttl_instant, doc)
-        _cleanup_stash_files(storage, ttl_instant, doc)
         log.info("restored %d row(s) of TTL instant %s as commit %s", sum(result.rows.values()), ttl_instant,
                  new_instant)
         return result
@@ -498,4 +646,4 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *,
 
 __all__ = ["stash_partitions", "finish_pending_stashes", "purge_expired_stashes", "list_stashes", "restore",
            "RestoreResult", "StashInfo", "StashError", "read_manifest", "stash_retain_ms", "STASH_DIR",
-           "RESTORED_FROM_KEY", "stash_to_unstash", "unstash", "finish_unstash"]
+           "RESTORED_FROM_KEY", "stash_to_unstash", "unstash", "finish_unstash", "reopen_stash"]
