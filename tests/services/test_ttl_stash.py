@@ -384,10 +384,15 @@ def test_restore_refuses_when_cleaned_files_hide_later_deletes(tmp_path: Path) -
     assert sorted(p.name for p in (tmp_path / "t" / ".hoodie").iterdir()) == timeline
     assert hoodie.read_table(path).num_rows == rows
     assert [s.state for s in list_stashes(path)] == ["complete"]
+    refused = _cli("ttl", "restore", path, res.instant)
+    assert refused.returncode == 2 and "--force" in refused.stderr
     # --force: what the remaining files show wins; p1-0 comes back, as the error warned.
-    back = restore(path, res.instant, force=True)
+    forced = _cli("ttl", "restore", path, res.instant, "--force", "--json")
+    assert forced.returncode == 0, forced.stderr
+    back = json.loads(forced.stdout)
     got = {r["k"]: r["v"] for r in hoodie.read_table(path).to_pylist()}
-    assert got["p1-1"] == 901 and got["p1-0"] == 100 and back.superseded_rows["p1"] == 1
+    assert got["p1-1"] == 901 and got["p1-0"] == 100 and back["superseded_rows"]["p1"] == 1
+    assert any(d1 in w for w in back["warnings"])  # the delete that may have been undone is named
 
 
 def test_restore_refuses_after_a_user_overwrite_of_the_partition(tmp_path: Path) -> None:
