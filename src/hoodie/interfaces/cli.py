@@ -119,7 +119,7 @@ def _create(args: argparse.Namespace) -> int:
         record_key_fields=[f for f in args.record_key.split(",") if f],
         partition_fields=[f for f in (args.partition_fields or "").split(",") if f],
         precombine_field=args.precombine, hive_style=args.hive_style,
-        timeline_timezone=o.pop("hoodie.table.timeline.timezone", "LOCAL"), extra_props=o,
+        timeline_timezone=o.pop("hoodie.table.timeline.timezone", "UTC"), extra_props=o,
     )
     _emit(args, {"base_path": t.base_path, "table_type": t.table_type, "properties": t.props},
           f"created {t.table_type} table {t.name} at {t.base_path}")

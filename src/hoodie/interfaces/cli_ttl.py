@@ -47,6 +47,7 @@ def _run(args: argparse.Namespace) -> int:
         for d in res.decisions:
             if d.status == "kept":
                 lines.append(f"  kept {d.partition}: {d.reason}")
+    lines += [f"warning: {w}" for w in res.warnings]
     _print(args, res.to_json(), "\n".join(lines))
     return 0
 

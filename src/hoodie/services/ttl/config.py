@@ -43,6 +43,10 @@ EVENT_AGE_FROM = "hoodie.partition.ttl.strategy.event.time.age.from"
 EVENT_DELETE_DEFAULT = "hoodie.partition.ttl.strategy.event.time.delete.hive.default.partition"
 STASH_ENABLED = "hoodie.partition.ttl.stash.enabled"
 STASH_RETAIN_DAYS = "hoodie.partition.ttl.stash.retain.days"
+LOCAL_SKEW = "hoodie.partition.ttl.local.timeline.skew"
+TIMELINE_TIMEZONE = "hoodie.table.timeline.timezone"
+# UTC offsets run from -12:00 to +14:00: two writers' wall clocks can differ by up to 26 hours.
+MAX_ZONE_SKEW_MS = 26 * 3_600_000
 ASYNC_ENABLED = "hoodie.ttl.async.enabled"
 ASYNC_MAX_COMMITS = "hoodie.ttl.async.max.commits"
 ASYNC_POLL_MS = "hoodie.ttl.async.poll.interval.ms"
@@ -91,6 +95,11 @@ _DEFS = [
     (STASH_ENABLED, "false", "Move expired partitions' files to .hoodie/.stashedForDeletion/<instant>/ "
                              "after the TTL commit, so `hoodie ttl restore` can bring them back."),
     (STASH_RETAIN_DAYS, "7", "Days a stash is kept before clean or TTL runs delete it."),
+    (LOCAL_SKEW, "PT26H", "LOCAL timelines only (hoodie.table.timeline.timezone=LOCAL, instants are writers' "
+                          "wall-clock times): how far writers' time zones may be from this process's. "
+                          "KEEP_BY_TIME and KEEP_BY_CREATION_TIME keep partitions whose age exceeds the retention "
+                          "by no more than this (the stash retention gets the same margin). PT26H covers every "
+                          "pair of zones; PT0S when every writer and TTL run share one zone."),
     (ASYNC_ENABLED, "false", "Run TTL asynchronously (a background thread) as writes happen."),
     (ASYNC_MAX_COMMITS, "4", "Async TTL runs once at least this many commits completed since the last TTL run."),
     (ASYNC_POLL_MS, "1000", "How often the async TTL service checks the timeline without being notified."),
@@ -362,6 +371,7 @@ class TTLConfig:
     async_enabled: bool = False
     async_max_commits: int = 4
     async_poll_ms: int = 1000
+    local_skew_ms: int = MAX_ZONE_SKEW_MS
     options: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -391,6 +401,11 @@ class TTLConfig:
         stash_ms = 7 * DAY_MS if stash_days is None else parse_duration_ms(stash_days, STASH_RETAIN_DAYS)
         if stash_ms < 0:
             raise TTLConfigError(f"{STASH_RETAIN_DAYS}={stash_days} must not be negative")
+        skew_text = _lookup(o, LOCAL_SKEW)
+        skew_ms = MAX_ZONE_SKEW_MS if skew_text is None else parse_duration_ms(skew_text, LOCAL_SKEW)
+        if not 0 <= skew_ms <= MAX_ZONE_SKEW_MS:
+            raise TTLConfigError(f"{LOCAL_SKEW}={skew_text} must be between PT0S and PT26H (the largest difference "
+                                 "between two time zones)")
         cfg = cls(
             inline=_bool(o, INLINE, False),
             strategy_class=_lookup(o, STRATEGY_CLASS),
@@ -414,6 +429,7 @@ class TTLConfig:
             async_enabled=_bool(o, ASYNC_ENABLED, False),
             async_max_commits=_int(o, ASYNC_MAX_COMMITS, 4, 1),
             async_poll_ms=_int(o, ASYNC_POLL_MS, 1000, 10),
+            local_skew_ms=skew_ms,
             options=o,
         )
         if cfg.predicate is not None:
@@ -492,5 +508,5 @@ __all__ = [
     "TTLConfig", "TTLConfigError", "TTLRule", "parse_duration_ms", "parse_retention_ms", "format_duration",
     "parse_rules", "MIN_RETENTION_MS",
     "parse_options_string", "STRATEGY_TYPES", "KEEP_BY_TIME", "KEEP_BY_CREATION_TIME", "KEEP_BY_EVENT_TIME",
-    "DAY_MS", "JAVA_CLASS_TYPES",
+    "DAY_MS", "JAVA_CLASS_TYPES", "LOCAL_SKEW", "MAX_ZONE_SKEW_MS", "TIMELINE_TIMEZONE",
 ]

@@ -39,7 +39,7 @@ from hoodie.format.fsview import FileSystemView
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, write_partition_metadata
 from hoodie.format.timeline import METAFOLDER
-from hoodie.services.ttl.config import STASH_RETAIN_DAYS, TTLConfigError, parse_duration_ms
+from hoodie.services.ttl.config import MAX_ZONE_SKEW_MS, STASH_RETAIN_DAYS, TTLConfigError, parse_duration_ms
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +188,7 @@ def finish_pending_stashes(table: HoodieTable, retain_ms: int = DEFAULT_RETAIN_M
             log.warning("the rollback %s of TTL instant %s was interrupted before it completed; its files "
                         "go back into the stash (the TTL commit stays in effect). Run `hoodie rollback %s` "
                         "again to bring the partitions back", doc.get("rollback"), inst.timestamp, inst.timestamp)
-        elif doc is None and _age_ms(table, inst.timestamp) > retain_ms:
+        elif doc is None and _age_ms(table, inst.timestamp) > retain_ms + _zone_margin_ms(table):
             continue  # purged long ago
         p2r = meta.partition_to_replace_file_ids or {}
         if doc is None and not any(
@@ -334,15 +334,23 @@ def finish_unstash(table: HoodieTable, instant: str, rollback_instant: str) -> N
     _cleanup_stash_files(storage, instant, doc)
 
 
+def _zone_margin_ms(table: HoodieTable) -> int:
+    # A LOCAL timeline's instants are writers' wall-clock times: ages are uncertain by the zone skew.
+    return MAX_ZONE_SKEW_MS if table.timeline_timezone == "LOCAL" else 0
+
+
 def purge_expired_stashes(table: HoodieTable, retain_ms: int = DEFAULT_RETAIN_MS,
-                          now_ms: Optional[int] = None) -> list[str]:
-    """Delete stashes older than the retention; returns their instants."""
+                          now_ms: Optional[int] = None, margin_ms: Optional[int] = None) -> list[str]:
+    """Delete stashes older than the retention; returns their instants. On a LOCAL timeline a stash
+    must be older than the retention plus ``margin_ms`` (default: the largest zone difference,
+    ``hoodie.partition.ttl.local.timeline.skew``), as its instant may come from another zone."""
     storage = table.storage
+    margin = _zone_margin_ms(table) if margin_ms is None else margin_ms
     purged = []
     for inst in _stash_instants(storage):
         if (read_manifest(storage, inst) or {}).get("state") == UNSTASHING:
             continue  # a rollback is moving these files back (finish_pending_stashes settles it)
-        if _age_ms(table, inst, now_ms) > retain_ms:
+        if _age_ms(table, inst, now_ms) > retain_ms + margin:
             storage.delete_dir(_stash_root(inst))
             purged.append(inst)
             log.info("deleted the TTL stash of %s (older than the stash retention)", inst)
