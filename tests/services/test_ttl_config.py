@@ -69,6 +69,7 @@ def test_retention_below_one_hour_is_refused(value: str) -> None:
         TTLConfig.from_options({RETENTION: value})
     with pytest.raises(TTLConfigError, match="at least PT1H"):
         parse_rules(f"p=*:{value}")
+    assert parse_retention_ms("PT1H") == MIN_RETENTION_MS
 
 
 def test_procedure_days_arguments_are_whole_days() -> None:

@@ -287,7 +287,8 @@ def _run_ttl_once(table_or_path: str | HoodieTable, options: Optional[Mapping[st
         uncertain = [d.partition for d in decisions if d.zone_uncertain]
         if uncertain:
             margin = format_duration(cfg.local_skew_ms)
-            msg = (f"kept {len(uncertain)} partition(s) ({', '.join(uncertain[:5])}{', ...' if len(uncertain) > 5 else ''}) "
+            names = ", ".join(uncertain[:5]) + (", ..." if len(uncertain) > 5 else "")
+            msg = (f"kept {len(uncertain)} partition(s) ({names}) "
                    f"whose age exceeds the retention by less than {margin}: the timeline of {table.base_path} is LOCAL "
                    f"({TIMELINE_TIMEZONE}=LOCAL), so instants are each writer's wall-clock time and writers in other "
                    f"zones make ages uncertain by up to {margin}. Create tables with {TIMELINE_TIMEZONE}=UTC (hoodie's "
