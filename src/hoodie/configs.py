@@ -82,7 +82,10 @@ define("hoodie.index.bloom.fpp", "0.000000001", "Target false-positive rate of t
 define("hoodie.bloom.index.filter.type", "DYNAMIC_V0", "Base-file bloom filter type: DYNAMIC_V0 or SIMPLE.", W)
 define("hoodie.bloom.index.filter.dynamic.max.entries", "100000",
        "DYNAMIC_V0: rows are added until rows x num_entries reaches this bound.", W)
-define("hoodie.table.timeline.timezone", "LOCAL", "Time zone of instant times: LOCAL or UTC.", T)
+define("hoodie.table.timeline.timezone", "UTC",
+       "Time zone of instant times: LOCAL or UTC. Tables hoodie creates default to UTC; a table whose "
+       "hoodie.properties lacks the key is LOCAL (Hudi's default), where each instant is its writer's "
+       "wall-clock time (see docs/ttl.md).", T)
 define("hoodie.combine.before.insert", "false", "De-duplicate inserts by key before writing.", W)
 define("hoodie.write.instant", None, "Use this instant time for the write (testing/backfills).", W)
 for _k in ("hoodie.keygen.timebased.timestamp.type", "hoodie.keygen.timebased.input.dateformat",

@@ -177,7 +177,7 @@ def test_inline_service_misconfiguration_is_refused_before_the_commit(table: str
 @pytest.mark.parametrize("days, message", [
     ("0", "days.retain=0 keeps nothing"),
     ("-3", "days.retain=-3 keeps nothing"),
-    ("thirty", "days.retain='thirty' is not a number of days"),
+    ("thirty", "days.retain='thirty' is not a whole number of days"),
 ])
 def test_ttl_retention_must_be_positive(table: str, days: str, message: str) -> None:
     with pytest.raises(TTLConfigError, match=message):

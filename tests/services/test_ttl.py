@@ -367,6 +367,22 @@ def test_configuration_errors(tmp_path: Path, fixture_copy) -> None:
         run_ttl(path, {"hoodie.partition.ttl.strategy.class": "no_such_module.Strategy"})
 
 
+@pytest.mark.parametrize("days", ["1e-7", "inf", "nan"])
+def test_days_retain_fraction_inf_nan_refused_before_anything_is_written(tmp_path: Path, days: str) -> None:
+    # 1e-7 days (9 ms) expired a partition written 2 s earlier; inf/nan raised raw Python errors.
+    path = str(tmp_path / "t")
+    write_arrow(path, ten_rows("p2"), opts())
+    listing = sorted(p.name for p in (tmp_path / "t" / ".hoodie").iterdir())
+    for run in (lambda: run_ttl(path, {"hoodie.partition.ttl.strategy.days.retain": days}),
+                lambda: write_arrow(path, ten_rows("p3"), opts(**{"hoodie.partition.ttl.inline": "true",
+                                                                 "hoodie.partition.ttl.strategy.days.retain": days}))):
+        with pytest.raises(TTLConfigError, match="not a whole number of days") as e:
+            run()
+        assert type(e.value) is TTLConfigError
+    assert sorted(p.name for p in (tmp_path / "t" / ".hoodie").iterdir()) == listing
+    assert hoodie.read_table(path).num_rows == 10
+
+
 def test_empty_table_is_a_noop(tmp_path: Path) -> None:
     from hoodie.format.table import create_table
 

@@ -4,13 +4,15 @@ resolution, the predicate language and Java-style time patterns."""
 from __future__ import annotations
 
 import datetime as _dt
+from decimal import Decimal, localcontext
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hoodie.services.ttl.config import (
-    DAY_MS, TTLConfig, TTLConfigError, format_duration, parse_duration_ms, parse_options_string, parse_rules,
+    DAY_MS, MIN_RETENTION_MS, TTLConfig, TTLConfigError, format_duration, parse_duration_ms, parse_options_string,
+    parse_retention_ms, parse_rules,
 )
 from hoodie.services.ttl.predicate import PredicateError, parse_predicate
 from hoodie.services.ttl.timeformat import TimePattern, zone
@@ -43,6 +45,86 @@ def test_bad_durations(text: str) -> None:
 @settings(max_examples=100)
 def test_duration_format_roundtrip(ms: int) -> None:
     assert parse_duration_ms(format_duration(ms)) == ms
+
+
+DAYS = "hoodie.partition.ttl.strategy.days.retain"
+RETENTION = "hoodie.partition.ttl.strategy.retention"
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "NaN", "Infinity", "1e-7", "0.0000001", "1.5", "30.0",
+                                   "1e300", "2147483648", "-2147483649", pytest.param("9" * 5000, id="5000-digits"),
+                                   "thirty", "P30D"])
+def test_days_retain_refuses_non_integers_naming_the_key_and_the_fix(value: str) -> None:
+    # inf/nan used to raise a raw OverflowError/ValueError; 1e-7 was accepted as 9 ms and expired a
+    # partition written 2 s earlier. Hudi reads days.retain as a Java int.
+    with pytest.raises(TTLConfigError) as e:
+        TTLConfig.from_options({DAYS: value})
+    assert type(e.value) is TTLConfigError and DAYS in str(e.value)
+    assert "=30" in str(e.value)
+
+
+@pytest.mark.parametrize("value", ["PT1S", "PT59M", "0.0000001", "0.04", "P0D", "0", "-3", "PT0.0001S"])
+def test_retention_below_one_hour_is_refused(value: str) -> None:
+    with pytest.raises(TTLConfigError, match="at least PT1H"):
+        TTLConfig.from_options({RETENTION: value})
+    with pytest.raises(TTLConfigError, match="at least PT1H"):
+        parse_rules(f"p=*:{value}")
+    assert parse_retention_ms("PT1H") == MIN_RETENTION_MS
+
+
+def test_procedure_days_arguments_are_whole_days() -> None:
+    from hoodie.services.ttl import call_manage_partition_ttl, call_run_ttl
+
+    for bad in (float("inf"), float("nan"), 1e-7, 2.5, True):
+        with pytest.raises(TTLConfigError, match="not a whole number of days"):
+            call_run_ttl("/nonexistent/t", retain_days=bad)  # type: ignore[arg-type]
+        with pytest.raises(TTLConfigError, match="not a whole number of days"):
+            call_manage_partition_ttl("/nonexistent/t", days_retain=bad)  # type: ignore[arg-type]
+
+
+_numbers = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(min_value=0, max_value=1e-3),  # tiny
+    st.floats(min_value=1e6, max_value=1e308),  # huge
+    st.integers(-(10**40), 10**40),
+    st.integers(-5, 40),
+)
+_spellings = _numbers.flatmap(lambda x: st.sampled_from(
+    [repr(x), str(x), f"{x:e}", f"{x:.9f}" if isinstance(x, float) else str(x), f" {x} ", f"P{x}D", f"PT{x}H"]))
+retention_texts = st.one_of(_spellings, st.text(max_size=10),
+                            st.from_regex(r"\A[+-]?[0-9]{0,12}(\.[0-9]{0,12})?\Z"))
+
+
+@given(retention_texts, st.sampled_from([DAYS, RETENTION, "rule"]))
+@settings(max_examples=400, deadline=None)
+def test_retention_values_are_validated_or_exact(text: str, key: str) -> None:
+    """Every retention text is either refused with a TTLConfigError naming the key, or gives an
+    exact, plausible number of milliseconds; no other exception ever escapes."""
+    try:
+        if key == "rule":
+            ms = parse_rules(f"p=*:{text}")[0].retention_ms if text.strip() else None
+        else:
+            cfg = TTLConfig.from_options({key: text})
+            ms = cfg.retention_ms
+    except TTLConfigError as e:
+        assert type(e) is TTLConfigError
+        assert ("hoodie.partition.ttl" in str(e)), str(e)
+        if key == DAYS:
+            # A Java int is always accepted.
+            stripped = text.strip()
+            assert not (stripped.lstrip("+-").isascii() and stripped.lstrip("+-").isdigit()
+                        and -(2**31) <= int(stripped) < 2**31)
+        return
+    if ms is None:
+        return  # an empty value means "not set"
+    assert isinstance(ms, int)
+    if key == DAYS:
+        assert ms == int(text.strip()) * DAY_MS and -(2**31) <= int(text.strip()) < 2**31
+    else:
+        assert ms >= MIN_RETENTION_MS
+        if not text.strip().upper().startswith("P"):
+            with localcontext(prec=200):
+                assert ms == round(Decimal(text.strip()) * DAY_MS)
 
 
 def test_aliases_and_conflicts() -> None:

@@ -18,7 +18,7 @@ from hoodie.format.batch_write import write_arrow
 from hoodie.format.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import run_clean
-from hoodie.services.ttl import StashError, list_stashes, restore, run_ttl
+from hoodie.services.ttl import PartitionTTLStrategy, StashError, list_stashes, restore, run_ttl
 from hoodie.services.ttl.service import TTL_STASH_KEY, delete_partitions
 from hoodie.services.ttl.stash import STASH_DIR, read_manifest
 from tests.helpers import rows_of
@@ -59,6 +59,22 @@ def build(path: str, table_type: str) -> None:
     write_arrow(path, data("p2", range(3), 1, 200), opts(table_type, "insert"))
 
 
+class ExpireSelected(PartitionTTLStrategy):
+    """A TTL strategy expiring exactly the partitions named by partition.selected (tests choose
+    what expires without waiting for time to pass)."""
+
+    def get_expired_partition_paths(self) -> list[str]:
+        """The selected partitions."""
+        return list(self.config.selected)
+
+
+def expire(*partitions: str) -> dict[str, str]:
+    """TTL options expiring ``partitions`` now, with the stash on."""
+    return {"hoodie.partition.ttl.strategy.class": f"{__name__}.ExpireSelected",
+            "hoodie.partition.ttl.strategy.partition.selected": ",".join(partitions),
+            "hoodie.partition.ttl.stash.enabled": "true"}
+
+
 def snapshot(t: pa.Table, cols: list[str]) -> list[tuple]:
     return sorted(rows_of(t, cols)) if t.num_rows else []
 
@@ -94,7 +110,8 @@ def test_stash_and_restore_round_trip(tmp_path: Path, table_type: str) -> None:
     assert snapshot(after_rs, DATA + META) == snapshot(before_rs, DATA + META)
     tl = HoodieTable(path).timeline
     assert tl.get(back.instant).is_completed and tl.get(back.instant).action in (I.COMMIT, I.DELTA_COMMIT)
-    assert not (stash / "p0").exists()
+    # The stashed files stay until the stash retention (a rollback of the restore reopens the stash).
+    assert (stash / "p0").is_dir()
     assert [s.state for s in list_stashes(path)] == ["restored"]
     with pytest.raises(StashError, match="already restored"):
         restore(path, res.instant)
@@ -172,7 +189,7 @@ def test_cli_stashes_and_restore(tmp_path: Path) -> None:
     inst = json.loads(out.stdout)["instant"]
     ls = _cli("ttl", "stashes", path, "--json")
     assert json.loads(ls.stdout) == [{"instant": inst, "state": "complete", "partitions": {"p0": 3, "p1": 1},
-                                      "restored_by": None}]
+                                      "restored_by": None, "rolled_back_by": None}]
     back = _cli("ttl", "restore", path, inst)
     assert back.returncode == 0, back.stderr
     assert "restored 9 row(s) of 2 partition(s)" in back.stdout
@@ -228,3 +245,161 @@ def test_restore_interrupted_before_its_commit_is_redone(tmp_path: Path) -> None
     assert HoodieTable(path).timeline.get(inflight.timestamp) is None  # rolled back
     assert back.rows == {"p0": 5, "p1": 4}
     assert snapshot(hoodie.read_table(path), DATA + META) == snapshot(before, DATA + META)
+
+
+# -- rolling back a stashed TTL commit (issue 12 item 16) ------------------------------------------
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_rollback_of_a_stashed_ttl_commit_brings_the_rows_back(tmp_path: Path, table_type: str) -> None:
+    from hoodie.format.table import read_partition_metadata
+    from hoodie.services.rollback import rollback
+
+    path = str(tmp_path / "t")
+    build(path, table_type)
+    before_ours, before_rs = hoodie.read_table(path), read_hudi_rs(path)
+    created = read_partition_metadata(HoodieTable(path).storage, "p0")["commitTime"]
+    res = run_ttl(path, STASH)
+    # The cleaner removes the emptied partition folders, metafiles included.
+    run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})
+    assert not (tmp_path / "t" / "p0").exists()
+    rb = rollback(path, res.instant)
+    # Used to report success with the stashed rows still gone (12 rows before, 3 after).
+    assert snapshot(hoodie.read_table(path), DATA + META) == snapshot(before_ours, DATA + META)
+    assert snapshot(read_hudi_rs(path), DATA + META) == snapshot(before_rs, DATA + META)
+    assert sorted(rb.unstashed_files) and all(f.startswith(("p0/", "p1/")) for f in rb.unstashed_files)
+    table = HoodieTable(path)
+    assert table.timeline.get(res.instant) is None
+    # The partition keeps its creation time (KEEP_BY_CREATION_TIME reads it).
+    assert read_partition_metadata(table.storage, "p0")["commitTime"] == created
+    assert [(s.instant, s.state, s.rolled_back_by) for s in list_stashes(path)] == \
+        [(res.instant, "rolled_back", rb.rollback_instant)]
+    assert not (tmp_path / "t" / STASH_DIR / res.instant / "p0").exists()
+    with pytest.raises(StashError, match="rolled back"):
+        restore(path, res.instant)
+    # Clean and TTL leave the rows alone afterwards (nothing is stashed or replaced any more).
+    run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})
+    assert hoodie.read_table(path).num_rows == before_ours.num_rows
+
+
+def test_rollback_of_a_ttl_commit_whose_stash_is_gone_is_refused(tmp_path: Path) -> None:
+    from hoodie.services.rollback import RollbackError, rollback
+
+    path = str(tmp_path / "t")
+    build(path, "COPY_ON_WRITE")
+    res = run_ttl(path, STASH)
+    assert run_clean(path, {"hoodie.partition.ttl.stash.retain.days": "PT0S"}).stash_purged == [res.instant]
+    timeline = sorted(p.name for p in (tmp_path / "t" / ".hoodie").iterdir())
+    with pytest.raises(RollbackError, match=rf"{res.instant}.*stash.*(deleted|gone)") as e:
+        rollback(path, res.instant)
+    assert "hoodie.partition.ttl.stash.retain.days" in str(e.value)
+    assert sorted(p.name for p in (tmp_path / "t" / ".hoodie").iterdir()) == timeline
+    assert HoodieTable(path).timeline.get(res.instant).is_completed
+
+
+_ROLLBACK_CHILD = """
+import sys
+from hoodie.services.rollback import rollback
+rollback(sys.argv[1], sys.argv[2])
+"""
+
+
+@pytest.mark.parametrize("fault", ["ttl.unstash.after_manifest", "ttl.unstash.after_move@2",
+                                   "rollback.after_complete"])
+def test_interrupted_rollback_of_a_stashed_ttl_commit_loses_nothing(tmp_path: Path, fault: str) -> None:
+    from hoodie.services.rollback import rollback
+
+    path = str(tmp_path / "t")
+    build(path, "MERGE_ON_READ")
+    before = hoodie.read_table(path)
+    res = run_ttl(path, STASH)
+    after_ttl = snapshot(hoodie.read_table(path), DATA + META)
+    env = {**__import__("os").environ, "HOODIE_FAULT_POINTS": fault}
+    proc = subprocess.run([sys.executable, "-c", _ROLLBACK_CHILD, path, res.instant], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr
+    # Killed with the TTL commit still in effect: readers see the TTL state, nothing more or less.
+    if HoodieTable(path).timeline.get(res.instant) is not None:
+        assert snapshot(hoodie.read_table(path), DATA + META) == after_ttl
+    # The cleaner runs before anyone retries: it must not delete the files moved back so far.
+    run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})
+    if HoodieTable(path).timeline.get(res.instant) is not None:
+        assert [s.state for s in list_stashes(path)] == ["complete"]
+        rollback(path, res.instant)
+    assert snapshot(hoodie.read_table(path), DATA + META) == snapshot(before, DATA + META)
+    assert snapshot(read_hudi_rs(path), DATA + META) == snapshot(before, DATA + META)
+    assert [s.state for s in list_stashes(path)] == ["rolled_back"]
+
+
+# -- a restore never undoes later writes (issue 12 item 7) -----------------------------------------
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_restore_never_undoes_a_later_delete_or_update(tmp_path: Path, table_type: str) -> None:
+    path = str(tmp_path / "t")
+    build(path, table_type)
+    res = run_ttl(path, STASH)
+    # After the TTL run, p1-0 and p1-1 are written again; then p1-0 is deleted and p1-1 updated.
+    write_arrow(path, data("p1", range(2), 9, 900), opts(table_type, "upsert"))
+    write_arrow(path, data("p1", range(1), 10, 0), opts(table_type, "delete"))
+    write_arrow(path, data("p1", range(1, 2), 11, 700), opts(table_type, "upsert"))
+    back = restore(path, res.instant)
+    got = {r["k"]: r["v"] for r in hoodie.read_table(path).to_pylist()}
+    # The restore used to bring the deleted p1-0 back with its stashed version.
+    assert "p1-0" not in got
+    assert got["p1-1"] == 701 and got["p1-2"] == 102 and got["p1-3"] == 103
+    assert back.rows["p1"] == 2 and back.superseded_rows["p1"] == 2
+    assert {r["k"]: r["v"] for r in read_hudi_rs(path).to_pylist()} == got
+
+
+def test_restore_after_a_later_ttl_run_keeps_the_later_rows_apart(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    build(path, "MERGE_ON_READ")
+    first = run_ttl(path, STASH)
+    # p1 is written again, then expired again by a second TTL run (rows now in the second stash).
+    write_arrow(path, data("p1", range(2), 9, 900), opts("MERGE_ON_READ", "upsert"))
+    write_arrow(path, data("p1", range(1), 10, 0), opts("MERGE_ON_READ", "delete"))
+    second = run_ttl(path, expire("p1"))
+    assert second.expired_partitions == ["p1"]
+    restore(path, first.instant)
+    got = {r["k"]: r["v"] for r in hoodie.read_table(path).to_pylist()}
+    # p1-0 and p1-1 were written after the first run: their fate belongs to the second stash.
+    assert {k: v for k, v in got.items() if k.startswith("p1")} == {"p1-2": 102, "p1-3": 103}
+    restore(path, second.instant)
+    got = {r["k"]: r["v"] for r in hoodie.read_table(path).to_pylist()}
+    assert {k: v for k, v in got.items() if k.startswith("p1")} == {"p1-1": 901, "p1-2": 102, "p1-3": 103}
+    assert {r["k"]: r["v"] for r in read_hudi_rs(path).to_pylist()} == got
+
+
+def test_restore_refuses_when_cleaned_files_hide_later_deletes(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    build(path, "COPY_ON_WRITE")
+    res = run_ttl(path, STASH)
+    w1 = write_arrow(path, data("p1", range(2), 9, 900), opts("COPY_ON_WRITE", "upsert"))
+    d1 = write_arrow(path, data("p1", range(1), 10, 0), opts("COPY_ON_WRITE", "delete"))
+    # The cleaner removes the base file of w1, the only file that showed p1-0 was written again.
+    run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"})
+    timeline = sorted(p.name for p in (tmp_path / "t" / ".hoodie").iterdir())
+    rows = hoodie.read_table(path).num_rows
+    with pytest.raises(StashError, match=rf"{d1} deleted rows after the TTL run.*{w1}.*--force"):
+        restore(path, res.instant)
+    assert sorted(p.name for p in (tmp_path / "t" / ".hoodie").iterdir()) == timeline
+    assert hoodie.read_table(path).num_rows == rows
+    assert [s.state for s in list_stashes(path)] == ["complete"]
+    refused = _cli("ttl", "restore", path, res.instant)
+    assert refused.returncode == 2 and "--force" in refused.stderr
+    # --force: what the remaining files show wins; p1-0 comes back, as the error warned.
+    forced = _cli("ttl", "restore", path, res.instant, "--force", "--json")
+    assert forced.returncode == 0, forced.stderr
+    back = json.loads(forced.stdout)
+    got = {r["k"]: r["v"] for r in hoodie.read_table(path).to_pylist()}
+    assert got["p1-1"] == 901 and got["p1-0"] == 100 and back["superseded_rows"]["p1"] == 1
+    assert any(d1 in w for w in back["warnings"])  # the delete that may have been undone is named
+
+
+def test_restore_refuses_after_a_user_overwrite_of_the_partition(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    build(path, "COPY_ON_WRITE")
+    res = run_ttl(path, STASH)
+    ow = write_arrow(path, data("p1", range(7, 8), 9, 0), opts("COPY_ON_WRITE", "insert_overwrite"))
+    with pytest.raises(StashError, match=rf"partition p1 was replaced after the TTL run by {ow} \(INSERT_OVERWRITE\)"):
+        restore(path, res.instant)
+    assert sorted(r["k"] for r in hoodie.read_table(path).to_pylist() if r["part"] == "p1") == ["p1-7"]

@@ -154,8 +154,9 @@ class WriteConfig:
             small_file_limit=integer("hoodie.parquet.small.file.limit", DEFAULT_SMALL_FILE_LIMIT),
             record_size_estimate=integer("hoodie.copyonwrite.record.size.estimate", DEFAULT_RECORD_SIZE_ESTIMATE),
             parquet_codec=codec,
-            timeline_timezone=(get("hoodie.table.timeline.timezone", "hoodie.table.timeline.timezone", "LOCAL")
-                               or "LOCAL").upper(),
+            # A table without the key is LOCAL (Hudi's default); new tables default to UTC (docs/ttl.md).
+            timeline_timezone=(get("hoodie.table.timeline.timezone", "hoodie.table.timeline.timezone",
+                                   "UTC" if table is None else "LOCAL") or "UTC").upper(),
             combine_before_insert=(get("hoodie.combine.before.insert", default="false") or "").lower() == "true",
             bloom=bloom,
         )

@@ -268,7 +268,7 @@ def create_table(
     url_encode: bool = False,
     avro_schema: Optional[dict] = None,
     payload_class: Optional[str] = None,
-    timeline_timezone: str = "LOCAL",
+    timeline_timezone: str = "UTC",
     database: Optional[str] = None,
     extra_props: Optional[Mapping[str, str]] = None,
     storage_options: Optional[dict[str, Any]] = None,
@@ -276,11 +276,16 @@ def create_table(
 ) -> HoodieTable:
     """Lay out a new table-version-6 table (no metadata table) and return it.
 
+    The timeline zone defaults to UTC (Hudi's default is LOCAL, whose instants are each writer's
+    wall-clock time: time-based services misjudge ages when writers run in different zones).
     Fails if a table already exists at ``base_path`` (delete it first, or use overwrite mode).
     """
     st = storage or Storage(base_path, storage_options)
     if table_exists(st):
         raise TableError(f"a Hudi table already exists at {st.uri()}")
+    if timeline_timezone.upper() not in ("LOCAL", "UTC"):
+        raise TableError(f"hoodie.table.timeline.timezone={timeline_timezone!r} is not a timeline zone; use LOCAL or "
+                         "UTC (UTC is recommended: LOCAL instants are each writer's wall-clock time)")
     table_type = table_type.upper()
     if table_type not in (COW, MOR):
         raise TableError(f"table type {table_type!r} is not COPY_ON_WRITE or MERGE_ON_READ")
@@ -318,8 +323,7 @@ def create_table(
         props["hoodie.compaction.payload.class"] = payload_class or (
             DEFAULT_PAYLOAD if precombine_field else OVERWRITE_WITH_LATEST_PAYLOAD
         )
-    if timeline_timezone.upper() == "UTC":
-        props["hoodie.table.timeline.timezone"] = "UTC"
+    props["hoodie.table.timeline.timezone"] = timeline_timezone.upper()
     if database:
         props["hoodie.database.name"] = database
     if avro_schema is not None:

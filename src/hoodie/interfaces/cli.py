@@ -122,7 +122,7 @@ def _create(args: argparse.Namespace) -> int:
         record_key_fields=[f for f in args.record_key.split(",") if f],
         partition_fields=[f for f in (args.partition_fields or "").split(",") if f],
         precombine_field=args.precombine, hive_style=args.hive_style,
-        timeline_timezone=o.pop("hoodie.table.timeline.timezone", "LOCAL"), extra_props=o,
+        timeline_timezone=o.pop("hoodie.table.timeline.timezone", "UTC"), extra_props=o,
     )
     _emit(args, {"base_path": t.base_path, "table_type": t.table_type, "properties": t.props},
           f"created {t.table_type} table {t.name} at {t.base_path}")
@@ -191,9 +191,11 @@ def _rollback(args: argparse.Namespace) -> int:
 
     r = rollback(args.base_path, args.instant)
     _emit(args, {"rollback_instant": r.rollback_instant, "rolled_back": r.rolled_back,
-                 "deleted_files": r.deleted_files, "command_blocks": r.command_blocks},
+                 "deleted_files": r.deleted_files, "command_blocks": r.command_blocks,
+                 "unstashed_files": r.unstashed_files},
           f"rolled back {r.rolled_back} ({r.action}) in rollback {r.rollback_instant}: "
-          f"{len(r.deleted_files)} file(s) deleted, {len(r.command_blocks)} rollback block(s)")
+          f"{len(r.deleted_files)} file(s) deleted, {len(r.command_blocks)} rollback block(s)"
+          + (f", {len(r.unstashed_files)} stashed file(s) of the TTL commit moved back" if r.unstashed_files else ""))
     return 0
 
 

@@ -47,6 +47,7 @@ def _run(args: argparse.Namespace) -> int:
         for d in res.decisions:
             if d.status == "kept":
                 lines.append(f"  kept {d.partition}: {d.reason}")
+    lines += [f"warning: {w}" for w in res.warnings]
     _print(args, res.to_json(), "\n".join(lines))
     return 0
 
@@ -54,7 +55,7 @@ def _run(args: argparse.Namespace) -> int:
 def _restore(args: argparse.Namespace) -> int:
     from hoodie.services.ttl import restore
 
-    res = restore(args.base_path, args.instant)
+    res = restore(args.base_path, args.instant, force=args.force)
     if res.already_restored:
         text = f"the stash of {args.instant} had already been restored by commit {res.instant}"
     else:
@@ -62,7 +63,8 @@ def _restore(args: argparse.Namespace) -> int:
         text = f"restored {total} row(s) of {len(res.rows)} partition(s) from TTL instant {args.instant} as commit {res.instant}"
         sup = sum(res.superseded_rows.values())
         if sup:
-            text += f" ({sup} row(s) not restored: their keys were written again after the TTL run)"
+            text += f" ({sup} row(s) not restored: their keys were written or deleted after the TTL run)"
+    text += "".join(f"\nwarning: {w}" for w in res.warnings)
     _print(args, res.to_json(), text)
     return 0
 
@@ -93,6 +95,9 @@ def register(sub: argparse._SubParsersAction, show_sub: argparse._SubParsersActi
     rs.add_argument("base_path")
     rs.add_argument("instant", help="the TTL replacecommit instant (see `hoodie ttl stashes`)")
     rs.add_argument("--json", action="store_true")
+    rs.add_argument("--force", action="store_true",
+                    help="restore even when it cannot be proven that no row deleted after the TTL run comes back "
+                         "(the error without --force says why)")
     rs.set_defaults(func=_restore)
     ls = tsub.add_parser("stashes", help="list the stashes of expired partitions")
     ls.add_argument("base_path")

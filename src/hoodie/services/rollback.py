@@ -9,6 +9,10 @@ rollback is repaired by rolling back again.
 Files created by X are found through its markers (``.hoodie/.temp/X``); without markers (a
 Java writer with markers disabled, or a crash before the first marker) every partition is listed:
 base files named with instant X, and log files whose blocks all carry instant X.
+
+A partition TTL replacecommit whose expired files were stashed (``hoodie.partition.ttl.stash.enabled``)
+writes no data file, but its rollback moves the stashed files back before removing the commit
+(hoodie.services.ttl.stash.unstash), so the rows return; when the stash is gone the rollback is refused.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ class RollbackResult:
     action: str
     deleted_files: list[str] = field(default_factory=list)
     command_blocks: list[str] = field(default_factory=list)
+    unstashed_files: list[str] = field(default_factory=list)  # a stashed TTL commit's files, moved back
 
 
 def _files_of_instant(table: HoodieTable, instant: str) -> tuple[list[str], list[str]]:
@@ -130,7 +135,36 @@ def _rollback_locked(table: HoodieTable, instant: str, allow_completed: bool) ->
             raise RollbackError(
                 f"{instant} is completed and later writes exist ({', '.join(i.timestamp for i in later[:3])}); "
                 "only the latest completed write can be rolled back")
-    return _execute(table, target)
+    restored_from = _restored_from(table, target)
+    result = _execute(table, target, _ttl_stash(table, target))
+    if restored_from is not None:
+        from hoodie.services.ttl.stash import reopen_stash
+
+        # The restored rows are gone again: the stash (kept until its retention) is restorable again.
+        reopen_stash(table, restored_from, target.timestamp)
+    return result
+
+
+def _restored_from(table: HoodieTable, target: Instant) -> Optional[str]:
+    """The TTL instant whose stash the completed commit ``target`` restored, if it is a restore."""
+    if not target.is_completed or target.action not in (I.COMMIT, I.DELTA_COMMIT):
+        return None
+    from hoodie.services.ttl.stash import RESTORED_FROM_KEY
+
+    return table.timeline.commit_metadata(target).extra_metadata.get(RESTORED_FROM_KEY)
+
+
+def _ttl_stash(table: HoodieTable, target: Instant) -> Optional[dict]:
+    """The stash manifest of a completed TTL replacecommit whose files were stashed: the rollback
+    moves them back. Refuses (before anything is written) when the stashed files are gone."""
+    if not (target.is_completed and target.action == I.REPLACE_COMMIT):
+        return None
+    from hoodie.services.ttl.stash import StashError, stash_to_unstash
+
+    try:
+        return stash_to_unstash(table, target.timestamp)
+    except StashError as e:
+        raise RollbackError(str(e)) from None
 
 
 def pending_rollback_of(table: HoodieTable, instant: str) -> Optional[Instant]:
@@ -166,7 +200,7 @@ def start_rollback(table: HoodieTable, instant: str, plan: bytes) -> Instant:
     return inflight
 
 
-def _execute(table: HoodieTable, target: Instant) -> RollbackResult:
+def _execute(table: HoodieTable, target: Instant, stash: Optional[dict] = None) -> RollbackResult:
     from hoodie.format import logformat as L
 
     storage = table.storage
@@ -196,6 +230,12 @@ def _execute(table: HoodieTable, target: Instant) -> RollbackResult:
         (pm["ok"] if ok or not storage.exists(p) else pm["failed"]).append(storage.uri(p))
         deleted.append(p)
         fault_point("rollback.after_delete")
+    unstashed: list[str] = []
+    if stash is not None:
+        from hoodie.services.ttl.stash import unstash
+
+        # Before the TTL commit goes: until then the moved files stay hidden (and safe, see unstash).
+        unstashed = unstash(table, target.timestamp, rb)
     blocks_written: list[str] = []
     for p in to_block:
         part, _, name = p.rpartition("/")
@@ -217,9 +257,14 @@ def _execute(table: HoodieTable, target: Instant) -> RollbackResult:
     for st in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
         storage.delete(f"{T.METAFOLDER}/{I.instant_file_name(target.timestamp, target.action, st)}")
     W.delete_markers(storage, target.timestamp)
+    if stash is not None:
+        from hoodie.services.ttl.stash import finish_unstash
+
+        finish_unstash(table, target.timestamp, rb)
     table.reload()
-    log.info("rolled back %s (%d files deleted, %d command blocks)", target, len(deleted), len(blocks_written))
-    return RollbackResult(rb, target.timestamp, target.action, deleted, blocks_written)
+    log.info("rolled back %s (%d files deleted, %d command blocks%s)", target, len(deleted), len(blocks_written),
+             f", {len(unstashed)} stashed files moved back" if stash is not None else "")
+    return RollbackResult(rb, target.timestamp, target.action, deleted, blocks_written, unstashed)
 
 
 def pending_failed_writes(table: HoodieTable, exclude: Iterable[str] = ()) -> list[Instant]:

@@ -8,6 +8,7 @@ docs/ttl.md. Setting a key and one of its aliases to different values is an erro
 
 from __future__ import annotations
 
+import decimal
 import json
 import re
 from dataclasses import dataclass, field
@@ -42,6 +43,10 @@ EVENT_AGE_FROM = "hoodie.partition.ttl.strategy.event.time.age.from"
 EVENT_DELETE_DEFAULT = "hoodie.partition.ttl.strategy.event.time.delete.hive.default.partition"
 STASH_ENABLED = "hoodie.partition.ttl.stash.enabled"
 STASH_RETAIN_DAYS = "hoodie.partition.ttl.stash.retain.days"
+LOCAL_SKEW = "hoodie.partition.ttl.local.timeline.skew"
+TIMELINE_TIMEZONE = "hoodie.table.timeline.timezone"
+# UTC offsets run from -12:00 to +14:00: two writers' wall clocks can differ by up to 26 hours.
+MAX_ZONE_SKEW_MS = 26 * 3_600_000
 ASYNC_ENABLED = "hoodie.ttl.async.enabled"
 ASYNC_MAX_COMMITS = "hoodie.ttl.async.max.commits"
 ASYNC_POLL_MS = "hoodie.ttl.async.poll.interval.ms"
@@ -65,10 +70,10 @@ _DEFS = [
                            "strategies map to the built-ins."),
     (STRATEGY_TYPE, KEEP_BY_TIME, "Built-in strategy: KEEP_BY_TIME, KEEP_BY_CREATION_TIME or "
                                   "KEEP_BY_EVENT_TIME (case-insensitive)."),
-    (DAYS_RETAIN, "-1", "Days a partition is kept. Must be positive when TTL runs (unless every "
-                        "candidate partition is covered by a rule)."),
+    (DAYS_RETAIN, "-1", "Whole days a partition is kept (an integer, as Hudi reads it). Must be positive "
+                        "when TTL runs (unless every candidate partition is covered by a rule)."),
     (RETENTION, None, "Retention as an ISO-8601 duration (P7D, PT36H, P1DT12H, P2W) or a number of "
-                      "days; an alternative to days.retain (set one of them)."),
+                      "days, at least PT1H; an alternative to days.retain (set one of them)."),
     (SELECTED, None, "Comma-separated exact partition paths to consider (default: all partitions)."),
     (PREDICATE, None, "SQL-like predicate over partition columns selecting the partitions to consider, "
                       "e.g. region IN ('eu','us') AND day < '2024-01-01'."),
@@ -90,6 +95,11 @@ _DEFS = [
     (STASH_ENABLED, "false", "Move expired partitions' files to .hoodie/.stashedForDeletion/<instant>/ "
                              "after the TTL commit, so `hoodie ttl restore` can bring them back."),
     (STASH_RETAIN_DAYS, "7", "Days a stash is kept before clean or TTL runs delete it."),
+    (LOCAL_SKEW, "PT26H", "LOCAL timelines only (hoodie.table.timeline.timezone=LOCAL, instants are writers' "
+                          "wall-clock times): how far writers' time zones may be from this process's. "
+                          "KEEP_BY_TIME and KEEP_BY_CREATION_TIME keep partitions whose age exceeds the retention "
+                          "by no more than this (the stash retention gets the same margin). PT26H covers every "
+                          "pair of zones; PT0S when every writer and TTL run share one zone."),
     (ASYNC_ENABLED, "false", "Run TTL asynchronously (a background thread) as writes happen."),
     (ASYNC_MAX_COMMITS, "4", "Async TTL runs once at least this many commits completed since the last TTL run."),
     (ASYNC_POLL_MS, "1000", "How often the async TTL service checks the timeline without being notified."),
@@ -109,36 +119,63 @@ JAVA_CLASS_TYPES = {
 # -- durations --------------------------------------------------------------------------------------
 
 _ISO = re.compile(
-    r"^P(?:(?P<w>\d+(?:\.\d+)?)W)?(?:(?P<d>\d+(?:\.\d+)?)D)?"
-    r"(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?(?:(?P<s>\d+(?:\.\d+)?)S)?)?$"
+    r"^P(?:(?P<w>[0-9]+(?:\.[0-9]+)?)W)?(?:(?P<d>[0-9]+(?:\.[0-9]+)?)D)?"
+    r"(?:T(?:(?P<h>[0-9]+(?:\.[0-9]+)?)H)?(?:(?P<m>[0-9]+(?:\.[0-9]+)?)M)?(?:(?P<s>[0-9]+(?:\.[0-9]+)?)S)?)?$"
 )
+JAVA_INT_MAX = 2**31 - 1  # Hudi reads days.retain with getInt
+MAX_RETENTION_MS = 2**63 - 1  # Hudi keeps ttlMillis in a Java long
+MIN_RETENTION_MS = 3_600_000  # PT1H: anything shorter is a typo (1e-7 days is 9 ms), not a TTL
+_MAX_DIGITS = 30  # longer numbers are typos; also keeps int() below Python's digit limit
+_EXACT = decimal.Context(prec=200)
+
+
+def _exact_ms(number: str, unit_ms: int, key: str, text: str) -> int:
+    """``number`` (ASCII digits, maybe a fraction) times ``unit_ms``, exactly, rounded half-even
+    to whole milliseconds; no float on the way, so no overflow and no inf/nan."""
+    if len(number.replace(".", "").lstrip("0")) > _MAX_DIGITS:
+        raise TTLConfigError(f"{key}={text!r} is implausibly large; give a retention such as P30D")
+    if "." not in number:
+        return int(number) * unit_ms
+    return int((_EXACT.multiply(decimal.Decimal(number), decimal.Decimal(unit_ms)))
+               .to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
 
 
 def parse_duration_ms(text: str, key: str = RETENTION) -> int:
     """Milliseconds of a retention: an ISO-8601 duration (``P7D``, ``PT36H``, ``P1DT12H``, ``P2W``)
-    or a plain number of days (``30``, ``1.5``). Integer arithmetic for whole units, so large
-    values never overflow or lose precision."""
+    or a plain number of days (``30``, ``1.5``). Exact decimal arithmetic, so large values never
+    overflow or lose precision; ``inf``, ``nan`` and exponents (``1e-7``) are not durations."""
     t = str(text).strip().upper()
     if not t:
         raise TTLConfigError(f"{key} is empty; give a duration such as P30D or a number of days")
-    if re.fullmatch(r"-?\d+", t):
-        return int(t) * DAY_MS
-    if re.fullmatch(r"-?\d+\.\d+", t):
-        return round(float(t) * DAY_MS)
-    if re.search(r"P\d+(?:\.\d+)?[YM]", t.split("T")[0]):
-        raise TTLConfigError(f"{key}={text!r}: years and months have no fixed length; use days (P365D, P30D)")
-    m = _ISO.match(t)
-    if not m or t in ("P", "PT") or t.endswith("T"):
-        raise TTLConfigError(f"{key}={text!r} is not a duration; use ISO-8601 such as P30D, PT36H, "
-                             "P1DT12H, P2W, or a number of days")
-    units = {"w": 7 * DAY_MS, "d": DAY_MS, "h": 3_600_000, "m": 60_000, "s": 1000}
-    total = 0
-    for name, unit in units.items():
-        v = m.group(name)
-        if v is None:
-            continue
-        total += int(v) * unit if "." not in v else round(float(v) * unit)
+    plain = re.fullmatch(r"(-?)([0-9]+(?:\.[0-9]+)?)", t)
+    if plain:
+        ms = _exact_ms(plain.group(2), DAY_MS, key, text)
+        total = -ms if plain.group(1) else ms
+    else:
+        if re.search(r"P[0-9]+(?:\.[0-9]+)?[YM]", t.split("T")[0]):
+            raise TTLConfigError(f"{key}={text!r}: years and months have no fixed length; use days (P365D, P30D)")
+        m = _ISO.match(t)
+        if not m or t in ("P", "PT") or t.endswith("T"):
+            raise TTLConfigError(f"{key}={text!r} is not a duration; use ISO-8601 such as P30D, PT36H, "
+                                 "P1DT12H, P2W, or a number of days")
+        units = {"w": 7 * DAY_MS, "d": DAY_MS, "h": 3_600_000, "m": 60_000, "s": 1000}
+        total = sum(_exact_ms(m.group(name), unit, key, text) for name, unit in units.items()
+                    if m.group(name) is not None)
+    if abs(total) > MAX_RETENTION_MS:
+        raise TTLConfigError(f"{key}={text!r} is out of range (more than {MAX_RETENTION_MS} ms); "
+                             "give a retention such as P30D")
     return total
+
+
+def parse_retention_ms(text: str, key: str = RETENTION) -> int:
+    """A TTL retention (``hoodie.partition.ttl.strategy.retention`` or a rule's): a duration as
+    :func:`parse_duration_ms` reads it, at least ``PT1H``."""
+    ms = parse_duration_ms(text, key)
+    if ms < MIN_RETENTION_MS:
+        what = "keeps nothing" if ms <= 0 else "is implausibly short"
+        raise TTLConfigError(f"{key}={text!r} {what}; a retention must be positive and at least "
+                             f"{format_duration(MIN_RETENTION_MS)} (e.g. P30D, PT36H, or a number of days)")
+    return ms
 
 
 def format_duration(ms: Optional[int]) -> Optional[str]:
@@ -264,9 +301,11 @@ def parse_rules(text: Optional[str]) -> tuple[TTLRule, ...]:
             items.append((pat.strip(), ret.strip()))
     rules = []
     for n, (pat, ret) in enumerate(items):
-        ms = parse_duration_ms(ret, f"{RULES} rule {pat!r}")
-        if ms <= 0:
-            raise TTLConfigError(f"{RULES} rule {pat!r} has retention {ret!r}; it must be positive")
+        key = f"{RULES} rule {pat!r}"
+        ms = parse_duration_ms(ret, key)
+        if ms < MIN_RETENTION_MS:
+            raise TTLConfigError(f"{key} has retention {ret!r}; it must be positive and at least "
+                                 f"{format_duration(MIN_RETENTION_MS)} (e.g. P30D, PT36H, or a number of days)")
         rules.append(TTLRule(pat.strip("/"), ms, format_duration(ms) or ret, n, _glob_regex(pat.strip("/"))))
     return tuple(rules)
 
@@ -332,6 +371,7 @@ class TTLConfig:
     async_enabled: bool = False
     async_max_commits: int = 4
     async_poll_ms: int = 1000
+    local_skew_ms: int = MAX_ZONE_SKEW_MS
     options: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -347,10 +387,10 @@ class TTLConfig:
         retention_ms = retention_key = retention_text = None
         if days is not None and dur is not None:
             d_ms = _days_ms(days)
-            if d_ms != parse_duration_ms(dur):
+            if d_ms != parse_retention_ms(dur):
                 raise TTLConfigError(f"{DAYS_RETAIN}={days} and {RETENTION}={dur} disagree; set only one")
         if dur is not None:
-            retention_ms, retention_key, retention_text = parse_duration_ms(dur), RETENTION, dur
+            retention_ms, retention_key, retention_text = parse_retention_ms(dur), RETENTION, dur
         elif days is not None:
             retention_ms, retention_key, retention_text = _days_ms(days), DAYS_RETAIN, days
         selected = tuple(p.strip().strip("/") for p in (_lookup(o, SELECTED) or "").split(",") if p.strip())
@@ -361,6 +401,11 @@ class TTLConfig:
         stash_ms = 7 * DAY_MS if stash_days is None else parse_duration_ms(stash_days, STASH_RETAIN_DAYS)
         if stash_ms < 0:
             raise TTLConfigError(f"{STASH_RETAIN_DAYS}={stash_days} must not be negative")
+        skew_text = _lookup(o, LOCAL_SKEW)
+        skew_ms = MAX_ZONE_SKEW_MS if skew_text is None else parse_duration_ms(skew_text, LOCAL_SKEW)
+        if not 0 <= skew_ms <= MAX_ZONE_SKEW_MS:
+            raise TTLConfigError(f"{LOCAL_SKEW}={skew_text} must be between PT0S and PT26H (the largest difference "
+                                 "between two time zones)")
         cfg = cls(
             inline=_bool(o, INLINE, False),
             strategy_class=_lookup(o, STRATEGY_CLASS),
@@ -384,6 +429,7 @@ class TTLConfig:
             async_enabled=_bool(o, ASYNC_ENABLED, False),
             async_max_commits=_int(o, ASYNC_MAX_COMMITS, 4, 1),
             async_poll_ms=_int(o, ASYNC_POLL_MS, 1000, 10),
+            local_skew_ms=skew_ms,
             options=o,
         )
         if cfg.predicate is not None:
@@ -429,13 +475,18 @@ class TTLConfig:
 
 
 def _days_ms(days: str) -> int:
-    try:
-        d = float(days)
-    except ValueError:
-        raise TTLConfigError(f"{DAYS_RETAIN}={days!r} is not a number of days") from None
-    if re.fullmatch(r"-?\d+", days.strip()):
-        return int(days) * DAY_MS  # integer arithmetic: 10000 days must not overflow (Hudi bug #19075)
-    return round(d * DAY_MS)
+    """``days.retain`` in milliseconds. Hudi reads the key as a Java int, so only whole numbers are
+    accepted (``0`` and negatives are Hudi's "disabled" and refused when TTL runs)."""
+    t = days.strip()
+    if not re.fullmatch(r"[+-]?[0-9]+", t):
+        raise TTLConfigError(
+            f"{DAYS_RETAIN}={days!r} is not a whole number of days; Hudi reads this key as an integer "
+            f"(e.g. {DAYS_RETAIN}=30). For a retention that is not whole days set {RETENTION} to an "
+            f"ISO-8601 duration instead (e.g. {RETENTION}=PT36H; at least {format_duration(MIN_RETENTION_MS)})")
+    if len(t.lstrip("+-").lstrip("0")) > 10 or not -JAVA_INT_MAX - 1 <= int(t) <= JAVA_INT_MAX:
+        raise TTLConfigError(f"{DAYS_RETAIN}={days} is out of range: Hudi reads it as a Java int "
+                             f"(at most {JAVA_INT_MAX}); give the days to keep, e.g. {DAYS_RETAIN}=30")
+    return int(t) * DAY_MS  # integer arithmetic: 10000 days must not overflow (Hudi bug #19075)
 
 
 def parse_options_string(options: Optional[str]) -> dict[str, str]:
@@ -454,7 +505,8 @@ def parse_options_string(options: Optional[str]) -> dict[str, str]:
 
 
 __all__ = [
-    "TTLConfig", "TTLConfigError", "TTLRule", "parse_duration_ms", "format_duration", "parse_rules",
+    "TTLConfig", "TTLConfigError", "TTLRule", "parse_duration_ms", "parse_retention_ms", "format_duration",
+    "parse_rules", "MIN_RETENTION_MS",
     "parse_options_string", "STRATEGY_TYPES", "KEEP_BY_TIME", "KEEP_BY_CREATION_TIME", "KEEP_BY_EVENT_TIME",
-    "DAY_MS", "JAVA_CLASS_TYPES",
+    "DAY_MS", "JAVA_CLASS_TYPES", "LOCAL_SKEW", "MAX_ZONE_SKEW_MS", "TIMELINE_TIMEZONE",
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import datetime as _dt
 import json
 import time
 import logging
@@ -30,7 +31,8 @@ from hoodie.format.instant import Instant, State
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import TTL_PARTITIONS_KEY, pending_operations
 from hoodie.services.ttl.config import (
-    DAYS_RETAIN, MAX_DELETE, PREDICATE, STRATEGY_TYPE, TTLConfig, TTLConfigError, parse_options_string,
+    DAYS_RETAIN, LOCAL_SKEW, MAX_DELETE, PREDICATE, RETENTION, STRATEGY_TYPE, TIMELINE_TIMEZONE, TTLConfig,
+    TTLConfigError, format_duration, parse_options_string,
 )
 from hoodie.services.ttl.stats import STATS_KEY, remember
 from hoodie.services.ttl.strategies import EXPIRED, KEPT, SKIPPED, PartitionDecision, create_strategy
@@ -79,6 +81,7 @@ class TTLResult:
     stats_scanned_instants: Optional[int] = None
     stats_incremental: Optional[bool] = None
     aborted: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def expired_partitions(self) -> list[str]:
@@ -104,6 +107,7 @@ class TTLResult:
             "stashed": self.stashed,
             "stats": {"scanned_instants": self.stats_scanned_instants, "incremental": self.stats_incremental},
             "aborted_pending_ttl_instants": self.aborted,
+            "warnings": self.warnings,
         }
 
 
@@ -252,7 +256,8 @@ def _run_ttl_once(table_or_path: str | HoodieTable, options: Optional[Mapping[st
             aborted = _abort_stale_ttl_instants(table)
             if finish_pending_stashes(table, cfg.stash_retain_ms):
                 table.reload()
-            purge_expired_stashes(table, cfg.stash_retain_ms)
+            purge_expired_stashes(table, cfg.stash_retain_ms,
+                                  margin_ms=cfg.local_skew_ms if table.timeline_timezone == "LOCAL" else 0)
         tl = table.timeline
         last = tl.last()
         if instant_time is not None:
@@ -261,8 +266,11 @@ def _run_ttl_once(table_or_path: str | HoodieTable, options: Optional[Mapping[st
                 raise TTLConfigError(f"TTL instant {instant_time} is not newer than the newest instant "
                                      f"{last.timestamp}; leave instant_time unset")
         now = instant_time or table.new_instant_time()
-        strategy = create_strategy(table, _age_reference(table, now) if instant_time is None else now, cfg)
+        reference, clock_warning = _age_reference(table, now, cfg) if instant_time is None else (now, None)
+        strategy = create_strategy(table, reference, cfg)
         result = TTLResult(None, now, strategy.name, dry_run, aborted=aborted)
+        if clock_warning:
+            result.warnings.append(clock_warning)
         if not tl.completed_writes():
             log.warning("partition TTL on %s: the table has no completed commit yet; nothing to expire",
                         table.base_path)
@@ -276,6 +284,17 @@ def _run_ttl_once(table_or_path: str | HoodieTable, options: Optional[Mapping[st
         live = _live_file_groups(strategy, view, decisions)
         _apply_pending_and_cap(table, decisions, cfg)
         result.decisions = decisions
+        uncertain = [d.partition for d in decisions if d.zone_uncertain]
+        if uncertain:
+            margin = format_duration(cfg.local_skew_ms)
+            names = ", ".join(uncertain[:5]) + (", ..." if len(uncertain) > 5 else "")
+            msg = (f"kept {len(uncertain)} partition(s) ({names}) "
+                   f"whose age exceeds the retention by less than {margin}: the timeline of {table.base_path} is LOCAL "
+                   f"({TIMELINE_TIMEZONE}=LOCAL), so instants are each writer's wall-clock time and writers in other "
+                   f"zones make ages uncertain by up to {margin}. Create tables with {TIMELINE_TIMEZONE}=UTC (hoodie's "
+                   f"default); if every writer and TTL run share one zone, set {LOCAL_SKEW}=PT0S")
+            result.warnings.append(msg)
+            log.warning("partition TTL %s", msg)
         for d in decisions:
             if d.status == SKIPPED:
                 # Pending operations can block a partition for long: make that visible.
@@ -311,23 +330,35 @@ def _run_ttl_once(table_or_path: str | HoodieTable, options: Optional[Mapping[st
         return result
 
 
-def _age_reference(table: HoodieTable, ttl_instant: str) -> str:
-    """The "now" partition ages are measured from: the TTL instant, or the clock when the instant had
-    to be pushed past it.
+def _age_reference(table: HoodieTable, ttl_instant: str, cfg: TTLConfig) -> tuple[str, Optional[str]]:
+    """The "now" partition ages are measured from (the TTL instant, or the clock when the instant had
+    to be pushed past it), and a warning when it had to be.
 
     A TTL instant must be newer than every instant on the timeline. If a writer with a clock far
     ahead left an instant from the future, the new instant lands after it, and measuring ages from
     there would expire partitions that are live today (with the instant in year 2999, all of them).
+    On a LOCAL timeline the usual cause is a writer in a zone ahead of this process's.
     """
     clock = table.instant_generator().now()
     tz = table.timeline_timezone
     ahead_ms = (I.instant_to_epoch_ms(I.fix_instant_compatibility(ttl_instant), tz)
                 - I.instant_to_epoch_ms(I.fix_instant_compatibility(clock), tz))
     if ahead_ms <= 60_000:  # instants issued in the same millisecond push it a few ms ahead: noise
-        return ttl_instant
-    log.warning("the timeline of %s holds an instant from the future (the TTL instant is %s, the clock says "
-                "%s): partition ages are measured from the clock", table.base_path, ttl_instant, clock)
-    return clock
+        return ttl_instant, None
+    newest = table.timeline.last()
+    where = f"the timeline of {table.base_path} holds an instant from the future ({newest.timestamp if newest else '?'}" \
+            f" is about {format_duration(ahead_ms // 60_000 * 60_000)} ahead of the clock, {clock})"
+    if tz == "LOCAL":
+        zone = _dt.datetime.now().astimezone()
+        msg = (f"{where} read in this process's zone ({zone.tzname()}, UTC{zone.strftime('%z')}). The timeline is "
+               f"LOCAL ({TIMELINE_TIMEZONE}=LOCAL): instants are each writer's wall-clock time, so a writer runs in a "
+               f"zone ahead of this one (or its clock is wrong). Partition ages are measured from the clock, and "
+               f"partitions less than {format_duration(cfg.local_skew_ms)} past their retention are kept. Create "
+               f"tables with {TIMELINE_TIMEZONE}=UTC (hoodie's default), or run TTL in the writers' zone")
+    else:
+        msg = f"{where}: partition ages are measured from the clock"
+    log.warning("partition TTL: %s", msg)
+    return clock, msg
 
 
 def _live_file_groups(strategy: Any, view: Any, decisions: list[PartitionDecision]) -> dict[str, list[str]]:
@@ -566,6 +597,15 @@ atexit.register(stop_async_services)
 
 # -- SQL procedures -------------------------------------------------------------------------------
 
+def _days_argument(value: Any, name: str) -> str:
+    """A procedure's days argument as the days.retain text: an int (or its text); a float, inf or
+    nan is refused here instead of being truncated (``int(1e-7)`` is 0) or raising OverflowError."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TTLConfigError(f"{name}={value!r} is not a whole number of days; pass an integer such as 30 "
+                             f"(for other retentions set {RETENTION} in options, e.g. {RETENTION}=PT36H)")
+    return str(value)
+
+
 def call_run_ttl(base_path: str, ttl_policy: Optional[str] = None, retain_days: Optional[int] = None,
                  options: str = "", *, storage_options: Optional[dict[str, Any]] = None) -> list[str]:
     """``CALL run_ttl(table, ttl_policy, retain_days, options)`` (Hudi 1.x): returns the deleted
@@ -574,7 +614,7 @@ def call_run_ttl(base_path: str, ttl_policy: Optional[str] = None, retain_days: 
     if ttl_policy:
         opts[STRATEGY_TYPE] = ttl_policy
     if retain_days is not None:
-        opts[DAYS_RETAIN] = str(int(retain_days))
+        opts[DAYS_RETAIN] = _days_argument(retain_days, "retain_days")
     res = run_ttl(base_path, opts, storage_options=storage_options)
     return sorted(res.partition_to_replace_file_ids)
 
@@ -586,7 +626,7 @@ def call_manage_partition_ttl(base_path: str, strategy: str = "KEEP_BY_TIME", da
     deleted partitions. ``predicate`` selects partitions, e.g. ``"productid = 1"``."""
     opts: dict[str, str] = {STRATEGY_TYPE: strategy}
     if days_retain is not None:
-        opts[DAYS_RETAIN] = str(int(days_retain))
+        opts[DAYS_RETAIN] = _days_argument(days_retain, "daysRetain")
     if predicate:
         opts[PREDICATE] = predicate
     res = run_ttl(base_path, opts, storage_options=storage_options)

@@ -10,8 +10,11 @@ hides those file groups. Time travel to before the TTL instant no longer finds t
 slice as of just before the TTL instant (base file merged with its log files) and writes it as a new
 base file with a fresh file id, keeping every meta column except ``_hoodie_file_name`` (as clustering
 with preserved metadata does). New file ids are needed because the replacecommit hides the old ones
-forever. Keys written to the partition after the TTL run win over the stashed versions.
+forever. A restore never undoes a later write: keys written, deleted or expired again in the
+partition after the TTL run keep their later state (:func:`restore` says how, and when it refuses).
 
+A rollback of the TTL commit moves the stashed files back (:func:`unstash`); a rollback of a restore
+commit makes the stash restorable again (the files stay after a restore, until the retention).
 Stashes older than ``hoodie.partition.ttl.stash.retain.days`` are deleted by clean and TTL runs.
 """
 
@@ -27,15 +30,16 @@ from typing import Any, Mapping, Optional
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodie.faults import fault_point
 from hoodie.format import instant as I
 from hoodie.format import naming as N
 from hoodie.format import writer as W
 from hoodie.format.commit_metadata import CommitMetadata
 from hoodie.format.fsview import FileSystemView
 from hoodie.format.storage import Storage
-from hoodie.format.table import HoodieTable
+from hoodie.format.table import HoodieTable, write_partition_metadata
 from hoodie.format.timeline import METAFOLDER
-from hoodie.services.ttl.config import STASH_RETAIN_DAYS, TTLConfigError, parse_duration_ms
+from hoodie.services.ttl.config import MAX_ZONE_SKEW_MS, STASH_RETAIN_DAYS, TTLConfigError, parse_duration_ms
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +47,8 @@ STASH_DIR = f"{METAFOLDER}/.stashedForDeletion"
 MANIFEST = "stash.json"
 RESTORED_FROM_KEY = "hoodie.partition.ttl.restored.from"
 MOVING, COMPLETE, RESTORED = "moving", "complete", "restored"
+# A rollback of the TTL commit is moving the files back (UNSTASHING), or has (ROLLED_BACK).
+UNSTASHING, ROLLED_BACK = "unstashing", "rolled_back"
 DEFAULT_RETAIN_MS = 7 * 86_400_000
 
 
@@ -114,6 +120,13 @@ def stash_partitions(table: HoodieTable, instant: str, partition_to_replace_file
     for p, fids in sorted(partition_to_replace_file_ids.items()):
         entry = doc["partitions"].setdefault(p, {"file_ids": sorted(fids), "files": []})
         entry["file_ids"] = sorted(set(entry["file_ids"]) | set(fids))
+        if "partition_metadata" not in entry:
+            # The cleaner deletes the emptied folder with its metafile; a rollback of the TTL commit
+            # puts it back as it was (KEEP_BY_CREATION_TIME reads its commitTime).
+            try:
+                entry["partition_metadata"] = storage.read_bytes(f"{p}/{N.PARTITION_METAFILE}").decode("utf-8")
+            except FileNotFoundError:
+                entry["partition_metadata"] = None
     doc["state"] = MOVING
     _write_manifest(storage, instant, doc)
     for p, fids in sorted(partition_to_replace_file_ids.items()):
@@ -153,6 +166,9 @@ def finish_pending_stashes(table: HoodieTable, retain_ms: int = DEFAULT_RETAIN_M
 
     Looks at completed TTL replacecommits that asked for a stash: a manifest still "moving", or no
     manifest although the instant is within the stash retention, means the move did not finish.
+    Also settles rollbacks of TTL commits that died while moving the files back ("unstashing"):
+    with the TTL commit still in effect the files are stashed again (a retried rollback brings them
+    back); with the commit gone the rollback had moved every file, and only its bookkeeping is left.
     """
     from hoodie.services.ttl.service import TTL_STASH_KEY
 
@@ -164,27 +180,177 @@ def finish_pending_stashes(table: HoodieTable, retain_ms: int = DEFAULT_RETAIN_M
         if meta.extra_metadata.get(TTL_STASH_KEY) != "true":
             continue
         doc = read_manifest(storage, inst.timestamp)
-        if doc is not None and doc.get("state") in (COMPLETE, RESTORED):
+        if doc is not None and doc.get("state") in (COMPLETE, RESTORED, ROLLED_BACK):
             continue
-        if doc is None and _age_ms(table, inst.timestamp) > retain_ms:
+        if doc is not None and doc.get("state") == UNSTASHING:
+            # A rollback of this TTL commit died while moving files back. The commit is still in
+            # effect, so the cleaner would delete those files as replaced: stash them again.
+            log.warning("the rollback %s of TTL instant %s was interrupted before it completed; its files "
+                        "go back into the stash (the TTL commit stays in effect). Run `hoodie rollback %s` "
+                        "again to bring the partitions back", doc.get("rollback"), inst.timestamp, inst.timestamp)
+        elif doc is None and _age_ms(table, inst.timestamp) > retain_ms + _zone_margin_ms(table):
             continue  # purged long ago
         p2r = meta.partition_to_replace_file_ids or {}
         if doc is None and not any(
                 _file_id(e.name) in set(fids) for p, fids in p2r.items() for e in storage.list_dir(p)):
             continue  # nothing left in place (already stashed and purged)
-        log.warning("finishing the interrupted stash of TTL instant %s", inst.timestamp)
+        if doc is None or doc.get("state") != UNSTASHING:
+            log.warning("finishing the interrupted stash of TTL instant %s", inst.timestamp)
         stash_partitions(table, inst.timestamp, p2r)
         done.append(inst.timestamp)
+    live = {i.timestamp for i in tl.completed().by_actions(I.REPLACE_COMMIT).instants}
+    for ts in _stash_instants(storage):
+        doc = read_manifest(storage, ts)
+        if doc is None or doc.get("state") != UNSTASHING or ts in live:
+            continue
+        # The rollback got as far as removing the TTL commit, which it does only after every file
+        # is back: finish its bookkeeping.
+        log.warning("finishing the interrupted rollback %s of TTL instant %s", doc.get("rollback"), ts)
+        unstash(table, ts, doc.get("rollback") or "")
+        finish_unstash(table, ts, doc.get("rollback") or "")
+        done.append(ts)
     return done
 
 
-def purge_expired_stashes(table: HoodieTable, retain_ms: int = DEFAULT_RETAIN_MS,
-                          now_ms: Optional[int] = None) -> list[str]:
-    """Delete stashes older than the retention; returns their instants."""
+def stash_to_unstash(table: HoodieTable, instant: str) -> Optional[dict]:
+    """For a rollback of the completed TTL replacecommit ``instant``: its stash manifest when the
+    rollback has to move stashed files back, None when nothing was moved (no stash asked for, or
+    the move never started). Raises :class:`StashError` when the stashed files are gone, so that
+    no rollback reports success with the rows still missing."""
+    from hoodie.services.ttl.service import TTL_STASH_KEY
+
+    tl = table.timeline
+    inst = tl.get(instant)
+    if inst is None or not inst.is_completed or inst.action != I.REPLACE_COMMIT:
+        return None
+    meta = tl.commit_metadata(inst)
+    if meta.extra_metadata.get(TTL_STASH_KEY) != "true":
+        return None
     storage = table.storage
+    p2r = meta.partition_to_replace_file_ids or {}
+    doc = read_manifest(storage, instant)
+    gone = (f"cannot roll back TTL commit {instant}: it stashed its expired partitions "
+            f"({', '.join(sorted(p2r))}) and")
+    keep = ("Rolling back would report success with the rows still missing, so the TTL commit stays; "
+            "the rows cannot be brought back")
+    if doc is None:
+        # The manifest is written before the first move: without one, nothing moved yet, or the
+        # stash was deleted after hoodie.partition.ttl.stash.retain.days.
+        if any(_file_id(e.name) in set(fids) for p, fids in p2r.items() for e in storage.list_dir(p)):
+            return None
+        raise StashError(f"{gone} the stash is gone (deleted after {STASH_RETAIN_DAYS}). {keep}")
+    if doc.get("state") == RESTORED and _restore_commit(table, instant) is None:
+        doc = reopen_stash(table, instant, str(doc.get("restored_by"))) or doc  # its restore was rolled back
+    state = doc.get("state")
+    if state in (RESTORED, ROLLED_BACK):
+        by = doc.get("restored_by") or doc.get("rolled_back_by")
+        raise StashError(f"{gone} the stash was already {state.replace('_', ' ')} by {by}; roll that back first")
+    missing = []
+    for p, entry in sorted(doc.get("partitions", {}).items()):
+        for name in entry.get("files", []):
+            if not storage.exists(f"{_stash_root(instant)}/{p}/{name}") and not storage.exists(f"{p}/{name}"):
+                missing.append(f"{p}/{name}")
+    if missing:
+        raise StashError(f"{gone} {len(missing)} stashed file(s) are gone ({', '.join(missing[:3])}); "
+                         f"the stash was deleted in part (after {STASH_RETAIN_DAYS}?). {keep}")
+    return doc
+
+
+def unstash(table: HoodieTable, instant: str, rollback_instant: str) -> list[str]:
+    """Move the stashed files of TTL instant ``instant`` back into their partitions, for the
+    rollback ``rollback_instant`` (which holds the table lock and has its plan on the timeline).
+
+    Idempotent, and crash-safe together with :func:`finish_pending_stashes`: the manifest says
+    "unstashing" before the first move, and until the rollback removes the TTL commit the moved
+    files stay hidden from readers (the commit replaces their file groups); if the rollback dies
+    first, the next clean or TTL run stashes them again before the cleaner could delete them.
+    Returns the files moved back (``partition/name``).
+    """
+    storage = table.storage
+    doc = read_manifest(storage, instant)
+    if doc is None:
+        return []
+    doc.update(state=UNSTASHING, rollback=rollback_instant)
+    _write_manifest(storage, instant, doc)
+    fault_point("ttl.unstash.after_manifest")
+    moved = []
+    for p, entry in sorted(doc.get("partitions", {}).items()):
+        if not storage.exists(f"{p}/{N.PARTITION_METAFILE}"):
+            text = entry.get("partition_metadata")
+            if text:
+                try:
+                    storage.create_new(f"{p}/{N.PARTITION_METAFILE}", text.encode("utf-8"))
+                except FileExistsError:
+                    pass  # created meanwhile: a metafile's content is the same for every writer
+            else:
+                names = entry.get("files", [])
+                instants = [N.parse_base_file(n).instant if N.is_base_file(n) else N.parse_log_file(n).base_instant
+                            for n in names if N.is_base_file(n) or N.is_log_file(n)]
+                write_partition_metadata(storage, p, min(instants) if instants else instant)
+        stash_p = f"{_stash_root(instant)}/{p}"
+        for e in storage.list_dir(stash_p):
+            if e.is_dir:
+                continue
+            dst = f"{p}/{e.name}"
+            if storage.exists(dst):
+                # An object-store move is a copy and a delete: the copy got there, the delete did not.
+                if storage.size(dst) != storage.size(e.path):
+                    raise StashError(f"cannot move {e.path} back: {dst} exists with a different size")
+                storage.delete(e.path)
+            else:
+                storage.move(e.path, dst)
+            moved.append(dst)
+            fault_point("ttl.unstash.after_move")
+    return moved
+
+
+def reopen_stash(table: HoodieTable, instant: str, restore_instant: str) -> Optional[dict]:
+    """Make the stash of TTL instant ``instant`` restorable again after its restore commit
+    ``restore_instant`` was rolled back (the stashed files are kept until the stash retention).
+    Returns the manifest, or None when there is no such stash."""
+    storage = table.storage
+    doc = read_manifest(storage, instant)
+    if doc is None or doc.get("state") != RESTORED or doc.get("restored_by") != restore_instant:
+        return doc
+    doc["state"] = COMPLETE
+    for k in ("restored_by", "restored_at"):
+        doc.pop(k, None)
+    _write_manifest(storage, instant, doc)
+    log.info("the restore commit %s of TTL stash %s was rolled back: the stash can be restored again",
+             restore_instant, instant)
+    return doc
+
+
+def finish_unstash(table: HoodieTable, instant: str, rollback_instant: str) -> None:
+    """Record that the rollback ``rollback_instant`` removed TTL commit ``instant`` and brought its
+    stash back; the emptied stash folders go (the manifest stays, for ``hoodie ttl stashes``)."""
+    storage = table.storage
+    doc = read_manifest(storage, instant)
+    if doc is None:
+        return
+    doc.update(state=ROLLED_BACK, rolled_back_by=rollback_instant,
+               rolled_back_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+    _write_manifest(storage, instant, doc)
+    _cleanup_stash_files(storage, instant, doc)
+
+
+def _zone_margin_ms(table: HoodieTable) -> int:
+    # A LOCAL timeline's instants are writers' wall-clock times: ages are uncertain by the zone skew.
+    return MAX_ZONE_SKEW_MS if table.timeline_timezone == "LOCAL" else 0
+
+
+def purge_expired_stashes(table: HoodieTable, retain_ms: int = DEFAULT_RETAIN_MS,
+                          now_ms: Optional[int] = None, margin_ms: Optional[int] = None) -> list[str]:
+    """Delete stashes older than the retention; returns their instants. On a LOCAL timeline a stash
+    must be older than the retention plus ``margin_ms`` (default: the largest zone difference,
+    ``hoodie.partition.ttl.local.timeline.skew``), as its instant may come from another zone."""
+    storage = table.storage
+    margin = _zone_margin_ms(table) if margin_ms is None else margin_ms
     purged = []
     for inst in _stash_instants(storage):
-        if _age_ms(table, inst, now_ms) > retain_ms:
+        if (read_manifest(storage, inst) or {}).get("state") == UNSTASHING:
+            continue  # a rollback is moving these files back (finish_pending_stashes settles it)
+        if _age_ms(table, inst, now_ms) > retain_ms + margin:
             storage.delete_dir(_stash_root(inst))
             purged.append(inst)
             log.info("deleted the TTL stash of %s (older than the stash retention)", inst)
@@ -199,11 +365,12 @@ class StashInfo:
     state: str
     partitions: dict[str, int]  # partition -> number of stashed files
     restored_by: Optional[str] = None
+    rolled_back_by: Optional[str] = None
 
     def to_json(self) -> dict:
         """JSON form."""
         return {"instant": self.instant, "state": self.state, "partitions": self.partitions,
-                "restored_by": self.restored_by}
+                "restored_by": self.restored_by, "rolled_back_by": self.rolled_back_by}
 
 
 def list_stashes(table_or_path: str | HoodieTable, *, storage_options: Optional[dict[str, Any]] = None
@@ -215,7 +382,7 @@ def list_stashes(table_or_path: str | HoodieTable, *, storage_options: Optional[
         doc = read_manifest(table.storage, inst) or {"state": MOVING, "partitions": {}}
         out.append(StashInfo(inst, doc.get("state", MOVING),
                              {p: len(e.get("files", [])) for p, e in sorted(doc.get("partitions", {}).items())},
-                             doc.get("restored_by")))
+                             doc.get("restored_by"), doc.get("rolled_back_by")))
     return out
 
 
@@ -229,12 +396,13 @@ class RestoreResult:
     superseded_rows: dict[str, int] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     already_restored: bool = False
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """JSON form (``hoodie ttl restore --json``)."""
         return {"instant": self.instant, "ttl_instant": self.ttl_instant, "rows": self.rows,
                 "superseded_rows": self.superseded_rows, "files": self.files,
-                "already_restored": self.already_restored}
+                "already_restored": self.already_restored, "warnings": self.warnings}
 
 
 def _restore_commit(table: HoodieTable, ttl_instant: str) -> Optional[str]:
@@ -245,21 +413,125 @@ def _restore_commit(table: HoodieTable, ttl_instant: str) -> Optional[str]:
     return None
 
 
-def _live_keys(table: HoodieTable, partition: str) -> Optional[pa.Array]:
-    from hoodie.format.reader import read_file_slice
+@dataclass
+class _LaterWrites:
+    """What completed instants after a TTL run did to one of its stashed partitions."""
 
-    view = FileSystemView(table.storage, table.timeline)
-    slices = view.latest_file_slices(partition)
-    if not slices:
-        return None
-    full = table.arrow_schema()
-    cols = ["_hoodie_record_key", "_hoodie_commit_time"]
-    mode = table.merge_mode
-    if mode.ordering_field and mode.ordering_field in full.names:
-        cols.append(mode.ordering_field)
-    schema = pa.schema([full.field(c) for c in cols])
-    keys = [read_file_slice(table, sl, schema).column("_hoodie_record_key") for sl in slices]
-    return pa.chunked_array([c for k in keys for c in k.chunks], pa.string()).combine_chunks()
+    keys: set[str] = field(default_factory=set)  # every key they wrote or deleted there (as far as files show)
+    instants: list[str] = field(default_factory=list)  # instants that wrote to or replaced the partition
+    deleting: list[str] = field(default_factory=list)  # ... of which removed keys (deletes, TTL)
+    replaced_by: list[str] = field(default_factory=list)  # user overwrites / delete_partition of it
+    missing: dict[str, list[str]] = field(default_factory=dict)  # instant -> its files no longer found
+
+
+def _file_keys(table: HoodieTable, path: str) -> list[str]:
+    """Record keys a base file holds, or a log file writes or deletes (valid blocks only)."""
+    from hoodie.format.logformat import BlockType
+    from hoodie.format.reader import read_base_file, scan_log_blocks
+
+    name = path.rsplit("/", 1)[-1]
+    if N.is_base_file(name):
+        schema = pa.schema([pa.field("_hoodie_record_key", pa.string())])
+        return read_base_file(table.storage, path, schema).column(0).to_pylist()
+    keys: list[str] = []
+    for b in scan_log_blocks(table.storage, [path], table.timeline).blocks:
+        if b.block_type == BlockType.DELETE:
+            keys += b.delete_records().column("record_key").to_pylist()
+        else:
+            keys += b.record_keys().cast(pa.string()).to_pylist()
+    return keys
+
+
+def _later_writes(table: HoodieTable, ttl_instant: str, partitions: list[str]) -> dict[str, _LaterWrites]:
+    """Per stashed partition: the keys completed instants after ``ttl_instant`` wrote or deleted there.
+
+    Every file group in the partition was created after the TTL instant (it replaced all earlier
+    ones), so the keys come from the files those instants name in their write stats, found in the
+    partition or, when a later TTL run stashed them, in its stash. Files the cleaner removed are
+    reported as missing: the keys deleted through them can then no longer be known.
+    """
+    from hoodie.services.ttl.service import TTL_MARKER_KEY
+
+    storage = table.storage
+    tl = table.timeline
+    wanted = set(partitions)
+    out = {p: _LaterWrites() for p in partitions}
+    stashes = _stash_instants(storage)
+    for inst in tl.completed().commits().after(ttl_instant).instants:
+        try:
+            meta = tl.commit_metadata(inst)
+        except (FileNotFoundError, ValueError):
+            continue
+        op = (meta.operation_type or "").upper()
+        p2r = meta.partition_to_replace_file_ids or {}
+        for p in sorted(wanted):
+            # An overwrite or a user's delete_partition defines the partition's content, even when
+            # the partition was empty (expired) then: restoring would add rows it did not have.
+            defined = TTL_MARKER_KEY not in meta.extra_metadata and (
+                op == "INSERT_OVERWRITE_TABLE"
+                or (op in ("INSERT_OVERWRITE", "DELETE_PARTITION")
+                    and (p in p2r or p in (meta.partition_to_write_stats or {}))))
+            if defined:
+                out[p].replaced_by.append(f"{inst.timestamp} ({op})")
+            if p2r.get(p):
+                lw = out[p]
+                lw.instants.append(inst.timestamp)
+                lw.deleting.append(inst.timestamp)
+        for p, stats in (meta.partition_to_write_stats or {}).items():
+            if p not in wanted:
+                continue
+            lw = out[p]
+            if inst.timestamp not in lw.instants:
+                lw.instants.append(inst.timestamp)
+            if any(st.num_deletes for st in stats) and inst.timestamp not in lw.deleting:
+                lw.deleting.append(inst.timestamp)
+            for st in stats:
+                name = st.file_name
+                if not name:
+                    continue
+                where = [f"{p}/{name}"] + [f"{_stash_root(s)}/{p}/{name}" for s in stashes]
+                found = next((w for w in where if storage.exists(w)), None)
+                if found is None:
+                    lw.missing.setdefault(inst.timestamp, []).append(f"{p}/{name}")
+                    continue
+                lw.keys.update(_file_keys(table, found))
+    return out
+
+
+def _later_deletes(table: HoodieTable, ttl_instant: str) -> list[str]:
+    """Completed delete operations after the TTL run (keys they asked for in an expired partition
+    were not found then, so they left no trace a restore could honour)."""
+    tl = table.timeline
+    out = []
+    for inst in tl.completed_writes().after(ttl_instant).instants:
+        try:
+            op = (tl.commit_metadata(inst).operation_type or "").upper()
+        except (FileNotFoundError, ValueError):
+            continue
+        if op in ("DELETE", "DELETE_PREPPED"):
+            out.append(inst.timestamp)
+    return out
+
+
+def _refuse_unsafe_restore(ttl_instant: str, later: Mapping[str, _LaterWrites]) -> None:
+    """Refuse a restore that could undo a later write (see :func:`restore`)."""
+    problems = []
+    for p, lw in sorted(later.items()):
+        if lw.replaced_by:
+            problems.append(f"partition {p} was replaced after the TTL run by {', '.join(lw.replaced_by)}, and "
+                            "restoring would add the stashed rows back into what that write defined")
+        elif lw.deleting and lw.missing:
+            gone = [f for files in lw.missing.values() for f in files]
+            problems.append(f"in partition {p}, instants {', '.join(lw.deleting)} deleted rows after the TTL run, and "
+                            f"files written there after it by {', '.join(sorted(lw.missing))} are gone (cleaned; e.g. "
+                            f"{gone[0]}), so rows deleted since cannot be told from rows never written again")
+    if problems:
+        raise StashError(
+            f"cannot restore the stash of TTL instant {ttl_instant} without possibly undoing later writes: "
+            + "; ".join(problems) + ". Nothing was written and the stash is kept. To restore anyway, run "
+            "`hoodie ttl restore --force` (restore(..., force=True)): stashed rows whose keys were written or "
+            "deleted after the TTL run as far as the remaining files show stay as they are now, the other "
+            "stashed rows come back, and rows deleted through the cleaned files may come back too")
 
 
 def _cleanup_stash_files(storage: Storage, instant: str, doc: dict) -> None:
@@ -267,9 +539,17 @@ def _cleanup_stash_files(storage: Storage, instant: str, doc: dict) -> None:
         storage.delete_dir(f"{_stash_root(instant)}/{p}")
 
 
-def restore(table_or_path: str | HoodieTable, ttl_instant: str, *,
+def restore(table_or_path: str | HoodieTable, ttl_instant: str, *, force: bool = False,
             storage_options: Optional[dict[str, Any]] = None) -> RestoreResult:
-    """Bring the partitions a TTL run stashed back, as a new commit (see the module docstring)."""
+    """Bring the partitions a TTL run stashed back, as a new commit (see the module docstring).
+
+    A restore never undoes a later write: a stashed row comes back only if no completed instant
+    after the TTL run wrote or deleted its key in that partition (later versions win, later
+    deletes stay deleted). Refused with :class:`StashError`, before anything is written, when
+    that cannot be proven (rows were deleted after the TTL run and the cleaner has removed files
+    written since) or when a user overwrite or delete_partition replaced the partition since;
+    ``force=True`` restores the rows that are not known to have been written or deleted since.
+    """
     from hoodie.format.reader import read_file_slice
     from hoodie.services.ttl.service import _lock_for, _refuse_metadata_table
 
@@ -284,13 +564,22 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *,
             raise StashError(f"no TTL stash for instant {ttl_instant} in {table.base_path} (stashes: {known}); "
                              "stashing needs hoodie.partition.ttl.stash.enabled=true at TTL time, and stashes "
                              "are deleted after hoodie.partition.ttl.stash.retain.days")
+        if doc.get("state") == UNSTASHING:
+            finish_pending_stashes(table)  # an interrupted rollback of the TTL commit: settle it first
+            table.reload()
+            doc = read_manifest(storage, ttl_instant) or doc
+        if doc.get("state") == ROLLED_BACK:
+            raise StashError(f"TTL commit {ttl_instant} was rolled back by {doc.get('rolled_back_by')}, which "
+                             "brought its partitions back; there is nothing to restore")
+        existing = _restore_commit(table, ttl_instant)
+        if doc.get("state") == RESTORED and existing is None:
+            # Its restore commit was rolled back (and the process died before reopening the stash).
+            doc = reopen_stash(table, ttl_instant, str(doc.get("restored_by"))) or doc
         if doc.get("state") == RESTORED:
             raise StashError(f"the stash of {ttl_instant} was already restored by commit {doc.get('restored_by')}")
-        existing = _restore_commit(table, ttl_instant)
         if existing is not None:
             doc.update(state=RESTORED, restored_by=existing)
             _write_manifest(storage, ttl_instant, doc)
-            _cleanup_stash_files(storage, ttl_instant, doc)
             return RestoreResult(existing, ttl_instant, already_restored=True)
         if doc.get("state") == MOVING:
             meta = table.timeline.commit_metadata(I.Instant(ttl_instant, I.REPLACE_COMMIT))
@@ -301,6 +590,9 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *,
 
         rollback_failed_writes(table)
         table.reload()
+        later = _later_writes(table, ttl_instant, sorted(doc.get("partitions", {})))
+        if not force:
+            _refuse_unsafe_restore(ttl_instant, later)
         before = table.timeline.filter(lambda i: i.timestamp < ttl_instant)
         schema = table.arrow_schema()
         avro_schema = table.avro_schema()
@@ -315,11 +607,11 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *,
             stash_p = f"{_stash_root(ttl_instant)}/{p}"
             listing = [e for e in storage.list_dir(stash_p) if not e.is_dir]
             view = FileSystemView(storage, before, listing={stash_p: listing})
-            live = _live_keys(table, p)
+            live = pa.array(sorted(later[p].keys), pa.string())
             n_rows = n_superseded = 0
             for sl in view.latest_file_slices(stash_p):
                 rows = read_file_slice(table, sl, schema)
-                if live is not None and len(live) and rows.num_rows:
+                if len(live) and rows.num_rows:
                     clash = pc.is_in(rows.column("_hoodie_record_key"), value_set=live)
                     n_superseded += int(pc.sum(clash).as_py() or 0)
                     rows = rows.filter(pc.invert(clash))
@@ -342,10 +634,19 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *,
                                      extra={RESTORED_FROM_KEY: ttl_instant})
         W.complete_commit(table, inflight, meta)
         result.instant = new_instant
+        deletes = _later_deletes(table, ttl_instant)
+        if deletes and any(result.rows.values()):
+            result.warnings.append(
+                f"delete operations ran after the TTL run ({', '.join(deletes[:5])}); a key they asked to delete "
+                "while its partition was expired was not found then and left no trace, so it may be among the "
+                "restored rows: delete it again if so")
+        for w in result.warnings:
+            log.warning("restore of TTL stash %s: %s", ttl_instant, w)
         doc.update(state=RESTORED, restored_by=new_instant,
                    restored_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+        # The stashed files stay until the stash retention: rolling back the restore commit makes
+        # them restorable again (reopen_stash).
         _write_manifest(storage, ttl_instant, doc)
-        _cleanup_stash_files(storage, ttl_instant, doc)
         log.info("restored %d row(s) of TTL instant %s as commit %s", sum(result.rows.values()), ttl_instant,
                  new_instant)
         return result
@@ -353,4 +654,4 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *,
 
 __all__ = ["stash_partitions", "finish_pending_stashes", "purge_expired_stashes", "list_stashes", "restore",
            "RestoreResult", "StashInfo", "StashError", "read_manifest", "stash_retain_ms", "STASH_DIR",
-           "RESTORED_FROM_KEY"]
+           "RESTORED_FROM_KEY", "stash_to_unstash", "unstash", "finish_unstash", "reopen_stash"]

@@ -14,6 +14,9 @@ Built-ins compare a per-partition reference time with the retention that applies
 
 "Now" is the TTL instant, in the timeline's zone (``hoodie.table.timeline.timezone``).
 A partition expires when ``now - reference > retention``. Partitions without live data never expire.
+On a LOCAL timeline an instant is its writer's wall-clock time, in a zone this process cannot know:
+KEEP_BY_TIME and KEEP_BY_CREATION_TIME then also keep partitions less than
+``hoodie.partition.ttl.local.timeline.skew`` (26 hours, every pair of zones) past their retention.
 """
 
 from __future__ import annotations
@@ -31,8 +34,8 @@ from hoodie.format.keygen import DEFAULT_PARTITION_PATH, partition_values, unesc
 from hoodie.format.table import HoodieTable, read_partition_metadata
 from hoodie.format.timeline import METAFOLDER
 from hoodie.services.ttl.config import (
-    EVENT_FORMAT, JAVA_CLASS_TYPES, KEEP_BY_CREATION_TIME, KEEP_BY_EVENT_TIME, KEEP_BY_TIME, SELECTED,
-    STRATEGY_CLASS, STRATEGY_TYPE, STRATEGY_TYPES, TTLConfig, TTLConfigError, format_duration,
+    EVENT_FORMAT, JAVA_CLASS_TYPES, KEEP_BY_CREATION_TIME, KEEP_BY_EVENT_TIME, KEEP_BY_TIME, LOCAL_SKEW, SELECTED,
+    STRATEGY_CLASS, STRATEGY_TYPE, STRATEGY_TYPES, TIMELINE_TIMEZONE, TTLConfig, TTLConfigError, format_duration,
 )
 from hoodie.services.ttl.stats import PartitionStats, partition_last_modified
 
@@ -56,6 +59,8 @@ class PartitionDecision:
     age_ms: Optional[int] = None
     retention_ms: Optional[int] = None
     rule: Optional[str] = None
+    # Kept only because a LOCAL timeline's instants may come from writers in other zones.
+    zone_uncertain: bool = False
 
     @property
     def expired(self) -> bool:
@@ -182,6 +187,17 @@ class BuiltinTTLStrategy(PartitionTTLStrategy):
     """Shared logic of the built-in strategies: reference times compared with the retention."""
 
     type_name = ""
+    # Reference times are instants (KEEP_BY_TIME, KEEP_BY_CREATION_TIME), whose zone on a LOCAL
+    # timeline is each writer's own.
+    instant_reference = True
+
+    def zone_margin_ms(self) -> int:
+        """How far past the retention a partition must be before it expires: on a LOCAL timeline
+        (instants are writers' wall-clock times, in zones this process cannot know) the configured
+        ``hoodie.partition.ttl.local.timeline.skew``; otherwise 0."""
+        if self.instant_reference and self.table.timeline_timezone == "LOCAL":
+            return self.config.local_skew_ms
+        return 0
 
     @property
     def name(self) -> str:
@@ -221,6 +237,7 @@ class BuiltinTTLStrategy(PartitionTTLStrategy):
                 covered.append((p, r[0], r[1]))
         refs = self.reference_times([p for p, _, _ in covered])
         now = self.now_ms()
+        margin = self.zone_margin_ms()
         view = None
         for p, retention, rule in covered:
             ref = refs.get(p)
@@ -230,7 +247,17 @@ class BuiltinTTLStrategy(PartitionTTLStrategy):
                 continue
             age = now - ref.ms
             d = PartitionDecision(p, KEPT, "", self.name, ref.ms, ref.reference, age, retention, rule)
-            if age > retention:
+            if retention < age <= retention + margin:
+                d.zone_uncertain = True
+                d.reason = (
+                    f"{ref.what} {ref.reference}: age {format_duration(age)} > retention {format_duration(retention)} "
+                    f"({rule}), but by less than {format_duration(margin)}, the time-zone uncertainty of a LOCAL "
+                    f"timeline ({TIMELINE_TIMEZONE}=LOCAL: instants are each writer's wall-clock time, and a writer "
+                    f"in another zone may have written this partition up to {format_duration(margin)} later than it "
+                    f"looks here); kept until its age exceeds {format_duration(retention + margin)}. Create tables "
+                    f"with {TIMELINE_TIMEZONE}=UTC (hoodie's default); if every writer and TTL run share one zone, "
+                    f"set {LOCAL_SKEW}=PT0S")
+            elif age > retention:
                 view = view or self.file_system_view()
                 if not view.latest_file_slices(p):
                     d.reason = f"{ref.what} {ref.reference} is older than the retention, but the partition " \
@@ -239,6 +266,8 @@ class BuiltinTTLStrategy(PartitionTTLStrategy):
                     d.status = EXPIRED
                     d.reason = f"{ref.what} {ref.reference}: age {format_duration(age)} > retention " \
                                f"{format_duration(retention)} ({rule})"
+                    if margin:
+                        d.reason += f", beyond the {format_duration(margin)} time-zone uncertainty of a LOCAL timeline"
             else:
                 d.reason = f"{ref.what} {ref.reference}: age {format_duration(age)} <= retention " \
                            f"{format_duration(retention)} ({rule})"
@@ -327,6 +356,7 @@ class KeepByEventTimeStrategy(BuiltinTTLStrategy):
     """
 
     type_name = KEEP_BY_EVENT_TIME
+    instant_reference = False  # partition values have their own zone (event.time.timezone)
 
     def __init__(self, table: HoodieTable, instant_time: str, config: TTLConfig) -> None:
         super().__init__(table, instant_time, config)
