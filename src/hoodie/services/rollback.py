@@ -166,12 +166,60 @@ def start_rollback(table: HoodieTable, instant: str, plan: bytes) -> Instant:
     return inflight
 
 
+def _planned_files(op: dict) -> set[str]:
+    """Paths (relative to the base path) of the files a compaction plan operation reads: its base
+    file, its log files and the targets of its planned links (names in version 2 plans, paths in 1)."""
+    part = op.get("partitionPath") or ""
+    names = [op.get("dataFilePath")] + list(op.get("deltaFilePaths") or [])
+    names += [s.get("target") for s in (op.get("symlinkOperations") or []) if isinstance(s, dict)]
+    out = set()
+    for n in names:
+        if n:
+            name = str(n).rsplit("/", 1)[-1]
+            out.add(f"{part}/{name}" if part else name)
+    return out
+
+
+def check_pending_compactions(table: HoodieTable, target: Instant, files: Iterable[str]) -> None:
+    """Refuse to roll back ``target`` when a pending compaction plan reads one of its ``files``.
+
+    Deleting such a file (or hiding its blocks behind a rollback block the plan does not list) would
+    wedge the table: the compaction fails on the missing file or brings the data back, and its own
+    rollback keeps the plan. Java Hudi refuses this rollback too. A plan only reads slices committed
+    before its instant, so only plans later than ``target`` are read.
+
+    Raises:
+        RollbackError: naming the compaction and how to get rid of it first; nothing has changed.
+    """
+    paths = set(files)
+    if not paths:
+        return
+    tl = table.timeline
+    base = table.storage.uri()
+    for c in tl.pending_compactions().after(target.timestamp).instants:
+        try:
+            plan = tl.compaction_plan(c.timestamp)
+        except T.DamagedTimelineFileError as e:
+            raise RollbackError(f"cannot roll back {target.timestamp}: pending compaction {c.timestamp} may read its "
+                                f"files, and {e}") from None
+        hit = sorted(paths & set().union(*(_planned_files(op) for op in plan.get("operations") or [])))
+        if hit:
+            raise RollbackError(
+                f"cannot roll back {target.timestamp}: pending compaction {c.timestamp} includes its file(s) "
+                f"{', '.join(hit[:3])}{' ...' if len(hit) > 3 else ''}. Run the compaction first "
+                f"(`hoodie compaction run {base} --instant {c.timestamp}`; {target.timestamp} then is no longer the latest "
+                f"write and stays), or remove the plan with `hoodie rollback {base} {c.timestamp}` and roll back "
+                f"{target.timestamp} after it. Nothing was changed")
+
+
 def _execute(table: HoodieTable, target: Instant) -> RollbackResult:
     from hoodie.format import logformat as L
 
     storage = table.storage
     started = time.monotonic()
     to_delete, to_block = _files_of_instant(table, target.timestamp)
+    # Before anything is written (a resumed rollback has nothing left in a plan: it was checked).
+    check_pending_compactions(table, target, to_delete + to_block)
     requests = []
     by_part: dict[str, list[str]] = {}
     for p in to_delete:
