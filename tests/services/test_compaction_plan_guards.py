@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from hoodie.format import naming as N
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import run_compaction, schedule_compaction
 from hoodie.services.rollback import RollbackError, rollback
-from tests.services.test_compaction_support import UNBOUNDED, Setup, snapshot, write
+from tests.hudi_rs import read_hudi_rs
+from tests.services.test_compaction_support import UNBOUNDED, Setup, event_time_config, rows, snapshot, write
 
 
 def _tree(path: str) -> dict[str, bytes]:
@@ -49,3 +51,122 @@ def test_rollback_of_deltacommit_in_pending_compaction_plan_is_refused(tmp_path:
     expected = snapshot(path)
     run_compaction(path, c)
     assert snapshot(path) == expected
+
+
+def test_hoodie_rollback_of_pending_compaction_removes_plan_then_deltacommit_rolls_back(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """The way out the refusal names: ``hoodie rollback <compaction instant>``, then the write."""
+    from hoodie.interfaces.cli import main
+
+    path = str(tmp_path / "t")
+    s = Setup(event_field=False)
+    write(path, "upsert", [(1, 1, 1), (2, 1, 2)], s)
+    before_d2 = snapshot(path)
+    d2 = write(path, "upsert", [(1, 2, 10)], s)
+    c = schedule_compaction(path, UNBOUNDED)
+    assert main(["rollback", path, c]) == 0
+    assert "plan removed" in capsys.readouterr().out
+    t = HoodieTable(path)
+    assert not t.timeline.pending_compactions() and t.timeline.get(c) is None
+    assert main(["rollback", path, d2]) == 0
+    assert snapshot(path) == before_d2
+    assert rows(read_hudi_rs(path)) == before_d2
+    c2 = schedule_compaction(path, UNBOUNDED)
+    run_compaction(path, c2)
+    assert snapshot(path) == before_d2
+
+
+def _damage(data: bytes, kind: str, cut: int, noise: bytes) -> bytes:
+    """A damaged copy of an Avro timeline file: empty, truncated at ``cut``, or other bytes."""
+    if kind == "zero":
+        return b""
+    if kind == "truncated":
+        return data[: cut % max(1, len(data))]
+    return noise
+
+
+def _names_file(e: BaseException, path: str) -> bool:
+    return path in str(e)
+
+
+@pytest.mark.parametrize("kind", ["zero", "truncated", "garbage"])
+def test_damaged_compaction_requested_reads_with_warning_and_rollback_removes_it(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, kind: str) -> None:
+    """Issue 12 item 15: a zero-byte/truncated/garbage plan once failed every read naming no file."""
+    from hoodie.services.clean import run_clean
+
+    path = str(tmp_path / "t")
+    s = Setup(event_field=False)
+    write(path, "upsert", [(1, 1, 1), (2, 1, 2)], s)
+    write(path, "upsert", [(1, 2, 10)], s)
+    c = schedule_compaction(path, UNBOUNDED)
+    write(path, "upsert", [(2, 3, 20)], s)  # lands in the slice the plan opened
+    expected = snapshot(path)
+    plan_file = os.path.join(path, ".hoodie", f"{c}.compaction.requested")
+    with open(plan_file, "rb") as fh:
+        good = fh.read()
+    with open(plan_file, "wb") as fh:
+        fh.write(_damage(good, kind, len(good) // 2, b"\x00garbage\xff" * 7))
+    with caplog.at_level("WARNING"):
+        assert snapshot(path) == expected
+    assert plan_file in caplog.text and f"hoodie rollback {path} {c}" in caplog.text
+    tree = _tree(path)
+    # Writes route updates by the plan, a clean must keep the slices it reads, the compaction needs it.
+    for action in (lambda: write(path, "upsert", [(3, 1, 3)], s), lambda: run_clean(path),
+                   lambda: run_compaction(path, c),
+                   lambda: schedule_compaction(path, {**UNBOUNDED, "hoodie.compact.inline.trigger.strategy": "NUM_COMMITS",
+                                                      "hoodie.compact.inline.max.delta.commits": "1"})):
+        with pytest.raises(ValueError) as e:
+            action()
+        assert _names_file(e.value, plan_file), e.value
+        assert _tree(path) == tree, "a refused operation changed the table"
+    res = rollback(path, c)
+    assert res.action == "compaction" and len(res.moved_files) == 1
+    assert not HoodieTable(path).timeline.pending()
+    assert snapshot(path) == expected
+    assert rows(read_hudi_rs(path)) == expected
+    write(path, "upsert", [(3, 1, 3)], s)
+    grown = snapshot(path)
+    assert set(expected) < set(grown) and len(grown) == len(expected) + 1
+    c2 = schedule_compaction(path, UNBOUNDED)
+    run_compaction(path, c2)
+    assert snapshot(path) == grown
+
+
+def test_damaged_plan_of_a_compaction_that_ran_errors_on_read_and_rollback_cleans_up(tmp_path: Path) -> None:
+    """A partial compaction stopped after its links: only the plan says which log files are links,
+    so a merged read must not guess; the rollback finds them by listing."""
+    from hoodie.services.compaction import execute_task
+
+    path = str(tmp_path / "t")
+    s = Setup()
+    write(path, "upsert", [(1, 10, 1), (2, 10, 2)], s)
+    write(path, "upsert", [(1, 50, 3)], s)
+    write(path, "upsert", [(2, 60, 4)], s)
+    c = schedule_compaction(path, event_time_config(55))
+    assert c is not None
+    write(path, "upsert", [(1, 70, 5)], s)
+    expected = snapshot(path)
+
+    def crash(tasks):
+        for t in tasks:
+            execute_task(t)
+        raise RuntimeError("executor lost")
+
+    with pytest.raises(RuntimeError):
+        run_compaction(path, c, {"hoodie.compaction.partial.link.mode": "copy"}, executor=crash)
+    assert snapshot(path) == expected
+    plan_file = os.path.join(path, ".hoodie", f"{c}.compaction.requested")
+    with open(plan_file, "wb") as fh:
+        fh.write(b"")
+    with pytest.raises(ValueError) as e:
+        snapshot(path)
+    assert _names_file(e.value, plan_file) and f"hoodie rollback {path} {c}" in str(e.value)
+    res = rollback(path, c)
+    deleted = [f.rsplit("/", 1)[-1] for f in res.deleted_files]
+    assert any(N.is_log_file(n) for n in deleted), "the copy made for the remaining log file"
+    assert any(N.is_base_file(n) for n in deleted), "the compacted base file"
+    assert len(res.moved_files) == 1
+    assert not any(n.endswith((".parquet",)) and c in n for n in os.listdir(os.path.join(path, "all")))
+    assert snapshot(path) == expected
+    assert rows(read_hudi_rs(path)) == expected

@@ -302,6 +302,14 @@ def _slice_keys(table: HoodieTable, sl: FileSlice) -> pa.Array:
     return slice_record_keys(table, sl)
 
 
+def check_compaction_plans(table: HoodieTable) -> None:
+    """Read every pending compaction plan of a MERGE_ON_READ table before a write starts: updates are
+    routed by them, so a damaged plan file stops the write before anything is written (the error
+    names the file and how to remove the plan)."""
+    if table.is_mor:
+        FileSystemView(table.storage, table.reload().timeline).pending_compaction_file_groups()
+
+
 def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant: str,
                avro_schema: dict) -> WritePlan:
     """Tag records against the table and group them into per-file-group work."""
@@ -634,6 +642,7 @@ def _write_arrow_locked(st: Storage, base_path: str, data: pa.Table, options: Ma
     from hoodie.services.rollback import rollback_failed_writes
 
     rollback_failed_writes(table)
+    check_compaction_plans(table)
     if cfg.operation == "delete_partition":
         return table, commit_delete_partitions(table, partitions_to_delete(options, records), instant)
     inflight = W.start_commit(table, action_for(table, cfg.operation), instant,
@@ -658,5 +667,5 @@ def _write_arrow_locked(st: Storage, base_path: str, data: pa.Table, options: Ma
                   int((time.monotonic() - started) * 1000), options)
     return table, inflight.timestamp
 
-__all__ = ["WriteConfig", "WriteError", "plan_write", "execute_file_group", "commit_write", "write_arrow",
+__all__ = ["WriteConfig", "WriteError", "check_compaction_plans", "plan_write", "execute_file_group", "commit_write", "write_arrow",
            "prepare_records", "dedupe", "evolve_schema", "open_or_create", "FileGroupWork", "WritePlan"]

@@ -46,6 +46,7 @@ class RollbackResult:
     action: str
     deleted_files: list[str] = field(default_factory=list)
     command_blocks: list[str] = field(default_factory=list)
+    moved_files: list[tuple[str, str]] = field(default_factory=list)  # a removed compaction plan's logs
 
 
 def _files_of_instant(table: HoodieTable, instant: str) -> tuple[list[str], list[str]]:
@@ -100,9 +101,19 @@ def rollback(base_path: str | HoodieTable, instant: str, *, storage_options: Opt
     """Roll back a pending or the latest completed write instant; returns what was done.
 
     A completed instant can be rolled back only if no later completed write exists (Hudi's rule;
-    restore to a savepoint is the tool for going further back).
+    restore to a savepoint is the tool for going further back), and not while a pending compaction
+    plan reads its files. A pending compaction instant is removed with its plan (see
+    :func:`hoodie.services.compaction.rollback.remove_compaction_plan`).
     """
     table = base_path if isinstance(base_path, HoodieTable) else HoodieTable(base_path, storage_options)
+    tl = table.reload().timeline
+    if tl.has_file(I.instant_file_name(instant, I.COMPACTION, State.REQUESTED)) and not tl.has_file(
+            I.instant_file_name(instant, I.COMMIT, State.COMPLETED)):
+        # A pending compaction (its plan may be damaged): removed like Hudi's compaction unschedule.
+        from hoodie.services.compaction.rollback import remove_compaction_plan
+
+        r = remove_compaction_plan(table, instant)
+        return RollbackResult(r.rollback_instant or "", instant, I.COMPACTION, r.deleted, [], r.moved)
     from hoodie.format.lock import TableLock
 
     # A pending instant may be a live writer's until the lock says otherwise (writers hold it).
@@ -117,8 +128,7 @@ def _rollback_locked(table: HoodieTable, instant: str, allow_completed: bool) ->
         raise RollbackError(f"no instant {instant} on the timeline of {table.base_path}; "
                             "see `hoodie show timeline`")
     if target.action == I.COMPACTION or tl.is_compaction_commit(target):
-        raise RollbackError(f"{instant} is a compaction; roll it back with the compaction service "
-                            "(hoodie compaction rollback) so its plan stays requested")
+        raise RollbackError(f"{instant} is a completed compaction; rolling it back would need a restore")
     if target.action not in ROLLBACK_ACTIONS:
         raise RollbackError(f"{instant} is a {target.action}; only commit, deltacommit and replacecommit "
                             "instants can be rolled back")
@@ -142,8 +152,12 @@ def pending_rollback_of(table: HoodieTable, instant: str) -> Optional[Instant]:
     tl = table.timeline
     for inst in tl.pending().by_actions(I.ROLLBACK).instants:
         try:
-            plan = plans.read_avro_metadata(tl.read_file(inst.requested_file_name))
-        except (FileNotFoundError, ValueError):
+            plan = tl.read_avro(Instant(inst.timestamp, I.ROLLBACK, State.REQUESTED))
+        except FileNotFoundError:
+            continue
+        except T.DamagedTimelineFileError as e:
+            # Which instant it rolls back is unknown: it cannot be resumed, and must not stop this one.
+            log.warning("%s", e)
             continue
         if (plan.get("instantToRollback") or {}).get("commitTime") == instant:
             return inst
