@@ -22,6 +22,8 @@ from hoodie.format import instant as I
 from hoodie.format import naming as N
 from hoodie.format.bloom import BloomSpec
 from hoodie.format.commit_metadata import NULL_COMMIT, WriteStat
+from hoodie.format.eventtime import DEFAULT_UNIT, EventTimeError, event_time_millis, parse_unit
+from hoodie.format.eventtime import UNIT_KEY as EVENT_TIME_UNIT_KEY
 from hoodie.format.fsview import FileSlice, FileSystemView
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, TableError, create_table, table_exists
@@ -68,6 +70,7 @@ class WriteConfig:
     timeline_timezone: str
     combine_before_insert: bool
     bloom: BloomSpec = BloomSpec()
+    event_time_unit: str = DEFAULT_UNIT
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any], table: Optional[HoodieTable] = None) -> "WriteConfig":
@@ -127,6 +130,7 @@ class WriteConfig:
 
         try:
             bloom = BloomSpec.from_options(o)
+            ev_unit = parse_unit(get(EVENT_TIME_UNIT_KEY))
         except ValueError as e:
             raise WriteError(str(e)) from None
 
@@ -158,7 +162,21 @@ class WriteConfig:
                                or "LOCAL").upper(),
             combine_before_insert=(get("hoodie.combine.before.insert", default="false") or "").lower() == "true",
             bloom=bloom,
+            event_time_unit=ev_unit,
         )
+
+
+def check_event_times(data: pa.Table, cfg: WriteConfig) -> None:
+    """Convert the event-time column once before anything is written: a type that is no time, a
+    number in another unit than ``hoodie.payload.event.time.unit`` or a value beyond year 9999
+    stops the write here (:mod:`hoodie.format.eventtime`)."""
+    field = cfg.event_time_field
+    if not field or cfg.operation == "delete_partition" or field not in data.column_names:
+        return  # a missing column is reported by the writer, which knows whether it is needed
+    try:
+        event_time_millis(data.column(field), field, cfg.event_time_unit)
+    except EventTimeError as e:
+        raise WriteError(f"{e} (nothing was written)") from None
 
 
 def prepare_records(data: pa.Table, cfg: WriteConfig) -> pa.Table:
@@ -166,6 +184,7 @@ def prepare_records(data: pa.Table, cfg: WriteConfig) -> pa.Table:
     from hoodie.format.keygen import key_generator_from_config
 
     body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS or c == "_hoodie_operation"])
+    check_event_times(body, cfg)
     kg = key_generator_from_config(cfg.keygen_props)
     keys = kg.record_keys(body)
     parts = kg.partition_paths(body)
@@ -436,6 +455,7 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
                                   partition_paths=w.partition, file_name=name, task_partition_id=task_partition_id)
         return W.write_base_file(storage, partition=w.partition, file_id=w.file_id, instant=instant, token=token,
                                  records=recs, num_inserts=recs.num_rows, event_time_field=cfg.event_time_field,
+                                 event_time_unit=cfg.event_time_unit,
                                  codec=cfg.parquet_codec, bloom=cfg.bloom)
     if w.kind == "append":
         write = W.LogWrite()
@@ -453,7 +473,8 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
                                 base_instant=w.base_instant or instant, instant=instant, token=token,
                                 write=write, avro_schema=avro_schema, base_file_name=w.base_file or "",
                                 slice_log_files=w.log_files, block_format=cfg.block_format,
-                                event_time_field=cfg.event_time_field, reserved_up_to=w.reserved_log_version)
+                                event_time_field=cfg.event_time_field, event_time_unit=cfg.event_time_unit,
+                                reserved_up_to=w.reserved_log_version)
         stat.num_update_writes = n_up
         return stat
     # COW merge: rewrite the file group's latest base file with updates applied and deletes removed.
@@ -497,6 +518,7 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
                              records=merged, prev_commit=w.base_instant or NULL_COMMIT,
                              num_updates=max(0, n_up - w.num_inserts), num_inserts=w.num_inserts,
                              num_deletes=n_del, event_time_field=cfg.event_time_field,
+                             event_time_unit=cfg.event_time_unit,
                              codec=cfg.parquet_codec, bloom=cfg.bloom)
 
 
@@ -633,6 +655,7 @@ def _write_arrow_locked(st: Storage, base_path: str, data: pa.Table, options: Ma
 
     check_inline_options(options, cfg.table_type == "MERGE_ON_READ", existing.props if existing else None)
     body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS])
+    check_event_times(body, cfg)  # before a new table is created
     if cfg.operation in ("delete", "delete_partition") and existing is not None:
         avro_schema = existing.avro_schema()
     else:

@@ -135,8 +135,9 @@ def _freshness_text(f: dict) -> str:
           "complete": "none: every log block is compacted (read-optimized = snapshot)"}[w["status"]]
     tt = f"{t['iso']} ({t['epoch_ms']}) from compaction {f['threshold_instant']}" if t["epoch_ms"] is not None else "none"
     u = f["uncompacted"]
+    problem = f"\nwarning: {w['problem']}" if w.get("problem") else ""
     return (f"freshness threshold: {tt}\nwatermark: {wt}\n"
-            f"uncompacted: {u['log_files']} log file(s), {u['log_bytes']} bytes in {u['slices']} slice(s)")
+            f"uncompacted: {u['log_files']} log file(s), {u['log_bytes']} bytes in {u['slices']} slice(s){problem}")
 
 
 def _show_freshness(args: argparse.Namespace) -> int:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from hoodie.format.bloom import BloomSpec
-from hoodie.format.eventtime import EventTimeError, parse_iso_millis
+from hoodie.format.eventtime import DEFAULT_UNIT, EventTimeError, parse_iso_millis, parse_unit
+from hoodie.format.eventtime import UNIT_KEY as EVENT_TIME_UNIT
 
 # -- Hudi keys (table-services-upstream.md §2.4, §2.5) ------------------------------------------
 STRATEGY = "hoodie.compaction.strategy"
@@ -135,6 +136,7 @@ class CompactionConfig:
     parquet_codec: str = "snappy"
     log_block_format: str = "avro"
     event_time_field: Optional[str] = None
+    event_time_unit: str = DEFAULT_UNIT
     event_time_latency_ms: int = DEFAULT_EVENT_TIME_LATENCY_MS
     event_time_threshold_ms: Optional[int] = None
     exact_split: bool = False
@@ -168,6 +170,7 @@ class CompactionConfig:
             push = f"http://{o[HUDI_PUSHGATEWAY_HOST]}:{port}"
         try:
             bloom = BloomSpec.from_options(o)
+            unit = parse_unit(o.get(EVENT_TIME_UNIT))
         except ValueError as e:
             raise CompactionConfigError(str(e)) from None
         cfg = cls(
@@ -186,6 +189,7 @@ class CompactionConfig:
             parquet_codec=_codec(o.get(PARQUET_CODEC)),
             log_block_format=block,
             event_time_field=o.get(EVENT_TIME_FIELD) or None,
+            event_time_unit=unit,
             event_time_latency_ms=_int(o, EVENT_TIME_LATENCY_MS, DEFAULT_EVENT_TIME_LATENCY_MS, 0),
             event_time_threshold_ms=parse_threshold(threshold) if threshold not in (None, "") else None,
             exact_split=_bool(o, EVENT_TIME_EXACT_SPLIT, False),
