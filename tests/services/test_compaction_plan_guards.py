@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hoodie.format import naming as N
 from hoodie.format.table import HoodieTable
@@ -170,3 +172,114 @@ def test_damaged_plan_of_a_compaction_that_ran_errors_on_read_and_rollback_clean
     assert not any(n.endswith((".parquet",)) and c in n for n in os.listdir(os.path.join(path, "all")))
     assert snapshot(path) == expected
     assert rows(read_hudi_rs(path)) == expected
+
+
+# -- the class: every kind of pending Avro plan file, damaged every way ---------------------------
+
+_TEMPLATES: dict[str, tuple[str, str, str]] = {}  # kind -> (template table, damaged file, instant)
+
+
+def _template(kind: str, factory: pytest.TempPathFactory) -> tuple[str, str, str]:
+    """A table with one pending instant of ``kind`` whose requested (plan) file will be damaged
+    (built once per session, copied by each example)."""
+    from hoodie.services.clean import run_clean
+    from hoodie.services.compaction import execute_task
+
+    if kind in _TEMPLATES:
+        return _TEMPLATES[kind]
+    path = str(factory.mktemp(f"damaged_{kind}") / "t")
+    s = Setup()
+    write(path, "upsert", [(1, 10, 1), (2, 10, 2)], s)
+    write(path, "upsert", [(1, 50, 3)], s)
+    write(path, "upsert", [(2, 60, 4)], s)
+    hoodie_dir = os.path.join(path, ".hoodie")
+    if kind == "compaction":
+        inst = schedule_compaction(path, event_time_config(55))
+        write(path, "upsert", [(1, 70, 5)], s)
+        name = f"{inst}.compaction.requested"
+    elif kind == "compaction_ran":
+        inst = schedule_compaction(path, event_time_config(55))
+        write(path, "upsert", [(1, 70, 5)], s)
+
+        def crash(tasks):
+            for t in tasks:
+                execute_task(t)
+            raise RuntimeError("executor lost")
+
+        with pytest.raises(RuntimeError):
+            run_compaction(path, inst, {"hoodie.compaction.partial.link.mode": "copy"}, executor=crash)
+        name = f"{inst}.compaction.requested"
+    elif kind == "clean":
+        run_compaction(path, schedule_compaction(path, UNBOUNDED))
+        run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"})
+        inst = HoodieTable(path).timeline.by_actions("clean").last().timestamp
+        os.remove(os.path.join(hoodie_dir, f"{inst}.clean"))  # interrupted before it completed
+        name = f"{inst}.clean.requested"
+    elif kind == "rollback":
+        d = write(path, "upsert", [(3, 5, 6)], s)
+        inst = rollback(path, d).rollback_instant
+        os.remove(os.path.join(hoodie_dir, f"{inst}.rollback"))
+        os.remove(os.path.join(hoodie_dir, f"{inst}.rollback.inflight"))  # crashed right after its plan
+        name = f"{inst}.rollback.requested"
+    else:  # a replacecommit (insert_overwrite) that failed
+        from hoodie.format.batch_write import write_arrow
+        from tests.services.test_compaction_support import batch, options
+
+        inst = write_arrow(path, batch([(4, 1, 7)], s), options(s, "insert_overwrite"))
+        os.remove(os.path.join(hoodie_dir, f"{inst}.replacecommit"))
+        os.remove(os.path.join(hoodie_dir, f"{inst}.replacecommit.inflight"))
+        name = f"{inst}.replacecommit.requested"
+    _TEMPLATES[kind] = (path, name, inst)
+    return _TEMPLATES[kind]
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["compaction", "compaction_ran", "clean", "rollback", "replacecommit"]),
+       st.sampled_from(["zero", "truncated", "garbage"]), st.integers(0, 10_000), st.binary(max_size=64))
+def test_damaged_avro_timeline_files_are_named_and_the_table_recovers(tmp_path_factory: pytest.TempPathFactory,
+                                                                      kind: str, damage: str, cut: int,
+                                                                      noise: bytes) -> None:
+    """Every error names the damaged file; reads are exact where they go on; the named fix leaves a
+    table that reads, writes, compacts and cleans."""
+    import shutil
+
+    from hoodie.services.clean import run_clean
+
+    template, name, inst = _template(kind, tmp_path_factory)
+    path = str(tmp_path_factory.mktemp("damaged") / "t")
+    shutil.copytree(template, path, symlinks=True)
+    expected = snapshot(template)
+    damaged = os.path.join(path, ".hoodie", name)
+    with open(damaged, "rb") as fh:
+        good = fh.read()
+    with open(damaged, "wb") as fh:
+        fh.write(_damage(good, damage, cut, noise))
+    s = Setup()
+
+    def named(e: BaseException) -> None:
+        assert damaged in str(e), f"{type(e).__name__}: {e}"
+
+    try:
+        assert snapshot(path) == expected
+    except ValueError as e:
+        assert kind == "compaction_ran", e
+        named(e)
+    try:
+        write(path, "upsert", [(9, 1, 9)], s)  # its automatic clean drops a damaged pending clean
+        wrote = True
+    except ValueError as e:
+        assert kind in ("compaction", "compaction_ran"), e
+        named(e)
+        wrote = False
+    # The fix the message names (the write rolled a failed replacecommit back already).
+    if kind in ("compaction", "compaction_ran", "replacecommit") and HoodieTable(path).timeline.get(inst):
+        rollback(path, inst)
+    if not wrote:
+        write(path, "upsert", [(9, 1, 9)], s)
+    assert not HoodieTable(path).timeline.pending().by_actions("compaction", "clean", "replacecommit")
+    after = snapshot(path)
+    assert set(expected) <= set(after) and len(after) == len(expected) + 1
+    run_compaction(path, schedule_compaction(path, UNBOUNDED))
+    run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"})
+    assert snapshot(path) == after
+    assert rows(read_hudi_rs(path)) == after

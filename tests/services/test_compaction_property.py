@@ -9,11 +9,15 @@
   >= W, is compacted); with a complete threshold T and no late writes, the same holds for event
   times <= T;
 * exact split: every row the compaction adds to the read-optimized view has event time <= T;
-* a clean keeping one file version afterwards changes no read (links made from links survive it).
+* a clean keeping one file version afterwards changes no read (links made from links survive it);
+* rollbacks interleaved with writes, failed writes and compactions: a rollback of a write a pending
+  plan includes is refused without changing a file, a removed plan changes no read, and nothing is
+  left wedged (issue 12, item 14).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -186,7 +190,7 @@ step = st.one_of(
 
 def _files(path: str) -> dict[str, bytes]:
     out = {}
-    for root, _, files in __import__("os").walk(path):
+    for root, _, files in os.walk(path):
         for f in files:
             p = f"{root}/{f}"
             with open(p, "rb") as fh:
@@ -279,7 +283,7 @@ def _run_interleaved(s: Setup, steps: list) -> dict[str, int]:
         shutil.rmtree(d, ignore_errors=True)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(setups, st.lists(step, min_size=2, max_size=10))
 def test_rollbacks_interleaved_with_compactions(s: Setup, steps: list) -> None:
     _run_interleaved(s, steps)

@@ -48,8 +48,8 @@ def damaged_file_fix(base_uri: str, inst: I.Instant) -> str:
     if action == I.REPLACE_COMMIT:
         return f"roll the pending replacecommit back with `hoodie rollback {base_uri} {ts}`"
     if action == I.CLEAN:
-        return (f"a pending clean holds no data: delete .hoodie/{ts}.clean.requested and "
-                f".hoodie/{ts}.clean.inflight, then clean again (a new plan covers what it had not deleted)")
+        return ("a pending clean holds no data: the next clean (`hoodie clean`) drops it and plans again "
+                f"(or delete .hoodie/{ts}.clean.requested and .hoodie/{ts}.clean.inflight)")
     if action == I.ROLLBACK:
         return (f"if .hoodie/{ts}.rollback.inflight does not exist the rollback never started and the file can be "
                 "deleted; otherwise restore it from a backup")

@@ -755,11 +755,15 @@ def _finish_pending_cleans(table: HoodieTable) -> list[CleanResult]:
         try:
             plan = CleanPlan.from_avro(table.timeline.read_avro(I.Instant(inst.timestamp, I.CLEAN, I.State.REQUESTED)),
                                        table.storage)
+        except T.DamagedTimelineFileError as e:
+            # A clean deletes only files no read needs and its instant holds no data; under the lock
+            # a pending one is a crashed run. Its plan is lost: drop it, the next plan covers the rest.
+            log.warning("%s is damaged (%s): dropping that interrupted clean %s; the new clean plan covers "
+                        "what it had not deleted", e.path, e.problem, inst.timestamp)
+            T.delete_instant_files(table.storage, inst.timestamp, I.CLEAN, [State.INFLIGHT, State.REQUESTED])
+            continue
         except ValueError as e:
-            # A damaged file's error names it and the fix; a readable plan that does not parse gets the same fix.
-            raise CleanError(f"the pending clean {inst.timestamp} has an unreadable plan: {e}"
-                             if isinstance(e, T.DamagedTimelineFileError) else
-                             f"the pending clean {inst.timestamp} has an unreadable plan "
+            raise CleanError(f"the pending clean {inst.timestamp} has an unreadable plan "
                              f"{table.storage.uri(T.METAFOLDER + '/' + inst.requested_file_name)} ({e}); "
                              + T.damaged_file_fix(table.storage.uri(), inst)) from None
         if inst.is_requested:
