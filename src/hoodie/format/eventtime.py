@@ -216,7 +216,8 @@ def _strings_to_millis(arr: pa.Array, field_name: str, unit: str) -> pa.Array:
                 raise EventTimeError(f"event time field {field_name!r}: {why}")
             out.append(_int_to_millis(v, unit))
         else:
-            out.append(parse_iso_millis(s, f"event time field {field_name!r} value"))
+            out.append(parse_iso_millis(s, f"event time field {field_name!r} value",
+                                        f"an epoch number ({UNIT_KEY}={unit})"))
     return pa.array(out, pa.int64())
 
 
@@ -228,9 +229,10 @@ def _int_to_millis(v: int, unit: str) -> int:
     return v // (1_000 if unit == "MICROSECONDS" else 1_000_000)  # // rounds down, like the arrays
 
 
-def parse_iso_millis(s: str, what: str = "value") -> int:
+def parse_iso_millis(s: str, what: str = "value", number: str = "epoch milliseconds") -> int:
     """Epoch milliseconds of an ISO-8601 date or date-time (``Z`` or offset; naive means UTC),
-    rounded down, computed exactly (no floating point)."""
+    rounded down, computed exactly (no floating point). ``number`` names the numeric form the
+    caller also accepts, for the error message."""
     text = s.strip()
     if text.endswith("Z"):
         text = text[:-1] + "+00:00"
@@ -238,7 +240,7 @@ def parse_iso_millis(s: str, what: str = "value") -> int:
         dt = _dt.datetime.fromisoformat(text)
     except ValueError:
         raise EventTimeError(
-            f"{what} {s!r} is neither an epoch number nor ISO-8601 (e.g. 2024-05-01T12:00:00Z)"
+            f"{what} {s!r} is neither {number} nor ISO-8601 (e.g. 2024-05-01T12:00:00Z)"
         ) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=_dt.timezone.utc)
