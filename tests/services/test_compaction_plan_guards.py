@@ -93,7 +93,7 @@ def _names_file(e: BaseException, path: str) -> bool:
 
 @pytest.mark.parametrize("kind", ["zero", "truncated", "garbage"])
 def test_damaged_compaction_requested_reads_with_warning_and_rollback_removes_it(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture, kind: str) -> None:
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture, kind: str) -> None:
     """Issue 12 item 15: a zero-byte/truncated/garbage plan once failed every read naming no file."""
     from hoodie.services.clean import run_clean
 
@@ -112,6 +112,11 @@ def test_damaged_compaction_requested_reads_with_warning_and_rollback_removes_it
     with caplog.at_level("WARNING"):
         assert snapshot(path) == expected
     assert plan_file in caplog.text and f"hoodie rollback {path} {c}" in caplog.text
+    from hoodie.interfaces.cli import main
+
+    assert main(["compaction", "show", path]) == 0  # the place a user looks: lists it, does not fail
+    out = capsys.readouterr().out
+    assert "DAMAGED PLAN" in out and plan_file in out
     tree = _tree(path)
     # Writes route updates by the plan, a clean must keep the slices it reads, the compaction needs it.
     for action in (lambda: write(path, "upsert", [(3, 1, 3)], s), lambda: run_clean(path),

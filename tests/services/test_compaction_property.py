@@ -183,6 +183,7 @@ step = st.one_of(
     st.tuples(st.just("failed_write"), st.lists(row, min_size=1, max_size=3)),
     st.tuples(st.just("schedule"), st.one_of(st.none(), st.integers(-1, 70))),  # None: full, else threshold
     st.tuples(st.just("run"), st.sampled_from(["symlink", "copy"])),
+    st.tuples(st.just("crashed_run"), st.sampled_from(["symlink", "copy"])),  # left inflight with its files
     st.tuples(st.just("rollback_latest"), st.none()),
     st.tuples(st.just("rollback_plan"), st.none()),
 )
@@ -213,6 +214,15 @@ def _failed_write(path: str, rs: list[tuple[int, int, int]], s: Setup) -> str:
     return inflight.timestamp
 
 
+def _crashing_executor(tasks: list) -> list:
+    """Runs every operation (base files, split files written) and then dies before the commit."""
+    from hoodie.services.compaction import execute_task
+
+    for t in tasks:
+        execute_task(t)
+    raise RuntimeError("executor lost before the commit")
+
+
 def _run_interleaved(s: Setup, steps: list) -> dict[str, int]:
     """Run the steps; returns how often each outcome happened (refused rollbacks, moved logs...)."""
     from hoodie.format import instant as I
@@ -239,6 +249,14 @@ def _run_interleaved(s: Setup, steps: list) -> dict[str, int]:
             elif kind == "run":
                 if HoodieTable(path).timeline.pending_compactions():
                     run(path, None, {"hoodie.compaction.partial.link.mode": arg})
+            elif kind == "crashed_run":
+                pending = HoodieTable(path).timeline.pending_compactions().instants
+                if pending:
+                    try:
+                        run(path, pending[0].timestamp, {"hoodie.compaction.partial.link.mode": arg},
+                            executor=_crashing_executor)
+                    except RuntimeError:
+                        seen["crashed"] = seen.get("crashed", 0) + 1
             elif kind == "rollback_latest":
                 tl = HoodieTable(path).timeline
                 latest = tl.completed_writes().last()
@@ -295,3 +313,14 @@ def test_example_rollback_of_planned_write_is_refused_and_plan_removal_moves_lat
                                 ("write", ("upsert", [(1, 20, 2), (2, 5, 3)])), ("rollback_plan", None),
                                 ("rollback_latest", None), ("rollback_latest", None)])
     assert seen == {"refused": 1, "moved": 1}
+
+
+def test_example_plan_removed_after_a_crashed_partial_run() -> None:
+    """Links (or copies) and base files of a run that died are deleted with the plan; the write on
+    top moves back; the write the plan included can then be rolled back."""
+    s = Setup(ordering=True)
+    seen = _run_interleaved(s, [("write", ("upsert", [(1, 10, 1)])), ("write", ("upsert", [(2, 50, 2)])),
+                                ("schedule", 20), ("write", ("upsert", [(1, 30, 3)])), ("crashed_run", "copy"),
+                                ("rollback_plan", None), ("rollback_latest", None), ("rollback_latest", None),
+                                ("rollback_latest", None)])
+    assert seen == {"crashed": 1, "moved": 1}
