@@ -139,3 +139,13 @@ def test_ranges_recorded_in_another_unit_are_reported_not_used(tmp_path: Path, f
     # The way out the message names: one compaction that does not read event times.
     run_compaction(path, schedule_compaction(path, UNBOUNDED))
     assert "problem" not in freshness(path)["watermark"]
+
+
+def test_threshold_in_another_unit_is_refused() -> None:
+    """hoodie.compaction.event.time.threshold is epoch milliseconds: seconds would be January 1970."""
+    from hoodie.services.compaction.config import CompactionConfigError, parse_threshold
+
+    with pytest.raises(CompactionConfigError, match="threshold=1714521600 .*1970-01-20.*looks like SECONDS"):
+        parse_threshold("1714521600")
+    assert parse_threshold("1714521600000") == OLD_MS - 12 * 3_600_000
+    assert parse_threshold("2024-05-01T12:00:00Z") == OLD_MS

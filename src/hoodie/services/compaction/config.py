@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from hoodie.format.bloom import BloomSpec
-from hoodie.format.eventtime import DEFAULT_UNIT, EventTimeError, parse_iso_millis, parse_unit
+from hoodie.format.eventtime import (
+    DEFAULT_UNIT, EventTimeError, describe_millis, implausible, looks_like, parse_iso_millis, parse_unit,
+)
 from hoodie.format.eventtime import UNIT_KEY as EVENT_TIME_UNIT
 
 # -- Hudi keys (table-services-upstream.md §2.4, §2.5) ------------------------------------------
@@ -110,7 +112,14 @@ def parse_threshold(value: str, key: str = EVENT_TIME_THRESHOLD) -> int:
     """An explicit event-time threshold: epoch milliseconds, or ISO-8601 (naive means UTC)."""
     s = str(value).strip()
     if s.lstrip("-").isdigit():
-        return int(s)
+        v = int(s)
+        if implausible(v, DEFAULT_UNIT) is not None:
+            # A threshold in seconds would be read as January 1970 (nothing compacted, a false T).
+            other = looks_like(v, DEFAULT_UNIT)
+            hint = f"; it looks like {other}" if other else ""
+            raise CompactionConfigError(f"{key}={s} read as epoch milliseconds is {describe_millis(v)}{hint}: give "
+                                        "epoch milliseconds or ISO-8601 (e.g. 2024-05-01T00:00:00Z)")
+        return v
     try:
         return parse_iso_millis(s, key)
     except EventTimeError as e:
