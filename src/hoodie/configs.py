@@ -70,6 +70,10 @@ define("hoodie.datasource.write.payload.class", None,
        "DefaultHoodieRecordPayload (ordering-field ordering; the default with a precombine field).", W)
 define("hoodie.payload.event.time.field", None,
        "Event-time column: min/max event time go into write stats and log block headers.", W)
+define("hoodie.payload.event.time.unit", "MILLISECONDS",
+       "Unit of a numeric event-time column (int, long, double, decimal, digit strings): SECONDS, "
+       "MILLISECONDS (Hudi's), MICROSECONDS or NANOSECONDS. Timestamp and date columns are converted by "
+       "their type. A number that is a 1971-2200 time only in another unit is refused, naming that unit.", W)
 define("hoodie.logfile.data.block.format", "avro", "Log data block format: avro or parquet.", W)
 define("hoodie.parquet.max.file.size", str(120 * 1024 * 1024), "Target base file size in bytes.", W)
 define("hoodie.parquet.small.file.limit", str(100 * 1024 * 1024),

@@ -9,11 +9,15 @@
   >= W, is compacted); with a complete threshold T and no late writes, the same holds for event
   times <= T;
 * exact split: every row the compaction adds to the read-optimized view has event time <= T;
-* a clean keeping one file version afterwards changes no read (links made from links survive it).
+* a clean keeping one file version afterwards changes no read (links made from links survive it);
+* rollbacks interleaved with writes, failed writes and compactions: a rollback of a write a pending
+  plan includes is refused without changing a file, a removed plan changes no read, and nothing is
+  left wedged (issue 12, item 14).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -164,3 +168,159 @@ def test_example_clean_after_links_of_links() -> None:
     _run(Scenario(s, [("upsert", [(1, 3, 1)]), ("upsert", [(2, 10, 2)]), ("delete", [(3, 45, 0)]),
                       ("upsert", [(1, 50, 4)])],
                   (5, False), [], 20, False, "symlink"))
+
+
+# -- rollbacks interleaved with compactions (issue 12, item 14) ---------------------------------
+#
+# Random sequences of writes, failed writes, compaction scheduling (full and partial), runs, rollbacks
+# of the latest write (which a pending plan may include) and removals of pending plans. Model: the
+# snapshot after each committed write, so a rollback must bring back the one before it; compactions
+# and plan removals change no read; a refused rollback changes no file. At the end a full compaction
+# and the most aggressive clean must still work (the wedge once left by rolling back a planned write).
+
+step = st.one_of(
+    st.tuples(st.just("write"), op),
+    st.tuples(st.just("failed_write"), st.lists(row, min_size=1, max_size=3)),
+    st.tuples(st.just("schedule"), st.one_of(st.none(), st.integers(-1, 70))),  # None: full, else threshold
+    st.tuples(st.just("run"), st.sampled_from(["symlink", "copy"])),
+    st.tuples(st.just("crashed_run"), st.sampled_from(["symlink", "copy"])),  # left inflight with its files
+    st.tuples(st.just("rollback_latest"), st.none()),
+    st.tuples(st.just("rollback_plan"), st.none()),
+)
+
+
+def _files(path: str) -> dict[str, bytes]:
+    out = {}
+    for root, _, files in os.walk(path):
+        for f in files:
+            p = f"{root}/{f}"
+            with open(p, "rb") as fh:
+                out[p] = fh.read()
+    return out
+
+
+def _failed_write(path: str, rs: list[tuple[int, int, int]], s: Setup) -> str:
+    from hoodie.format import writer as W
+    from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
+    from tests.services.test_compaction_support import batch, options
+
+    table = HoodieTable(path)
+    cfg = WriteConfig.from_options(options(s, "upsert"), table)
+    inflight = W.start_commit(table, W.write_action_for(table), operation_type="UPSERT")
+    plan = plan_write(table, prepare_records(batch(rs, s), cfg), cfg, inflight.timestamp, table.avro_schema())
+    for i, w in enumerate(plan.work):
+        execute_file_group(table, w, instant=inflight.timestamp, avro_schema=table.avro_schema(), cfg=cfg,
+                           token=N.write_token(i, 9, i))
+    return inflight.timestamp
+
+
+def _crashing_executor(tasks: list) -> list:
+    """Runs every operation (base files, split files written) and then dies before the commit."""
+    from hoodie.services.compaction import execute_task
+
+    for t in tasks:
+        execute_task(t)
+    raise RuntimeError("executor lost before the commit")
+
+
+def _run_interleaved(s: Setup, steps: list) -> dict[str, int]:
+    """Run the steps; returns how often each outcome happened (refused rollbacks, moved logs...)."""
+    from hoodie.format import instant as I
+    from hoodie.services.compaction import run_compaction as run
+    from hoodie.services.rollback import RollbackError, rollback
+    from tests.services.test_compaction_support import UNBOUNDED
+
+    d = tempfile.mkdtemp(prefix="hoodie_rollback_prop_")
+    try:
+        path = f"{d}/t"
+        first = write(path, "upsert", [(k, 0, k) for k in range(4)], s)
+        history: list[tuple[str, list]] = [(first, [])]  # (write instant, snapshot before it)
+        seen: dict[str, int] = {}
+        for kind, arg in steps:
+            before = snapshot(path)
+            if kind == "write":
+                history.append((write(path, arg[0], arg[1], s), before))
+            elif kind == "failed_write":
+                _failed_write(path, arg, s)
+                assert snapshot(path) == before, "a failed write is visible"
+            elif kind == "schedule":
+                cfg = UNBOUNDED if arg is None else event_time_config(arg)
+                schedule_compaction_result(path, cfg)
+            elif kind == "run":
+                if HoodieTable(path).timeline.pending_compactions():
+                    run(path, None, {"hoodie.compaction.partial.link.mode": arg})
+            elif kind == "crashed_run":
+                pending = HoodieTable(path).timeline.pending_compactions().instants
+                if pending:
+                    try:
+                        run(path, pending[0].timestamp, {"hoodie.compaction.partial.link.mode": arg},
+                            executor=_crashing_executor)
+                    except RuntimeError:
+                        seen["crashed"] = seen.get("crashed", 0) + 1
+            elif kind == "rollback_latest":
+                tl = HoodieTable(path).timeline
+                latest = tl.completed_writes().last()
+                if latest is None or tl.is_compaction_commit(latest):
+                    continue
+                files = _files(path)
+                try:
+                    rollback(path, latest.timestamp)
+                except RollbackError as e:
+                    pending = [c.timestamp for c in tl.pending_compactions().instants]
+                    assert any(c in str(e) for c in pending) and "hoodie rollback" in str(e), e
+                    assert _files(path) == files, "a refused rollback changed files"
+                    seen["refused"] = seen.get("refused", 0) + 1
+                    continue
+                inst, prior = history.pop()
+                assert inst == latest.timestamp
+                assert snapshot(path) == prior, "the rollback did not bring back the previous state"
+                continue
+            elif kind == "rollback_plan":
+                pending = HoodieTable(path).timeline.pending_compactions().instants
+                if not pending:
+                    continue
+                res = rollback(path, pending[-1].timestamp)
+                seen["moved"] = seen.get("moved", 0) + len(res.moved_files)
+                tl = HoodieTable(path).timeline
+                assert tl.get(pending[-1].timestamp) is None and not tl.pending().by_actions(I.DELTA_COMMIT)
+            if kind != "write":
+                assert snapshot(path) == before, f"{kind} changed the snapshot"
+        # Nothing is wedged: every pending plan runs, a full compaction and a clean change no read.
+        final = snapshot(path)
+        run(path)
+        assert snapshot(path) == final
+        c = schedule_compaction_result(path, UNBOUNDED).instant
+        if c is not None:
+            run(path, c)
+        run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                         "hoodie.cleaner.fileversions.retained": "1"})
+        assert snapshot(path) == final
+        assert rows(read_hudi_rs(path)) == final
+        return seen
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(setups, st.lists(step, min_size=2, max_size=10))
+def test_rollbacks_interleaved_with_compactions(s: Setup, steps: list) -> None:
+    _run_interleaved(s, steps)
+
+
+def test_example_rollback_of_planned_write_is_refused_and_plan_removal_moves_later_logs() -> None:
+    s = Setup(ordering=True)
+    seen = _run_interleaved(s, [("write", ("upsert", [(1, 10, 1)])), ("schedule", None), ("rollback_latest", None),
+                                ("write", ("upsert", [(1, 20, 2), (2, 5, 3)])), ("rollback_plan", None),
+                                ("rollback_latest", None), ("rollback_latest", None)])
+    assert seen == {"refused": 1, "moved": 1}
+
+
+def test_example_plan_removed_after_a_crashed_partial_run() -> None:
+    """Links (or copies) and base files of a run that died are deleted with the plan; the write on
+    top moves back; the write the plan included can then be rolled back."""
+    s = Setup(ordering=True)
+    seen = _run_interleaved(s, [("write", ("upsert", [(1, 10, 1)])), ("write", ("upsert", [(2, 50, 2)])),
+                                ("schedule", 20), ("write", ("upsert", [(1, 30, 3)])), ("crashed_run", "copy"),
+                                ("rollback_plan", None), ("rollback_latest", None), ("rollback_latest", None),
+                                ("rollback_latest", None)])
+    assert seen == {"crashed": 1, "moved": 1}

@@ -34,6 +34,7 @@ from hoodie.format.batch_write import (
     WritePlan,
     _avro_schema_for,
     action_for,
+    check_compaction_plans,
     commit_delete_partitions,
     commit_write,
     execute_file_group,
@@ -116,6 +117,7 @@ def _write_locked(df, st: Storage, base_path: str, opts: dict[str, str],
     from hoodie.services.rollback import rollback_failed_writes
 
     rollback_failed_writes(table)
+    check_compaction_plans(table)
     table.reload()
     if cfg.operation == "delete_partition":
         parts = [p.strip() for p in opts.get(PARTITIONS_TO_DELETE, "").split(",") if p.strip()]

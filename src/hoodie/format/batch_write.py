@@ -22,6 +22,8 @@ from hoodie.format import instant as I
 from hoodie.format import naming as N
 from hoodie.format.bloom import BloomSpec
 from hoodie.format.commit_metadata import NULL_COMMIT, WriteStat
+from hoodie.format.eventtime import DEFAULT_UNIT, EventTimeError, event_time_millis, parse_unit
+from hoodie.format.eventtime import UNIT_KEY as EVENT_TIME_UNIT_KEY
 from hoodie.format.fsview import FileSlice, FileSystemView
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, TableError, create_table, table_exists
@@ -68,6 +70,7 @@ class WriteConfig:
     timeline_timezone: str
     combine_before_insert: bool
     bloom: BloomSpec = BloomSpec()
+    event_time_unit: str = DEFAULT_UNIT
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any], table: Optional[HoodieTable] = None) -> "WriteConfig":
@@ -127,6 +130,7 @@ class WriteConfig:
 
         try:
             bloom = BloomSpec.from_options(o)
+            ev_unit = parse_unit(get(EVENT_TIME_UNIT_KEY))
         except ValueError as e:
             raise WriteError(str(e)) from None
 
@@ -159,7 +163,21 @@ class WriteConfig:
                                    "UTC" if table is None else "LOCAL") or "UTC").upper(),
             combine_before_insert=(get("hoodie.combine.before.insert", default="false") or "").lower() == "true",
             bloom=bloom,
+            event_time_unit=ev_unit,
         )
+
+
+def check_event_times(data: pa.Table, cfg: WriteConfig) -> None:
+    """Convert the event-time column once before anything is written: a type that is no time, a
+    number in another unit than ``hoodie.payload.event.time.unit`` or a value beyond year 9999
+    stops the write here (:mod:`hoodie.format.eventtime`)."""
+    field = cfg.event_time_field
+    if not field or cfg.operation == "delete_partition" or field not in data.column_names:
+        return  # a missing column is reported by the writer, which knows whether it is needed
+    try:
+        event_time_millis(data.column(field), field, cfg.event_time_unit)
+    except EventTimeError as e:
+        raise WriteError(f"{e} (nothing was written)") from None
 
 
 def prepare_records(data: pa.Table, cfg: WriteConfig) -> pa.Table:
@@ -167,6 +185,7 @@ def prepare_records(data: pa.Table, cfg: WriteConfig) -> pa.Table:
     from hoodie.format.keygen import key_generator_from_config
 
     body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS or c == "_hoodie_operation"])
+    check_event_times(body, cfg)
     kg = key_generator_from_config(cfg.keygen_props)
     keys = kg.record_keys(body)
     parts = kg.partition_paths(body)
@@ -303,6 +322,14 @@ def _slice_keys(table: HoodieTable, sl: FileSlice) -> pa.Array:
     return slice_record_keys(table, sl)
 
 
+def check_compaction_plans(table: HoodieTable) -> None:
+    """Read every pending compaction plan of a MERGE_ON_READ table before a write starts: updates are
+    routed by them, so a damaged plan file stops the write before anything is written (the error
+    names the file and how to remove the plan)."""
+    if table.is_mor:
+        FileSystemView(table.storage, table.reload().timeline).pending_compaction_file_groups()
+
+
 def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant: str,
                avro_schema: dict) -> WritePlan:
     """Tag records against the table and group them into per-file-group work."""
@@ -429,6 +456,7 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
                                   partition_paths=w.partition, file_name=name, task_partition_id=task_partition_id)
         return W.write_base_file(storage, partition=w.partition, file_id=w.file_id, instant=instant, token=token,
                                  records=recs, num_inserts=recs.num_rows, event_time_field=cfg.event_time_field,
+                                 event_time_unit=cfg.event_time_unit,
                                  codec=cfg.parquet_codec, bloom=cfg.bloom)
     if w.kind == "append":
         write = W.LogWrite()
@@ -446,7 +474,8 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
                                 base_instant=w.base_instant or instant, instant=instant, token=token,
                                 write=write, avro_schema=avro_schema, base_file_name=w.base_file or "",
                                 slice_log_files=w.log_files, block_format=cfg.block_format,
-                                event_time_field=cfg.event_time_field, reserved_up_to=w.reserved_log_version)
+                                event_time_field=cfg.event_time_field, event_time_unit=cfg.event_time_unit,
+                                reserved_up_to=w.reserved_log_version)
         stat.num_update_writes = n_up
         return stat
     # COW merge: rewrite the file group's latest base file with updates applied and deletes removed.
@@ -490,6 +519,7 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
                              records=merged, prev_commit=w.base_instant or NULL_COMMIT,
                              num_updates=max(0, n_up - w.num_inserts), num_inserts=w.num_inserts,
                              num_deletes=n_del, event_time_field=cfg.event_time_field,
+                             event_time_unit=cfg.event_time_unit,
                              codec=cfg.parquet_codec, bloom=cfg.bloom)
 
 
@@ -626,6 +656,7 @@ def _write_arrow_locked(st: Storage, base_path: str, data: pa.Table, options: Ma
 
     check_inline_options(options, cfg.table_type == "MERGE_ON_READ", existing.props if existing else None)
     body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS])
+    check_event_times(body, cfg)  # before a new table is created
     if cfg.operation in ("delete", "delete_partition") and existing is not None:
         avro_schema = existing.avro_schema()
     else:
@@ -635,6 +666,7 @@ def _write_arrow_locked(st: Storage, base_path: str, data: pa.Table, options: Ma
     from hoodie.services.rollback import rollback_failed_writes
 
     rollback_failed_writes(table)
+    check_compaction_plans(table)
     if cfg.operation == "delete_partition":
         return table, commit_delete_partitions(table, partitions_to_delete(options, records), instant)
     inflight = W.start_commit(table, action_for(table, cfg.operation), instant,
@@ -659,5 +691,5 @@ def _write_arrow_locked(st: Storage, base_path: str, data: pa.Table, options: Ma
                   int((time.monotonic() - started) * 1000), options)
     return table, inflight.timestamp
 
-__all__ = ["WriteConfig", "WriteError", "plan_write", "execute_file_group", "commit_write", "write_arrow",
+__all__ = ["WriteConfig", "WriteError", "check_compaction_plans", "plan_write", "execute_file_group", "commit_write", "write_arrow",
            "prepare_records", "dedupe", "evolve_schema", "open_or_create", "FileGroupWork", "WritePlan"]

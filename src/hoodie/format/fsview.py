@@ -14,13 +14,18 @@ Reference: ``hudi-v6-format.md`` §3.8. Rules implemented here:
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from hoodie.format import instant as I
 from hoodie.format import naming as N
 from hoodie.format.storage import FileStatus, Storage
-from hoodie.format.timeline import METAFOLDER, Timeline
+from hoodie.format.timeline import METAFOLDER, DamagedTimelineFileError, Timeline
+
+log = logging.getLogger(__name__)
+# Damaged plan files already warned about in this process (one warning each, not one per view).
+_WARNED_DAMAGED: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -187,9 +192,11 @@ class FileSystemView:
                     continue  # CDC logs carry no table data
                 fg = groups.setdefault(lp.file_id, FileGroup(partition, lp.file_id))
                 fg.slice_for(lp.base_instant).log_files.append(LogFile(partition, name, lp, st.size))
-        # A pending compaction opens a new (possibly empty) slice in each planned group.
+        # A pending compaction opens a new (possibly empty) slice in each planned group. Without its
+        # plan (damaged file) only the slices holding files are known: an empty one changes no read
+        # (a merged read of it is the previous slice, and the read-optimized view skips it).
         for c in sorted(self._pending_compaction):
-            for op in self._compaction_ops(c):
+            for op in self._compaction_ops(c, required=False):
                 if (op.get("partitionPath") or "") != partition:
                     continue
                 fid = op.get("fileId")
@@ -198,15 +205,36 @@ class FileSystemView:
         self._groups[partition] = groups
         return groups
 
-    def _compaction_ops(self, instant: str) -> list[dict]:
+    def _compaction_ops(self, instant: str, *, required: bool = True) -> list[dict]:
+        """The operations of pending compaction ``instant``'s plan.
+
+        A damaged plan file raises :class:`~hoodie.format.timeline.DamagedTimelineFileError` when
+        ``required``; otherwise it counts as no operations, with a warning naming the file. Callers
+        pass ``required=False`` only where that is still exact (see :meth:`file_groups`).
+        """
         cache = self.__dict__.setdefault("_plan_cache", {})
         if instant not in cache:
-            plan = self.timeline.compaction_plan(instant)
-            cache[instant] = plan.get("operations") or []
-        return cache[instant]
+            try:
+                cache[instant] = self.timeline.compaction_plan(instant).get("operations") or []
+            except DamagedTimelineFileError as e:
+                cache[instant] = e
+        got = cache[instant]
+        if isinstance(got, DamagedTimelineFileError):
+            if required:
+                raise got
+            if got.path not in _WARNED_DAMAGED:
+                _WARNED_DAMAGED.add(got.path)
+                log.warning("%s is damaged (%s); reading without it: it has not run, so its file slices hold only "
+                            "log files writers added. %s", got.path, got.problem, got.fix)
+            return []
+        return got
+
+    def _never_ran(self, instant: str) -> bool:
+        return not self.timeline.has_file(I.instant_file_name(instant, I.COMPACTION, I.State.INFLIGHT))
 
     def pending_compaction_file_groups(self) -> dict[tuple[str, str], str]:
-        """(partition, fileId) -> pending compaction instant."""
+        """(partition, fileId) -> pending compaction instant (writers route updates by it, so a
+        damaged plan raises)."""
         out: dict[tuple[str, str], str] = {}
         for c in sorted(self._pending_compaction):
             for op in self._compaction_ops(c):
@@ -215,10 +243,15 @@ class FileSystemView:
 
     def reserved_log_versions(self) -> dict[tuple[str, str], tuple[str, int]]:
         """(partition, fileId) -> (pending compaction instant C, highest log version its plan
-        reserves in the slice at C). See :func:`reserved_log_version`."""
+        reserves in the slice at C). See :func:`reserved_log_version`.
+
+        A damaged plan of a compaction that never ran (no inflight file) reserves nothing that
+        exists yet and is skipped; one that ran may have left outputs only its plan identifies, so
+        it raises.
+        """
         out: dict[tuple[str, str], tuple[str, int]] = {}
         for c in sorted(self._pending_compaction):
-            for op in self._compaction_ops(c):
+            for op in self._compaction_ops(c, required=not self._never_ran(c)):
                 v = reserved_log_version(op)
                 if v:
                     out[(op.get("partitionPath") or "", op.get("fileId") or "")] = (c, v)

@@ -23,6 +23,40 @@ class TimelineError(Exception):
     """A timeline operation is not allowed (wrong state, instant exists, ...)."""
 
 
+class DamagedTimelineFileError(ValueError):
+    """An Avro timeline file (a plan or a service's metadata) is empty, truncated or not Avro.
+
+    A ``ValueError`` (callers that skip unreadable pending metadata catch that); the message names
+    the file, the problem and what to do. ``path`` is the file's full URI.
+    """
+
+    def __init__(self, path: str, instant: I.Instant, problem: str, fix: str) -> None:
+        super().__init__(f"{path} is damaged ({problem}); {fix}")
+        self.path = path
+        self.instant = instant
+        self.problem = problem
+        self.fix = fix
+
+
+def damaged_file_fix(base_uri: str, inst: I.Instant) -> str:
+    """What to do about a damaged Avro timeline file of ``inst``."""
+    ts, action = inst.timestamp, inst.action
+    if inst.is_completed:
+        return "restore it from a backup: it records a completed action and cannot be rebuilt"
+    if action == I.COMPACTION:
+        return (f"remove the pending compaction with `hoodie rollback {base_uri} {ts}` (its outputs are deleted, "
+                "logs written on top of it move back to their previous file slices), then schedule a new one")
+    if action == I.REPLACE_COMMIT:
+        return f"roll the pending replacecommit back with `hoodie rollback {base_uri} {ts}`"
+    if action == I.CLEAN:
+        return ("a pending clean holds no data: the next clean (`hoodie clean`) drops it and plans again "
+                f"(or delete .hoodie/{ts}.clean.requested and .hoodie/{ts}.clean.inflight)")
+    if action == I.ROLLBACK:
+        return (f"if .hoodie/{ts}.rollback.inflight does not exist the rollback never started and the file can be "
+                "deleted; otherwise restore it from a backup")
+    return "restore it from a backup, or remove the pending instant with the tool that created it"
+
+
 def _collapse(instants: Iterable[Instant]) -> list[Instant]:
     """Keep the highest state per (timestamp, comparable action), as Hudi's layout v1 does."""
     best: dict[tuple[str, str], Instant] = {}
@@ -164,19 +198,30 @@ class Timeline:
         """Parsed JSON metadata of a completed (or inflight) commit-like instant."""
         return _read_commit_metadata(self._storage_or_fail(), inst.file_name)
 
-    def avro_metadata(self, inst: Instant) -> dict:
-        """Parsed Avro metadata of an instant file (plans, clean/rollback metadata)."""
+    def read_avro(self, inst: Instant) -> dict:
+        """The Avro record of ``inst``'s own file (its state's file: a plan for a requested instant).
+
+        Raises:
+            FileNotFoundError: the file is gone.
+            DamagedTimelineFileError: the file is empty, truncated or not Avro (names the file and the fix).
+        """
         from hoodie.format.plans import read_avro_metadata
 
-        return read_avro_metadata(self.read_file(inst.file_name))
+        storage = self._storage_or_fail()
+        data = self.read_file(inst.file_name)
+        try:
+            return read_avro_metadata(data)
+        except ValueError as e:
+            raise DamagedTimelineFileError(storage.uri(f"{METAFOLDER}/{inst.file_name}"), inst, str(e),
+                                           damaged_file_fix(storage.uri(), inst)) from None
+
+    def avro_metadata(self, inst: Instant) -> dict:
+        """Parsed Avro metadata of an instant file (plans, clean/rollback metadata); see :meth:`read_avro`."""
+        return self.read_avro(inst)
 
     def compaction_plan(self, timestamp: str) -> dict:
-        """The compaction plan, always read from ``<t>.compaction.requested``."""
-        from hoodie.format.plans import read_avro_metadata
-
-        return read_avro_metadata(
-            self.read_file(I.instant_file_name(timestamp, I.COMPACTION, State.REQUESTED))
-        )
+        """The compaction plan, always read from ``<t>.compaction.requested``; see :meth:`read_avro`."""
+        return self.read_avro(Instant(timestamp, I.COMPACTION, State.REQUESTED))
 
 
 @functools.lru_cache(maxsize=4096)

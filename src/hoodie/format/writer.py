@@ -21,7 +21,7 @@ from hoodie.format import instant as I
 from hoodie.format import naming as N
 from hoodie.format.bloom import BloomFilter, BloomSpec
 from hoodie.format.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
-from hoodie.format.eventtime import min_max_millis
+from hoodie.format.eventtime import DEFAULT_UNIT, min_max_millis
 from hoodie.format.instant import Instant, State
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, write_partition_metadata
@@ -98,7 +98,8 @@ def _key_min_max(keys: pa.ChunkedArray) -> tuple[Optional[str], Optional[str]]:
     return mm["min"].as_py(), mm["max"].as_py()
 
 
-def _event_range(records: pa.Table, event_time_field: Optional[str]) -> Optional[tuple[int, int]]:
+def _event_range(records: pa.Table, event_time_field: Optional[str],
+                 unit: str = DEFAULT_UNIT) -> Optional[tuple[int, int]]:
     if not event_time_field:
         return None
     if event_time_field not in records.column_names:
@@ -106,7 +107,7 @@ def _event_range(records: pa.Table, event_time_field: Optional[str]) -> Optional
             f"event time field {event_time_field!r} (hoodie.payload.event.time.field) is not a "
             f"column of the data (columns: {', '.join(records.column_names)})"
         )
-    return min_max_millis(records.column(event_time_field), event_time_field)
+    return min_max_millis(records.column(event_time_field), event_time_field, unit)
 
 
 MARKER_DIR = ".hoodie/.temp"
@@ -164,7 +165,8 @@ def write_base_file(storage: Storage, *, partition: str, file_id: str, instant: 
                     records: pa.Table, prev_commit: str = NULL_COMMIT, num_inserts: int = 0,
                     num_updates: int = 0, num_deletes: int = 0,
                     event_time_field: Optional[str] = None,
-                    codec: str = DEFAULT_PARQUET_CODEC, bloom: Optional[BloomSpec] = None) -> WriteStat:
+                    codec: str = DEFAULT_PARQUET_CODEC, bloom: Optional[BloomSpec] = None,
+                    event_time_unit: str = DEFAULT_UNIT) -> WriteStat:
     """Write ``<fileId>_<token>_<instant>.parquet`` holding ``records`` (meta columns included).
 
     The footer carries the record-key range and a bloom filter of the keys (``bloom``, Hudi's
@@ -184,7 +186,7 @@ def write_base_file(storage: Storage, *, partition: str, file_id: str, instant: 
     if kmin is not None:
         extra.update({"hoodie_min_record_key": kmin, "hoodie_max_record_key": kmax})
     size = write_parquet(storage, rel, records, codec=codec, extra_metadata=extra)
-    ev = _event_range(records, event_time_field)
+    ev = _event_range(records, event_time_field, event_time_unit)
     elapsed = int((time.monotonic() - started) * 1000)
     return WriteStat(
         file_id=file_id, path=rel, partition_path=partition, prev_commit=prev_commit,
@@ -224,12 +226,12 @@ def write_log_file(storage: Storage, *, partition: str, file_id: str, base_insta
                    base_file_name: str = "", slice_log_files: Sequence[str] = (),
                    version: Optional[int] = None, block_format: str = "avro",
                    event_time_field: Optional[str] = None, num_inserts: int = 0,
-                   reserved_up_to: int = 0) -> WriteStat:
+                   reserved_up_to: int = 0, event_time_unit: str = DEFAULT_UNIT) -> WriteStat:
     """Write a new log file for a slice with one data block and/or one delete block.
 
     ``avro_schema`` is the table schema without meta fields; the block header carries it with the
-    meta fields, plus min/max event time when ``event_time_field`` is set (see
-    docs/log-block-event-time.md). The file is created, never appended to.
+    meta fields, plus min/max event time when ``event_time_field`` is set (numbers read in
+    ``event_time_unit``; see docs/log-block-event-time.md). The file is created, never appended to.
     """
     from hoodie.format import logformat as L
 
@@ -246,7 +248,7 @@ def write_log_file(storage: Storage, *, partition: str, file_id: str, base_insta
     ev_all: list[tuple[int, int]] = []
     ev_unknown = False  # a block without a known range makes the file's range unknown
     if write.data is not None and write.data.num_rows:
-        ev = _event_range(write.data, event_time_field)
+        ev = _event_range(write.data, event_time_field, event_time_unit)
         if ev:
             ev_all.append(ev)
         elif event_time_field:
@@ -264,7 +266,7 @@ def write_log_file(storage: Storage, *, partition: str, file_id: str, base_insta
     if write.deletes is not None and write.deletes.num_rows:
         ev = None
         if "event_time" in write.deletes.column_names:
-            ev = min_max_millis(write.deletes.column("event_time"), "event_time")
+            ev = min_max_millis(write.deletes.column("event_time"), event_time_field or "event_time", event_time_unit)
             if ev is not None and write.deletes.column("event_time").null_count:
                 ev = None  # some deletes have unknown event time: the block's range is unknown
         if ev:

@@ -190,12 +190,15 @@ def _rollback(args: argparse.Namespace) -> int:
     from hoodie.services.rollback import rollback
 
     r = rollback(args.base_path, args.instant)
+    text = (f"rolled back {r.rolled_back} ({r.action}) in rollback {r.rollback_instant}: "
+            f"{len(r.deleted_files)} file(s) deleted, {len(r.command_blocks)} rollback block(s)")
+    if r.action == "compaction":
+        text += f"; plan removed, {len(r.moved_files)} log file(s) moved back to their previous file slices"
+    if r.unstashed_files:
+        text += f", {len(r.unstashed_files)} stashed file(s) of the TTL commit moved back"
     _emit(args, {"rollback_instant": r.rollback_instant, "rolled_back": r.rolled_back,
                  "deleted_files": r.deleted_files, "command_blocks": r.command_blocks,
-                 "unstashed_files": r.unstashed_files},
-          f"rolled back {r.rolled_back} ({r.action}) in rollback {r.rollback_instant}: "
-          f"{len(r.deleted_files)} file(s) deleted, {len(r.command_blocks)} rollback block(s)"
-          + (f", {len(r.unstashed_files)} stashed file(s) of the TTL commit moved back" if r.unstashed_files else ""))
+                 "unstashed_files": r.unstashed_files, "moved_files": [list(m) for m in r.moved_files]}, text)
     return 0
 
 
@@ -219,7 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true")
     c.add_argument("--set", action="append", metavar="KEY=VALUE", help="extra table property (repeatable)")
     c.set_defaults(func=_create)
-    rb = sub.add_parser("rollback", help="roll back a pending or the latest completed write (no JVM)",
+    rb = sub.add_parser("rollback", help="roll back a pending or the latest completed write, or remove a pending "
+                        "compaction plan (no JVM)",
                         epilog="example: hoodie rollback /data/t 20240501120000000")
     rb.add_argument("base_path")
     rb.add_argument("instant")

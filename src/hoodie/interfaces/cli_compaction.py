@@ -84,6 +84,7 @@ def _rollback(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     from hoodie.format.table import HoodieTable
+    from hoodie.format.timeline import DamagedTimelineFileError
     from hoodie.services.compaction import freshness
     from hoodie.services.compaction import keys as K
 
@@ -91,7 +92,12 @@ def _show(args: argparse.Namespace) -> int:
     tl = t.timeline
     pending = []
     for inst in tl.pending_compactions().instants:
-        plan = tl.compaction_plan(inst.timestamp)
+        try:
+            plan = tl.compaction_plan(inst.timestamp)
+        except DamagedTimelineFileError as e:
+            # Shown, not raised: this command is where a user looks when something is wrong.
+            pending.append({"instant": inst.timestamp, "state": inst.state.name, "damaged": str(e)})
+            continue
         ops = plan.get("operations") or []
         extra = plan.get("extraMetadata") or {}
         pending.append({"instant": inst.timestamp, "state": inst.state.name, "operations": len(ops),
@@ -111,8 +117,9 @@ def _show(args: argparse.Namespace) -> int:
                           "remaining_log_files": m.get("remainingLogFiles")})
     data = {"pending": pending, "completed": completed[-args.limit:], "freshness": freshness(t)}
     lines = [f"pending compactions: {len(pending)}"]
-    lines += [f"  {p['instant']} {p['state']:<9} {p['operations']} op(s), {p['partial_operations']} partial, "
-              f"strategy {p['strategy']}" for p in pending]
+    lines += [f"  {p['instant']} {p['state']:<9} " + (
+        f"DAMAGED PLAN: {p['damaged']}" if "damaged" in p else
+        f"{p['operations']} op(s), {p['partial_operations']} partial, strategy {p['strategy']}") for p in pending]
     lines.append(f"completed compactions: {len(completed)} (last {min(len(completed), args.limit)})")
     lines += [f"  {c['instant']} {c['operations']} op(s) {c['duration_ms']} ms, "
               f"{c['remaining_log_files']} log file(s) left" for c in completed[-args.limit:]]
@@ -128,8 +135,9 @@ def _freshness_text(f: dict) -> str:
           "complete": "none: every log block is compacted (read-optimized = snapshot)"}[w["status"]]
     tt = f"{t['iso']} ({t['epoch_ms']}) from compaction {f['threshold_instant']}" if t["epoch_ms"] is not None else "none"
     u = f["uncompacted"]
+    problem = f"\nwarning: {w['problem']}" if w.get("problem") else ""
     return (f"freshness threshold: {tt}\nwatermark: {wt}\n"
-            f"uncompacted: {u['log_files']} log file(s), {u['log_bytes']} bytes in {u['slices']} slice(s)")
+            f"uncompacted: {u['log_files']} log file(s), {u['log_bytes']} bytes in {u['slices']} slice(s){problem}")
 
 
 def _show_freshness(args: argparse.Namespace) -> int:

@@ -141,7 +141,8 @@ def _run_clean(spark: Any, a: dict[str, Any]) -> list[tuple]:
 
 
 @procedure("rollback_to_instant", [TABLE, PATH, Param("instant_time", str, required=True)],
-           "rollback_result boolean", "Roll back a pending or the latest completed write instant.")
+           "rollback_result boolean",
+           "Roll back a pending or the latest completed write instant, or remove a pending compaction plan.")
 def _rollback(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.services.rollback import rollback
 

@@ -215,7 +215,12 @@ def pending_operations(table: HoodieTable) -> PendingOperations:
     for inst in tl.pending().instants:
         ts = inst.timestamp
         if inst.action in (I.COMPACTION, I.LOG_COMPACTION):
-            plan = _requested_avro(tl, inst)
+            # Not skipped when damaged: the slices the plan reads must survive until it is removed
+            # (hoodie rollback moves logs back into them), so a service must stop here.
+            try:
+                plan = tl.read_avro(I.Instant(ts, inst.action, I.State.REQUESTED))
+            except FileNotFoundError:
+                plan = None
             label = f"{inst.action} {ts}"
             for op in (plan or {}).get("operations") or []:
                 p = op.get("partitionPath") or ""
@@ -748,12 +753,19 @@ def _finish_pending_cleans(table: HoodieTable) -> list[CleanResult]:
         started = time.monotonic()
         data = table.timeline.read_file(inst.requested_file_name)
         try:
-            plan = CleanPlan.from_avro(plans.read_avro_metadata(data), table.storage)
+            plan = CleanPlan.from_avro(table.timeline.read_avro(I.Instant(inst.timestamp, I.CLEAN, I.State.REQUESTED)),
+                                       table.storage)
+        except T.DamagedTimelineFileError as e:
+            # A clean deletes only files no read needs and its instant holds no data; under the lock
+            # a pending one is a crashed run. Its plan is lost: drop it, the next plan covers the rest.
+            log.warning("%s is damaged (%s): dropping that interrupted clean %s; the new clean plan covers "
+                        "what it had not deleted", e.path, e.problem, inst.timestamp)
+            T.delete_instant_files(table.storage, inst.timestamp, I.CLEAN, [State.INFLIGHT, State.REQUESTED])
+            continue
         except ValueError as e:
-            raise CleanError(
-                f"the pending clean {inst.timestamp} has an unreadable plan ({e}); remove "
-                f".hoodie/{inst.timestamp}.clean.requested and .hoodie/{inst.timestamp}.clean.inflight, "
-                "then clean again (a new plan covers whatever it had not deleted yet)") from None
+            raise CleanError(f"the pending clean {inst.timestamp} has an unreadable plan "
+                             f"{table.storage.uri(T.METAFOLDER + '/' + inst.requested_file_name)} ({e}); "
+                             + T.damaged_file_fix(table.storage.uri(), inst)) from None
         if inst.is_requested:
             T.transition_to_inflight(table.storage, inst, data)
         log.warning("re-executing clean %s left %s by an earlier run", inst.timestamp, inst.state.name.lower())

@@ -51,6 +51,7 @@ class RollbackResult:
     deleted_files: list[str] = field(default_factory=list)
     command_blocks: list[str] = field(default_factory=list)
     unstashed_files: list[str] = field(default_factory=list)  # a stashed TTL commit's files, moved back
+    moved_files: list[tuple[str, str]] = field(default_factory=list)  # a removed compaction plan's logs
 
 
 def _files_of_instant(table: HoodieTable, instant: str) -> tuple[list[str], list[str]]:
@@ -105,9 +106,19 @@ def rollback(base_path: str | HoodieTable, instant: str, *, storage_options: Opt
     """Roll back a pending or the latest completed write instant; returns what was done.
 
     A completed instant can be rolled back only if no later completed write exists (Hudi's rule;
-    restore to a savepoint is the tool for going further back).
+    restore to a savepoint is the tool for going further back), and not while a pending compaction
+    plan reads its files. A pending compaction instant is removed with its plan (see
+    :func:`hoodie.services.compaction.rollback.remove_compaction_plan`).
     """
     table = base_path if isinstance(base_path, HoodieTable) else HoodieTable(base_path, storage_options)
+    tl = table.reload().timeline
+    if tl.has_file(I.instant_file_name(instant, I.COMPACTION, State.REQUESTED)) and not tl.has_file(
+            I.instant_file_name(instant, I.COMMIT, State.COMPLETED)):
+        # A pending compaction (its plan may be damaged): removed like Hudi's compaction unschedule.
+        from hoodie.services.compaction.rollback import remove_compaction_plan
+
+        r = remove_compaction_plan(table, instant)
+        return RollbackResult(r.rollback_instant or "", instant, I.COMPACTION, r.deleted, [], r.moved)
     from hoodie.format.lock import TableLock
 
     # A pending instant may be a live writer's until the lock says otherwise (writers hold it).
@@ -122,8 +133,7 @@ def _rollback_locked(table: HoodieTable, instant: str, allow_completed: bool) ->
         raise RollbackError(f"no instant {instant} on the timeline of {table.base_path}; "
                             "see `hoodie show timeline`")
     if target.action == I.COMPACTION or tl.is_compaction_commit(target):
-        raise RollbackError(f"{instant} is a compaction; roll it back with the compaction service "
-                            "(hoodie compaction rollback) so its plan stays requested")
+        raise RollbackError(f"{instant} is a completed compaction; rolling it back would need a restore")
     if target.action not in ROLLBACK_ACTIONS:
         raise RollbackError(f"{instant} is a {target.action}; only commit, deltacommit and replacecommit "
                             "instants can be rolled back")
@@ -176,8 +186,12 @@ def pending_rollback_of(table: HoodieTable, instant: str) -> Optional[Instant]:
     tl = table.timeline
     for inst in tl.pending().by_actions(I.ROLLBACK).instants:
         try:
-            plan = plans.read_avro_metadata(tl.read_file(inst.requested_file_name))
-        except (FileNotFoundError, ValueError):
+            plan = tl.read_avro(Instant(inst.timestamp, I.ROLLBACK, State.REQUESTED))
+        except FileNotFoundError:
+            continue
+        except T.DamagedTimelineFileError as e:
+            # Which instant it rolls back is unknown: it cannot be resumed, and must not stop this one.
+            log.warning("%s", e)
             continue
         if (plan.get("instantToRollback") or {}).get("commitTime") == instant:
             return inst
@@ -200,12 +214,60 @@ def start_rollback(table: HoodieTable, instant: str, plan: bytes) -> Instant:
     return inflight
 
 
+def _planned_files(op: dict) -> set[str]:
+    """Paths (relative to the base path) of the files a compaction plan operation reads: its base
+    file, its log files and the targets of its planned links (names in version 2 plans, paths in 1)."""
+    part = op.get("partitionPath") or ""
+    names = [op.get("dataFilePath")] + list(op.get("deltaFilePaths") or [])
+    names += [s.get("target") for s in (op.get("symlinkOperations") or []) if isinstance(s, dict)]
+    out = set()
+    for n in names:
+        if n:
+            name = str(n).rsplit("/", 1)[-1]
+            out.add(f"{part}/{name}" if part else name)
+    return out
+
+
+def check_pending_compactions(table: HoodieTable, target: Instant, files: Iterable[str]) -> None:
+    """Refuse to roll back ``target`` when a pending compaction plan reads one of its ``files``.
+
+    Deleting such a file (or hiding its blocks behind a rollback block the plan does not list) would
+    wedge the table: the compaction fails on the missing file or brings the data back, and its own
+    rollback keeps the plan. Java Hudi refuses this rollback too. A plan only reads slices committed
+    before its instant, so only plans later than ``target`` are read.
+
+    Raises:
+        RollbackError: naming the compaction and how to get rid of it first; nothing has changed.
+    """
+    paths = set(files)
+    if not paths:
+        return
+    tl = table.timeline
+    base = table.storage.uri()
+    for c in tl.pending_compactions().after(target.timestamp).instants:
+        try:
+            plan = tl.compaction_plan(c.timestamp)
+        except T.DamagedTimelineFileError as e:
+            raise RollbackError(f"cannot roll back {target.timestamp}: pending compaction {c.timestamp} may read its "
+                                f"files, and {e}") from None
+        hit = sorted(paths & set().union(*(_planned_files(op) for op in plan.get("operations") or [])))
+        if hit:
+            raise RollbackError(
+                f"cannot roll back {target.timestamp}: pending compaction {c.timestamp} includes its file(s) "
+                f"{', '.join(hit[:3])}{' ...' if len(hit) > 3 else ''}. Run the compaction first "
+                f"(`hoodie compaction run {base} --instant {c.timestamp}`; {target.timestamp} then is no longer the latest "
+                f"write and stays), or remove the plan with `hoodie rollback {base} {c.timestamp}` and roll back "
+                f"{target.timestamp} after it. Nothing was changed")
+
+
 def _execute(table: HoodieTable, target: Instant, stash: Optional[dict] = None) -> RollbackResult:
     from hoodie.format import logformat as L
 
     storage = table.storage
     started = time.monotonic()
     to_delete, to_block = _files_of_instant(table, target.timestamp)
+    # Before anything is written (a resumed rollback has nothing left in a plan: it was checked).
+    check_pending_compactions(table, target, to_delete + to_block)
     requests = []
     by_part: dict[str, list[str]] = {}
     for p in to_delete:

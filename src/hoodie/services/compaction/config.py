@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from hoodie.format.bloom import BloomSpec
-from hoodie.format.eventtime import EventTimeError, parse_iso_millis
+from hoodie.format.eventtime import (
+    DEFAULT_UNIT, EventTimeError, describe_millis, implausible, looks_like, parse_iso_millis, parse_unit,
+)
+from hoodie.format.eventtime import UNIT_KEY as EVENT_TIME_UNIT
 
 # -- Hudi keys (table-services-upstream.md §2.4, §2.5) ------------------------------------------
 STRATEGY = "hoodie.compaction.strategy"
@@ -109,7 +112,14 @@ def parse_threshold(value: str, key: str = EVENT_TIME_THRESHOLD) -> int:
     """An explicit event-time threshold: epoch milliseconds, or ISO-8601 (naive means UTC)."""
     s = str(value).strip()
     if s.lstrip("-").isdigit():
-        return int(s)
+        v = int(s)
+        if implausible(v, DEFAULT_UNIT) is not None:
+            # A threshold in seconds would be read as January 1970 (nothing compacted, a false T).
+            other = looks_like(v, DEFAULT_UNIT)
+            hint = f"; it looks like {other}" if other else ""
+            raise CompactionConfigError(f"{key}={s} read as epoch milliseconds is {describe_millis(v)}{hint}: give "
+                                        "epoch milliseconds or ISO-8601 (e.g. 2024-05-01T00:00:00Z)")
+        return v
     try:
         return parse_iso_millis(s, key)
     except EventTimeError as e:
@@ -135,6 +145,7 @@ class CompactionConfig:
     parquet_codec: str = "snappy"
     log_block_format: str = "avro"
     event_time_field: Optional[str] = None
+    event_time_unit: str = DEFAULT_UNIT
     event_time_latency_ms: int = DEFAULT_EVENT_TIME_LATENCY_MS
     event_time_threshold_ms: Optional[int] = None
     exact_split: bool = False
@@ -168,6 +179,7 @@ class CompactionConfig:
             push = f"http://{o[HUDI_PUSHGATEWAY_HOST]}:{port}"
         try:
             bloom = BloomSpec.from_options(o)
+            unit = parse_unit(o.get(EVENT_TIME_UNIT))
         except ValueError as e:
             raise CompactionConfigError(str(e)) from None
         cfg = cls(
@@ -186,6 +198,7 @@ class CompactionConfig:
             parquet_codec=_codec(o.get(PARQUET_CODEC)),
             log_block_format=block,
             event_time_field=o.get(EVENT_TIME_FIELD) or None,
+            event_time_unit=unit,
             event_time_latency_ms=_int(o, EVENT_TIME_LATENCY_MS, DEFAULT_EVENT_TIME_LATENCY_MS, 0),
             event_time_threshold_ms=parse_threshold(threshold) if threshold not in (None, "") else None,
             exact_split=_bool(o, EVENT_TIME_EXACT_SPLIT, False),

@@ -24,6 +24,7 @@ from hoodie.format import instant as I
 from hoodie.format import links as LK
 from hoodie.format import naming as N
 from hoodie.format.commit_metadata import WriteStat
+from hoodie.format.eventtime import DEFAULT_UNIT, UNIT_KEY, describe_millis, implausible, looks_like, to_millis_float
 from hoodie.format.table import HoodieTable
 
 
@@ -161,6 +162,27 @@ class EventTimeIndex:
         return self.for_path(log.path)
 
 
+def unit_problem(path: str, r: LogEventTime) -> Optional[str]:
+    """Why the recorded range of log file ``path`` cannot be epoch milliseconds (None when it can).
+
+    Ranges are recorded in milliseconds; a range that is a 1971-2200 time only in another unit
+    was written from a column in that unit read as milliseconds (an older hoodie, or Java Hudi,
+    which reads every number as milliseconds). Planning by it would compact everything.
+    """
+    if not r.known:
+        return None
+    for v in (int(r.min_ms), int(r.max_ms)):  # type: ignore[arg-type]
+        if implausible(v, DEFAULT_UNIT) is None:
+            continue
+        other = looks_like(v, DEFAULT_UNIT)
+        seen = f"a {other} value ({describe_millis(to_millis_float(v, other))})" if other else "no epoch time in any unit"
+        return (f"log file {path} records event time {v} ms ({describe_millis(v)}), which is {seen}: it was "
+                "written from an event-time column in another unit read as milliseconds. Compact it once with a "
+                "strategy that does not read event times (e.g. --set hoodie.compaction.strategy=UnBounded), and "
+                f"write event times in milliseconds or set {UNIT_KEY} to the column's unit")
+    return None
+
+
 def min_event_time(ranges: Iterable[LogEventTime]) -> tuple[Optional[int], str]:
     """(min, status) over ranges: status ``known`` (min is set), ``unknown`` (some range is unknown)
     or ``complete`` (no data at all)."""
@@ -178,4 +200,4 @@ def min_event_time(ranges: Iterable[LogEventTime]) -> tuple[Optional[int], str]:
     return lo, "known"
 
 
-__all__ = ["LogEventTime", "EventTimeIndex", "EMPTY", "min_event_time"]
+__all__ = ["LogEventTime", "EventTimeIndex", "EMPTY", "min_event_time", "unit_problem"]

@@ -154,16 +154,17 @@ def _merge(table: HoodieTable, base: Optional[pa.Table], batches: list[LogBatch]
     return merge_commit_time(base, batches, schema)
 
 
-def _deferred_mask(t: pa.Table, field_name: str, threshold: int) -> np.ndarray:
+def _deferred_mask(t: pa.Table, field_name: str, threshold: int, unit: str) -> np.ndarray:
     """Rows whose event time is known and after the threshold (null event times stay in the base)."""
     if t.num_rows == 0:
         return np.zeros(0, dtype=bool)
-    ms = event_time_millis(t.column(field_name), field_name)
+    ms = event_time_millis(t.column(field_name), field_name, unit)
     return pc.fill_null(pc.greater(ms, threshold), False).to_numpy(zero_copy_only=False)
 
 
 def _split(table: HoodieTable, base: Optional[pa.Table], scanned: _Scanned, schema: pa.Schema,
-           field_name: str, threshold: int) -> tuple[pa.Table, pa.Table, list[tuple[str, pa.Table, Optional[tuple[int, int]]]]]:
+           field_name: str, threshold: int,
+           unit: str) -> tuple[pa.Table, pa.Table, list[tuple[str, pa.Table, Optional[tuple[int, int]]]]]:
     """(base rows, split-off rows, carried delete blocks) for an exact split (see module doc)."""
     applied: list[LogBatch] = []
     deferred: list[pa.Table] = []
@@ -171,7 +172,7 @@ def _split(table: HoodieTable, base: Optional[pa.Table], scanned: _Scanned, sche
         if b.data is None:
             applied.append(b)
             continue
-        late = _deferred_mask(b.data, field_name, threshold)
+        late = _deferred_mask(b.data, field_name, threshold, unit)
         applied.append(LogBatch(data=b.data.filter(pa.array(~late))))
         if late.any():
             deferred.append(b.data.filter(pa.array(late)))
@@ -189,17 +190,18 @@ def _split(table: HoodieTable, base: Optional[pa.Table], scanned: _Scanned, sche
         return new_base, split, carried
     full = merge_commit_time(base, scanned.batches, schema)
     from_log = pc.equal(full.column(SRC), 1).to_numpy(zero_copy_only=False)
-    late = _deferred_mask(full, field_name, threshold)
+    late = _deferred_mask(full, field_name, threshold, unit)
     return new_base, full.filter(pa.array(from_log & late)), []
 
 
 def _write_split(table: HoodieTable, *, partition: str, file_id: str, instant: str, token: str,
-                 rows: pa.Table, carried, avro_schema: dict, field_name: str, block_format: str) -> tuple[str, int, Optional[tuple[int, int]]]:
+                 rows: pa.Table, carried, avro_schema: dict, field_name: str, block_format: str,
+                 unit: str) -> tuple[str, int, Optional[tuple[int, int]]]:
     writer_schema = W.avro_schema_with_meta(avro_schema)
     blocks: list[bytes] = []
     rng = None
     if rows.num_rows:
-        ms = event_time_millis(rows.column(field_name), field_name)
+        ms = event_time_millis(rows.column(field_name), field_name, unit)
         mm = pc.min_max(ms)
         rng = (int(mm["min"].as_py()), int(mm["max"].as_py()))
         enc = L.encode_parquet_data_block if block_format == "parquet" else L.encode_avro_data_block
@@ -277,11 +279,13 @@ def execute_operation(table: HoodieTable, plan_instant: str, operation: dict, co
     split_rows = work_schema.empty_table()
     carried: list = []
     split_field = plan_extra.get(K.EVENT_FIELD_KEY) or cfg.event_time_field
+    # The unit the plan was made with (an exact split must read numbers as scheduling did).
+    unit = plan_extra.get(K.EVENT_UNIT_KEY) or cfg.event_time_unit
     if plan_extra.get(K.EXACT_SPLIT_KEY) == "true":
         if not split_field or K.THRESHOLD_KEY not in plan_extra:
             raise CompactionError(f"compaction {plan_instant}: exact-split plan without event-time field or threshold")
         merged, split_rows, carried = _split(table, base, scanned, work_schema, split_field,
-                                             int(plan_extra[K.THRESHOLD_KEY]))
+                                             int(plan_extra[K.THRESHOLD_KEY]), unit)
     else:
         merged = _merge(table, base, scanned.batches, work_schema)
     base_keys = base.column("_hoodie_record_key").combine_chunks() if base is not None else pa.array([], pa.string())
@@ -301,7 +305,7 @@ def execute_operation(table: HoodieTable, plan_instant: str, operation: dict, co
     stat = W.write_base_file(storage, partition=partition, file_id=file_id, instant=plan_instant, token=token,
                              records=records, prev_commit=base_instant or "null", num_inserts=n_inserts,
                              num_updates=n_updates, num_deletes=n_deleted, event_time_field=ev_field,
-                             codec=cfg.parquet_codec, bloom=cfg.bloom)
+                             codec=cfg.parquet_codec, bloom=cfg.bloom, event_time_unit=unit)
     out = CompactionWriteStat(**{f: getattr(stat, f) for f in WriteStat.__dataclass_fields__})
     out.total_log_records = scanned.log_records
     out.total_log_files_compacted = len(logs)
@@ -316,7 +320,7 @@ def execute_operation(table: HoodieTable, plan_instant: str, operation: dict, co
         rows = split_rows.drop_columns([SRC])
         rel, size, rng = _write_split(table, partition=partition, file_id=file_id, instant=plan_instant, token=token,
                                       rows=rows, carried=carried, avro_schema=avro_schema, field_name=split_field,
-                                      block_format=cfg.log_block_format)
+                                      block_format=cfg.log_block_format, unit=unit)
         out.split_file = rel
         out.split_records = rows.num_rows
         out.split_deletes = sum(d.num_rows for _, d, _ in carried)

@@ -17,15 +17,18 @@ both as they were when it committed.
 
 from __future__ import annotations
 
-import datetime as _dt
+import logging
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Union
 
+from hoodie.format.eventtime import MAX_MS, MIN_MS, millis_to_iso
 from hoodie.format.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 
 from hoodie.services.compaction import keys as K
-from hoodie.services.compaction.event_index import EventTimeIndex, min_event_time
+from hoodie.services.compaction.event_index import EventTimeIndex, min_event_time, unit_problem
+
+log = logging.getLogger("hoodie.compaction")
 
 
 @dataclass
@@ -37,6 +40,7 @@ class Watermark:
     slices_with_logs: int
     log_files: int
     log_bytes: int
+    problem: Optional[str] = None  # a log file whose recorded range is not epoch milliseconds
 
 
 def compute_watermark(table: HoodieTable, *, assume_completed: Iterable[str] = (),
@@ -51,6 +55,7 @@ def compute_watermark(table: HoodieTable, *, assume_completed: Iterable[str] = (
     index = EventTimeIndex(table, assume_completed=assume_completed, extra_links=extra_links)
     view = view or FileSystemView(table.storage, table.timeline)
     ranges = []
+    problem: Optional[str] = None
     n_slices = n_files = n_bytes = 0
     for p in view.partitions():
         for sl in view.latest_file_slices(p):
@@ -62,19 +67,20 @@ def compute_watermark(table: HoodieTable, *, assume_completed: Iterable[str] = (
             n_slices += 1
             n_files += len(logs)
             n_bytes += sum(lf.size for lf in logs)
-            ranges.extend(index.for_log(lf) for lf in logs)
+            for lf in logs:
+                r = index.for_log(lf)
+                ranges.append(r)
+                problem = problem or unit_problem(lf.path, r)
     lo, status = min_event_time(ranges)
-    return Watermark(lo, status, n_slices, n_files, n_bytes)
-
-
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+    return Watermark(lo, status, n_slices, n_files, n_bytes, problem)
 
 
 def iso_millis(ms: Optional[int]) -> Optional[str]:
-    """ISO-8601 UTC with millisecond precision (exact: no float rounding), None for None."""
-    if ms is None:
+    """ISO-8601 UTC with millisecond precision (exact: no float rounding), None for None and for a
+    value beyond the years 1-9999 (a range recorded in another unit; :func:`freshness` says so)."""
+    if ms is None or not MIN_MS <= ms <= MAX_MS:
         return None
-    return (_EPOCH + _dt.timedelta(milliseconds=ms)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return millis_to_iso(ms)
 
 
 def _point(ms: Optional[int]) -> dict[str, Any]:
@@ -105,7 +111,8 @@ def freshness(table_or_path: Union[str, HoodieTable], storage_options: Optional[
     """The RO view's freshness as JSON-ready data.
 
     Keys: ``threshold`` and ``watermark``, each ``{"epoch_ms", "iso"}`` (both null when unknown;
-    ``watermark`` adds ``status``: ``known``, ``unknown`` or ``complete``), ``threshold_instant`` (the
+    ``watermark`` adds ``status``: ``known``, ``unknown`` or ``complete``, and ``problem`` when an
+    uncompacted log file records event times in another unit than milliseconds), ``threshold_instant`` (the
     compaction that published T), ``last_compaction`` (instant), ``published_watermark`` (W recorded
     by that compaction), and ``uncompacted`` (slices, log files and bytes W was computed over).
     """
@@ -124,6 +131,10 @@ def freshness(table_or_path: Union[str, HoodieTable], storage_options: Optional[
             break
     wm = _point(w.min_ms)
     wm["status"] = w.status
+    if w.problem is not None:
+        # Reported, not raised: a compaction that committed calls this to publish freshness.
+        log.warning("read-optimized freshness: %s", w.problem)
+        wm["problem"] = w.problem
     return {
         "threshold": _point(t),
         "watermark": wm,

@@ -15,6 +15,7 @@ THRESHOLD_COMPLETE_KEY = "hoodie.compaction.event.time.threshold.complete"
 # Plan: records after T are kept out of the base file (exact split), and the event-time field.
 EXACT_SPLIT_KEY = "hoodie.compaction.event.time.exact.split"
 EVENT_FIELD_KEY = "hoodie.compaction.event.time.field"
+EVENT_UNIT_KEY = "hoodie.compaction.event.time.unit"  # hoodie.payload.event.time.unit at scheduling
 # Commit: watermark W (epoch ms) and its status (known | unknown | complete) right after the commit.
 WATERMARK_KEY = "hoodie.compaction.event.time.watermark"
 WATERMARK_STATUS_KEY = "hoodie.compaction.event.time.watermark.status"
@@ -25,6 +26,6 @@ SPLIT_FILES_KEY = "hoodie.compaction.split.files"
 
 __all__ = [
     "LINKS_KEY", "PARTIAL_PLAN_KEY", "STRATEGY_KEY", "THRESHOLD_KEY", "THRESHOLD_COMPLETE_KEY",
-    "EXACT_SPLIT_KEY", "EVENT_FIELD_KEY", "WATERMARK_KEY", "WATERMARK_STATUS_KEY", "METRICS_KEY",
+    "EXACT_SPLIT_KEY", "EVENT_FIELD_KEY", "EVENT_UNIT_KEY", "WATERMARK_KEY", "WATERMARK_STATUS_KEY", "METRICS_KEY",
     "SPLIT_FILES_KEY",
 ]

@@ -9,6 +9,12 @@ compaction can run again (Hudi's ``rollbackInflightCompaction``). Like Hudi, it 
 Log files that writers appended to the file group while the compaction was pending carry versions
 above the plan's reserved ones and are never touched. A file in the reserved range that this
 compaction did not write (a stock Hudi writer ignoring the reservation) stops the rollback.
+
+:func:`remove_compaction_plan` (``hoodie rollback <compaction instant>``) goes further and removes the
+plan, as Hudi's ``compaction unschedule`` does: after undoing the compaction's files it moves the log
+files writers added to the slices the plan opened back to each file group's previous slice (new
+versions after its last log file), then deletes the plan. It also works when the plan file is
+damaged (empty, truncated, not Avro): the compaction's outputs are then found by listing.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from hoodie.format import instant as I
 from hoodie.format import naming as N
 from hoodie.format import plans as PL
 from hoodie.format import timeline as T
-from hoodie.format.fsview import reserved_log_version
+from hoodie.format.fsview import list_partitions, reserved_log_version
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable
 
@@ -40,6 +46,8 @@ class RollbackResult:
     instant: str
     rollback_instant: Optional[str]
     deleted: list[str] = field(default_factory=list)
+    moved: list[tuple[str, str]] = field(default_factory=list)  # (from, to): logs moved back (plan removal)
+    plan_removed: bool = False
 
 
 def is_split_file(storage: Storage, rel: str, instant: str) -> bool:
@@ -168,4 +176,185 @@ def _rollback_compaction_locked(table: HoodieTable, instant: str) -> RollbackRes
     return RollbackResult(instant, r, deleted)
 
 
-__all__ = ["rollback_compaction", "RollbackResult", "compaction_outputs", "is_split_file"]
+def _log_instants(storage: Storage, rel: str) -> set[str]:
+    from hoodie.format.logformat import BlockType, read_log_file
+
+    return {b.instant_time for b in read_log_file(storage, rel, warn=False)
+            if b.block_type != BlockType.CORRUPT and b.instant_time}
+
+
+def _outputs_by_listing(table: HoodieTable, instant: str) -> dict[str, list]:
+    """The files compaction ``instant`` may have created, found without its (damaged) plan.
+
+    The instant is a compaction's, so every base file named with it is an output, and a log file in
+    a slice at it is one unless a writer wrote it: links are symlinks, copies only hold blocks of
+    instants before the compaction, split files blocks of the compaction itself, and writers' log
+    files blocks of later instants.
+    """
+    storage = table.storage
+    out: dict[str, list] = {"split": [], "links": [], "base": [], "tmp": []}
+    for part in list_partitions(storage):
+        for st in storage.list_dir(part):
+            if st.is_dir:
+                continue
+            name, rel = st.name, st.path
+            if name.endswith(P.COPY_TMP_SUFFIX):
+                inner = name[: -len(P.COPY_TMP_SUFFIX)]
+                if N.is_log_file(inner) and N.parse_log_file(inner).base_instant == instant:
+                    out["tmp"].append(rel)
+            elif N.is_base_file(name):
+                try:
+                    if N.parse_base_file(name).instant == instant:
+                        out["base"].append(rel)
+                except ValueError:
+                    continue
+            elif N.is_log_file(name) and N.parse_log_file(name).base_instant == instant:
+                if storage.is_symlink(rel) or all(i <= instant for i in _log_instants(storage, rel)):
+                    out["split"].append(rel)
+    return out
+
+
+def _slice_logs(table: HoodieTable, instant: str) -> list[str]:
+    """Every log file in a slice at ``instant`` (paths relative to the base path)."""
+    out = []
+    for part in list_partitions(table.storage):
+        for st in table.storage.list_dir(part):
+            if not st.is_dir and N.is_log_file(st.name) and N.parse_log_file(st.name).base_instant == instant:
+                out.append(st.path)
+    return out
+
+
+def _previous_slice(table: HoodieTable, part: str, file_id: str, instant: str, names: list[str]) -> Optional[str]:
+    """The base instant of the newest visible slice of a file group before ``instant``."""
+    tl = table.timeline
+    first = tl.first()
+    done = {i.timestamp for i in tl.completed().instants if i.action in I.WRITE_ACTIONS}
+    best: Optional[str] = None
+    for name in names:
+        b: Optional[str] = None
+        if N.is_base_file(name):
+            try:
+                pb = N.parse_base_file(name)
+            except ValueError:
+                continue
+            b = pb.instant if pb.file_id == file_id else None
+        elif N.is_log_file(name):
+            lp = N.parse_log_file(name)
+            b = lp.base_instant if lp.file_id == file_id else None
+        if b is None or b >= instant:
+            continue
+        if b in done or (first is not None and b < first.timestamp):
+            best = b if best is None else max(best, b)
+    return best
+
+
+def remove_compaction_plan(table_or_path: Union[str, HoodieTable], instant: str, *,
+                           storage_options: Optional[dict[str, Any]] = None) -> RollbackResult:
+    """Remove a pending compaction altogether (``hoodie rollback <compaction instant>``; module doc).
+
+    Failed (pending) writes are rolled back first, as every write does. The plan file may be
+    damaged. Raises :class:`CompactionError` when the compaction is completed, being executed by
+    another process, when there is no such plan, or when a log file in its slices has no previous
+    slice to go back to; nothing is changed then.
+    """
+    table = table_or_path.reload() if isinstance(table_or_path, HoodieTable) else HoodieTable(str(table_or_path), storage_options)
+    from hoodie.format.lock import LockError, TableLock, compaction_lock
+
+    own = compaction_lock(table.storage, instant)
+    try:
+        own.acquire()
+    except LockError as e:
+        raise CompactionError(f"compaction {instant} is being executed by another process ({e}); it cannot be "
+                              "removed under it") from None
+    try:
+        with TableLock(table.storage, None, f"removal of compaction plan {instant}"):
+            return _remove_plan_locked(table.reload(), instant)
+    finally:
+        own.release()
+
+
+def _remove_plan_locked(table: HoodieTable, instant: str) -> RollbackResult:
+    from hoodie.format import writer as W
+    from hoodie.services.rollback import rollback_failed_writes
+
+    storage = table.storage
+    requested = I.Instant(instant, I.COMPACTION, I.State.REQUESTED)
+    inflight = I.Instant(instant, I.COMPACTION, I.State.INFLIGHT)
+    if table.timeline.has_file(I.instant_file_name(instant, I.COMMIT, I.State.COMPLETED)):
+        raise CompactionError(f"compaction {instant} is completed; removing it would need a restore")
+    if not table.timeline.has_file(requested.file_name):
+        raise CompactionError(f"there is no compaction plan {instant} (.hoodie/{requested.file_name} is missing)")
+    # Failed writes may have left log files in the slices the plan opened: gone before we look.
+    rollback_failed_writes(table)
+    tl = table.reload().timeline
+    try:
+        plan: Optional[dict] = tl.compaction_plan(instant)
+    except T.DamagedTimelineFileError as e:
+        log.warning("%s; removing the plan, finding compaction %s's files by listing", e.path, instant)
+        plan = None
+    outputs = compaction_outputs(table, instant, plan) if plan is not None else _outputs_by_listing(table, instant)
+    out_paths = set(outputs["split"]) | {l.link_path for l in outputs["links"]}
+    # Everything else in the slices at the instant is data writers committed on top of the plan.
+    to_move: dict[tuple[str, str], list[str]] = {}
+    for rel in _slice_logs(table, instant):
+        if rel not in out_paths:
+            part = rel.rsplit("/", 1)[0] if "/" in rel else ""
+            to_move.setdefault((part, N.parse_log_file(rel.rsplit("/", 1)[-1]).file_id), []).append(rel)
+    listings: dict[str, list[str]] = {}
+    targets: dict[tuple[str, str], str] = {}
+    for (part, fid), rels in sorted(to_move.items()):
+        if part not in listings:
+            listings[part] = [s.name for s in storage.list_dir(part) if not s.is_dir]
+        prev = _previous_slice(table, part, fid, instant, listings[part])
+        if prev is None:
+            raise CompactionError(
+                f"{rels[0]} was written into compaction {instant}'s slice of file group {fid}, which has no earlier "
+                "slice to move it back to; the plan was not removed (nothing was changed)")
+        targets[(part, fid)] = prev
+    files = outputs["split"] + [l.link_path for l in outputs["links"]] + outputs["base"] + outputs["tmp"]
+    started = time.monotonic()
+    by_part: dict[str, list[str]] = {}
+    for f in files:
+        by_part.setdefault(f.rsplit("/", 1)[0] if "/" in f else "", []).append(f)
+    requests = [PL.rollback_request(p, files_to_delete=[storage.uri(f) for f in fs]) for p, fs in sorted(by_part.items())]
+    rb_inflight = start_rollback(table, instant, PL.write_avro_metadata(
+        "HoodieRollbackPlan", PL.rollback_plan((instant, I.COMPACTION), requests)))
+    r = rb_inflight.timestamp
+    deleted: list[str] = []
+    for f in outputs["split"]:
+        if storage.delete(f):
+            deleted.append(f)
+    deleted.extend(P.remove_links(storage, outputs["links"]))
+    for f in outputs["base"] + outputs["tmp"]:
+        if storage.delete(f):
+            deleted.append(f)
+    # Moved in log order, each after the previous slice's last version: the merged read (previous
+    # slice, then the pending one) sees the same files in the same order at every moment. A move
+    # cut short on an object store (copied, not yet deleted) leaves an adjacent duplicate of the
+    # same blocks after the re-run, which merges to the same records.
+    moved: list[tuple[str, str]] = []
+    for (part, fid), rels in sorted(to_move.items()):
+        prev = targets[(part, fid)]
+        for rel in sorted(rels, key=lambda x: N.parse_log_file(x.rsplit("/", 1)[-1]).sort_key()):
+            lp = N.parse_log_file(rel.rsplit("/", 1)[-1])
+            names = [s.name for s in storage.list_dir(part) if not s.is_dir]
+            ver = W.next_log_version(storage, part, fid, prev, listing=names)
+            new = N.log_file_name(fid, prev, ver, lp.write_token or N.UNKNOWN_WRITE_TOKEN)
+            dst = f"{part}/{new}" if part else new
+            storage.move(rel, dst)
+            moved.append((rel, dst))
+    part_meta = {p: PL.rollback_partition_metadata(p, [storage.uri(f) for f in fs if f in deleted])
+                 for p, fs in sorted(by_part.items())}
+    meta = PL.rollback_metadata(r, int((time.monotonic() - started) * 1000), [(instant, I.COMPACTION)], part_meta)
+    T.transition_to_complete(storage, rb_inflight, PL.write_avro_metadata("HoodieRollbackMetadata", meta))
+    # The plan goes last (inflight first), so an interrupted removal is finished by running it again.
+    storage.delete(f"{T.METAFOLDER}/{inflight.file_name}")
+    storage.delete(f"{T.METAFOLDER}/{requested.file_name}")
+    W.delete_markers(storage, instant)
+    table.reload()
+    log.info("removed compaction plan %s (rollback %s): deleted %d file(s), moved %d log file(s) back to their "
+             "previous slices", instant, r, len(deleted), len(moved))
+    return RollbackResult(instant, r, deleted, moved, True)
+
+
+__all__ = ["rollback_compaction", "remove_compaction_plan", "RollbackResult", "compaction_outputs", "is_split_file"]

@@ -164,6 +164,7 @@ def plan_compaction(table: HoodieTable, config: Any = None, *, instant: Optional
     if split:
         extra[K.EXACT_SPLIT_KEY] = "true"
         extra[K.EVENT_FIELD_KEY] = cfg.event_time_field or ""
+        extra[K.EVENT_UNIT_KEY] = cfg.event_time_unit
     plan = PL.compaction_plan(op_dicts, extra)
     n_partial = sum(1 for op in ops if op.is_partial)
     reason = f"{len(ops)} operation(s), {n_partial} partial, strategy {strategy.name}"

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, ClassVar, Optional, Sequence
 from hoodie.format import instant as I
 from hoodie.format.fsview import FileSlice, LogFile
 
-from hoodie.services.compaction.config import CompactionConfig, CompactionConfigError
+from hoodie.services.compaction.config import CompactionConfig, CompactionConfigError, CompactionError
+from hoodie.services.compaction.event_index import unit_problem
 
 if TYPE_CHECKING:  # pragma: no cover
     from hoodie.format.table import HoodieTable
@@ -295,6 +296,10 @@ class EventTimeBasedCompactionStrategy(CompactionStrategy):
 
     def filter_log_files(self, logs, *, file_slice, context):
         t = self.threshold(context)
+        for lf in logs:
+            problem = unit_problem(lf.path, context.event_times.for_log(lf))
+            if problem is not None:
+                raise CompactionError(f"no event-time compaction scheduled: {problem}")
         chosen = [lf for lf in logs if context.event_times.for_log(lf).planning_min <= t]
         names = {lf.name for lf in chosen}
         return chosen, [lf for lf in logs if lf.name not in names]
