@@ -1,14 +1,18 @@
 """``hoodie.sql(spark, text)``: Hudi-style ``CALL`` procedures, everything else to ``spark.sql``.
 
-    hoodie.sql(spark, "CALL run_ttl(table => 'db.events', retain_days => 30)")
+    hoodie.sql(spark, "CALL run_ttl(table => 'analytics.events', retain_days => 30)")
+    hoodie.sql(spark, "CALL show_compaction(table => 'events')")  # in the current database
     hoodie.sql(spark, "CALL managePartitionTTL(basePath => '/data/t', strategy => 'KEEP_BY_TIME', daysRetain => '10', predicate => 'productid = 1')")
-    hoodie.sql(spark, "CALL show_commits('/data/t', 5)")        -- positional arguments
+    hoodie.sql(spark, "CALL show_commits('/data/t', 5)")        # positional: table, limit
+    hoodie.sql(spark, "CREATE TABLE analytics.events USING hoodie LOCATION '/data/events'")
 
-Arguments are named (``name => value``) or positional (in the procedure's parameter order, before
-any named one). Values are SQL literals: quoted strings (``''`` escapes a quote), integers,
-decimals, ``true``/``false`` and ``null``. Each argument is type-checked and a wrong one is named
-in the error. ``table => 'db.name'`` resolves through the Spark catalog; ``basePath``/``path``
-takes a path directly. Procedures return DataFrames.
+Arguments are named (``name => value``) or positional (in the procedure's parameter order, Hudi's
+for Hudi's procedures, before any named one). Values are SQL literals: quoted strings (``''``
+escapes a quote), integers, decimals, ``true``/``false`` and ``null``. Each argument is
+type-checked and a wrong one is named in the error. ``table`` is a catalog name (``name`` in the
+current database, or ``db.name``) or a base path (any value with a ``/``); ``basePath``/``path``
+takes a path. Procedures return DataFrames. ``CREATE TABLE name USING hoodie LOCATION 'path'``
+registers an existing hoodie table in the catalog (see :func:`create_table`).
 """
 
 from __future__ import annotations
@@ -187,17 +191,51 @@ def _coerce(proc: Procedure, p: Param, v: Any) -> Any:
 
 # -- tables --------------------------------------------------------------------------------------
 
-def resolve_base_path(spark: Any, args: dict[str, Any], proc: Procedure) -> str:
-    """The table's base path from ``basePath``/``path`` or from ``table`` through the catalog."""
-    for k in ("basePath", "path"):
-        if args.get(k):
-            return str(args[k])
-    name = args.get("table")
-    if not name:
-        raise SqlError(f"{proc.name} needs table => 'db.name' or basePath => '/path/to/table'")
-    from hoodie.interfaces.catalog import resolve_table_path
+@dataclass(frozen=True)
+class TableRef:
+    """A procedure's table: its base path, and its qualified catalog name (`` `db`.`name` ``) when
+    the table was named rather than given as a path."""
 
-    return resolve_table_path(spark, str(name))
+    base_path: str
+    name: Optional[str] = None
+
+
+def is_path(value: str) -> bool:
+    """Whether a ``table`` argument is a base path: table names hold no ``/`` unless quoted."""
+    return not value.strip().startswith("`") and "/" in value
+
+
+def _same_path(a: str, b: str) -> bool:
+    def norm(p: str) -> str:
+        p = p.strip()
+        return (p[len("file://"):] if p.startswith("file://") else p).rstrip("/") or "/"
+    return norm(a) == norm(b)
+
+
+def resolve_table(spark: Any, args: dict[str, Any], proc: Procedure) -> TableRef:
+    """The table a procedure works on, for every procedure alike: ``table`` is a name (``name`` in
+    the current database, or ``db.name``, looked up in the catalog) or a base path; ``basePath``
+    (``path``) is a base path. Given both, they must name the same table."""
+    from hoodie.interfaces.catalog import _split, quote_name, resolve_table_path
+
+    table, base = args.get("table"), args.get("basePath") or args.get("path")
+    if not table and not base:
+        raise SqlError(f"{proc.name} needs table => 'db.name' (or a base path) or basePath => '/path/to/table'")
+    ref: Optional[TableRef] = None
+    if table:
+        table = str(table)
+        if is_path(table):
+            ref = TableRef(table)
+        else:
+            db, tbl = _split(table, spark)
+            ref = TableRef(resolve_table_path(spark, table), quote_name(db, tbl))
+    if base:
+        if ref is not None and not _same_path(ref.base_path, str(base)):
+            raise SqlError(f"{proc.name}: table => {table!r} is the table at {ref.base_path}, but basePath => "
+                           f"{str(base)!r} names another; give one of them")
+        return ref or TableRef(str(base))
+    assert ref is not None
+    return ref
 
 
 def parse_options(text: Optional[str]) -> dict[str, str]:
