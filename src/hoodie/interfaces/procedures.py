@@ -16,7 +16,12 @@ def _table(spark: Any, args: dict[str, Any], name: str) -> TableRef:
 
 @procedure("run_ttl", [TABLE, Param("ttl_policy", str), Param("retain_days", int), Param("options", str), PATH],
            "deleted_partitions string",
-           "Run partition TTL (Hudi 1.x run_ttl); returns the deleted partitions.")
+           "Run partition TTL (Hudi 1.x run_ttl); returns the deleted partitions.",
+           examples=(
+               "CALL run_ttl(table => 'analytics.events', retain_days => 30)",
+               "CALL run_ttl(table => 'events', ttl_policy => 'KEEP_BY_TIME', "
+               "options => 'hoodie.partition.ttl.strategy.days.retain=30')",
+           ))
 def _run_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.services.ttl import call_run_ttl
 
@@ -30,7 +35,12 @@ def _run_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
            [TABLE, PATH, Param("strategy", str, default="KEEP_BY_TIME"), Param("daysRetain", int),
             Param("predicate", str)],
            "deleted_partitions string",
-           "RFC-65's partition TTL call with a partition predicate; returns the deleted partitions.")
+           "RFC-65's partition TTL call with a partition predicate; returns the deleted partitions.",
+           examples=(
+               "CALL managePartitionTTL(table => 'analytics.events', strategy => 'KEEP_BY_TIME', daysRetain => 10, "
+               "predicate => 'productid = 1')",
+               "CALL managePartitionTTL(basePath => '/data/events', daysRetain => 10)",
+           ))
 def _manage_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.services.ttl import call_manage_partition_ttl
 
@@ -51,7 +61,12 @@ def _drop_catalog_partitions(spark: Any, ref: TableRef, parts: list[str]) -> Non
 @procedure("run_compaction",
            [Param("op", str, default="run"), TABLE, PATH, Param("timestamp", str), Param("options", str)],
            "timestamp string, operation_size int, state string",
-           "schedule, run or scheduleAndExecute compaction (Hudi's run_compaction).")
+           "schedule, run or scheduleAndExecute compaction (Hudi's run_compaction).",
+           examples=(
+               "CALL run_compaction(op => 'schedule', table => 'analytics.events', "
+               "options => 'hoodie.compact.inline.max.delta.commits=1')",
+               "CALL run_compaction('run', 'analytics.events')",
+           ))
 def _run_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.engine.compaction import spark_executor
     from hoodie.format.table import HoodieTable
@@ -80,7 +95,10 @@ def _run_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
 
 @procedure("show_compaction", [TABLE, PATH, Param("limit", int, default=20)],
            "timestamp string, operation_size int, state string",
-           "Compaction instants (pending and completed), newest first.")
+           "Compaction instants (pending and completed), newest first.",
+           examples=(
+               "CALL show_compaction(table => 'analytics.events', limit => 5)",
+           ))
 def _show_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.format import instant as I
     from hoodie.format.table import HoodieTable
@@ -99,7 +117,11 @@ def _show_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
            "commit_time string, action string, total_bytes_written long, total_files_added long, "
            "total_files_updated long, total_partitions_written long, total_records_written long, "
            "total_update_records_written long, total_errors long",
-           "Completed commits, newest first, with Hudi's write-stat totals.")
+           "Completed commits, newest first, with Hudi's write-stat totals.",
+           examples=(
+               "CALL show_commits(table => 'events', limit => 5)",
+               "CALL show_commits('/data/events', 5)",
+           ))
 def _show_commits(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.format.table import HoodieTable
 
@@ -123,7 +145,11 @@ def _show_commits(spark: Any, a: dict[str, Any]) -> list[tuple]:
             Param("file_versions_retained", int), Param("options", str), Param("dry_run", bool, default=False)],
            "start_clean_time string, total_files_deleted int, earliest_commit_to_retain string, "
            "deleted_partitions string",
-           "Clean old file versions and replaced file groups (Hudi's run_clean).")
+           "Clean old file versions and replaced file groups (Hudi's run_clean).",
+           examples=(
+               "CALL run_clean(table => 'analytics.events', clean_policy => 'KEEP_LATEST_FILE_VERSIONS', "
+               "file_versions_retained => 1, dry_run => true)",
+           ))
 def _run_clean(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.services.clean import run_clean
 
@@ -143,7 +169,10 @@ def _run_clean(spark: Any, a: dict[str, Any]) -> list[tuple]:
 
 
 @procedure("rollback_to_instant", [TABLE, Param("instant_time", str, required=True), PATH],
-           "rollback_result boolean", "Roll back a pending or the latest completed write instant.")
+           "rollback_result boolean", "Roll back a pending or the latest completed write instant.",
+           examples=(
+               "CALL rollback_to_instant(table => 'analytics.events', instant_time => '20240501000000000')",
+           ))
 def _rollback(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.services.rollback import rollback
 
@@ -153,7 +182,10 @@ def _rollback(spark: Any, a: dict[str, Any]) -> list[tuple]:
 
 @procedure("show_freshness", [TABLE, PATH],
            "threshold_epoch_ms long, threshold string, watermark_epoch_ms long, watermark string",
-           "The read-optimized view's event-time freshness: threshold T and watermark W.")
+           "The read-optimized view's event-time freshness: threshold T and watermark W.",
+           examples=(
+               "CALL show_freshness(table => 'analytics.events_ro')",
+           ))
 def _show_freshness(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.services.compaction import freshness
 

@@ -4,7 +4,7 @@
     hoodie.sql(spark, "CALL show_compaction(table => 'events')")  # in the current database
     hoodie.sql(spark, "CALL managePartitionTTL(basePath => '/data/t', strategy => 'KEEP_BY_TIME', daysRetain => '10', predicate => 'productid = 1')")
     hoodie.sql(spark, "CALL show_commits('/data/t', 5)")        # positional: table, limit
-    hoodie.sql(spark, "CREATE TABLE analytics.events USING hoodie LOCATION '/data/events'")
+    hoodie.sql(spark, "CREATE TABLE analytics.clicks USING hoodie LOCATION '/data/clicks'")
 
 Arguments are named (``name => value``) or positional (in the procedure's parameter order, Hudi's
 for Hudi's procedures, before any named one). Values are SQL literals: quoted strings (``''``
@@ -47,15 +47,19 @@ class Procedure:
     fn: Callable[[Any, dict[str, Any]], list[tuple]]
     doc: str = ""
     aliases: tuple[str, ...] = field(default=())
+    # Statements for docs/sql.md; a test runs every one against a table registered as
+    # analytics.events at /data/events, with analytics the current database.
+    examples: tuple[str, ...] = field(default=())
 
 
 PROCEDURES: dict[str, Procedure] = {}
 
 
-def procedure(name: str, params: list[Param], output: str, doc: str, aliases: tuple[str, ...] = ()):
+def procedure(name: str, params: list[Param], output: str, doc: str, aliases: tuple[str, ...] = (),
+              examples: tuple[str, ...] = ()):
     """Register a procedure (decorator)."""
     def wrap(fn: Callable[[Any, dict[str, Any]], list[tuple]]):
-        p = Procedure(name, params, output, fn, doc, aliases)
+        p = Procedure(name, params, output, fn, doc, aliases, examples)
         PROCEDURES[name.lower()] = p
         for a in aliases:
             PROCEDURES[a.lower()] = p
@@ -316,7 +320,8 @@ def create_table(spark: Any, stmt: CreateTable):
     ``IF NOT EXISTS``, which then does nothing, or ``OR REPLACE`` of a hoodie registration).
     """
     from hoodie.format.table import HoodieTable
-    from hoodie.interfaces.catalog import BASE_PATH_PROP, RO_SUFFIX, _split, quote_name, register_table, table_properties
+    from hoodie.interfaces.catalog import (BASE_PATH_PROP, RO_SUFFIX, _split, quote_name, register_table,
+                                           table_properties)
 
     how = (f"hoodie.sql registers an existing hoodie table: CREATE TABLE [IF NOT EXISTS] name USING {stmt.using} "
            "LOCATION '/path/to/table' (its schema, keys, partitioning and properties are the table's own); "
