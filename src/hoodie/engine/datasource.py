@@ -236,7 +236,7 @@ class HoodieScanReader(HoodieReader):
     pushFilters = DataSourceReader.pushFilters
 
 
-def register(spark) -> None:
+def register(spark: Any) -> None:
     """Register the ``hoodie`` data source with a Spark session.
 
     Also turns on ``spark.sql.python.filterPushdown.enabled`` (a runtime SQL setting, off by default
