@@ -9,10 +9,10 @@ hoodie table is registered as two **persistent views** that carry everything in 
   freshness threshold and watermark (``hoodie.ro.freshness.*``), updated after compactions;
 * their body fails with a message naming the fix, so plain Spark SQL never returns wrong rows.
 
-``hoodie.sql(spark, "CREATE TABLE name USING hoodie LOCATION '/path'")`` registers a table the same
-way (see :func:`hoodie.interfaces.sql.create_table`); through plain ``spark.sql`` that statement
-fails at CREATE, naming this way. Procedures look names up as ``db.name`` (:func:`resolve_table_path`),
-so the session views below never hide a registered table.
+``hoodie.sql(spark, "CREATE TABLE IF NOT EXISTS analytics.events USING hoodie LOCATION '/data/events'")``
+registers a table the same way (see :func:`hoodie.interfaces.sql.create_table`); through plain
+``spark.sql`` that statement fails at CREATE, naming this way. Procedures look names up as
+``db.name`` (:func:`resolve_table_path`), so the session views below never hide a registered table.
 
 :func:`attach` (run by ``hoodie.spark.session(metastore=...)``) registers, for the session, a
 temporary view per registered view reading the table through the ``hoodie`` data source:
