@@ -91,7 +91,8 @@ def sql_md() -> str:
              "both `table` and `basePath`, they must name the same table.",
              "",
              "`CREATE TABLE [IF NOT EXISTS] name USING hoodie LOCATION '/path'` (or `USING hudi`) registers an",
-             "existing table as `name` and `name_ro` (see [user-guide.md](user-guide.md#catalog-naming-tables-in-sql)).",
+             "existing table as `name` and `name_ro` (see",
+             "[user-guide.md](user-guide.md#catalog-naming-tables-in-sql)).",
              "",
              "The examples run as written (a test executes each) with a hoodie table at `/data/events`",
              "registered as `analytics.events`, partitioned by `productid`, and `analytics` the current database."]
