@@ -143,3 +143,9 @@ def test_plain_spark_sql_create_table_using_hoodie_fails_clearly(spark, tmp_path
         spark.sql("DROP TABLE IF EXISTS plain_ct2")
     with pytest.raises(Exception, match="no table base path reached"):
         spark.read.format("hoodie").load().collect()
+    # What plain Spark SQL can do (documented in docs/spark.md): a session view over the table.
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW plain_tv USING hoodie OPTIONS (path '{path}')")
+    try:
+        assert sorted(r.id for r in spark.sql("SELECT id FROM plain_tv WHERE day = 'd1'").collect()) == [1, 2]
+    finally:
+        spark.catalog.dropTempView("plain_tv")
