@@ -111,3 +111,40 @@ def test_inline_compaction_after_spark_writes(spark, tmp_path: Path) -> None:
     assert sorted(hoodie.read_table(path, columns=["id", "ts"]).to_pylist(), key=lambda r: r["id"]) == [
         {"id": i, "ts": 2} for i in range(20)]
     assert read_hudi_rs(path).num_rows == 20
+
+
+def test_unqualified_table_name_behind_the_attach_session_view(spark, tmp_path: Path) -> None:
+    """`table => 'hudi_table'` in the current database resolves to the registered table although
+    attach made a session view of the same name (it carries no table properties)."""
+    from hoodie.catalog import register_table
+
+    path = str(tmp_path / "t")
+    _table(path)
+    spark.sql("CREATE DATABASE IF NOT EXISTS sql_unq")
+    spark.sql("USE sql_unq")
+    try:
+        register_table(spark, "hudi_table", path)  # attach: session views hudi_table, hudi_table_ro
+        assert spark.sql("SELECT count(*) AS n FROM hudi_table").collect()[0]["n"] == 30
+        df = hoodie.sql(spark, "CALL managePartitionTTL(table => 'hudi_table', strategy => 'KEEP_BY_TIME', "
+                               "daysRetain => 10)")
+        assert sorted(r[0] for r in df.collect()) == ["product=1", "product=2"]
+        assert spark.sql("SELECT count(*) AS n FROM hudi_table").collect()[0]["n"] == 10
+        commits = hoodie.sql(spark, "CALL show_commits(table => 'hudi_table_ro', limit => 1)").collect()
+        assert commits[0]["action"] == "replacecommit"
+    finally:
+        spark.sql("USE default")
+        for v in ("hudi_table", "hudi_table_ro"):
+            spark.catalog.dropTempView(v)
+
+
+def test_show_commits_positional_path_as_documented(spark, tmp_path: Path) -> None:
+    """`CALL show_commits('/data/t', 5)` (hoodie.sql's docstring): Hudi's positional order
+    (table, limit), the table given as a base path."""
+    path = str(tmp_path / "t")
+    _table(path)
+    rows = hoodie.sql(spark, f"CALL show_commits('{path}', 2)").collect()
+    assert [r["commit_time"] for r in rows] == [i.timestamp for i in
+                                                reversed(HoodieTable(path).timeline.completed_writes().instants)][:2]
+    newest = rows[0]["commit_time"]
+    assert hoodie.sql(spark, f"CALL rollback_to_instant('{path}', '{newest}')").collect()[0][0]
+    assert hoodie.read_table(path).num_rows == 20

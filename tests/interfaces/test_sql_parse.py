@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hoodie.interfaces import procedures  # noqa: F401  (registers procedures)
-from hoodie.interfaces.sql import PROCEDURES, SqlError, bind, parse_call, parse_options
+from hoodie.interfaces.sql import PROCEDURES, SqlError, bind, is_path, parse_call, parse_create_table, parse_options
 
 
 def test_named_and_positional_arguments() -> None:
@@ -51,3 +53,46 @@ def test_options_string() -> None:
     assert parse_options("a=1, b = x=y") == {"a": "1", "b": "x=y"}
     with pytest.raises(SqlError, match="not key=value"):
         parse_options("a")
+
+
+def test_table_argument_path_or_name() -> None:
+    assert is_path("/data/t") and is_path("s3://bucket/t") and is_path("rel/t")
+    assert not is_path("db.events") and not is_path("events") and not is_path("`odd/name`")
+
+
+_CLAUSES = {
+    "a column list": "(id bigint, ts bigint)", "OPTIONS": "OPTIONS (path '/p')",
+    "TBLPROPERTIES": "TBLPROPERTIES (primaryKey = 'id')", "PARTITIONED BY": "PARTITIONED BY (day)",
+    "COMMENT": "COMMENT 'events'", "AS SELECT": "AS SELECT 1 AS id",
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(replace=st.booleans(), ine=st.booleans(), name=st.sampled_from(["t", "db.t", "`db`.`t`", "`a b`"]),
+       using=st.sampled_from(["hoodie", "HUDI", "Hoodie", "parquet", "delta"]),
+       location=st.one_of(st.none(), st.sampled_from(["/data/t", "s3://b/t", "/x/options tblproperties (",
+                                                      "/it''s", "/using hoodie"])),
+       clause=st.one_of(st.none(), st.sampled_from(sorted(_CLAUSES))), clause_first=st.booleans(),
+       lower=st.booleans(), semicolon=st.booleans())
+def test_create_table_statements_using_hoodie(replace: bool, ine: bool, name: str, using: str, location, clause,
+                                              clause_first: bool, lower: bool, semicolon: bool) -> None:
+    """The statement class of item 23: any CREATE TABLE ... USING hoodie|hudi is taken by hoodie.sql
+    (never passed to Spark, which would drop its LOCATION), with its LOCATION read exactly and any
+    clause hoodie cannot honour named; other providers pass through untouched."""
+    kw = f"create {'or replace ' if replace else ''}table {'if not exists ' if ine else ''}"
+    head = (kw if lower else kw.upper()) + name
+    col = _CLAUSES["a column list"] if clause == "a column list" else ""
+    extra = _CLAUSES[clause] if clause and clause not in ("a column list", "AS SELECT") else ""
+    loc = f"LOCATION '{location}'" if location is not None else ""
+    body = [f"USING {using}", extra, loc] if not clause_first else [extra, f"USING {using}", loc]
+    if clause == "AS SELECT":
+        body.append(_CLAUSES["AS SELECT"])
+    text = " ".join(x for x in [head + col, *body] if x) + (";" if semicolon else "")
+    got = parse_create_table(text)
+    if using.lower() not in ("hoodie", "hudi"):
+        assert got is None
+        return
+    assert got is not None, text
+    assert (got.name, got.if_not_exists, got.replace, got.using.lower()) == (name, ine, replace, using.lower())
+    assert got.location == (location.replace("''", "'") if location is not None else None)
+    assert got.refused == clause, text

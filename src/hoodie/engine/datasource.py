@@ -2,7 +2,10 @@
 
 ``spark.read.format("hoodie").option(...).load(base_path)`` plans the read on the driver with the
 pure-Python format core (one listing, no data read), then each Spark task reads a group of file
-slices with the same code and yields Arrow batches. Filters on partition columns prune partitions.
+slices with the same code and yields Arrow batches. Filters on partition columns prune partitions
+when the session has Python filter pushdown on (``spark.sql.python.filterPushdown.enabled``, which
+:func:`register` turns on unless the session sets it); with it off, every partition is read and
+Spark filters the rows.
 
 Writes go through :func:`hoodie.spark.write`: an upsert needs a shuffle by file group and an index
 lookup across the whole input, which the Python ``DataSourceWriter`` API (each task sees an
@@ -12,6 +15,7 @@ arbitrary slice of the input, no shuffle control) cannot express correctly, so
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Iterator, Optional, Sequence
 
 import pyarrow as pa
@@ -35,8 +39,54 @@ AS_OF_KEY = "as.of.instant"
 SPLIT_BYTES_KEY = "hoodie.datasource.read.split.target.bytes"
 STORAGE_PREFIX = "hoodie.storage."
 READ_KEYS = (QUERY_TYPE_KEY, BEGIN_KEY, END_KEY, AS_OF_KEY, SPLIT_BYTES_KEY, "path")
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+# Spark's read planner for Python data sources (the module that refuses a reader with pushFilters
+# while pushdown is off) and the local in which it holds the session's pushdown setting.
+_PLANNER_MODULE = "pyspark.sql.worker.plan_data_source_read"
+_PLANNER_PUSHDOWN_LOCAL = "enable_pushdown"
 _QUERY_ALIASES = {"snapshot": "snapshot", "read_optimized": "read_optimized", "incremental": "incremental",
                   "realtime": "snapshot"}
+
+
+def _no_path_error(what: str) -> ValueError:
+    return ValueError(
+        f"{what}: no table base path reached the hoodie data source. Read a table with "
+        "spark.read.format('hoodie').load('/path/to/table'). A catalog table made by plain "
+        "spark.sql(\"CREATE TABLE ... USING hoodie LOCATION '...'\") keeps no LOCATION (Spark 4.3 drops the "
+        "options of Python data source tables): DROP TABLE it and register the table with "
+        "hoodie.sql(spark, \"CREATE TABLE name USING hoodie LOCATION '/path/to/table'\") or "
+        "hoodie.catalog.register_table(spark, 'db.name', '/path/to/table')"
+    )
+
+
+def _catalog_create_error(options: Any) -> ValueError:
+    where = options.get("location") or options.get("path") or "(no LOCATION)"
+    return ValueError(
+        f"CREATE TABLE ... USING hoodie through spark.sql cannot work: Spark 4.3 keeps neither the "
+        f"LOCATION ({where}) nor the OPTIONS of a Python data source table, so the table could never be "
+        "read. Run the statement through hoodie.sql(spark, \"CREATE TABLE name USING hoodie LOCATION "
+        "'/path/to/table'\"), which registers the table as hoodie views, or call "
+        "hoodie.catalog.register_table(spark, 'db.name', '/path/to/table')"
+    )
+
+
+def _pushdown_enabled_for_this_read() -> bool:
+    """False when Spark is planning this read with Python filter pushdown off.
+
+    Spark 4.3 fails every read whose reader implements ``pushFilters`` while
+    ``spark.sql.python.filterPushdown.enabled`` is false, and gives the data source no way to learn the
+    setting except the planner's own frame. Outside that planner (the pushdown planner, tests) the
+    answer is True; should a later pyspark rename the local, Spark's own error comes back, never a
+    wrong result.
+    """
+    frame = sys._getframe(1)
+    for _ in range(8):
+        if frame is None:
+            break
+        if frame.f_globals.get("__name__") == _PLANNER_MODULE and _PLANNER_PUSHDOWN_LOCAL in frame.f_locals:
+            return bool(frame.f_locals[_PLANNER_PUSHDOWN_LOCAL])
+        frame = frame.f_back
+    return True
 
 
 def _storage_options(options: Any) -> Optional[dict[str, str]]:
@@ -88,18 +138,26 @@ class HoodieDataSource(DataSource):
 
         path = self.options.get("path")
         if not path:
-            raise ValueError("give the table base path: spark.read.format('hoodie').load('/path/to/table')")
+            raise _no_path_error("give the table base path")
         return HoodieTable(path, _storage_options(self.options))
 
     def schema(self) -> StructType:
         from hoodie.format.reader import plan_read
 
+        if "provider" in self.options:
+            # Only a catalog CREATE TABLE passes the provider: refuse it here, at CREATE, rather than
+            # leave a table whose every read fails.
+            raise _catalog_create_error(self.options)
         plan = plan_read(self._table(), **_read_args(self.options))
         return spark_schema_for(pa.schema([plan.schema.field(c) if c in plan.schema.names else
                                            pa.field(c, pa.string()) for c in plan.out_columns]))
 
     def reader(self, schema: StructType) -> "HoodieReader":
-        return HoodieReader(dict(self.options), schema)
+        if not self.options.get("path"):
+            raise _no_path_error("cannot read this hoodie table")
+        if _pushdown_enabled_for_this_read():
+            return HoodieReader(dict(self.options), schema)
+        return HoodieScanReader(dict(self.options), schema)
 
 
 class HoodieReader(DataSourceReader):
@@ -171,6 +229,20 @@ class HoodieReader(DataSourceReader):
             yield from t.cast(target).to_batches()
 
 
-def register(spark) -> None:
-    """Register the ``hoodie`` data source with a Spark session."""
+class HoodieScanReader(HoodieReader):
+    """The reader for a session with Python filter pushdown off: it takes no filters (Spark refuses
+    a reader that implements ``pushFilters`` then), reads every partition, and Spark filters the rows."""
+
+    pushFilters = DataSourceReader.pushFilters
+
+
+def register(spark: Any) -> None:
+    """Register the ``hoodie`` data source with a Spark session.
+
+    Also turns on ``spark.sql.python.filterPushdown.enabled`` (a runtime SQL setting, off by default
+    in Spark 4.3) so that filters on partition columns prune partitions, unless the session already
+    sets it: a session that turned it off keeps it off and still reads correctly, without pruning.
+    """
     spark.dataSource.register(HoodieDataSource)
+    if spark.conf.get(PUSHDOWN_CONF, None) is None:
+        spark.conf.set(PUSHDOWN_CONF, "true")

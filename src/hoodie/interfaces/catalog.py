@@ -9,6 +9,11 @@ hoodie table is registered as two **persistent views** that carry everything in 
   freshness threshold and watermark (``hoodie.ro.freshness.*``), updated after compactions;
 * their body fails with a message naming the fix, so plain Spark SQL never returns wrong rows.
 
+``hoodie.sql(spark, "CREATE TABLE IF NOT EXISTS analytics.events USING hoodie LOCATION '/data/events'")``
+registers a table the same way (see :func:`hoodie.interfaces.sql.create_table`); through plain
+``spark.sql`` that statement fails at CREATE, naming this way. Procedures look names up as
+``db.name`` (:func:`resolve_table_path`), so the session views below never hide a registered table.
+
 :func:`attach` (run by ``hoodie.spark.session(metastore=...)``) registers, for the session, a
 temporary view per registered view reading the table through the ``hoodie`` data source:
 ``events`` and ``events_ro`` after ``USE analytics``, and the qualified names ``analytics.events``
@@ -34,8 +39,28 @@ class CatalogError(LookupError):
     """A table name does not resolve to a hoodie table; the message says how to register it."""
 
 
+_NAME_PART = re.compile(r"`((?:[^`]|``)*)`|([^.`]+)")
+
+
+def name_parts(name: str) -> list[str]:
+    """The dot-separated parts of a table name; a part may be quoted in backticks (`` `a.b` ``)."""
+    text, parts, pos = name.strip(), [], 0
+    while True:
+        m = _NAME_PART.match(text, pos)
+        if not m or not (m.group(1) if m.group(1) is not None else m.group(2).strip()):
+            raise CatalogError(f"table name {name!r} must be 'name' or 'db.name'")
+        parts.append(m.group(1).replace("``", "`") if m.group(1) is not None else m.group(2).strip())
+        pos = m.end()
+        if pos == len(text):
+            return parts
+        if text[pos] != ".":
+            raise CatalogError(f"table name {name!r} must be 'name' or 'db.name'")
+        pos += 1
+
+
 def _split(name: str, spark: Any) -> tuple[str, str]:
-    parts = name.strip("`").split(".")
+    """(database, table) of a name; an unqualified name is in the current database."""
+    parts = name_parts(name)
     if len(parts) == 1:
         return spark.catalog.currentDatabase(), parts[0]
     if len(parts) == 2:
@@ -43,24 +68,38 @@ def _split(name: str, spark: Any) -> tuple[str, str]:
     raise CatalogError(f"table name {name!r} must be 'name' or 'db.name'")
 
 
+def quote_name(db: str, table: str) -> str:
+    """`` `db`.`table` ``: a qualified name that never resolves to a session (temporary) view."""
+    return ".".join("`" + p.replace("`", "``") + "`" for p in (db, table))
+
+
 def table_properties(spark: Any, name: str) -> dict[str, str]:
     """TBLPROPERTIES of a catalog table or view ({} when it has none)."""
     try:
         rows = spark.sql(f"SHOW TBLPROPERTIES {name}").collect()
     except Exception as e:  # AnalysisException: the name does not exist
-        raise CatalogError(f"table {name!r} is not in the catalog: {str(e).splitlines()[0]}") from None
+        raise CatalogError(f"table {name} is not in the catalog: {str(e).splitlines()[0]}") from None
     return {r[0]: r[1] for r in rows}
 
 
 def resolve_table_path(spark: Any, name: str) -> str:
-    """The base path of the hoodie table registered under ``name`` (or its ``_ro`` view)."""
-    props = table_properties(spark, name)
+    """The base path of the hoodie table registered under ``name`` (or its ``_ro`` view).
+
+    An unqualified name is looked up in the current database, as ``db.name``: the session views
+    that :func:`attach` makes under the same name carry no table properties and must not hide it.
+    """
+    db, tbl = _split(name, spark)
+    fix = (f"register it with hoodie.catalog.register_table(spark, '{db}.{tbl}', '/path/to/table') or "
+           f"hoodie.sql(spark, \"CREATE TABLE {db}.{tbl} USING hoodie LOCATION '/path/to/table'\"), "
+           "or pass basePath => '/path/to/table'")
+    try:
+        props = table_properties(spark, quote_name(db, tbl))
+    except CatalogError as e:
+        raise CatalogError(f"{e}; {fix}") from None
     path = props.get(BASE_PATH_PROP)
     if not path:
-        raise CatalogError(
-            f"{name!r} is in the catalog but is not a hoodie table (no {BASE_PATH_PROP} property); "
-            "register it with hoodie.catalog.register_table or pass basePath => '/path/to/table'"
-        )
+        raise CatalogError(f"{db}.{tbl} (from {name!r}) is in the catalog but is not a hoodie table "
+                           f"(no {BASE_PATH_PROP} property); {fix}")
     return path
 
 
@@ -106,14 +145,14 @@ def sync_freshness(spark: Any, name: str) -> dict[str, Optional[str]]:
 
     db, tbl = _split(name, spark)
     view = tbl if tbl.endswith(RO_SUFFIX) else tbl + RO_SUFFIX
-    path = resolve_table_path(spark, f"`{db}`.`{view}`")
+    path = resolve_table_path(spark, quote_name(db, view))
     f = freshness(path)
     th, wm = f.get("threshold") or {}, f.get("watermark") or {}
     props = {THRESHOLD_PROP: th.get("iso") or "", THRESHOLD_PROP + ".epoch.ms": str(th.get("epoch_ms") or ""),
              WATERMARK_PROP: wm.get("iso") or "", WATERMARK_PROP + ".epoch.ms": str(wm.get("epoch_ms") or ""),
              WATERMARK_PROP + ".status": str(wm.get("status") or "")}
     plist = ", ".join(f"{_q(k)} = {_q(v)}" for k, v in props.items())
-    spark.sql(f"ALTER VIEW `{db}`.`{view}` SET TBLPROPERTIES ({plist})")
+    spark.sql(f"ALTER VIEW {quote_name(db, view)} SET TBLPROPERTIES ({plist})")
     return props
 
 

@@ -82,9 +82,20 @@ def sql_md() -> str:
     lines = ["# SQL reference", "",
              "Generated from the registered procedures by `python -m hoodie.interfaces.docgen`.",
              "`hoodie.sql(spark, text)` runs `CALL name(arg => value, ...)` (named or positional arguments,",
-             "SQL literals) and passes any other statement to `spark.sql`. `table => 'db.name'` resolves",
-             "through the catalog (the object must carry the table property `hoodie.base.path`);",
-             "`basePath => '/path'` names a table directly. Every call returns a DataFrame."]
+             "SQL literals; positional ones in the order below, which is Hudi's for Hudi's procedures) and",
+             "passes any other statement to `spark.sql`. Every call returns a DataFrame. One rule for every",
+             "procedure's table: `table => 'name'` is a table in the current database and `table => 'db.name'`",
+             "one in `db`, looked up in the catalog (the object must carry the table property",
+             "`hoodie.base.path`; a session view of the same name, such as `hoodie.catalog.attach` makes, does",
+             "not hide it); a `table` value with a `/` is a base path, and so is `basePath => '/path'`. Given",
+             "both `table` and `basePath`, they must name the same table.",
+             "",
+             "`CREATE TABLE [IF NOT EXISTS] name USING hoodie LOCATION '/path'` (or `USING hudi`) registers an",
+             "existing table as `name` and `name_ro` (see",
+             "[user-guide.md](user-guide.md#catalog-naming-tables-in-sql)).",
+             "",
+             "The examples run as written (a test executes each) with a hoodie table at `/data/events`",
+             "registered as `analytics.events`, partitioned by `productid`, and `analytics` the current database."]
     for proc in sorted({id(p): p for p in PROCEDURES.values()}.values(), key=lambda p: p.name.lower()):
         lines += ["", f"## `{proc.name}`", "", proc.doc, "", "| argument | type | default |", "|---|---|---|"]
         for prm in proc.params:
@@ -92,6 +103,8 @@ def sql_md() -> str:
             default = "required" if prm.required else ("" if prm.default is None else f"`{prm.default}`")
             lines.append(f"| `{names}` | {prm.type.__name__} | {default} |")
         lines += ["", f"Output columns: `{proc.output}`"]
+        if proc.examples:
+            lines += ["", "```sql", *proc.examples, "```"]
     return "\n".join(lines) + "\n"
 
 

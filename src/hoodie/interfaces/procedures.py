@@ -4,24 +4,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from hoodie.interfaces.sql import Param, SqlError, parse_options, procedure, resolve_base_path, PROCEDURES
+from hoodie.interfaces.sql import PROCEDURES, Param, SqlError, TableRef, parse_options, procedure, resolve_table
 
 TABLE = Param("table", str)
 PATH = Param("basePath", str, aliases=("path", "base_path"))
 
 
-def _path(spark: Any, args: dict[str, Any], name: str) -> str:
-    return resolve_base_path(spark, args, PROCEDURES[name.lower()])
+def _table(spark: Any, args: dict[str, Any], name: str) -> TableRef:
+    return resolve_table(spark, args, PROCEDURES[name.lower()])
 
 
 @procedure("run_ttl", [TABLE, Param("ttl_policy", str), Param("retain_days", int), Param("options", str), PATH],
            "deleted_partitions string",
-           "Run partition TTL (Hudi 1.x run_ttl); returns the deleted partitions.")
+           "Run partition TTL (Hudi 1.x run_ttl); returns the deleted partitions.",
+           examples=(
+               "CALL run_ttl(table => 'analytics.events', retain_days => 30)",
+               "CALL run_ttl(table => 'events', ttl_policy => 'KEEP_BY_TIME', "
+               "options => 'hoodie.partition.ttl.strategy.days.retain=30')",
+           ))
 def _run_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.services.ttl import call_run_ttl
 
-    parts = call_run_ttl(_path(spark, a, "run_ttl"), a["ttl_policy"], a["retain_days"], a["options"] or "")
-    _drop_catalog_partitions(spark, a, parts)
+    ref = _table(spark, a, "run_ttl")
+    parts = call_run_ttl(ref.base_path, a["ttl_policy"], a["retain_days"], a["options"] or "")
+    _drop_catalog_partitions(spark, ref, parts)
     return [(p,) for p in parts]
 
 
@@ -29,34 +35,45 @@ def _run_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
            [TABLE, PATH, Param("strategy", str, default="KEEP_BY_TIME"), Param("daysRetain", int),
             Param("predicate", str)],
            "deleted_partitions string",
-           "RFC-65's partition TTL call with a partition predicate; returns the deleted partitions.")
+           "RFC-65's partition TTL call with a partition predicate; returns the deleted partitions.",
+           examples=(
+               "CALL managePartitionTTL(table => 'analytics.events', strategy => 'KEEP_BY_TIME', daysRetain => 10, "
+               "predicate => 'productid = 1')",
+               "CALL managePartitionTTL(basePath => '/data/events', daysRetain => 10)",
+           ))
 def _manage_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.services.ttl import call_manage_partition_ttl
 
-    parts = call_manage_partition_ttl(_path(spark, a, "managePartitionTTL"), a["strategy"], a["daysRetain"],
-                                      a["predicate"])
-    _drop_catalog_partitions(spark, a, parts)
+    ref = _table(spark, a, "managePartitionTTL")
+    parts = call_manage_partition_ttl(ref.base_path, a["strategy"], a["daysRetain"], a["predicate"])
+    _drop_catalog_partitions(spark, ref, parts)
     return [(p,) for p in parts]
 
 
-def _drop_catalog_partitions(spark: Any, a: dict[str, Any], parts: list[str]) -> None:
-    """Keep catalog partitions in step with TTL when the table is registered (see catalog.py)."""
-    if a.get("table") and parts:
+def _drop_catalog_partitions(spark: Any, ref: TableRef, parts: list[str]) -> None:
+    """Keep catalog partitions in step with TTL when the table was named (see catalog.py)."""
+    if ref.name and parts:
         from hoodie.interfaces.catalog import drop_partitions
 
-        drop_partitions(spark, a["table"], parts)
+        drop_partitions(spark, ref.name, parts)
 
 
 @procedure("run_compaction",
            [Param("op", str, default="run"), TABLE, PATH, Param("timestamp", str), Param("options", str)],
            "timestamp string, operation_size int, state string",
-           "schedule, run or scheduleAndExecute compaction (Hudi's run_compaction).")
+           "schedule, run or scheduleAndExecute compaction (Hudi's run_compaction).",
+           examples=(
+               "CALL run_compaction(op => 'schedule', table => 'analytics.events', "
+               "options => 'hoodie.compact.inline.max.delta.commits=1')",
+               "CALL run_compaction('run', 'analytics.events')",
+           ))
 def _run_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.engine.compaction import spark_executor
     from hoodie.format.table import HoodieTable
     from hoodie.services.compaction import run_compaction, schedule_compaction
 
-    path = _path(spark, a, "run_compaction")
+    ref = _table(spark, a, "run_compaction")
+    path = ref.base_path
     opts = parse_options(a["options"])
     op = (a["op"] or "run").lower()
     if op not in ("schedule", "run", "scheduleandexecute"):
@@ -69,21 +86,24 @@ def _run_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
         return [(inst, len(plan.get("operations") or []), "REQUESTED")]
     results = run_compaction(path, a["timestamp"], opts, executor=spark_executor(spark),
                              schedule_if_none=op == "scheduleandexecute")
-    if a.get("table") and results:
+    if ref.name and results:
         from hoodie.interfaces.catalog import sync_freshness
 
-        sync_freshness(spark, a["table"])  # the _ro view's freshness properties follow compactions
+        sync_freshness(spark, ref.name)  # the _ro view's freshness properties follow compactions
     return [(r.instant, len(r.stats), "COMPLETED") for r in results]
 
 
 @procedure("show_compaction", [TABLE, PATH, Param("limit", int, default=20)],
            "timestamp string, operation_size int, state string",
-           "Compaction instants (pending and completed), newest first.")
+           "Compaction instants (pending and completed), newest first.",
+           examples=(
+               "CALL show_compaction(table => 'analytics.events', limit => 5)",
+           ))
 def _show_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.format import instant as I
     from hoodie.format.table import HoodieTable
 
-    t = HoodieTable(_path(spark, a, "show_compaction"))
+    t = HoodieTable(_table(spark, a, "show_compaction").base_path)
     tl = t.timeline
     rows = []
     for inst in reversed(tl.instants):
@@ -93,15 +113,19 @@ def _show_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
     return rows[: a["limit"]]
 
 
-@procedure("show_commits", [TABLE, PATH, Param("limit", int, default=10)],
+@procedure("show_commits", [TABLE, Param("limit", int, default=10), PATH],
            "commit_time string, action string, total_bytes_written long, total_files_added long, "
            "total_files_updated long, total_partitions_written long, total_records_written long, "
            "total_update_records_written long, total_errors long",
-           "Completed commits, newest first, with Hudi's write-stat totals.")
+           "Completed commits, newest first, with Hudi's write-stat totals.",
+           examples=(
+               "CALL show_commits(table => 'events', limit => 5)",
+               "CALL show_commits('/data/events', 5)",
+           ))
 def _show_commits(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.format.table import HoodieTable
 
-    t = HoodieTable(_path(spark, a, "show_commits"))
+    t = HoodieTable(_table(spark, a, "show_commits").base_path)
     tl = t.timeline
     rows = []
     for inst in reversed(tl.completed_writes().instants):
@@ -121,7 +145,11 @@ def _show_commits(spark: Any, a: dict[str, Any]) -> list[tuple]:
             Param("file_versions_retained", int), Param("options", str), Param("dry_run", bool, default=False)],
            "start_clean_time string, total_files_deleted int, earliest_commit_to_retain string, "
            "deleted_partitions string",
-           "Clean old file versions and replaced file groups (Hudi's run_clean).")
+           "Clean old file versions and replaced file groups (Hudi's run_clean).",
+           examples=(
+               "CALL run_clean(table => 'analytics.events', clean_policy => 'KEEP_LATEST_FILE_VERSIONS', "
+               "file_versions_retained => 1, dry_run => true)",
+           ))
 def _run_clean(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.services.clean import run_clean
 
@@ -131,7 +159,7 @@ def _run_clean(spark: Any, a: dict[str, Any]) -> list[tuple]:
                      ("hoodie.cleaner.fileversions.retained", "file_versions_retained")):
         if a[arg] is not None:
             opts[key] = str(a[arg])
-    res = run_clean(_path(spark, a, "run_clean"), opts, dry_run=a["dry_run"])
+    res = run_clean(_table(spark, a, "run_clean").base_path, opts, dry_run=a["dry_run"])
     if res.instant is None and not a["dry_run"]:
         return []
     n = sum(len(v) for v in res.deleted.values()) if not a["dry_run"] else sum(
@@ -140,22 +168,28 @@ def _run_clean(spark: Any, a: dict[str, Any]) -> list[tuple]:
              ",".join(res.deleted_partitions))]
 
 
-@procedure("rollback_to_instant", [TABLE, PATH, Param("instant_time", str, required=True)],
+@procedure("rollback_to_instant", [TABLE, Param("instant_time", str, required=True), PATH],
            "rollback_result boolean",
-           "Roll back a pending or the latest completed write instant, or remove a pending compaction plan.")
+           "Roll back a pending or the latest completed write instant, or remove a pending compaction plan.",
+           examples=(
+               "CALL rollback_to_instant(table => 'analytics.events', instant_time => '20240501000000000')",
+           ))
 def _rollback(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.services.rollback import rollback
 
-    rollback(_path(spark, a, "rollback_to_instant"), a["instant_time"])
+    rollback(_table(spark, a, "rollback_to_instant").base_path, a["instant_time"])
     return [(True,)]
 
 
 @procedure("show_freshness", [TABLE, PATH],
            "threshold_epoch_ms long, threshold string, watermark_epoch_ms long, watermark string",
-           "The read-optimized view's event-time freshness: threshold T and watermark W.")
+           "The read-optimized view's event-time freshness: threshold T and watermark W.",
+           examples=(
+               "CALL show_freshness(table => 'analytics.events_ro')",
+           ))
 def _show_freshness(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.services.compaction import freshness
 
-    f = freshness(_path(spark, a, "show_freshness"))
+    f = freshness(_table(spark, a, "show_freshness").base_path)
     th, wm = f.get("threshold") or {}, f.get("watermark") or {}
     return [(th.get("epoch_ms"), th.get("iso"), wm.get("epoch_ms"), wm.get("iso"))]
