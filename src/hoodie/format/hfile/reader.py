@@ -467,6 +467,13 @@ class HFileReader:
         row = _key_bytes(key)
         return [v for _, v in self._run(row, lambda k: k == row)]
 
+    def __getitem__(self, key: Key) -> bytes:
+        """The value of ``key``; ``KeyError`` if absent (so ``dict(reader)`` works)."""
+        value = self.get(key)
+        if value is None:
+            raise KeyError(key)
+        return value
+
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, (bytes, bytearray, memoryview, str)):
             return False
