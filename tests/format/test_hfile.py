@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import struct
 import zipfile
@@ -490,6 +489,17 @@ def test_round_trip_repeated_keys(counts, block_size):
     for i, c in enumerate(counts):
         assert r.get_all(b"k%04d" % i) == [b"v%d_%d" % (i, j) for j in range(c)]
         assert r.get(b"k%04d" % i) == b"v%d_0" % i
+
+
+def test_block_cache_limit():
+    items = [(b"k%05d" % i, b"v" * 50) for i in range(2000)]
+    data = write_hfile(items, block_size=4096)
+    for limit in (0, 5000, 64 << 20):
+        r = HFileReader(data, cache_bytes=limit)
+        for k, v in items[::-7]:
+            assert r.get(k) == v
+            assert r._cached_bytes <= limit
+        assert (r._cached_bytes > 0) == (limit > 4096)
 
 
 def test_deep_index_from_tiny_chunks():

@@ -123,8 +123,8 @@ class HFileReader:
     ``source`` is the file content (``bytes``) or a seekable binary file, e.g. a pyarrow
     ``RandomAccessFile``; :meth:`open` and :meth:`from_storage` open one for you. ``name`` is
     used in error messages. With ``verify_checksums`` (the default) every block read is checked
-    against its stored CRC32C / CRC32 checksums. ``cache_blocks`` decoded data blocks are kept
-    for repeated lookups.
+    against its stored CRC32C / CRC32 checksums. Data blocks decoded for lookups are kept in an
+    LRU cache of up to ``cache_bytes`` uncompressed bytes (full scans bypass it).
 
     Keys and prefixes may be given as ``bytes`` or ``str`` (UTF-8); keys and values are returned
     as ``bytes``.
@@ -132,7 +132,7 @@ class HFileReader:
 
     def __init__(
         self, source: bytes | bytearray | memoryview | BinaryIO | Any, *, name: str | None = None,
-        verify_checksums: bool = True, cache_blocks: int = 8,
+        verify_checksums: bool = True, cache_bytes: int = 64 << 20,
     ) -> None:
         self.name = name if name is not None else getattr(source, "name", None) or "<bytes>"
         if not isinstance(self.name, str):
@@ -140,8 +140,9 @@ class HFileReader:
         self._source = _Source(source)
         self._owned: Any = None
         self.verify_checksums = verify_checksums
-        self._cache: OrderedDict[int, tuple[list[bytes], list[bytes]]] = OrderedDict()
-        self._cache_size = max(0, cache_blocks)
+        self._cache: OrderedDict[int, tuple[list[bytes], list[bytes], int]] = OrderedDict()
+        self._cache_limit = max(0, cache_bytes)
+        self._cached_bytes = 0
         self._entries: list[IndexEntry] | None = None
         self._rows: list[bytes] = []
         with self._located(None):
@@ -180,6 +181,7 @@ class HFileReader:
     def close(self) -> None:
         """Release the file if this reader opened it."""
         self._cache.clear()
+        self._cached_bytes = 0
         if self._owned is not None:
             self._owned.close()
             self._owned = None
@@ -389,27 +391,30 @@ class HFileReader:
 
     # ---- data -------------------------------------------------------------------------------
 
-    def _decode_block(self, i: int) -> tuple[list[bytes], list[bytes]]:
+    def _decode_block(self, i: int) -> tuple[list[bytes], list[bytes], int]:
+        """Rows, values and payload size of data block ``i``."""
         e = self._index()[i]
         payload = self._read_block(e.offset, e.size, DATA)
         with self._located(e.offset):
             rows, values = parse_cells(payload, self._mvcc, self._tags)
             if not rows:
                 raise HFileError("empty data block")
-            return rows, values
+            return rows, values, len(payload)
 
     def _block(self, i: int) -> tuple[list[bytes], list[bytes]]:
         e = self._index()[i]
         hit = self._cache.get(e.offset)
         if hit is not None:
             self._cache.move_to_end(e.offset)
-            return hit
+            return hit[0], hit[1]
         block = self._decode_block(i)
-        if self._cache_size:
+        if block[2] <= self._cache_limit:
             self._cache[e.offset] = block
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        return block
+            self._cached_bytes += block[2]
+            while self._cached_bytes > self._cache_limit:
+                _, old = self._cache.popitem(last=False)
+                self._cached_bytes -= old[2]
+        return block[0], block[1]
 
     def _block_for(self, row: bytes) -> int:
         """Index of the only block that can hold ``row`` (-1: before the first key)."""
@@ -429,7 +434,7 @@ class HFileReader:
             j = bisect_left(self._block(b)[0], row)
         for i in range(b, len(entries)):
             # a full scan decodes each block once; keep it out of the lookup cache
-            rows, values = self._block(i) if i == b and start is not None else self._decode_block(i)
+            rows, values = self._block(i) if i == b and start is not None else self._decode_block(i)[:2]
             yield from zip(rows[j:], values[j:])
             j = 0
 
@@ -523,7 +528,7 @@ class HFileReader:
         count = 0
         last: bytes | None = None
         for i, e in enumerate(self._index()):
-            rows, _ = self._decode_block(i)
+            rows = self._decode_block(i)[0]
             with self._located(e.offset):
                 if last is not None and rows[0] < last:
                     raise HFileError("keys out of order across blocks")

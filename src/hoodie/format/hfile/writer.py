@@ -186,17 +186,20 @@ class HFileWriter:
         """Add one cell. Keys must not decrease; an equal key adds another cell for it."""
         if self._closed:
             raise ValueError("the HFile writer is closed")
-        row = _to_bytes(key, "key")
-        value = _to_bytes(value, "value")
+        row = key if type(key) is bytes else _to_bytes(key, "key")
+        if type(value) is not bytes:
+            value = _to_bytes(value, "value")
         if len(row) > 0x7FFF:
             raise ValueError(f"HFile keys are at most 32767 bytes, got {len(row)}")
         if len(value) > 0x7FFFFFF0:
             raise ValueError(f"HFile values are at most 2 GiB, got {len(value)} bytes")
         last = self._last_row
-        if last is not None and row < last:
+        if last is None:
+            self._first_key_of_file = row
+        elif row < last:
             raise ValueError(f"keys must be appended in sorted order: {row!r} after {last!r}")
         # HBase only ends a block between different keys, so equal keys share a block.
-        if row != last and self._cells_size >= self._block_size:
+        elif row != last and self._cells_size >= self._block_size:
             self._finish_data_block()
             self._write_inline_index(closing=False)
             self._prev_block_last_row = last
@@ -205,8 +208,6 @@ class HFileWriter:
         cell = encode_cell(row, value)
         self._cells.append(cell)
         self._cells_size += len(cell)
-        if self._first_key_of_file is None:
-            self._first_key_of_file = row
         self._last_row = row
         self._entries += 1
         self._key_bytes += len(row) + 12
