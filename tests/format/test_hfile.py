@@ -223,9 +223,10 @@ def test_empty_file():
     assert r.last_key is None and r.data_blocks() == []
     assert r.trailer.first_data_block_offset == -1 and r.trailer.last_data_block_offset == -1
     assert r.trailer.comparator_class_name == "org.apache.hudi.io.storage.HoodieHBaseKVComparator"
-    assert r.file_info["bloomFilterTypeCode"] == b"DYNAMIC_V0"
+    assert r.file_info["bloomFilterTypeCode"] == b"DYNAMIC_V0" and r.bloom_filter_type == "DYNAMIC_V0"
+    assert r.min_record_key == b"" and r.max_record_key == b""
     assert r.schema.startswith('{"type":"record"')
-    assert r.meta_block("bloomFilter").startswith(b"/////")
+    assert r.bloom_filter.startswith(b"/////")
 
 
 def test_open_from_pyarrow_storage_and_python_files(tmp_path):
@@ -292,6 +293,9 @@ def test_metadata_table_base_files(mdt_tables):
                 versions.add(r.trailer.minor_version)
                 for k, v in r:
                     assert v and r.get(k) == v  # raw Avro payload bytes
+                if r.bloom_filter is not None:  # Hudi's record key range goes with its bloom filter
+                    assert (r.min_record_key, r.max_record_key) == ((keys[0], keys[-1]) if keys else (b"", b""))
+                    assert r.bloom_filter_type == "DYNAMIC_V0"
                 if path.parent.name != "files":
                     continue
                 seen_files += 1

@@ -43,6 +43,10 @@ KEY_VALUE_VERSION = b"KEY_VALUE_VERSION"
 MAX_TAGS_LEN = b"hfile.MAX_TAGS_LEN"
 DATA_BLOCK_ENCODING = b"DATA_BLOCK_ENCODING"
 SCHEMA = b"schema"
+MIN_RECORD_KEY = b"minRecordKey"
+MAX_RECORD_KEY = b"maxRecordKey"
+BLOOM_FILTER_TYPE = b"bloomFilterTypeCode"
+BLOOM_FILTER_BLOCK = "bloomFilter"
 
 _MAX_LEVELS = 16  # HBase never writes more (BlockIndexWriter's sanity limit)
 # Exceptions that mean "these bytes are not what the format says": turned into HFileError.
@@ -349,6 +353,27 @@ class HFileReader:
         """Hudi's Avro schema (file info ``schema``), if the file has one."""
         raw = self.raw_file_info.get(SCHEMA)
         return None if raw is None else raw.decode("utf-8", "replace")
+
+    @property
+    def min_record_key(self) -> bytes | None:
+        """Hudi's ``minRecordKey`` file info entry (base files with a bloom filter)."""
+        return self.raw_file_info.get(MIN_RECORD_KEY)
+
+    @property
+    def max_record_key(self) -> bytes | None:
+        """Hudi's ``maxRecordKey`` file info entry (base files with a bloom filter)."""
+        return self.raw_file_info.get(MAX_RECORD_KEY)
+
+    @property
+    def bloom_filter_type(self) -> str | None:
+        """Hudi's ``bloomFilterTypeCode`` (``DYNAMIC_V0`` or ``SIMPLE``), if present."""
+        raw = self.raw_file_info.get(BLOOM_FILTER_TYPE)
+        return None if raw is None else raw.decode("utf-8", "replace")
+
+    @property
+    def bloom_filter(self) -> bytes | None:
+        """The ``bloomFilter`` meta block: Hudi's serialized bloom filter (Base64 text)."""
+        return self.meta_block(BLOOM_FILTER_BLOCK)
 
     @property
     def last_key(self) -> bytes | None:
