@@ -31,7 +31,8 @@ from hoodie.format.hfile import (
     GZ, NONE, HFileError, HFileReader, HFileWriter, write_hfile,
 )
 from hoodie.format.hfile.blocks import (
-    HEADER_SIZE, LATEST_TIMESTAMP, TYPE_MAXIMUM, TYPE_PUT, key_row, midpoint_row,
+    HEADER_SIZE, LATEST_TIMESTAMP, ROOT_INDEX, TYPE_MAXIMUM, TYPE_PUT, encode_block,
+    encode_root_index, key_row, midpoint_row,
 )
 from hoodie.format.hfile.crc32c import _crc32c_py, crc32c, crc32c_chunks
 from hoodie.format.hfile.encoding import (
@@ -626,6 +627,25 @@ def test_inconsistent_trailer_counts():
         HFileReader(_with_trailer_field(SMALL, 8, 99))
     with pytest.raises(HFileError):
         HFileReader(_with_trailer_field(SMALL, 5, 1000))
+
+
+def test_index_that_repeats_blocks_is_refused():
+    """A (crafted) root index listing the same leaf blocks over and over is caught before the
+    descent multiplies them."""
+    r = HFileReader(SMALL)
+    t = r.trailer
+    loo = t.load_on_open_data_offset
+    repeated = [e for e in r._root for _ in range(200)]
+    opts = {"prev_offset": -1, "codec": GZ, "checksum_type": 2, "bytes_per_checksum": 16384}
+    root = encode_block(ROOT_INDEX, encode_root_index(repeated), **opts)
+    rest = SMALL[loo:len(SMALL) - TRAILER_SIZE]
+    first_len = r.raw_block(loo)[0].on_disk_size_with_header
+    t.data_index_count = len(repeated)
+    t.file_info_offset += len(root) - first_len
+    crafted = SMALL[:loo] + root + rest[first_len:] + t.serialize()
+    bad = HFileReader(crafted, name="crafted.hfile")
+    with pytest.raises(HFileError, match="crafted.hfile.*more blocks than the file has cells"):
+        bad.get(b"key-0001")
 
 
 def test_checksum_types():

@@ -312,6 +312,9 @@ class HFileReader:
         """All data block index entries in key order, descending a multi-level index once."""
         if self._entries is None:
             level = self._root
+            # every level has at most one entry per data block, and a data block holds a cell:
+            # a damaged index that repeats blocks cannot make the descent explode
+            limit = max(1, self.trailer.entry_count)
             for depth in range(self.trailer.num_data_index_levels - 1, 0, -1):
                 magic = LEAF_INDEX if depth == 1 else INTERMEDIATE_INDEX
                 nxt: list[IndexEntry] = []
@@ -320,7 +323,11 @@ class HFileReader:
                         children = parse_nonroot_index(self._read_block(e.offset, e.size, magic))
                         for c in children:
                             self._check_entry(c)
-                    nxt.extend(children)
+                        nxt.extend(children)
+                        if len(nxt) > limit:
+                            raise HFileError(
+                                f"the index lists more blocks than the file has cells ({limit})"
+                            )
                 level = nxt
             with self._located(None):
                 self._set_entries(level)
