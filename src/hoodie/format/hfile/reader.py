@@ -24,6 +24,8 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Any, BinaryIO, Iterator, Union
 
+import pyarrow.fs as pafs
+
 from .blocks import (
     DATA, FILE_INFO, GZ, HEADER_SIZE, INTERMEDIATE_INDEX, LEAF_INDEX, META, NONE, ROOT_INDEX,
     BlockHeader, Cell, IndexEntry, compression_name, decompress, key_row, parse_cells,
@@ -158,8 +160,6 @@ class HFileReader:
     def open(cls, path: str, filesystem: Any = None, **kwargs: Any) -> "HFileReader":
         """Open ``path`` on a ``pyarrow.fs`` file system (local when ``None``); close the reader
         (or use it as a context manager) to release the file."""
-        import pyarrow.fs as pafs
-
         fs = filesystem if filesystem is not None else pafs.LocalFileSystem()
         f = fs.open_input_file(path)
         try:
