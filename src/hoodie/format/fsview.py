@@ -110,7 +110,13 @@ class FileGroup:
 
 def list_partitions(storage: Storage) -> list[str]:
     """All partition paths: directories holding ``.hoodie_partition_metadata`` (``""`` for the root
-    of a non-partitioned table), as Hudi's file-listing fallback finds them."""
+    of a non-partitioned table), as Hudi's file-listing fallback finds them.
+
+    Only folders named ``.hoodie`` are skipped, as in Hudi's ``FileSystemBackedTableMetadata``: a
+    partition value may start with a dot (``.NET``, ``2024/.late``), and Java Hudi and hudi-rs read
+    such partitions. hoodie's other hidden names are files (log files, the partition metafile) or
+    live under ``.hoodie`` (markers, the TTL stash).
+    """
     found: list[str] = []
 
     def walk(rel: str) -> None:
@@ -118,7 +124,7 @@ def list_partitions(storage: Storage) -> list[str]:
         if any(e.name == N.PARTITION_METAFILE and not e.is_dir for e in entries):
             found.append(rel)
         for e in entries:
-            if e.is_dir and not e.name.startswith("."):
+            if e.is_dir and e.name != METAFOLDER:
                 walk(e.path)
 
     walk("")
