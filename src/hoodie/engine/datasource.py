@@ -2,7 +2,15 @@
 
 ``spark.read.format("hoodie").option(...).load(base_path)`` plans the read on the driver with the
 pure-Python format core (one listing, no data read), then each Spark task reads a group of file
-slices with the same code and yields Arrow batches. Filters on partition columns prune partitions.
+slices with the same code and yields Arrow batches.
+
+The reader does not prune partitions with filters Spark pushes down (``pushFilters``): in PySpark
+4.3 the partitions and read function planned after a pushdown are stored on the relation, which
+every scan of the same DataFrame shares (``PythonDataSourceV2.setReadInfo``). Pruned that way, a
+later query on the DataFrame (``df.where("p = 'a'").count()`` then ``df.count()``), or the other
+side of a union or self-join with a different filter, read only the partitions of the last
+pushdown: rows vanished without an error. Spark evaluates every ``WHERE`` itself; partition
+pruning is in :func:`hoodie.read_table` (``filters=``), which plans per call.
 
 Writes go through :func:`hoodie.spark.write`: an upsert needs a shuffle by file group and an index
 lookup across the whole input, which the Python ``DataSourceWriter`` API (each task sees an
@@ -12,20 +20,10 @@ arbitrary slice of the input, no shuffle control) cannot express correctly, so
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional
 
 import pyarrow as pa
-from pyspark.sql.datasource import (
-    DataSource,
-    DataSourceReader,
-    EqualTo,
-    GreaterThan,
-    GreaterThanOrEqual,
-    In,
-    InputPartition,
-    LessThan,
-    LessThanOrEqual,
-)
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 QUERY_TYPE_KEY = "hoodie.datasource.query.type"
@@ -108,30 +106,13 @@ class HoodieReader(DataSourceReader):
     def __init__(self, options: dict[str, str], schema: StructType) -> None:
         self.options = options
         self.spark_schema = schema
-        self.filters: list[tuple[str, str, Any]] = []
-
-    def pushFilters(self, filters: Sequence[Any]) -> Iterator[Any]:
-        """Use simple filters for partition pruning; Spark still evaluates every filter."""
-        ops = {EqualTo: "=", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<", LessThanOrEqual: "<="}
-        for f in filters:
-            col = getattr(f, "attribute", None)
-            if col is not None and len(col) == 1:
-                if type(f) in ops:
-                    self.filters.append((col[0], ops[type(f)], f.value))
-                elif isinstance(f, In):
-                    self.filters.append((col[0], "in", list(f.value)))
-            yield f
 
     def _plan(self):
         from hoodie.format.reader import plan_read
         from hoodie.format.table import HoodieTable
 
         table = HoodieTable(self.options["path"], _storage_options(self.options))
-        part_fields = set(table.partition_fields)
-        # Only partition-column filters are used (for pruning); rows are filtered by Spark.
-        flt = [f for f in self.filters if f[0] in part_fields]
-        plan = plan_read(table, filters=flt, **_read_args(self.options))
-        plan.row_filter = None
+        plan = plan_read(table, **_read_args(self.options))
         plan.out_columns = [f.name for f in self.spark_schema.fields]
         return plan
 
