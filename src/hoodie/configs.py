@@ -63,8 +63,12 @@ define("hoodie.datasource.write.precombine.field", None,
        "payload, on merges.", W)
 define("hoodie.datasource.write.keygenerator.class", None, "Key generator (Hudi Java class name).", W)
 define("hoodie.datasource.write.keygenerator.type", None, "SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP, CUSTOM.", W)
-define("hoodie.datasource.write.hive_style_partitioning", "false", "Partition folders as field=value.", W)
-define("hoodie.datasource.write.partitionpath.urlencode", "false", "URL-encode partition values.", W)
+define("hoodie.datasource.write.hive_style_partitioning", "false",
+       "Partition folders as field=value. Fixed when the table is created; a write option that "
+       "contradicts the table is refused.", W)
+define("hoodie.datasource.write.partitionpath.urlencode", "false",
+       "URL-encode partition values (Hive escaping: '/' as %2F, so a value with '/' is one folder, not "
+       "nested folders). Fixed when the table is created; a write option that contradicts the table is refused.", W)
 define("hoodie.datasource.write.payload.class", None,
        "Record payload: OverwriteWithLatestAvroPayload (commit-time ordering) or "
        "DefaultHoodieRecordPayload (ordering-field ordering; the default with a precombine field).", W)

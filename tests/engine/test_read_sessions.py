@@ -75,30 +75,19 @@ def test_reads_with_python_filter_pushdown_off(spark, tmp_path: Path) -> None:
     assert len(rows) == 9
 
 
-def test_register_turns_pushdown_on_unless_the_session_sets_it(spark, tmp_path: Path) -> None:
-    """hoodie.spark.register on a plain session (setting unset) turns pushdown on, so WHERE on a
-    partition column prunes; an explicit false stays false and reads still work."""
+def test_register_leaves_the_session_pushdown_setting_alone(spark, tmp_path: Path) -> None:
+    """hoodie.spark.register changes no session setting: the source takes no pushed filters (pruning
+    through them loses rows in PySpark 4.3, see hoodie.engine.datasource), so it reads the same rows
+    with pushdown unset, on or off."""
     import hoodie.spark as hs
 
     path = str(tmp_path / "t")
     _write(path)
-    # Make partition c unreadable: only a pruned read of partition a can succeed.
-    c_files = [os.path.join(path, "c", n) for n in os.listdir(os.path.join(path, "c")) if n.endswith(".parquet")]
-    with _conf(spark, {PUSHDOWN: None}):
-        hs.register(spark)
-        assert spark.conf.get(PUSHDOWN) == "true"
-        good = {f: Path(f).read_bytes() for f in c_files}
-        try:
-            for f in c_files:
-                Path(f).write_bytes(b"not parquet")
+    for setting in (None, "true", "false"):
+        with _conf(spark, {PUSHDOWN: setting}):
+            hs.register(spark)
+            assert spark.conf.get(PUSHDOWN, None) == setting
             assert _ids(spark.read.format("hoodie").load(path).where("p = 'a'")) == [0, 3, 6]
-        finally:
-            for f, b in good.items():
-                Path(f).write_bytes(b)
-    with _conf(spark, {PUSHDOWN: "false"}):
-        hs.register(spark)
-        assert spark.conf.get(PUSHDOWN) == "false"  # the user's choice is kept
-        assert _ids(spark.read.format("hoodie").load(path).where("p = 'a'")) == [0, 3, 6]
 
 
 FILTERS = {
@@ -172,4 +161,4 @@ def test_plain_spark_session_reads_after_register(tmp_path: Path) -> None:
                          timeout=600, env=env, cwd=str(tmp_path))
     assert out.returncode == 0, out.stderr[-3000:]
     res = json.loads(out.stdout.strip().splitlines()[-1])
-    assert res == {"all": list(range(9)), "b": [1, 4, 7], "pushdown": "true"}
+    assert res == {"all": list(range(9)), "b": [1, 4, 7], "pushdown": "false"}

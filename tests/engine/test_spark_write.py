@@ -114,25 +114,6 @@ def test_inserts_sized_into_file_groups(spark, tmp_path: Path, table_type: str) 
     assert hoodie.read_table(path).num_rows == 100
 
 
-def test_partition_pruning_through_filter_pushdown(spark, tmp_path: Path) -> None:
-    import hoodie.spark as hs
-
-    path = str(tmp_path / "t")
-    hs.write(_df(spark, [(i, f"p{i % 3}", 1, str(i)) for i in range(30)]), path,
-             _opts("MERGE_ON_READ", "upsert", True))
-    from hoodie.engine.datasource import HoodieReader
-
-    df = spark.read.format("hoodie").load(path).filter("p = 'p1'")
-    assert df.count() == 10
-    # The reader itself prunes: with the filter pushed, it plans one partition only.
-    reader = HoodieReader({"path": path}, spark.read.format("hoodie").load(path).schema)
-    from pyspark.sql.datasource import EqualTo
-
-    list(reader.pushFilters([EqualTo(("p",), "p1")]))
-    parts = reader.partitions()
-    assert {sl.partition for ip in parts for sl in ip.value} == {"p1"}
-
-
 def test_unknown_option_warns_with_suggestion(spark, tmp_path: Path) -> None:
     import hoodie.spark as hs
 

@@ -416,3 +416,43 @@ def test_vectorized_on_many_rows() -> None:
     assert paths[n - 1].as_py() == dt.datetime.fromtimestamp((n - 1) * 3600, dt.timezone.utc).strftime("%Y/%m/%d/%H")
     d = K.java_strings(t.column("d"))
     assert pc.all(pc.equal(pc.cast(d, pa.float64()), t.column("d").combine_chunks())).as_py()
+
+
+# ------------------------------------------------------------------ partition paths as folders
+
+_SEGMENT_CHARS = st.sampled_from(["a", "b", ".", "/", "%", "=", " ", "é", "ß", "\\", "\x00", "\t", "_"])
+_PART_VALUE = st.none() | st.sampled_from(["", ".", "..", ".hoodie", ".NET", "a/", "/a", "a//b", "x" * 256,
+                                           ".hoodie_partition_metadata", "__HIVE_DEFAULT_PARTITION__"]) \
+    | st.text(_SEGMENT_CHARS, max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_PART_VALUE, _PART_VALUE), min_size=1, max_size=4), st.booleans(), st.booleans(),
+       st.booleans())
+def test_partition_paths_are_folders_or_refused(rows: list[tuple], hive: bool, encode: bool, two_fields: bool) -> None:
+    """Every partition path a key generator computes is either a valid folder of the table, which
+    decodes back to the row's values, or the batch is refused naming a bad value and its field."""
+    fields = ["a", "b"] if two_fields else ["a"]
+    data = pa.table({"k": [str(i) for i in range(len(rows))], "a": [r[0] for r in rows], "b": [r[1] for r in rows]})
+    kg = K.ComplexKeyGenerator(["k"], fields, hive, encode) if two_fields else K.SimpleKeyGenerator("k", "a", hive, encode)
+    paths = kg.partition_paths(data)
+    bad = [p for p in paths.to_pylist() if K.partition_path_problem(p)]
+    if bad:
+        with pytest.raises(K.PartitionPathError) as e:
+            K.check_partition_paths(kg, data, paths)
+        msg = str(e.value)
+        assert "Nothing was committed" in msg and re.search(r"partition field value (a|b)=", msg)
+        return
+    K.check_partition_paths(kg, data, paths)
+    for (a, b), path in zip(rows, paths.to_pylist()):
+        for seg in path.split("/"):  # a folder below the base path, never hoodie's own
+            assert seg not in ("", ".", "..", ".hoodie") and "\x00" not in seg and len(seg.encode()) <= 255
+        try:
+            got = K.partition_values(path, fields, hive, url_encoded=encode)
+        except ValueError:
+            assert two_fields and not encode and "/" in f"{a}{b}"  # a '/' in one of several fields
+            continue
+        want = {"a": a or None, "b": b or None} if two_fields else {"a": a or None}
+        if "__HIVE_DEFAULT_PARTITION__" in (a, b):  # the literal reads as the default partition
+            want = {f: (None if v == "__HIVE_DEFAULT_PARTITION__" else v) for f, v in want.items()}
+        assert got == want, path

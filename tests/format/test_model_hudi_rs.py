@@ -3,19 +3,23 @@ primitives must read identically in our reader, in an in-memory model, and in hu
 
 from __future__ import annotations
 
+import datetime as dt
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Optional
 
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import hoodie
 from hoodie.format.batch_write import write_arrow
 from hoodie.format.fsview import FileSystemView
+from hoodie.format.keygen import PartitionPathError
 from hoodie.format.reader import read_file_slice, slice_record_keys
 from hoodie.format.table import HoodieTable
 from tests.helpers import rows_of
@@ -31,16 +35,92 @@ class Op:
     rows: list[tuple[int, int, int]]  # (key, ts, val)
 
 
+# Partition values of each type the model draws from: dots, '..', separators, unicode, the empty
+# string and null, and typed columns. Values whose folder cannot be a partition ('..', 'a//b',
+# '.hoodie'...) and partitions nested in others must be refused before anything is written.
+PART_TYPES = {
+    "string": (pa.string(), ["p0", ".NET", "2024/.late", "..", ".", ".hoodie", "x/../y", "a//b", "a/", "/a",
+                             "2024/01/31", "a", "a/b", "ü/ß", "é", "", None, "__HIVE_DEFAULT_PARTITION__", "%2F",
+                             "a b", "a=b", ".hoodie_partition_metadata"]),
+    "int": (pa.int64(), [0, -1, 7, 2**40, None]),
+    "bool": (pa.bool_(), [True, False, None]),
+    "date": (pa.date32(), [dt.date(2024, 1, 31), dt.date(1969, 12, 31), None]),
+    "decimal": (pa.decimal128(5, 2), [Decimal("1.10"), Decimal("-0.01"), Decimal("999.99"), None]),
+    "timestamp": (pa.timestamp("us", "UTC"), [dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc),
+                                             dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc),
+                                             None]),
+    "double": (pa.float64(), [0.1, -0.0, 1e300, None]),
+}
+FILTER_OPS = ["=", "!=", "<", "<=", ">", ">=", "in", "not in"]
+
+
 @dataclass
 class Setup:
     table_type: str
     partitioned: bool
     ordering: bool
     block_format: str
+    part_type: str = "string"
+    part_values: tuple = ("p0", "p1", "p2")  # the partition value of key k is part_values[k % 3]
+    hive_style: bool = False
+    url_encode: bool = False
+    filter_op: str = "="
+    filter_probe: int = 0  # the filter value is part_values[filter_probe]
 
 
-def _part(k: int, partitioned: bool) -> str:
-    return f"p{k % 3}" if partitioned else "all"
+def _part(k: int, setup: Setup) -> object:
+    return setup.part_values[k % 3] if setup.partitioned else "all"
+
+
+def _part_type(setup: Setup) -> pa.DataType:
+    return PART_TYPES[setup.part_type][0] if setup.partitioned else pa.string()
+
+
+_JAVA_DOUBLES = {0.1: "0.1", -0.0: "-0.0", 1e300: "1.0E300"}  # Double.toString of the pool's doubles
+_HIVE_ESCAPED = set("\"#%'*/:=?\\{[]^\x7f") | {chr(c) for c in range(0x20)}
+
+
+def _folder(value: object, setup: Setup) -> str:
+    """The partition folder of a value, as the test states Hudi's rule: Java's rendering of the
+    value (``__HIVE_DEFAULT_PARTITION__`` for null and ''), %XX-escaped with url encoding, prefixed
+    ``part=`` with hive-style partitioning."""
+    if value is None or value == "":
+        seg = "__HIVE_DEFAULT_PARTITION__"
+    else:
+        if isinstance(value, bool):
+            seg = str(value).lower()
+        elif isinstance(value, float):
+            seg = _JAVA_DOUBLES[value]
+        elif isinstance(value, dt.datetime):  # epoch microseconds
+            seg = str((value - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(microseconds=1))
+        else:  # str, int, Decimal, date
+            seg = str(value)
+        if setup.url_encode:
+            seg = "".join(f"%{ord(c):02X}" if c in _HIVE_ESCAPED else c for c in seg)
+    return f"part={seg}" if setup.hive_style else seg
+
+
+def _bad_folder(folders: set[str]) -> bool:
+    """Whether one of ``folders`` cannot be a partition folder (refused for every operation)."""
+    return any(seg in ("", ".", "..", ".hoodie") or seg.startswith(".hoodie_partition_metadata")
+               for f in folders for seg in f.split("/"))
+
+
+def _nested(folders: set[str], existing: set[str]) -> bool:
+    """Whether a write creating ``folders`` would put a partition inside another one."""
+    every = folders | existing
+    return any(a != b and b.startswith(a + "/") and (a in folders or b in folders) for a in every for b in every)
+
+
+def _passes(v: object, op: str, x: object) -> bool:
+    """The row filter's semantics: null fails every comparison; ``in`` matches null only to a null
+    in the list, ``not in`` is its negation (Arrow's ``is_in``)."""
+    if op in ("in", "not in"):
+        hit = any((v is None and e is None) or (v is not None and e is not None and v == e) for e in x)
+        return hit == (op == "in")
+    if v is None or x is None:
+        return False
+    return {"=": v == x, "!=": v != x, "<": v < x, "<=": v <= x, ">": v > x, ">=": v >= x}[op]
 
 
 class Model:
@@ -69,21 +149,43 @@ class Model:
                     self.rows[k] = (ts, v)
                     self.commit_of[k] = instant
 
-    def table(self, partitioned: bool, since: Optional[str] = None) -> list[tuple]:
-        """Live rows (only those whose live version was written after ``since``, if given)."""
+    def table(self, setup: Setup, since: Optional[str] = None,
+              where: Optional[tuple[str, object]] = None) -> list[tuple]:
+        """Live rows (only those whose live version was written after ``since``, if given, and
+        whose partition value passes the filter ``where``: ``(op, value)``)."""
         keys = [k for k in self.rows if since is None or self.commit_of[k] > since]
+        if where is not None:
+            keys = [k for k in keys if _passes(_part(k, setup), *where)]
         t = pa.table({
-            "k": keys, "part": [_part(k, partitioned) for k in keys],
+            "k": keys, "part": pa.array([_part(k, setup) for k in keys], _part_type(setup)),
             "ts": [self.rows[k][0] for k in keys], "val": [self.rows[k][1] for k in keys],
-        }, schema=pa.schema([("k", pa.int64()), ("part", pa.string()), ("ts", pa.int64()), ("val", pa.int64())]))
+        }, schema=pa.schema([("k", pa.int64()), ("part", _part_type(setup)), ("ts", pa.int64()),
+                             ("val", pa.int64())]))
         return sorted(rows_of(t, COLS))
 
 
 row = st.tuples(st.sampled_from(KEYS), st.integers(0, 5), st.integers(0, 1000))
 op_strategy = st.tuples(st.sampled_from(["insert", "upsert", "upsert", "delete"]),
                         st.lists(row, min_size=1, max_size=8))
-setup_strategy = st.builds(Setup, st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), st.booleans(),
-                           st.booleans(), st.sampled_from(["avro", "parquet"]))
+@st.composite
+def _partitioning(draw: st.DrawFn) -> dict:
+    part_type = draw(st.sampled_from(sorted(PART_TYPES)) | st.just("string"))  # strings hold most cases
+    pool = PART_TYPES[part_type][1]
+    values = st.lists(st.sampled_from(pool), min_size=3, max_size=3)
+    if part_type == "string":
+        # As often: a partition and one inside it, or a value that cannot be a folder next to others.
+        values = draw(st.sampled_from([
+            values, st.permutations(["a", "a/b", ".NET"]), st.permutations(["2024/01", "2024/01/31", "p0"]),
+            st.tuples(st.sampled_from(["..", ".", ".hoodie", "a//b", "a/", "/a", "x/../y"]),
+                      st.sampled_from(pool), st.sampled_from(pool)).map(list)]))
+    return {"part_type": part_type, "part_values": tuple(draw(values)),
+            "hive_style": draw(st.booleans()), "url_encode": draw(st.booleans()),
+            "filter_op": draw(st.sampled_from(FILTER_OPS)), "filter_probe": draw(st.integers(0, 2))}
+
+
+setup_strategy = st.builds(lambda tt, part, order, block, kw: Setup(tt, part, order, block, **kw),
+                           st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), st.booleans(),
+                           st.booleans(), st.sampled_from(["avro", "parquet"]), _partitioning())
 
 
 def _options(s: Setup, kind: str) -> dict[str, str]:
@@ -97,6 +199,8 @@ def _options(s: Setup, kind: str) -> dict[str, str]:
     }
     if s.partitioned:
         o["hoodie.datasource.write.partitionpath.field"] = "part"
+        o["hoodie.datasource.write.hive_style_partitioning"] = str(s.hive_style).lower()
+        o["hoodie.datasource.write.partitionpath.urlencode"] = str(s.url_encode).lower()
     if s.ordering:
         o["hoodie.datasource.write.precombine.field"] = "ts"
         o["hoodie.datasource.write.payload.class"] = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
@@ -105,10 +209,10 @@ def _options(s: Setup, kind: str) -> dict[str, str]:
     return o
 
 
-def _batch(op: Op, partitioned: bool) -> pa.Table:
+def _batch(op: Op, setup: Setup) -> pa.Table:
     return pa.table({
         "k": pa.array([r[0] for r in op.rows], pa.int64()),
-        "part": [_part(r[0], partitioned) for r in op.rows],
+        "part": pa.array([_part(r[0], setup) for r in op.rows], _part_type(setup)),
         "ts": pa.array([r[1] for r in op.rows], pa.int64()),
         "val": pa.array([r[2] for r in op.rows], pa.int64()),
     })
@@ -137,6 +241,9 @@ def _run(setup: Setup, ops: list[tuple[str, list]]) -> None:
         model = Model(setup.ordering)
         history: list[tuple[str, list[tuple]]] = []
         stale_written = False  # an update that lost to a greater ordering value was written
+        folders: set[str] = set()  # the partitions of the table
+        probe = setup.part_values[setup.filter_probe] if setup.partitioned else "all"
+        where = (setup.filter_op, [probe] if setup.filter_op in ("in", "not in") else probe)
         for kind, rows in ops:
             if kind == "insert":
                 # Hudi's insert skips the index: only keys not live in the table keep the model simple.
@@ -149,14 +256,28 @@ def _run(setup: Setup, ops: list[tuple[str, list]]) -> None:
                 continue
             op = Op(kind, rows)
             before = dict(model.rows)
-            instant = write_arrow(path, _batch(op, setup.partitioned), _options(setup, kind))
+            written = {_folder(_part(k, setup), setup) for k, _, _ in rows} if setup.partitioned else set()
+            if _bad_folder(written) or (kind != "delete" and _nested(written, folders)):
+                # Refused before anything is written: the table is as it was (or still absent).
+                event("a write refused: " + ("a value's folder" if _bad_folder(written) else "nested partitions"))
+                listing = sorted(os.walk(d))
+                with pytest.raises(PartitionPathError):
+                    write_arrow(path, _batch(op, setup), _options(setup, kind))
+                assert sorted(os.walk(d)) == listing, "a refused write changed the table"
+                continue
+            instant = write_arrow(path, _batch(op, setup), _options(setup, kind))
+            if kind != "delete":
+                folders |= written
             model.apply(op, instant)
             if kind == "upsert" and any(k in before and model.rows.get(k) == before[k] for k, _, _ in rows):
                 stale_written = True
-            expected = model.table(setup.partitioned)
+            expected = model.table(setup)
             history.append((instant, expected))
             ours = hoodie.read_table(path)
             assert _rows(ours) == expected, f"our snapshot differs from the model after {kind}"
+            if setup.partitioned:
+                pruned = hoodie.read_table(path, filters=[("part", *where)])
+                assert _rows(pruned) == model.table(setup, where=where), f"pruned read with part {where}"
             _check_slice_keys(path)
             theirs = read_hudi_rs(path)
             assert _rows(theirs) == expected, f"hudi-rs snapshot differs from the model after {kind}"
@@ -173,7 +294,7 @@ def _run(setup: Setup, ops: list[tuple[str, list]]) -> None:
         # the model; hudi-rs agrees unless a stale update (one that lost on ordering) sits in the
         # range: hudi-rs then returns that losing version too (see docs/compatibility.md).
         for instant, _ in history[:-1]:
-            expected_inc = model.table(setup.partitioned, since=instant)
+            expected_inc = model.table(setup, since=instant)
             ours_inc = hoodie.read_table(path, query_type="incremental", begin=instant)
             assert _rows(ours_inc) == expected_inc, f"our incremental from {instant} differs"
             theirs_inc = _rows(read_hudi_rs(path, query_type="incremental", begin=instant))

@@ -2,10 +2,15 @@
 
 ``spark.read.format("hoodie").option(...).load(base_path)`` plans the read on the driver with the
 pure-Python format core (one listing, no data read), then each Spark task reads a group of file
-slices with the same code and yields Arrow batches. Filters on partition columns prune partitions
-when the session has Python filter pushdown on (``spark.sql.python.filterPushdown.enabled``, which
-:func:`register` turns on unless the session sets it); with it off, every partition is read and
-Spark filters the rows.
+slices with the same code and yields Arrow batches.
+
+The reader does not prune partitions with filters Spark pushes down (``pushFilters``): in PySpark
+4.3 the partitions and read function planned after a pushdown are stored on the relation, which
+every scan of the same DataFrame shares (``PythonDataSourceV2.setReadInfo``). Pruned that way, a
+later query on the DataFrame (``df.where("p = 'a'").count()`` then ``df.count()``), or the other
+side of a union or self-join with a different filter, read only the partitions of the last
+pushdown: rows vanished without an error. Spark evaluates every ``WHERE`` itself; partition
+pruning is in :func:`hoodie.read_table` (``filters=``), which plans per call.
 
 Writes go through :func:`hoodie.spark.write`: an upsert needs a shuffle by file group and an index
 lookup across the whole input, which the Python ``DataSourceWriter`` API (each task sees an
@@ -15,21 +20,10 @@ arbitrary slice of the input, no shuffle control) cannot express correctly, so
 
 from __future__ import annotations
 
-import sys
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional
 
 import pyarrow as pa
-from pyspark.sql.datasource import (
-    DataSource,
-    DataSourceReader,
-    EqualTo,
-    GreaterThan,
-    GreaterThanOrEqual,
-    In,
-    InputPartition,
-    LessThan,
-    LessThanOrEqual,
-)
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 QUERY_TYPE_KEY = "hoodie.datasource.query.type"
@@ -39,11 +33,6 @@ AS_OF_KEY = "as.of.instant"
 SPLIT_BYTES_KEY = "hoodie.datasource.read.split.target.bytes"
 STORAGE_PREFIX = "hoodie.storage."
 READ_KEYS = (QUERY_TYPE_KEY, BEGIN_KEY, END_KEY, AS_OF_KEY, SPLIT_BYTES_KEY, "path")
-PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
-# Spark's read planner for Python data sources (the module that refuses a reader with pushFilters
-# while pushdown is off) and the local in which it holds the session's pushdown setting.
-_PLANNER_MODULE = "pyspark.sql.worker.plan_data_source_read"
-_PLANNER_PUSHDOWN_LOCAL = "enable_pushdown"
 _QUERY_ALIASES = {"snapshot": "snapshot", "read_optimized": "read_optimized", "incremental": "incremental",
                   "realtime": "snapshot"}
 
@@ -68,25 +57,6 @@ def _catalog_create_error(options: Any) -> ValueError:
         "'/path/to/table'\"), which registers the table as hoodie views, or call "
         "hoodie.catalog.register_table(spark, 'db.name', '/path/to/table')"
     )
-
-
-def _pushdown_enabled_for_this_read() -> bool:
-    """False when Spark is planning this read with Python filter pushdown off.
-
-    Spark 4.3 fails every read whose reader implements ``pushFilters`` while
-    ``spark.sql.python.filterPushdown.enabled`` is false, and gives the data source no way to learn the
-    setting except the planner's own frame. Outside that planner (the pushdown planner, tests) the
-    answer is True; should a later pyspark rename the local, Spark's own error comes back, never a
-    wrong result.
-    """
-    frame = sys._getframe(1)
-    for _ in range(8):
-        if frame is None:
-            break
-        if frame.f_globals.get("__name__") == _PLANNER_MODULE and _PLANNER_PUSHDOWN_LOCAL in frame.f_locals:
-            return bool(frame.f_locals[_PLANNER_PUSHDOWN_LOCAL])
-        frame = frame.f_back
-    return True
 
 
 def _storage_options(options: Any) -> Optional[dict[str, str]]:
@@ -155,9 +125,9 @@ class HoodieDataSource(DataSource):
     def reader(self, schema: StructType) -> "HoodieReader":
         if not self.options.get("path"):
             raise _no_path_error("cannot read this hoodie table")
-        if _pushdown_enabled_for_this_read():
-            return HoodieReader(dict(self.options), schema)
-        return HoodieScanReader(dict(self.options), schema)
+        # No pushFilters (see the module docstring), so reads also work on a session with
+        # spark.sql.python.filterPushdown.enabled=false (Spark refuses a reader with pushFilters then).
+        return HoodieReader(dict(self.options), schema)
 
 
 class HoodieReader(DataSourceReader):
@@ -166,30 +136,13 @@ class HoodieReader(DataSourceReader):
     def __init__(self, options: dict[str, str], schema: StructType) -> None:
         self.options = options
         self.spark_schema = schema
-        self.filters: list[tuple[str, str, Any]] = []
-
-    def pushFilters(self, filters: Sequence[Any]) -> Iterator[Any]:
-        """Use simple filters for partition pruning; Spark still evaluates every filter."""
-        ops = {EqualTo: "=", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<", LessThanOrEqual: "<="}
-        for f in filters:
-            col = getattr(f, "attribute", None)
-            if col is not None and len(col) == 1:
-                if type(f) in ops:
-                    self.filters.append((col[0], ops[type(f)], f.value))
-                elif isinstance(f, In):
-                    self.filters.append((col[0], "in", list(f.value)))
-            yield f
 
     def _plan(self):
         from hoodie.format.reader import plan_read
         from hoodie.format.table import HoodieTable
 
         table = HoodieTable(self.options["path"], _storage_options(self.options))
-        part_fields = set(table.partition_fields)
-        # Only partition-column filters are used (for pruning); rows are filtered by Spark.
-        flt = [f for f in self.filters if f[0] in part_fields]
-        plan = plan_read(table, filters=flt, **_read_args(self.options))
-        plan.row_filter = None
+        plan = plan_read(table, **_read_args(self.options))
         plan.out_columns = [f.name for f in self.spark_schema.fields]
         return plan
 
@@ -229,20 +182,6 @@ class HoodieReader(DataSourceReader):
             yield from t.cast(target).to_batches()
 
 
-class HoodieScanReader(HoodieReader):
-    """The reader for a session with Python filter pushdown off: it takes no filters (Spark refuses
-    a reader that implements ``pushFilters`` then), reads every partition, and Spark filters the rows."""
-
-    pushFilters = DataSourceReader.pushFilters
-
-
-def register(spark: Any) -> None:
-    """Register the ``hoodie`` data source with a Spark session.
-
-    Also turns on ``spark.sql.python.filterPushdown.enabled`` (a runtime SQL setting, off by default
-    in Spark 4.3) so that filters on partition columns prune partitions, unless the session already
-    sets it: a session that turned it off keeps it off and still reads correctly, without pruning.
-    """
+def register(spark) -> None:
+    """Register the ``hoodie`` data source with a Spark session."""
     spark.dataSource.register(HoodieDataSource)
-    if spark.conf.get(PUSHDOWN_CONF, None) is None:
-        spark.conf.set(PUSHDOWN_CONF, "true")

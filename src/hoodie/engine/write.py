@@ -42,7 +42,8 @@ from hoodie.format.batch_write import (
     replaced_file_groups,
     requested_content,
 )
-from hoodie.format.fsview import FileSystemView
+from hoodie.format.fsview import FileSystemView, check_partition_nesting
+from hoodie.format.keygen import PartitionPathError
 from hoodie.format.commit_metadata import WriteStat
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, table_exists
@@ -122,8 +123,14 @@ def _write_locked(df, st: Storage, base_path: str, opts: dict[str, str],
     if cfg.operation == "delete_partition":
         parts = [p.strip() for p in opts.get(PARTITIONS_TO_DELETE, "").split(",") if p.strip()]
         if not parts:
-            parts = sorted(r[0] for r in _with_keys(df.select(*body_schema.names), cfg, body_schema)
-                           .select(PART).distinct().collect())
+            try:
+                parts = sorted(r[0] for r in _with_keys(df.select(*body_schema.names), cfg, body_schema)
+                               .select(PART).distinct().collect())
+            except Exception as e:
+                refused = _partition_error_from_task(e)
+                if refused is None:
+                    raise
+                raise PartitionPathError(refused) from e
         if not parts:
             raise WriteError(f"delete_partition needs {PARTITIONS_TO_DELETE} or input rows naming the partitions")
         return table, commit_delete_partitions(table, parts, opts.get("hoodie.write.instant"))
@@ -131,7 +138,13 @@ def _write_locked(df, st: Storage, base_path: str, opts: dict[str, str],
                               operation_type=OPERATION_TYPES[cfg.operation],
                               requested_content=requested_content(cfg.operation))
     instant = inflight.timestamp
-    stats = _write_partitions(df.select(*body_schema.names), table, cfg, instant, avro_schema)
+    try:
+        stats = _write_partitions(df.select(*body_schema.names), table, cfg, instant, avro_schema)
+        if cfg.operation not in ("delete", "delete_partition"):
+            check_partition_nesting(table.storage, {s.partition_path or "" for s in stats}, table.timeline)
+    except Exception as e:
+        _roll_back_refused(table, instant, e)
+        raise
     fault_point("write.after_files")
     _reconcile_markers(table, instant, stats)
     plan = WritePlan(table, cfg, instant, avro_schema, [], OPERATION_TYPES[cfg.operation])
@@ -149,6 +162,57 @@ def _write_locked(df, st: Storage, base_path: str, opts: dict[str, str],
     publish_write(table.name, table.base_path, instant, OPERATION_TYPES[cfg.operation], stats,
                   int((time.monotonic() - started) * 1000), opts)
     return table, instant
+
+
+def _roll_back_refused(table: HoodieTable, instant: str, error: Exception) -> None:
+    """Undo a write that failed before its commit: roll the instant back now, under the lock this
+    write holds (rather than leave it to the next writer), and remove the partition metafiles it
+    created in partitions it leaves empty, so a refused partition path leaves no folder behind.
+
+    A partition path refused in a task is raised again on the driver as a ``PartitionPathError``
+    with the task's message; other errors get a note saying the instant was rolled back.
+    """
+    from hoodie.services.rollback import rollback
+
+    storage = table.storage
+    created = {path.rpartition("/")[0] for path, _ in W.marker_files(storage, instant)}
+    try:
+        rollback(table.reload(), instant)
+    except Exception as rb:  # the original error matters more; the next write rolls back again
+        error.add_note(f"hoodie: rolling back the failed instant {instant} failed too ({rb}); the next write "
+                       "or `hoodie rollback` retries it")
+        return
+    for part in sorted(created, key=lambda p: -p.count("/")):
+        entries = storage.list_dir(part)
+        if part and [e.name for e in entries] == [N.PARTITION_METAFILE] and _metafile_instant(storage, part) == instant:
+            storage.delete(entries[0].path)
+            # Folders this write created and left empty (local storage; S3 has no folders).
+            while part and not storage.list_dir(part):
+                storage.delete_dir(part)
+                part = part.rpartition("/")[0]
+    refused = _partition_error_from_task(error)
+    if refused is None:
+        error.add_note(f"hoodie: the write's instant {instant} was rolled back; nothing was committed")
+        return
+    raise PartitionPathError(f"{refused} (A Spark task refused it; the write's instant {instant} was rolled "
+                             "back.)") from error
+
+
+def _partition_error_from_task(error: Exception) -> Optional[str]:
+    """The message of a ``PartitionPathError`` raised in a Spark task (Spark wraps it in its own
+    exception, with the Python traceback as text), or None."""
+    marker = f"{PartitionPathError.__name__}: "
+    text = str(error)
+    if isinstance(error, PartitionPathError) or marker not in text:
+        return None
+    return text[text.index(marker) + len(marker):].splitlines()[0]
+
+
+def _metafile_instant(storage: Storage, partition: str) -> Optional[str]:
+    from hoodie.format.table import read_partition_metadata
+
+    meta = read_partition_metadata(storage, partition)
+    return meta.get("commitTime") if meta else None
 
 
 def _with_keys(df, cfg: WriteConfig, body_schema: pa.Schema):

@@ -24,7 +24,7 @@ from hoodie.format.bloom import BloomSpec
 from hoodie.format.commit_metadata import NULL_COMMIT, WriteStat
 from hoodie.format.eventtime import DEFAULT_UNIT, EventTimeError, event_time_millis, parse_unit
 from hoodie.format.eventtime import UNIT_KEY as EVENT_TIME_UNIT_KEY
-from hoodie.format.fsview import FileSlice, FileSystemView
+from hoodie.format.fsview import FileSlice, FileSystemView, check_partition_nesting
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, TableError, create_table, table_exists
 from hoodie.format import writer as W
@@ -118,6 +118,15 @@ class WriteConfig:
                     "hoodie.datasource.write.hive_style_partitioning", "false") or "false").lower() == "true"
         urlenc = (get("hoodie.datasource.write.partitionpath.urlencode",
                       "hoodie.datasource.write.partitionpath.urlencode", "false") or "false").lower() == "true"
+        if table is not None:
+            # Java Hudi refuses these too (HoodieWriterUtils.validateTableConfig): one table with two
+            # folder namings would make readers decode some partition values wrongly.
+            for key, value in (("hoodie.datasource.write.hive_style_partitioning", hive),
+                               ("hoodie.datasource.write.partitionpath.urlencode", urlenc)):
+                if value != ((tp.get(key) or "false").lower() == "true"):
+                    raise WriteError(f"{key}={str(value).lower()} but the table at {table.base_path} has "
+                                     f"{key}={(tp.get(key) or 'false').lower()} (hoodie.properties); partition folders "
+                                     "are named one way per table: drop the option")
         keygen["hoodie.datasource.write.hive_style_partitioning"] = str(hive).lower()
         keygen["hoodie.datasource.write.partitionpath.urlencode"] = str(urlenc).lower()
         block = (get("hoodie.logfile.data.block.format", default="avro") or "avro").lower()
@@ -182,13 +191,14 @@ def check_event_times(data: pa.Table, cfg: WriteConfig) -> None:
 
 def prepare_records(data: pa.Table, cfg: WriteConfig) -> pa.Table:
     """Drop incoming meta columns, add ``_hoodie_record_key``/``_hoodie_partition_path``."""
-    from hoodie.format.keygen import key_generator_from_config
+    from hoodie.format.keygen import check_partition_paths, key_generator_from_config
 
     body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS or c == "_hoodie_operation"])
     check_event_times(body, cfg)
     kg = key_generator_from_config(cfg.keygen_props)
     keys = kg.record_keys(body)
     parts = kg.partition_paths(body)
+    check_partition_paths(kg, body, parts)
     if cfg.precombine_field and cfg.operation not in ("delete", "delete_partition"):
         if cfg.precombine_field not in body.column_names:
             raise WriteError(
@@ -661,8 +671,12 @@ def _write_arrow_locked(st: Storage, base_path: str, data: pa.Table, options: Ma
         avro_schema = existing.avro_schema()
     else:
         avro_schema = _avro_schema_for(body, cfg, existing)
-    table = existing or open_or_create(base_path, cfg, avro_schema, storage_options)
+    # Keys and partition paths are checked before the table is created or anything is written.
     records = prepare_records(data, cfg)
+    if cfg.operation not in ("delete", "delete_partition"):
+        check_partition_nesting(st, pc.unique(records.column("_hoodie_partition_path")).to_pylist(),
+                                existing.timeline if existing is not None else None)
+    table = existing or open_or_create(base_path, cfg, avro_schema, storage_options)
     from hoodie.services.rollback import rollback_failed_writes
 
     rollback_failed_writes(table)

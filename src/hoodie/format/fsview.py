@@ -115,7 +115,13 @@ class FileGroup:
 
 def list_partitions(storage: Storage) -> list[str]:
     """All partition paths: directories holding ``.hoodie_partition_metadata`` (``""`` for the root
-    of a non-partitioned table), as Hudi's file-listing fallback finds them."""
+    of a non-partitioned table), as Hudi's file-listing fallback finds them.
+
+    Only folders named ``.hoodie`` are skipped, as in Hudi's ``FileSystemBackedTableMetadata``: a
+    partition value may start with a dot (``.NET``, ``2024/.late``), and Java Hudi and hudi-rs read
+    such partitions. hoodie's other hidden names are files (log files, the partition metafile) or
+    live under ``.hoodie`` (markers, the TTL stash).
+    """
     found: list[str] = []
 
     def walk(rel: str) -> None:
@@ -123,11 +129,80 @@ def list_partitions(storage: Storage) -> list[str]:
         if any(e.name == N.PARTITION_METAFILE and not e.is_dir for e in entries):
             found.append(rel)
         for e in entries:
-            if e.is_dir and not e.name.startswith("."):
+            if e.is_dir and e.name != METAFOLDER:
                 walk(e.path)
 
     walk("")
     return sorted(found)
+
+
+def check_partition_nesting(storage: Storage, partitions: Iterable[str], timeline: Optional[Timeline]) -> None:
+    """Refuse a write whose partitions would put one partition folder inside another.
+
+    Java Hudi's listing does not look inside a partition folder, and hudi-rs reads only the
+    innermost one, so with partitions ``a`` and ``a/b`` one of them loses its rows for every
+    reader but hoodie. Checked: the written partitions among themselves, and each new one against
+    the partitions of the table above and below it. A partition is new unless its metafile was
+    written by a completed (or archived) instant of ``timeline``: a metafile left behind by a
+    failed or rolled-back write does not make a partition. Existing partitions were checked when
+    they were created.
+
+    Raises:
+        PartitionPathError: naming both partitions and the fix; raised before anything is written.
+    """
+    from hoodie.format.keygen import URL_ENCODE_PARTITIONING, PartitionPathError
+
+    parts = sorted({p for p in partitions if p})
+
+    def refuse(inner: str, outer: str, where: str) -> None:
+        raise PartitionPathError(
+            f"partition path {inner!r} would be a partition inside partition {outer!r} ({where}). Java Hudi does "
+            f"not look inside a partition folder and hudi-rs reads only the innermost one, so rows would "
+            f"disappear for them. Nothing was committed. Partition values containing '/' make nested folders: "
+            f"keep every value at the same depth (e.g. 'a/_' next to 'a/b' instead of 'a'), or create the "
+            f"table with {URL_ENCODE_PARTITIONING}=true, which writes '/' as %2F (one folder per value).")
+
+    in_batch = set(parts)
+    for p in parts:
+        for outer in _parent_paths(p):
+            if outer in in_batch:
+                refuse(p, outer, "both in this write")
+    if not parts or not storage.exists(""):
+        return
+    committed = {i.timestamp for i in timeline.completed().instants} if timeline is not None else set()
+    first = timeline.first() if timeline is not None else None
+
+    def is_partition(rel: str) -> bool:
+        t = _partition_commit_time(storage, rel)
+        return t is not None and (t in committed or (first is not None and t < first.timestamp))
+
+    for p in parts:
+        if is_partition(p):
+            continue
+        for outer in _parent_paths(p):
+            if is_partition(outer):
+                refuse(p, outer, "already in the table")
+        if storage.exists(p):
+            for q in list_partitions(storage.child(p)):
+                if q and is_partition(f"{p}/{q}"):
+                    refuse(f"{p}/{q}", p, "already in the table")
+
+
+def _parent_paths(partition: str) -> list[str]:
+    """``a/b/c`` -> ``["a", "a/b"]``."""
+    segs = partition.split("/")
+    return ["/".join(segs[:i]) for i in range(1, len(segs))]
+
+
+def _partition_commit_time(storage: Storage, partition: str) -> Optional[str]:
+    """``commitTime`` of a partition's metafile, None without one. A metafile without a commit
+    time (written elsewhere) reads as ``"0"``: older than any instant, so an existing partition."""
+    from hoodie.format.table import read_partition_metadata
+
+    meta = read_partition_metadata(storage, partition)
+    if meta is None:
+        return None
+    return meta.get("commitTime") or "0"
 
 
 class FileSystemView:
@@ -365,5 +440,6 @@ def table_view(storage: Storage, timeline: Optional[Timeline] = None) -> FileSys
 
 __all__ = [
     "BaseFile", "LogFile", "FileSlice", "FileGroup", "FileSystemView", "list_partitions", "table_view",
+    "check_partition_nesting",
     "METAFOLDER", "RESERVED_LOG_VERSION_METRIC", "reserved_log_version",
 ]

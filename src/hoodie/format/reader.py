@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from hoodie.format.fsview import FileSlice, FileSystemView
 from hoodie.format.merge import DeleteBatch, LogBatch, merge_commit_time, merge_ordering
+from hoodie.format.pruning import prune_partitions
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable
 from hoodie.format.timeline import Timeline
@@ -256,46 +257,6 @@ def filter_expression(filters: Sequence[Filter], schema: pa.Schema) -> Optional[
     return expr
 
 
-def _partition_matches(partition: str, filters: Sequence[Filter], fields: list[str], hive_style: bool) -> bool:
-    """Partition pruning on string partition values; filters it cannot decide keep the partition."""
-    from hoodie.format.keygen import partition_values
-
-    if not fields:
-        return True
-    try:
-        values = partition_values(partition, fields, hive_style)
-    except ValueError:
-        return True
-    for col, op, val in filters:
-        if col not in values:
-            continue
-        pv = values[col]
-        if op in ("=", "=="):
-            if pv != str(val):
-                return False
-        elif op in ("!=", "<>"):
-            if pv == str(val):
-                return False
-        elif op == "in":
-            if pv not in {str(v) for v in val}:
-                return False
-        elif op == "not in":
-            if pv in {str(v) for v in val}:
-                return False
-        else:
-            try:
-                a, b = float(pv), float(val)
-            except (TypeError, ValueError):
-                if isinstance(val, str):
-                    a, b = pv, val  # type: ignore[assignment]
-                else:
-                    continue
-            ok = {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
-            if not ok:
-                return False
-    return True
-
-
 # -- table reads -------------------------------------------------------------------------------
 
 @dataclass
@@ -317,7 +278,11 @@ class ReadPlan:
 def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Optional[str] = None,
               begin: Optional[str] = None, end: Optional[str] = None,
               columns: Optional[Sequence[str]] = None, filters: Optional[Sequence[Any]] = None) -> ReadPlan:
-    """Resolve a query into the file slices to read (pure metadata work, no data read)."""
+    """Resolve a query into the file slices to read (pure metadata work, no data read).
+
+    ``filters`` filter rows and prune partitions: a partition is skipped only when its folder
+    provably holds no passing row (:mod:`hoodie.format.pruning`).
+    """
     if query_type not in QUERY_TYPES:
         raise ReadError(f"query_type {query_type!r} is not one of {', '.join(QUERY_TYPES)}")
     tl = table.timeline
@@ -343,8 +308,7 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
     flt = _normalize_filters(filters)
     row_filter = filter_expression(flt, full_schema) if flt else None
     view = FileSystemView(table.storage, tl)
-    partitions = [p for p in view.partitions()
-                  if _partition_matches(p, flt, table.partition_fields, table.hive_style)]
+    partitions = prune_partitions(table, full_schema, view.partitions(), flt) if flt else view.partitions()
     slices: list[FileSlice] = []
     if query_type == "read_optimized":
         for p in partitions:
