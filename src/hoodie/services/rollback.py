@@ -118,7 +118,7 @@ def rollback(base_path: str | HoodieTable, instant: str, *, storage_options: Opt
         from hoodie.services.compaction.rollback import remove_compaction_plan
 
         r = remove_compaction_plan(table, instant)
-        return RollbackResult(r.rollback_instant or "", instant, I.COMPACTION, r.deleted, [], r.moved)
+        return RollbackResult(r.rollback_instant or "", instant, I.COMPACTION, r.deleted, [], moved_files=r.moved)
     from hoodie.format.lock import TableLock
 
     # A pending instant may be a live writer's until the lock says otherwise (writers hold it).
@@ -326,7 +326,7 @@ def _execute(table: HoodieTable, target: Instant, stash: Optional[dict] = None) 
     table.reload()
     log.info("rolled back %s (%d files deleted, %d command blocks%s)", target, len(deleted), len(blocks_written),
              f", {len(unstashed)} stashed files moved back" if stash is not None else "")
-    return RollbackResult(rb, target.timestamp, target.action, deleted, blocks_written, unstashed)
+    return RollbackResult(rb, target.timestamp, target.action, deleted, blocks_written, unstashed_files=unstashed)
 
 
 def pending_failed_writes(table: HoodieTable, exclude: Iterable[str] = ()) -> list[Instant]:
