@@ -39,6 +39,8 @@ PARTITIONS_TO_DELETE = "hoodie.datasource.write.partitions.to.delete"
 DEFAULT_MAX_FILE_SIZE = 120 * 1024 * 1024  # hoodie.parquet.max.file.size
 DEFAULT_SMALL_FILE_LIMIT = 100 * 1024 * 1024  # hoodie.parquet.small.file.limit
 DEFAULT_RECORD_SIZE_ESTIMATE = 1024  # hoodie.copyonwrite.record.size.estimate
+# Hudi's soft-delete marker column: a row with true is a delete (HoodieRecordPayload.isDeleteRecord).
+IS_DELETED = "_hoodie_is_deleted"
 
 
 class WriteError(Exception):
@@ -169,6 +171,11 @@ def prepare_records(data: pa.Table, cfg: WriteConfig) -> pa.Table:
     kg = key_generator_from_config(cfg.keygen_props)
     keys = kg.record_keys(body)
     parts = kg.partition_paths(body)
+    if IS_DELETED in body.column_names:
+        typ = body.schema.field(IS_DELETED).type
+        if not (pa.types.is_boolean(typ) or pa.types.is_null(typ)):
+            raise WriteError(f"column {IS_DELETED!r} has type {typ}; Hudi reads it as a boolean delete marker "
+                             "(true deletes the record): cast it to boolean, or rename it")
     if cfg.precombine_field and cfg.operation not in ("delete", "delete_partition"):
         if cfg.precombine_field not in body.column_names:
             raise WriteError(
@@ -246,7 +253,9 @@ def evolve_schema(old: dict, new: dict) -> dict:
     for nf in new_arrow:
         if nf.name in old_arrow.names:
             of = old_arrow.field(nf.name)
-            if not of.type.equals(nf.type) and not _widening(of.type, nf.type):
+            # A batch may widen a column (int->long, float->double); a batch narrower than the
+            # table is cast up to the table's type (the table never narrows).
+            if not of.type.equals(nf.type) and not _widening(of.type, nf.type) and not _widening(nf.type, of.type):
                 raise WriteError(
                     f"column {nf.name!r} has type {nf.type} in the new data but {of.type} in the table; "
                     "cast it to the table's type (only int->long and float->double widen)"
@@ -263,7 +272,11 @@ def evolve_schema(old: dict, new: dict) -> dict:
         nf = next((x for x in new.get("fields", []) if x["name"] == f["name"]), None)
         if nf is not None and _widening(avro_to_arrow_schema({"type": "record", "name": "r", "fields": [f]}).field(0).type,
                                         avro_to_arrow_schema({"type": "record", "name": "r", "fields": [nf]}).field(0).type):
-            fields[i] = nf
+            # The widened field keeps the old one's nullability: old rows may hold nulls.
+            old_nullable = isinstance(f["type"], list) and "null" in f["type"]
+            new_nullable = isinstance(nf["type"], list) and "null" in nf["type"]
+            fields[i] = nf if new_nullable or not old_nullable else {**nf, "type": ["null", nf["type"]],
+                                                                     "default": None}
     merged["fields"] = fields
     return merged
 
@@ -351,11 +364,17 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
                     # The delete operation writes natural-order deletes (ordering value 0), as
                     # Hudi's delete API does: they win over every earlier version of the key.
                     w.deletes = _delete_table(hits, cfg.event_time_field)
+                elif table.is_mor:
+                    w.deletes, w.upserts = _split_soft_deletes(table, sl, hits, cfg)
+                    if w.deletes is None and w.upserts is None:
+                        continue
                 else:
-                    w.upserts = hits
+                    w.upserts = hits  # the merge applies soft deletes (execute_file_group)
                 work.append(w)
         if not is_delete:
-            new = prec.filter(pa.array(~matched))
+            # A soft-deleted row of a key the table does not hold is not written (Hudi's
+            # getInsertValue is empty for it): inserts, overwrites and upserts of new keys.
+            new = _drop_soft_deleted(prec.filter(pa.array(~matched)))
             if new.num_rows:
                 to_insert[p] = new
     per_file = max(1, cfg.max_file_size // max(1, cfg.record_size_estimate))
@@ -394,11 +413,57 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
     return WritePlan(table, cfg, instant, avro_schema, work, op_type)
 
 
-def _delete_table(hits: pa.Table, event_time_field: Optional[str] = None) -> pa.Table:
+def _soft_deleted(records: pa.Table) -> Optional[np.ndarray]:
+    """Which rows have ``_hoodie_is_deleted = true`` (null is false), or None when none has."""
+    if IS_DELETED not in records.column_names or records.num_rows == 0:
+        return None
+    col = records.column(IS_DELETED)
+    if pa.types.is_null(col.type):
+        return None
+    mask = pc.fill_null(col, False).to_numpy(zero_copy_only=False)
+    return mask if mask.any() else None
+
+
+def _drop_soft_deleted(records: pa.Table) -> pa.Table:
+    gone = _soft_deleted(records)
+    return records if gone is None else records.filter(pa.array(~gone))
+
+
+def _split_soft_deletes(table: HoodieTable, sl: FileSlice, hits: pa.Table,
+                        cfg: WriteConfig) -> tuple[Optional[pa.Table], Optional[pa.Table]]:
+    """(deletes, upserts) for a merge-on-read slice: soft-deleted rows become a delete block, as
+    Hudi's append handle writes them, carrying the precombine value as their ordering value.
+
+    With an ordering field, a soft delete older than the stored version is dropped here, as
+    DefaultHoodieRecordPayload ignores it. Writing it would leave the outcome to each reader's
+    delete rule (Java's Spark reader applies log deletes unconditionally)."""
+    gone = _soft_deleted(hits)
+    if gone is None:
+        return None, (hits if hits.num_rows else None)
+    dels = hits.filter(pa.array(gone))
+    ups = hits.filter(pa.array(~gone))
+    if table.merge_mode.use_ordering and cfg.precombine_field:
+        from hoodie.format.reader import read_file_slice
+
+        schema = table.arrow_schema()
+        cols = ["_hoodie_record_key", "_hoodie_commit_time", cfg.precombine_field]
+        if IS_DELETED in schema.names:
+            cols.append(IS_DELETED)
+        stored = read_file_slice(table, sl, pa.schema([schema.field(c) for c in cols if c in schema.names]))
+        if cfg.precombine_field in stored.column_names:
+            dels = _drop_stale_updates(stored, dels, cfg.precombine_field)
+    deletes = _delete_table(dels, cfg.event_time_field, cfg.precombine_field) if dels.num_rows else None
+    return deletes, (ups if ups.num_rows else None)
+
+
+def _delete_table(hits: pa.Table, event_time_field: Optional[str] = None,
+                  ordering_field: Optional[str] = None) -> pa.Table:
     cols = {
         "record_key": hits.column("_hoodie_record_key"),
         "partition_path": hits.column("_hoodie_partition_path"),
     }
+    if ordering_field and ordering_field in hits.column_names:
+        cols["ordering_value"] = hits.column(ordering_field)
     # The deletes' event times (when the input carries the event-time field) let the delete block
     # record its range; without them the block's event time is unknown (docs/compaction.md).
     if event_time_field and event_time_field in hits.column_names:
@@ -449,13 +514,17 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
         stat.num_update_writes = n_up
         return stat
     # COW merge: rewrite the file group's latest base file with updates applied and deletes removed.
-    full = table.arrow_schema()
-    full = pa.schema(list(full) + [f for f in data_schema if f.name not in full.names])
+    # The rewritten file takes this write's schema (the table's, evolved): the old base file is read
+    # through it, so a widened column (int->long, float->double) is cast up, never narrowed.
+    full = pa.schema([pa.field(c, pa.string(), nullable=True) for c in META_COLUMNS]
+                     + [f for f in data_schema if f.name not in META_COLUMNS])
     # The work item names the base file it rewrites, so executors need no listing.
     if w.base_file:
         from hoodie.format.reader import read_base_file
 
-        old = read_base_file(storage, f"{w.partition}/{w.base_file}" if w.partition else w.base_file, full)
+        # Rewritten records widen float to double as Hudi's merge handle does (Float.toString).
+        old = read_base_file(storage, f"{w.partition}/{w.base_file}" if w.partition else w.base_file, full,
+                             java_floats=True)
     else:
         old = full.empty_table()
     keep = old
@@ -468,12 +537,18 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
     pieces = [keep.select(full.names)]
     if w.upserts is not None and w.upserts.num_rows:
         ups = w.upserts
-        old_keys = keep.column("_hoodie_record_key")
-        umask = pc.is_in(old_keys, value_set=ups.column("_hoodie_record_key").combine_chunks())
         if table.merge_mode.use_ordering and cfg.precombine_field:
             # DefaultHoodieRecordPayload: an incoming record older than the stored one is ignored.
             ups = _drop_stale_updates(keep, ups, cfg.precombine_field)
-            umask = pc.is_in(old_keys, value_set=ups.column("_hoodie_record_key").combine_chunks())
+        gone = _soft_deleted(ups)
+        if gone is not None:
+            # _hoodie_is_deleted = true: the merge handle drops the stored record.
+            dmask = pc.is_in(keep.column("_hoodie_record_key"),
+                             value_set=ups.filter(pa.array(gone)).column("_hoodie_record_key").combine_chunks())
+            n_del += int(pc.sum(dmask).as_py() or 0)
+            keep = keep.filter(pc.invert(dmask))
+            ups = ups.filter(pa.array(~gone))
+        umask = pc.is_in(keep.column("_hoodie_record_key"), value_set=ups.column("_hoodie_record_key").combine_chunks())
         pieces[0] = keep.filter(pc.invert(umask)).select(full.names)
         body = _full_records(ups, pa.schema([f for f in full if f.name not in META_COLUMNS]))
         newrecs = W.add_meta_columns(body, instant=instant, record_keys=ups.column("_hoodie_record_key"),
@@ -629,8 +704,10 @@ def _write_arrow_locked(st: Storage, base_path: str, data: pa.Table, options: Ma
         avro_schema = existing.avro_schema()
     else:
         avro_schema = _avro_schema_for(body, cfg, existing)
-    table = existing or open_or_create(base_path, cfg, avro_schema, storage_options)
+    # Every check of the data (keys, partition paths, precombine values) runs before the table
+    # is created or anything is written.
     records = prepare_records(data, cfg)
+    table = existing or open_or_create(base_path, cfg, avro_schema, storage_options)
     from hoodie.services.rollback import rollback_failed_writes
 
     rollback_failed_writes(table)

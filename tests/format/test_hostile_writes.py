@@ -1,0 +1,159 @@
+"""Writes a hostile user broke (issue 12), on the pure-Python writer: each test fails on the code
+before its fix. The Spark writer's twins are in tests/engine/test_spark_hostile_writes.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import hoodie
+from hoodie.format.batch_write import write_arrow
+from tests.hudi_rs import read_hudi_rs
+
+
+def _opts(table_type: str, **extra: str) -> dict[str, str]:
+    o = {"hoodie.table.name": "hw", "hoodie.datasource.write.recordkey.field": "k",
+         "hoodie.datasource.write.table.type": table_type, "hoodie.datasource.write.precombine.field": "ts"}
+    o.update(extra)
+    return o
+
+
+def _files(path: str) -> list[str]:
+    """Every file under ``path`` (a refused first write leaves none: no table, no data)."""
+    return sorted(str(p) for p in Path(path).rglob("*") if p.is_file()) if Path(path).exists() else []
+
+
+def _by_key(t: pa.Table, cols: list[str]) -> dict:
+    return {r["k"]: tuple(r[c] for c in cols) for r in t.select(["k"] + cols).to_pylist()}
+
+
+# -- item 6: widening a column ------------------------------------------------------------------
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_widening_int_to_long_and_float_to_double_keeps_values_exact(tmp_path: Path, table_type: str) -> None:
+    path = str(tmp_path / "t")
+    o = _opts(table_type)
+    write_arrow(path, pa.table({"k": pa.array([1, 2, 3], pa.int64()), "ts": pa.array([1, 1, 1], pa.int64()),
+                                "i": pa.array([1, 2, 3], pa.int32()),
+                                "f": pa.array([0.5, 0.25, 0.1], pa.float32())}), o)
+    # Key 2 is updated with values only the wider types hold; key 4 is new; keys 1 and 3 keep
+    # their narrow values, read back through the wider type.
+    write_arrow(path, pa.table({"k": pa.array([2, 4], pa.int64()), "ts": pa.array([2, 2], pa.int64()),
+                                "i": pa.array([2 ** 40, 7], pa.int64()),
+                                "f": pa.array([1e300, 0.1], pa.float64())}), o)
+    # Key 3's float 0.1 is widened as Hudi widens rewritten or merged records (Float.toString, then
+    # parsed as a double): 0.1, in the rewritten COW base file and in every merge-on-read read.
+    expected = {1: (1, 0.5), 2: (2 ** 40, 1e300), 3: (3, 0.1), 4: (7, 0.1)}
+    for t in (hoodie.read_table(path), read_hudi_rs(path)):
+        assert t.schema.field("i").type == pa.int64() and t.schema.field("f").type == pa.float64()
+        assert _by_key(t, ["i", "f"]) == expected
+    # A later batch in the narrow types is cast up to the table's types (the table never narrows).
+    write_arrow(path, pa.table({"k": pa.array([1], pa.int64()), "ts": pa.array([3], pa.int64()),
+                                "i": pa.array([5], pa.int32()), "f": pa.array([0.75], pa.float32())}), o)
+    expected[1] = (5, 0.75)
+    for t in (hoodie.read_table(path), read_hudi_rs(path)):
+        assert t.schema.field("i").type == pa.int64() and t.schema.field("f").type == pa.float64()
+        assert _by_key(t, ["i", "f"]) == expected
+
+
+def test_widening_then_compaction_keeps_values_exact(tmp_path: Path) -> None:
+    """Compaction rewrites the slice into one base file of the widened types, values unchanged."""
+    from hoodie.services.compaction import run_compaction
+
+    path = str(tmp_path / "t")
+    o = _opts("MERGE_ON_READ", **{"hoodie.clean.automatic": "false"})
+    write_arrow(path, pa.table({"k": pa.array([1, 2, 3], pa.int64()), "ts": pa.array([1, 1, 1], pa.int64()),
+                                "i": pa.array([1, 2, 3], pa.int32()), "f": pa.array([0.5, 0.2, 0.1], pa.float32())}), o)
+    write_arrow(path, pa.table({"k": pa.array([2], pa.int64()), "ts": pa.array([2], pa.int64()),
+                                "i": pa.array([-2 ** 40], pa.int64()), "f": pa.array([-1e300], pa.float64())}), o)
+    expected = {1: (1, 0.5), 2: (-2 ** 40, -1e300), 3: (3, 0.1)}
+    assert _by_key(hoodie.read_table(path), ["i", "f"]) == expected
+    assert run_compaction(path, config={"hoodie.compact.inline.max.delta.commits": "1"}, schedule_if_none=True)
+    for t in (hoodie.read_table(path), read_hudi_rs(path), read_hudi_rs(path, query_type="read_optimized")):
+        assert _by_key(t, ["i", "f"]) == expected
+
+
+# -- item 8: _hoodie_is_deleted -----------------------------------------------------------------
+
+def _deleted_batch(rows: list[tuple[int, int, str, bool]]) -> pa.Table:
+    return pa.table({"k": pa.array([r[0] for r in rows], pa.int64()), "ts": pa.array([r[1] for r in rows], pa.int64()),
+                     "v": [r[2] for r in rows], "_hoodie_is_deleted": [r[3] for r in rows]})
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("ordering", [True, False])
+def test_hoodie_is_deleted_rows_are_deletes(tmp_path: Path, table_type: str, ordering: bool) -> None:
+    """Rows with ``_hoodie_is_deleted = true`` delete their key, as Hudi's payloads do: on upsert
+    (unless, with an ordering field, the stored version is newer), never inserted by insert or by
+    upsert of a new key; compaction keeps them deleted; hudi-rs reads the same rows."""
+    from hoodie.services.compaction import run_compaction
+
+    path = str(tmp_path / "t")
+    o = _opts(table_type, **{"hoodie.clean.automatic": "false"})
+    if ordering:
+        o["hoodie.datasource.write.payload.class"] = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+    else:
+        del o["hoodie.datasource.write.precombine.field"]
+    # insert: the deleted row 9 is not written.
+    write_arrow(path, _deleted_batch([(1, 5, "a", False), (2, 5, "b", False), (3, 5, "c", False),
+                                      (9, 5, "z", True)]), {**o, "hoodie.datasource.write.operation": "insert"})
+    expected = {1: ("a",), 2: ("b",), 3: ("c",)}
+    # upsert: 1 deleted (newer), 2 "deleted" with an older ordering value (kept with an ordering
+    # field), 4 is new and deleted (not written), 3 updated.
+    write_arrow(path, _deleted_batch([(1, 6, "x", True), (2, 4, "x", True), (3, 6, "c2", False),
+                                      (4, 6, "d", True)]), o)
+    del expected[1]
+    expected[3] = ("c2",)
+    if not ordering:
+        del expected[2]
+    for t in (hoodie.read_table(path), read_hudi_rs(path)):
+        assert _by_key(t, ["v"]) == expected
+        assert not any(t.column("_hoodie_is_deleted").to_pylist())
+    # A deleted key written again is back.
+    write_arrow(path, _deleted_batch([(1, 7, "a2", False)]), o)
+    expected[1] = ("a2",)
+    if table_type == "MERGE_ON_READ":
+        assert run_compaction(path, config={"hoodie.compact.inline.max.delta.commits": "1"}, schedule_if_none=True)
+    for t in (hoodie.read_table(path), read_hudi_rs(path)):
+        assert _by_key(t, ["v"]) == expected
+
+
+def test_hoodie_is_deleted_must_be_boolean(tmp_path: Path) -> None:
+    from hoodie.format.batch_write import WriteError
+
+    t = pa.table({"k": pa.array([1], pa.int64()), "ts": pa.array([1], pa.int64()), "_hoodie_is_deleted": ["yes"]})
+    with pytest.raises(WriteError, match="_hoodie_is_deleted.*boolean"):
+        write_arrow(str(tmp_path / "t"), t, _opts("COPY_ON_WRITE"))
+    assert _files(str(tmp_path / "t")) == []
+
+
+@pytest.mark.parametrize("ordering", [True, False])
+def test_log_rows_marked_deleted_by_another_writer_are_deletes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             ordering: bool) -> None:
+    """A log data block holding ``_hoodie_is_deleted = true`` rows (written by an older hoodie, which
+    ignored the column) reads as deletes in our reader, the writer's index and compaction, as in
+    hudi-rs; base-file rows are returned as stored, as hudi-rs returns them."""
+    from hoodie.format import batch_write as BW
+    from hoodie.services.compaction import run_compaction
+
+    path = str(tmp_path / "t")
+    o = _opts("MERGE_ON_READ", **{"hoodie.clean.automatic": "false"})
+    if ordering:
+        o["hoodie.datasource.write.payload.class"] = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+    else:
+        del o["hoodie.datasource.write.precombine.field"]
+    write_arrow(path, _deleted_batch([(1, 5, "a", False), (2, 5, "b", False), (3, 5, "c", False)]), o)
+    with monkeypatch.context() as m:  # the old writer: the marker is an ordinary column
+        m.setattr(BW, "_soft_deleted", lambda records: None)
+        write_arrow(path, _deleted_batch([(1, 6, "x", True), (2, 4, "y", True)]), o)
+    expected = {3: ("c",)} if not ordering else {2: ("b",), 3: ("c",)}
+    for t in (hoodie.read_table(path), read_hudi_rs(path)):
+        assert _by_key(t, ["v"]) == expected
+    # The index sees key 1 as gone: writing it again inserts it.
+    write_arrow(path, _deleted_batch([(1, 7, "a2", False)]), o)
+    expected[1] = ("a2",)
+    assert run_compaction(path, config={"hoodie.compact.inline.max.delta.commits": "1"}, schedule_if_none=True)
+    for t in (hoodie.read_table(path), read_hudi_rs(path)):
+        assert _by_key(t, ["v"]) == expected
