@@ -157,3 +157,23 @@ def test_log_rows_marked_deleted_by_another_writer_are_deletes(tmp_path: Path, m
     assert run_compaction(path, config={"hoodie.compact.inline.max.delta.commits": "1"}, schedule_if_none=True)
     for t in (hoodie.read_table(path), read_hudi_rs(path)):
         assert _by_key(t, ["v"]) == expected
+
+
+# -- item 12: composite keys whose values contain ',' ----------------------------------------
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_composite_key_values_with_commas_are_refused_before_writing(tmp_path: Path, table_type: str) -> None:
+    path = str(tmp_path / "t")
+    o = _opts(table_type, **{"hoodie.datasource.write.recordkey.field": "a,b"})
+    good = pa.table({"a": ["x"], "b": ["y"], "ts": pa.array([1], pa.int64()), "v": ["first"]})
+    clash = pa.table({"a": ["x,b:y", "x"], "b": ["z", "y,b:z"], "ts": pa.array([1, 1], pa.int64()), "v": ["1", "2"]})
+    with pytest.raises(ValueError, match=r"record key field 'a' has the value 'x,b:y'.*Fix: replace the ','"):
+        write_arrow(path, clash, o)
+    assert _files(path) == []  # no table was created
+    write_arrow(path, good, o)
+    files = _files(path)
+    with pytest.raises(ValueError, match=r"record key field 'a' has the value 'x,b:y'"):
+        write_arrow(path, clash, o)
+    assert _files(path) == files
+    assert hoodie.read_table(path, columns=["_hoodie_record_key", "v"]).to_pylist() == [
+        {"_hoodie_record_key": "a:x,b:y", "v": "first"}]
