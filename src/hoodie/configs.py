@@ -84,6 +84,9 @@ define("hoodie.bloom.index.filter.dynamic.max.entries", "100000",
        "DYNAMIC_V0: rows are added until rows x num_entries reaches this bound.", W)
 define("hoodie.table.timeline.timezone", "LOCAL", "Time zone of instant times: LOCAL or UTC.", T)
 define("hoodie.combine.before.insert", "false", "De-duplicate inserts by key before writing.", W)
+define("hoodie.write.set.null.for.missing.columns", "false",
+       "A batch lacking table columns is refused (as Hudi refuses it); true writes the missing columns "
+       "as null, also over the stored values of updated records.", W)
 define("hoodie.write.instant", None, "Use this instant time for the write (testing/backfills).", W)
 for _k in ("hoodie.keygen.timebased.timestamp.type", "hoodie.keygen.timebased.input.dateformat",
            "hoodie.keygen.timebased.output.dateformat", "hoodie.keygen.timebased.timezone",

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.format.batch_write import write_arrow
+from hoodie.format.batch_write import WriteError, write_arrow
 from tests.hudi_rs import read_hudi_rs
 
 
@@ -177,3 +177,81 @@ def test_composite_key_values_with_commas_are_refused_before_writing(tmp_path: P
     assert _files(path) == files
     assert hoodie.read_table(path, columns=["_hoodie_record_key", "v"]).to_pylist() == [
         {"_hoodie_record_key": "a:x,b:y", "v": "first"}]
+
+
+# -- item 11: a batch lacking a table column -----------------------------------------------------
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("op", ["upsert", "insert", "insert_overwrite"])
+def test_batch_missing_a_column_is_refused_unless_opted_in(tmp_path: Path, table_type: str, op: str) -> None:
+    path = str(tmp_path / "t")
+    o = _opts(table_type)
+    write_arrow(path, pa.table({"k": pa.array([1, 2], pa.int64()), "ts": pa.array([1, 1], pa.int64()),
+                                "a": ["a1", "a2"], "b": ["b1", "b2"]}), o)
+    files = _files(path)
+    # (insert skips the index, as Hudi's does: it gets a new key only)
+    k1 = 4 if op == "insert" else 1
+    lacking = pa.table({"k": pa.array([k1, 3], pa.int64()), "ts": pa.array([2, 2], pa.int64()), "a": ["A1", "A3"]})
+    ow = {**o, "hoodie.datasource.write.operation": op}
+    with pytest.raises(WriteError, match=r"lacks the table column\(s\) \['b'\].*"
+                                         r"hoodie\.write\.set\.null\.for\.missing\.columns=true"):
+        write_arrow(path, lacking, ow)
+    assert _files(path) == files
+    # Opted in: the missing column is written as null (Hudi's semantics), for updated and new rows.
+    write_arrow(path, lacking, {**ow, "hoodie.write.set.null.for.missing.columns": "true"})
+    expected = {k1: ("A1", None), 3: ("A3", None)}
+    if op != "insert_overwrite":
+        expected[2] = ("a2", "b2")
+    if op == "insert":
+        expected[1] = ("a1", "b1")
+    for t in (hoodie.read_table(path), read_hudi_rs(path)):
+        assert _by_key(t, ["a", "b"]) == expected
+
+
+def test_missing_columns_option_value_is_checked(tmp_path: Path) -> None:
+    with pytest.raises(WriteError, match=r"hoodie\.write\.set\.null\.for\.missing\.columns='yes': use true or false"):
+        write_arrow(str(tmp_path / "t"), pa.table({"k": [1], "ts": [1]}),
+                    _opts("COPY_ON_WRITE", **{"hoodie.write.set.null.for.missing.columns": "yes"}))
+
+
+def test_delete_batch_needs_only_the_keys(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    o = _opts("MERGE_ON_READ")
+    write_arrow(path, pa.table({"k": pa.array([1, 2], pa.int64()), "ts": pa.array([1, 1], pa.int64()), "a": ["x", "y"]}), o)
+    write_arrow(path, pa.table({"k": pa.array([1], pa.int64())}), {**o, "hoodie.datasource.write.operation": "delete"})
+    assert _by_key(hoodie.read_table(path), ["a"]) == {2: ("y",)}
+
+
+# -- item 10: a committed write whose inline service fails ---------------------------------------
+
+def test_inline_service_failure_after_commit_says_the_write_committed(tmp_path: Path) -> None:
+    """The automatic clean refuses a table with a metadata table, after the commit: the error says
+    which instant committed and which service failed, and tells not to retry; the data is there."""
+    from hoodie.format.batch_write import PostCommitError
+    from hoodie.format.table import HoodieTable, update_table_properties
+    from hoodie.services.clean import CleanError
+
+    path = str(tmp_path / "t")
+    o = _opts("COPY_ON_WRITE", **{"hoodie.datasource.write.operation": "insert"})
+    write_arrow(path, pa.table({"k": pa.array([1], pa.int64()), "ts": pa.array([1], pa.int64())}), o)
+    update_table_properties(HoodieTable(path), {"hoodie.table.metadata.partitions": "files"})
+    with pytest.raises(PostCommitError) as info:
+        write_arrow(path, pa.table({"k": pa.array([2], pa.int64()), "ts": pa.array([1], pa.int64())}), o)
+    err = info.value
+    last = HoodieTable(path).timeline.completed_writes().last().timestamp
+    assert err.instant == last and err.service == "clean" and err.base_path == path
+    assert isinstance(err, WriteError) and isinstance(err.__cause__, CleanError)
+    msg = str(err)
+    assert f"committed as instant {last}" in msg and "inline clean failed" in msg and "do not retry" in msg
+    assert "hoodie.clean.automatic=false" in msg
+    assert sorted(hoodie.read_table(path).column("k").to_pylist()) == [1, 2]
+
+
+def test_metrics_failure_after_commit_says_the_write_committed(tmp_path: Path) -> None:
+    from hoodie.format.batch_write import PostCommitError
+
+    path = str(tmp_path / "t")
+    o = _opts("MERGE_ON_READ", **{"hoodie.metrics.pushgateway.url": "http://127.0.0.1:9/"})
+    with pytest.raises(PostCommitError, match=r"committed as instant \d+ .*publishing the write's metrics failed"):
+        write_arrow(path, pa.table({"k": pa.array([1], pa.int64()), "ts": pa.array([1], pa.int64())}), o)
+    assert hoodie.read_table(path).column("k").to_pylist() == [1]

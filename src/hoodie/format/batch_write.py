@@ -39,12 +39,47 @@ PARTITIONS_TO_DELETE = "hoodie.datasource.write.partitions.to.delete"
 DEFAULT_MAX_FILE_SIZE = 120 * 1024 * 1024  # hoodie.parquet.max.file.size
 DEFAULT_SMALL_FILE_LIMIT = 100 * 1024 * 1024  # hoodie.parquet.small.file.limit
 DEFAULT_RECORD_SIZE_ESTIMATE = 1024  # hoodie.copyonwrite.record.size.estimate
+SET_NULL_FOR_MISSING_COLUMNS = "hoodie.write.set.null.for.missing.columns"
 # Hudi's soft-delete marker column: a row with true is a delete (HoodieRecordPayload.isDeleteRecord).
 IS_DELETED = "_hoodie_is_deleted"
 
 
 class WriteError(Exception):
-    """A write was refused; the message names the problem and the fix. Nothing was committed."""
+    """A write was refused; the message names the problem and the fix. Nothing was committed,
+    except for the subclass :class:`PostCommitError`."""
+
+
+# What to turn off to skip each step that runs after a write's commit.
+_POST_COMMIT_SWITCH = {
+    "clean": "hoodie.clean.automatic=false",
+    "compaction": "hoodie.compact.inline=false and hoodie.compact.schedule.inline=false",
+    "partition TTL": "hoodie.partition.ttl.inline=false",
+    "async partition TTL": "hoodie.ttl.async.enabled=false",
+    "publishing the write's metrics": "hoodie.metrics.prometheus.file / hoodie.metrics.pushgateway.url",
+}
+
+
+class PostCommitError(WriteError):
+    """The write COMMITTED (instant ``instant`` on ``base_path``); a step after the commit failed:
+    an inline table service (``service``: clean, compaction, partition TTL...), publishing metrics
+    or releasing the table lock. The cause is chained (``__cause__``).
+
+    Do not retry the write: its data is in the table, and a retried insert duplicates its rows.
+    A subclass of :class:`WriteError`, so existing ``except WriteError`` blocks still catch it.
+    """
+
+    def __init__(self, instant: str, base_path: str, service: str, cause: BaseException) -> None:
+        self.instant = instant
+        self.base_path = base_path
+        self.service = service
+        what = service if service.startswith(("publishing", "releasing")) else f"the inline {service}"
+        switch = _POST_COMMIT_SWITCH.get(service)
+        fix = f"Fix the {service} problem and run it on its own" + (f", or turn it off ({switch})" if switch else "")
+        super().__init__(
+            f"the write committed as instant {instant} on {base_path}, then {what} failed: "
+            f"{type(cause).__name__}: {cause}. The data is in the table: do not retry the write (a retried "
+            f"insert would duplicate its rows). {fix}."
+        )
 
 
 @dataclass
@@ -70,6 +105,7 @@ class WriteConfig:
     timeline_timezone: str
     combine_before_insert: bool
     bloom: BloomSpec = BloomSpec()
+    set_null_for_missing_columns: bool = False
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any], table: Optional[HoodieTable] = None) -> "WriteConfig":
@@ -132,6 +168,13 @@ class WriteConfig:
         except ValueError as e:
             raise WriteError(str(e)) from None
 
+        def flag(key: str, default: bool) -> bool:
+            raw = get(key, default=str(default).lower())
+            v = str(raw).strip().lower()
+            if v not in ("true", "false"):
+                raise WriteError(f"{key}={raw!r}: use true or false")
+            return v == "true"
+
         def integer(key: str, default: int) -> int:
             raw = get(key, default=str(default))
             try:
@@ -160,6 +203,7 @@ class WriteConfig:
                                or "LOCAL").upper(),
             combine_before_insert=(get("hoodie.combine.before.insert", default="false") or "").lower() == "true",
             bloom=bloom,
+            set_null_for_missing_columns=flag(SET_NULL_FOR_MISSING_COLUMNS, False),
         )
 
 
@@ -236,20 +280,35 @@ def _avro_schema_for(data: pa.Table, cfg: WriteConfig, table: Optional[HoodieTab
         old = table.avro_schema()
     except TableError:
         return new
-    return evolve_schema(old, new)
+    return evolve_schema(old, new, allow_missing=cfg.set_null_for_missing_columns)
 
 
-def evolve_schema(old: dict, new: dict) -> dict:
+def evolve_schema(old: dict, new: dict, allow_missing: bool = False) -> dict:
     """The schema after a write: the old fields (in order) plus new nullable fields.
 
     A field that changes type incompatibly, or a new non-nullable field, is refused with an error
-    naming the column. Fields missing from the new data stay (they are written as null).
+    naming the column. A table field the new data lacks is refused as Hudi refuses it
+    (MissingSchemaFieldException) unless ``allow_missing``
+    (``hoodie.write.set.null.for.missing.columns=true``): it then stays, written as null.
     """
     from hoodie.format.avro_codec import avro_to_arrow_schema
 
     old_arrow = avro_to_arrow_schema(old)
     new_arrow = avro_to_arrow_schema(new)
     old_fields = {f["name"]: f for f in old.get("fields", [])}
+    skip = set(META_COLUMNS) | {"_hoodie_operation"}
+    missing = [n for n in old_arrow.names if n not in new_arrow.names and n not in skip]
+    if missing and not allow_missing:
+        raise WriteError(
+            f"the batch lacks the table column(s) {missing} (table columns: "
+            f"{', '.join(n for n in old_arrow.names if n not in skip)}); Hudi refuses such a write "
+            f"(MissingSchemaFieldException): updated records would lose those values. Add the column(s) "
+            f"to the batch, or set {SET_NULL_FOR_MISSING_COLUMNS}=true to write them as null"
+        )
+    non_nullable = [n for n in missing if not _nullable(old_fields.get(n, {}).get("type"))]
+    if non_nullable:
+        raise WriteError(f"the batch lacks the non-nullable table column(s) {non_nullable}, which cannot be "
+                         "written as null: add them to the batch")
     for nf in new_arrow:
         if nf.name in old_arrow.names:
             of = old_arrow.field(nf.name)
@@ -279,6 +338,10 @@ def evolve_schema(old: dict, new: dict) -> dict:
                                                                      "default": None}
     merged["fields"] = fields
     return merged
+
+
+def _nullable(avro_type: Any) -> bool:
+    return isinstance(avro_type, list) and "null" in avro_type
 
 
 def _widening(old: pa.DataType, new: pa.DataType) -> bool:
@@ -685,9 +748,17 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
     warn_unknown_keys(options)
     st = Storage(base_path, storage_options)
     op = str(options.get("hoodie.datasource.write.operation") or "upsert")
-    with table_lock(st, options, f"write ({op})"):
-        table, done = _write_arrow_locked(st, base_path, data, options, storage_options, instant)
-    run_inline_services(table.reload(), options)
+    done: Optional[str] = None
+    try:
+        with table_lock(st, options, f"write ({op})"):
+            table, done = _write_arrow_locked(st, base_path, data, options, storage_options, instant)
+    except PostCommitError:
+        raise
+    except Exception as e:
+        if done is None:
+            raise
+        raise PostCommitError(done, base_path, "releasing the table lock", e) from e
+    run_inline_services(table, options, committed_instant=done)
     return done
 
 
@@ -700,13 +771,13 @@ def _write_arrow_locked(st: Storage, base_path: str, data: pa.Table, options: Ma
 
     check_inline_options(options, cfg.table_type == "MERGE_ON_READ", existing.props if existing else None)
     body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS])
+    # Every check of the data (keys, partition paths, precombine values, schema) runs before the
+    # table is created or anything is written.
+    records = prepare_records(data, cfg)
     if cfg.operation in ("delete", "delete_partition") and existing is not None:
         avro_schema = existing.avro_schema()
     else:
         avro_schema = _avro_schema_for(body, cfg, existing)
-    # Every check of the data (keys, partition paths, precombine values) runs before the table
-    # is created or anything is written.
-    records = prepare_records(data, cfg)
     table = existing or open_or_create(base_path, cfg, avro_schema, storage_options)
     from hoodie.services.rollback import rollback_failed_writes
 
@@ -729,11 +800,20 @@ def _write_arrow_locked(st: Storage, base_path: str, data: pa.Table, options: Ma
                  else sorted(pc.unique(records.column("_hoodie_partition_path")).to_pylist()))
         replaced = replaced_file_groups(table, parts)
     commit_write(plan, stats, replaced=replaced)
-    from hoodie.metrics import publish_write
-
-    publish_write(table.name, table.base_path, inflight.timestamp, plan.operation_type, stats,
-                  int((time.monotonic() - started) * 1000), options)
+    publish_write_metrics(table, inflight.timestamp, plan.operation_type, stats, started, options)
     return table, inflight.timestamp
 
-__all__ = ["WriteConfig", "WriteError", "plan_write", "execute_file_group", "commit_write", "write_arrow",
+
+def publish_write_metrics(table: HoodieTable, instant: str, operation_type: str, stats: Sequence[WriteStat],
+                          started: float, options: Mapping[str, Any]) -> None:
+    """Publish a committed write's metrics; a failure raises :class:`PostCommitError` (committed)."""
+    from hoodie.metrics import publish_write
+
+    try:
+        publish_write(table.name, table.base_path, instant, operation_type, stats,
+                      int((time.monotonic() - started) * 1000), options)
+    except Exception as e:
+        raise PostCommitError(instant, table.base_path, "publishing the write's metrics", e) from e
+
+__all__ = ["WriteConfig", "WriteError", "PostCommitError", "plan_write", "execute_file_group", "commit_write", "write_arrow",
            "prepare_records", "dedupe", "evolve_schema", "open_or_create", "FileGroupWork", "WritePlan"]
