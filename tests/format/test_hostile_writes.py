@@ -49,6 +49,10 @@ def test_widening_int_to_long_and_float_to_double_keeps_values_exact(tmp_path: P
     for t in (hoodie.read_table(path), read_hudi_rs(path)):
         assert t.schema.field("i").type == pa.int64() and t.schema.field("f").type == pa.float64()
         assert _by_key(t, ["i", "f"]) == expected
+    # Read-optimized: the base files as hudi-rs reads them (merge-on-read: the decimal-string
+    # widening too; key 2's update is still in a log there).
+    assert _by_key(hoodie.read_table(path, query_type="read_optimized"), ["i", "f"]) == _by_key(
+        read_hudi_rs(path, query_type="read_optimized"), ["i", "f"])
     # A later batch in the narrow types is cast up to the table's types (the table never narrows).
     write_arrow(path, pa.table({"k": pa.array([1], pa.int64()), "ts": pa.array([3], pa.int64()),
                                 "i": pa.array([5], pa.int32()), "f": pa.array([0.75], pa.float32())}), o)
@@ -255,3 +259,99 @@ def test_metrics_failure_after_commit_says_the_write_committed(tmp_path: Path) -
     with pytest.raises(PostCommitError, match=r"committed as instant \d+ .*publishing the write's metrics failed"):
         write_arrow(path, pa.table({"k": pa.array([1], pa.int64()), "ts": pa.array([1], pa.int64())}), o)
     assert hoodie.read_table(path).column("k").to_pylist() == [1]
+
+
+# -- item 2: mode="overwrite" ---------------------------------------------------------------------
+
+def _old_table(path: str, table_type: str) -> dict[str, str]:
+    o = _opts(table_type, **{"hoodie.datasource.write.partitionpath.field": "p", "hoodie.clean.automatic": "false"})
+    write_arrow(path, pa.table({"k": pa.array([1, 2, 3], pa.int64()), "p": ["a", "a", "b"],
+                                "ts": pa.array([1, 1, 1], pa.int64()), "v": ["x1", "x2", "x3"]}), o)
+    write_arrow(path, pa.table({"k": pa.array([2], pa.int64()), "p": ["a"], "ts": pa.array([2], pa.int64()),
+                                "v": ["y2"]}), o)
+    return o
+
+
+def _snapshot(path: str) -> tuple:
+    return (_by_key(hoodie.read_table(path), ["p", "v"]), _by_key(read_hudi_rs(path), ["p", "v"]))
+
+
+OLD = {1: ("a", "x1"), 2: ("a", "y2"), 3: ("b", "x3")}
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("bad, error, message", [
+    ({"hoodie.datasource.write.operation": "upsertt"}, WriteError, "operation='upsertt' is not supported"),
+    ({"hoodie.parquet.compression.codec": "lzo"}, WriteError, "Arrow has no LZO codec"),
+    ({"hoodie.datasource.write.operation": "delete"}, WriteError, "does not combine with .*operation=delete"),
+    ({"hoodie.datasource.write.recordkey.field": "v"}, WriteError,
+     "recordkey.field='v' but the table has hoodie.table.recordkey.fields='k'.*delete the table first"),
+    ({"hoodie.datasource.write.table.type": "flip"}, WriteError, "but the table at .* is .*delete the table first"),
+    ({}, ValueError, "record key field 'k' is null or empty in 1 of 2 rows"),
+])
+def test_overwrite_mode_refusals_leave_the_old_table(tmp_path: Path, table_type: str, bad: dict, error: type,
+                                                    message: str) -> None:
+    path = str(tmp_path / "t")
+    o = _old_table(path, table_type)
+    if bad.get("hoodie.datasource.write.table.type") == "flip":
+        bad = {"hoodie.datasource.write.table.type": "MERGE_ON_READ" if table_type == "COPY_ON_WRITE"
+               else "COPY_ON_WRITE"}
+    files = _files(path)
+    batch = pa.table({"k": pa.array([9, None if not bad else 8], pa.int64()), "p": ["c", "c"],
+                      "ts": pa.array([1, 1], pa.int64()), "v": ["n9", "n8"]})
+    with pytest.raises(error, match=message):
+        write_arrow(path, batch, {**o, **bad}, mode="overwrite")
+    assert _files(path) == files
+    assert _snapshot(path) == (OLD, OLD)
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_overwrite_mode_failing_midway_leaves_the_old_table(tmp_path: Path, table_type: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from hoodie.format import batch_write as BW
+
+    path = str(tmp_path / "t")
+    o = _old_table(path, table_type)
+    real = BW.execute_file_group
+    calls = []
+
+    def dies_on_the_second(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(BW, "execute_file_group", dies_on_the_second)
+    batch = pa.table({"k": pa.array([7, 8], pa.int64()), "p": ["c", "d"], "ts": pa.array([1, 1], pa.int64()),
+                      "v": ["n7", "n8"]})
+    with pytest.raises(OSError, match="disk full"):
+        write_arrow(path, batch, o, mode="overwrite")
+    assert _snapshot(path) == (OLD, OLD)
+    monkeypatch.setattr(BW, "execute_file_group", real)
+    write_arrow(path, batch, o, mode="overwrite")  # rolls the failed attempt back, then replaces
+    new = {7: ("c", "n7"), 8: ("d", "n8")}
+    assert _snapshot(path) == (new, new)
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_overwrite_mode_replaces_data_and_schema_keeping_history(tmp_path: Path, table_type: str) -> None:
+    """The replacecommit takes the batch's schema (a column dropped, one retyped); time travel still
+    reads the old table; upsert de-duplicates, insert keeps duplicates (as on an empty table)."""
+    from hoodie.format import instant as I
+    from hoodie.format.table import HoodieTable
+
+    path = str(tmp_path / "t")
+    o = _old_table(path, table_type)
+    before = HoodieTable(path).timeline.completed_writes().last().timestamp
+    batch = pa.table({"k": pa.array([5, 5, 6], pa.int64()), "p": ["a", "a", "e"],
+                      "ts": pa.array([2, 1, 1], pa.int64()), "w": pa.array([1.5, 2.5, 3.5])})
+    c = write_arrow(path, batch, o, mode="overwrite")
+    t = HoodieTable(path)
+    assert t.timeline.get(c).action == I.REPLACE_COMMIT and t.table_type == table_type
+    assert t.timeline.commit_metadata(t.timeline.get(c)).operation_type == "INSERT_OVERWRITE_TABLE"
+    for got in (hoodie.read_table(path), read_hudi_rs(path)):
+        assert "v" not in got.column_names and _by_key(got, ["p", "w"]) == {5: ("a", 1.5), 6: ("e", 3.5)}
+    assert _by_key(hoodie.read_table(path, as_of=before), ["p", "v"]) == OLD
+    write_arrow(path, batch, {**o, "hoodie.datasource.write.operation": "insert"}, mode="overwrite")
+    assert sorted(hoodie.read_table(path).column("k").to_pylist()) == [5, 5, 6]
+    assert sorted(read_hudi_rs(path).column("k").to_pylist()) == [5, 5, 6]

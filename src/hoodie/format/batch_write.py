@@ -9,6 +9,7 @@ what the demo, the tests and small jobs use.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -108,8 +109,16 @@ class WriteConfig:
     set_null_for_missing_columns: bool = False
 
     @classmethod
-    def from_options(cls, options: Mapping[str, Any], table: Optional[HoodieTable] = None) -> "WriteConfig":
-        """Parse Hudi datasource options; table properties fill what the options leave out."""
+    def from_options(cls, options: Mapping[str, Any], table: Optional[HoodieTable] = None,
+                     overwrite: bool = False) -> "WriteConfig":
+        """Parse Hudi datasource options; table properties fill what the options leave out.
+
+        An option that contradicts the table's configuration (table type, record key, partition
+        fields, key generator, precombine field, partition path style) is refused, as Hudi
+        refuses it: the records would get other keys or paths than the stored ones. ``overwrite``
+        (``mode='overwrite'``) only changes the advice: the table's data is replaced, its
+        configuration kept.
+        """
         o = {str(k): str(v) for k, v in options.items() if v is not None}
         tp = table.props if table is not None else {}
 
@@ -138,11 +147,8 @@ class WriteConfig:
         ttype = (get("hoodie.datasource.write.table.type", "hoodie.table.type", "COPY_ON_WRITE") or "").upper()
         if ttype not in ("COPY_ON_WRITE", "MERGE_ON_READ"):
             raise WriteError(f"hoodie.datasource.write.table.type={ttype!r}: use COPY_ON_WRITE or MERGE_ON_READ")
-        if table is not None and ttype != table.table_type:
-            raise WriteError(
-                f"hoodie.datasource.write.table.type={ttype} but the table at {table.base_path} is "
-                f"{table.table_type}; drop the option or write with mode='overwrite'"
-            )
+        if table is not None:
+            _refuse_config_conflicts(o, table, overwrite)
         keygen = {k: v for k, v in o.items() if k.startswith(("hoodie.datasource.write.", "hoodie.keygen."))}
         for k in ("hoodie.table.keygenerator.class",):
             if k in tp and "hoodie.datasource.write.keygenerator.class" not in keygen:
@@ -205,6 +211,69 @@ class WriteConfig:
             bloom=bloom,
             set_null_for_missing_columns=flag(SET_NULL_FOR_MISSING_COLUMNS, False),
         )
+
+
+def _fields(v: str) -> list[str]:
+    return [x.split(":")[0].strip() for x in v.split(",") if x.strip()]
+
+
+def _keygen_kind(v: str) -> str:
+    return v.strip().rsplit(".", 1)[-1]
+
+
+# (write option, table property, normalizer): settings a write cannot change on an existing table.
+_TABLE_CONFIG = (
+    ("hoodie.datasource.write.table.type", "hoodie.table.type", lambda v: v.strip().upper()),
+    ("hoodie.datasource.write.recordkey.field", "hoodie.table.recordkey.fields", _fields),
+    ("hoodie.datasource.write.partitionpath.field", "hoodie.table.partition.fields", _fields),
+    ("hoodie.datasource.write.keygenerator.class", "hoodie.table.keygenerator.class", _keygen_kind),
+    ("hoodie.datasource.write.precombine.field", "hoodie.table.precombine.field", lambda v: v.strip()),
+    ("hoodie.datasource.write.hive_style_partitioning", "hoodie.datasource.write.hive_style_partitioning",
+     lambda v: v.strip().lower()),
+    ("hoodie.datasource.write.partitionpath.urlencode", "hoodie.datasource.write.partitionpath.urlencode",
+     lambda v: v.strip().lower()),
+)
+
+
+def _refuse_config_conflicts(options: Mapping[str, str], table: HoodieTable, overwrite: bool) -> None:
+    """WriteError listing every option that contradicts ``table``'s hoodie.properties."""
+    tp = table.props
+    diffs = []
+    for key, table_key, norm in _TABLE_CONFIG:
+        if key not in options:
+            continue
+        stored = tp.get(table_key, "" if table_key == "hoodie.table.partition.fields" else None)
+        if stored is None:
+            continue
+        if norm(options[key]) == norm(stored):
+            continue
+        if table_key == "hoodie.table.type":
+            diffs.append(f"{key}={norm(options[key])} but the table at {table.base_path} is {stored}")
+        else:
+            diffs.append(f"{key}={options[key]!r} but the table has {table_key}={stored!r}")
+    if not diffs:
+        return
+    advice = ("mode='overwrite' replaces the table's data but keeps its configuration; to change the "
+              "configuration, delete the table first (all its data and history) and write it anew"
+              if overwrite else "drop the option(s) or make them match .hoodie/hoodie.properties")
+    raise WriteError(f"{'; '.join(diffs)}. A write cannot change the configuration of the table at "
+                     f"{table.base_path} (Hudi refuses it too: records would get other keys, locations or "
+                     f"merging than the stored ones): {advice}")
+
+
+def overwrite_config(cfg: WriteConfig) -> WriteConfig:
+    """The write config of ``mode='overwrite'`` on an existing table: an insert_overwrite_table
+    replacecommit, as Hudi's SaveMode.Overwrite replaces the table's data.
+
+    The old file groups stay readable until the replacecommit completes, so a failure at any
+    point leaves the old table as it was. The batch is de-duplicated as the requested operation
+    would de-duplicate it on an empty table (upsert: always; insert: with
+    hoodie.combine.before.insert)."""
+    if cfg.operation in ("delete", "delete_partition"):
+        raise WriteError(f"mode='overwrite' replaces the table's data with the batch; it does not combine with "
+                         f"hoodie.datasource.write.operation={cfg.operation}: use mode='append'")
+    combine = cfg.combine_before_insert or cfg.operation == "upsert"
+    return dataclasses.replace(cfg, operation="insert_overwrite_table", combine_before_insert=combine)
 
 
 def prepare_records(data: pa.Table, cfg: WriteConfig) -> pa.Table:
@@ -383,9 +452,8 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
     """Tag records against the table and group them into per-file-group work."""
     op = cfg.operation
     is_delete = op == "delete"
-    if op in ("insert", "bulk_insert") and not cfg.combine_before_insert:
-        pass
-    else:
+    # Inserts and overwrites de-duplicate only with hoodie.combine.before.insert, as in Hudi.
+    if op not in ("insert", "bulk_insert") + OVERWRITE_OPERATIONS or cfg.combine_before_insert:
         records = dedupe(records, None if is_delete else cfg.precombine_field)
     parts = pc.unique(records.column("_hoodie_partition_path")).to_pylist()
     view = FileSystemView(table.storage, table.timeline)
@@ -734,24 +802,31 @@ def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict]
 
 
 def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
-                storage_options: Optional[dict[str, Any]] = None, instant: Optional[str] = None) -> str:
+                storage_options: Optional[dict[str, Any]] = None, instant: Optional[str] = None,
+                mode: str = "append") -> str:
     """Write Arrow data as one commit, in this process (no Spark). Returns the instant time.
 
     ``options`` are Hudi datasource keys (``hoodie.table.name``, ``hoodie.datasource.write.*``...).
+    ``mode="overwrite"`` replaces an existing table's data with the batch (an
+    insert_overwrite_table replacecommit, :func:`overwrite_config`); ``"append"`` writes into it.
+    Both create the table when absent. Options and data are checked before anything is written.
     The write holds the table lock (``hoodie.format.lock``) from its rollback of failed writes to
-    its commit; the inline services it enables run after it, each under the lock again.
+    its commit; the inline services it enables run after it, each under the lock again. A failure
+    after the commit raises :class:`PostCommitError`.
     """
     from hoodie.configs import warn_unknown_keys
     from hoodie.format.lock import table_lock
     from hoodie.services.inline import run_inline_services
 
+    if mode not in ("append", "overwrite"):
+        raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")
     warn_unknown_keys(options)
     st = Storage(base_path, storage_options)
     op = str(options.get("hoodie.datasource.write.operation") or "upsert")
     done: Optional[str] = None
     try:
         with table_lock(st, options, f"write ({op})"):
-            table, done = _write_arrow_locked(st, base_path, data, options, storage_options, instant)
+            table, done = _write_arrow_locked(st, base_path, data, options, storage_options, instant, mode)
     except PostCommitError:
         raise
     except Exception as e:
@@ -763,10 +838,14 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
 
 
 def _write_arrow_locked(st: Storage, base_path: str, data: pa.Table, options: Mapping[str, Any],
-                        storage_options: Optional[dict[str, Any]], instant: Optional[str]) -> tuple[HoodieTable, str]:
+                        storage_options: Optional[dict[str, Any]], instant: Optional[str],
+                        mode: str) -> tuple[HoodieTable, str]:
     started = time.monotonic()
     existing = HoodieTable(base_path, storage=st) if table_exists(st) else None
-    cfg = WriteConfig.from_options(options, existing)
+    cfg = WriteConfig.from_options(options, existing, overwrite=mode == "overwrite")
+    replace = mode == "overwrite" and existing is not None
+    if replace:
+        cfg = overwrite_config(cfg)
     from hoodie.services.inline import check_inline_options
 
     check_inline_options(options, cfg.table_type == "MERGE_ON_READ", existing.props if existing else None)
@@ -777,7 +856,8 @@ def _write_arrow_locked(st: Storage, base_path: str, data: pa.Table, options: Ma
     if cfg.operation in ("delete", "delete_partition") and existing is not None:
         avro_schema = existing.avro_schema()
     else:
-        avro_schema = _avro_schema_for(body, cfg, existing)
+        # An overwrite's batch is the table's new content: its schema is the new table schema.
+        avro_schema = _avro_schema_for(body, cfg, None if replace else existing)
     table = existing or open_or_create(base_path, cfg, avro_schema, storage_options)
     from hoodie.services.rollback import rollback_failed_writes
 
@@ -816,4 +896,5 @@ def publish_write_metrics(table: HoodieTable, instant: str, operation_type: str,
         raise PostCommitError(instant, table.base_path, "publishing the write's metrics", e) from e
 
 __all__ = ["WriteConfig", "WriteError", "PostCommitError", "plan_write", "execute_file_group", "commit_write", "write_arrow",
-           "prepare_records", "dedupe", "evolve_schema", "open_or_create", "FileGroupWork", "WritePlan"]
+           "prepare_records", "dedupe", "evolve_schema", "open_or_create", "overwrite_config", "FileGroupWork",
+           "WritePlan"]

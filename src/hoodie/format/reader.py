@@ -183,8 +183,8 @@ def _merge_slice(table: HoodieTable, file_slice: FileSlice, blocks: Sequence[Any
     """Merge a slice's base file with its valid log blocks (as :func:`scan_log_blocks` returns them).
 
     Merge-on-read records go through Hudi's record merging, which widens float to double through
-    the decimal string (:func:`java_float_to_double`), also in slices without log files: hudi-rs
-    and Java's merging readers read them that way."""
+    the decimal string (:func:`java_float_to_double`), also in slices without log files and in
+    read-optimized reads: hudi-rs reads every merge-on-read file that way."""
     java = table.is_mor
     base = (read_base_file(table.storage, file_slice.base_file.path, schema, java_floats=java)
             if file_slice.base_file else None)
@@ -493,7 +493,9 @@ def iter_plan(plan: ReadPlan) -> Iterator[pa.Table]:
     table = plan.table
     for sl in plan.slices:
         if plan.query_type == "read_optimized":
-            t = read_base_file(table.storage, sl.base_file.path, plan.schema) if sl.base_file else plan.schema.empty_table()
+            # Merge-on-read base files widen floats as Hudi's merging readers do, also here.
+            t = (read_base_file(table.storage, sl.base_file.path, plan.schema, java_floats=table.is_mor)
+                 if sl.base_file else plan.schema.empty_table())
         else:
             t = read_file_slice(table, sl, plan.schema, as_of=plan.as_of, skip_log_files=plan.skip_log_files)
         yield finish(plan, t)
