@@ -95,6 +95,9 @@ define("hoodie.table.timeline.timezone", "UTC",
        "hoodie.properties lacks the key is LOCAL (Hudi's default), where each instant is its writer's "
        "wall-clock time (see docs/ttl.md).", T)
 define("hoodie.combine.before.insert", "false", "De-duplicate inserts by key before writing.", W)
+define("hoodie.write.set.null.for.missing.columns", "false",
+       "A batch lacking table columns is refused (as Hudi refuses it); true writes the missing columns "
+       "as null, also over the stored values of updated records.", W)
 define("hoodie.write.instant", None, "Use this instant time for the write (testing/backfills).", W)
 for _k in ("hoodie.keygen.timebased.timestamp.type", "hoodie.keygen.timebased.input.dateformat",
            "hoodie.keygen.timebased.output.dateformat", "hoodie.keygen.timebased.timezone",

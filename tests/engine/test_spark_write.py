@@ -123,15 +123,18 @@ def test_unknown_option_warns_with_suggestion(spark, tmp_path: Path) -> None:
         hs.write(_df(spark, [(1, "p1", 1, "a")]), str(tmp_path / "t"), opts)
 
 
-def test_overwrite_mode_recreates(spark, tmp_path: Path) -> None:
+def test_overwrite_mode_replaces_the_data(spark, tmp_path: Path) -> None:
+    """mode="overwrite" is an insert_overwrite_table replacecommit (the table is not deleted); it
+    keeps the table's configuration."""
     import hoodie.spark as hs
 
     path = str(tmp_path / "t")
     hs.write(_df(spark, [(1, "p1", 1, "a"), (2, "p2", 1, "b")]), path, _opts("COPY_ON_WRITE", "upsert", True))
-    hs.write(_df(spark, [(3, "p1", 1, "c")]), path, _opts("MERGE_ON_READ", "upsert", True), mode="overwrite")
+    hs.write(_df(spark, [(3, "p1", 1, "c")]), path, _opts("COPY_ON_WRITE", "upsert", True), mode="overwrite")
     t = HoodieTable(path)
-    assert t.is_mor and len(t.timeline) == 1
+    assert not t.is_mor and [i.action for i in t.timeline.completed_writes()] == ["commit", "replacecommit"]
     assert hoodie.read_table(path, columns=["id"]).column("id").to_pylist() == [3]
+    assert read_hudi_rs(path).column("id").to_pylist() == [3]
 
 
 def test_overwrite_and_delete_partition_through_spark(spark, tmp_path: Path) -> None:

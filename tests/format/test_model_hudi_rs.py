@@ -1,5 +1,11 @@
 """Model-based tests: random insert/upsert/delete commits written with the format core's write
-primitives must read identically in our reader, in an in-memory model, and in hudi-rs."""
+primitives must read identically in our reader, in an in-memory model, and in hudi-rs.
+
+Every table has an int column ``i`` and a float column ``f`` written as int32/float32 until the
+history widens them (int->long, float->double, issue 12 item 6); later batches are wide or narrow
+(a narrow batch is cast up to the table's types). Upserted and inserted rows may carry
+``_hoodie_is_deleted = true`` (item 8): a delete that, with an ordering field, applies only when its
+ordering value is not below the stored one; never an insert."""
 
 from __future__ import annotations
 
@@ -26,13 +32,27 @@ from tests.helpers import rows_of
 from tests.hudi_rs import read_hudi_rs
 
 KEYS = list(range(12))
-COLS = ["k", "part", "ts", "val"]
+COLS = ["k", "part", "ts", "val", "i", "f"]
+WIDE_INT = 2 ** 40  # added to ``i`` by wide batches: needs a long
 
 
 @dataclass
 class Op:
     kind: str  # insert | upsert | delete
-    rows: list[tuple[int, int, int]]  # (key, ts, val)
+    rows: list[tuple[int, int, int, bool]]  # (key, ts, val, _hoodie_is_deleted)
+    wide: bool = False  # i/f written as int64/float64 (else int32/float32)
+
+
+def _i(val: int, wide: bool) -> int:
+    return val + WIDE_INT if wide else val
+
+
+def _f(val: int, wide: bool) -> float:
+    """Narrow batches write val/4 (exact in a float); wide ones values only a double holds: 1e300
+    for val=1000, tenths like 0.1 (inexact in binary, so any float->double detour shows)."""
+    if not wide:
+        return val / 4
+    return val * 1e297 if val % 2 == 0 else val / 10
 
 
 # Partition values of each type the model draws from: dots, '..', separators, unicode, the empty
@@ -66,6 +86,7 @@ class Setup:
     url_encode: bool = False
     filter_op: str = "="
     filter_probe: int = 0  # the filter value is part_values[filter_probe]
+    widen_at: int = 99  # index of the first op whose batch may be wide
 
 
 def _part(k: int, setup: Setup) -> object:
@@ -128,26 +149,32 @@ class Model:
 
     def __init__(self, ordering: bool) -> None:
         self.ordering = ordering
-        self.rows: dict[int, tuple[int, int]] = {}  # key -> (ts, val)
+        self.rows: dict[int, tuple[int, int, bool]] = {}  # key -> (ts, val, wide)
         self.commit_of: dict[int, str] = {}  # key -> instant of its live version
 
     def apply(self, op: Op, instant: str) -> None:
-        batch: dict[int, tuple[int, int]] = {}
-        for k, ts, v in op.rows:  # de-duplicate the batch: greatest ts wins, ties the later row
+        batch: dict[int, tuple[int, int, bool]] = {}
+        for k, ts, v, gone in op.rows:  # de-duplicate the batch: greatest ts wins, ties the later row
             if op.kind == "delete" or not self.ordering or k not in batch or ts >= batch[k][0]:
-                batch[k] = (ts, v)
-        for k, (ts, v) in batch.items():
+                batch[k] = (ts, v, gone)
+        for k, (ts, v, gone) in batch.items():
             if op.kind == "delete":
                 self.rows.pop(k, None)
             elif op.kind == "insert":
                 assert k not in self.rows
-                self.rows[k] = (ts, v)
-                self.commit_of[k] = instant
+                if not gone:  # a soft-deleted row is never inserted
+                    self.rows[k] = (ts, v, op.wide)
+                    self.commit_of[k] = instant
             else:
                 old = self.rows.get(k)
+                if old is None and gone:
+                    continue
                 if old is None or not self.ordering or ts >= old[0]:
-                    self.rows[k] = (ts, v)
-                    self.commit_of[k] = instant
+                    if gone:
+                        del self.rows[k]
+                    else:
+                        self.rows[k] = (ts, v, op.wide)
+                        self.commit_of[k] = instant
 
     def table(self, setup: Setup, since: Optional[str] = None,
               where: Optional[tuple[str, object]] = None) -> list[tuple]:
@@ -159,14 +186,19 @@ class Model:
         t = pa.table({
             "k": keys, "part": pa.array([_part(k, setup) for k in keys], _part_type(setup)),
             "ts": [self.rows[k][0] for k in keys], "val": [self.rows[k][1] for k in keys],
+            "i": [_i(self.rows[k][1], self.rows[k][2]) for k in keys],
+            "f": [_f(self.rows[k][1], self.rows[k][2]) for k in keys],
         }, schema=pa.schema([("k", pa.int64()), ("part", _part_type(setup)), ("ts", pa.int64()),
-                             ("val", pa.int64())]))
+                             ("val", pa.int64()), ("i", pa.int64()), ("f", pa.float64())]))
         return sorted(rows_of(t, COLS))
 
 
-row = st.tuples(st.sampled_from(KEYS), st.integers(0, 5), st.integers(0, 1000))
+row = st.tuples(st.sampled_from(KEYS), st.integers(0, 5), st.integers(0, 1000),
+                st.sampled_from([False, False, False, True]))
 op_strategy = st.tuples(st.sampled_from(["insert", "upsert", "upsert", "delete"]),
-                        st.lists(row, min_size=1, max_size=8))
+                        st.lists(row, min_size=1, max_size=8), st.booleans())
+
+
 @st.composite
 def _partitioning(draw: st.DrawFn) -> dict:
     part_type = draw(st.sampled_from(sorted(PART_TYPES)) | st.just("string"))  # strings hold most cases
@@ -183,9 +215,9 @@ def _partitioning(draw: st.DrawFn) -> dict:
             "filter_op": draw(st.sampled_from(FILTER_OPS)), "filter_probe": draw(st.integers(0, 2))}
 
 
-setup_strategy = st.builds(lambda tt, part, order, block, kw: Setup(tt, part, order, block, **kw),
+setup_strategy = st.builds(lambda tt, part, order, block, widen, kw: Setup(tt, part, order, block, widen_at=widen, **kw),
                            st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), st.booleans(),
-                           st.booleans(), st.sampled_from(["avro", "parquet"]), _partitioning())
+                           st.booleans(), st.sampled_from(["avro", "parquet"]), st.integers(0, 6), _partitioning())
 
 
 def _options(s: Setup, kind: str) -> dict[str, str]:
@@ -215,6 +247,9 @@ def _batch(op: Op, setup: Setup) -> pa.Table:
         "part": pa.array([_part(r[0], setup) for r in op.rows], _part_type(setup)),
         "ts": pa.array([r[1] for r in op.rows], pa.int64()),
         "val": pa.array([r[2] for r in op.rows], pa.int64()),
+        "i": pa.array([_i(r[2], op.wide) for r in op.rows], pa.int64() if op.wide else pa.int32()),
+        "f": pa.array([_f(r[2], op.wide) for r in op.rows], pa.float64() if op.wide else pa.float32()),
+        "_hoodie_is_deleted": pa.array([r[3] for r in op.rows], pa.bool_()),
     })
 
 
@@ -244,7 +279,7 @@ def _run(setup: Setup, ops: list[tuple[str, list]]) -> None:
         folders: set[str] = set()  # the partitions of the table
         probe = setup.part_values[setup.filter_probe] if setup.partitioned else "all"
         where = (setup.filter_op, [probe] if setup.filter_op in ("in", "not in") else probe)
-        for kind, rows in ops:
+        for n_op, (kind, rows, wide) in enumerate(ops):
             if kind == "insert":
                 # Hudi's insert skips the index: only keys not live in the table keep the model simple.
                 rows = [r for r in rows if r[0] not in model.rows]
@@ -254,9 +289,9 @@ def _run(setup: Setup, ops: list[tuple[str, list]]) -> None:
                     continue
             if kind == "delete" and not history:
                 continue
-            op = Op(kind, rows)
+            op = Op(kind, rows, wide and n_op >= setup.widen_at)
             before = dict(model.rows)
-            written = {_folder(_part(k, setup), setup) for k, _, _ in rows} if setup.partitioned else set()
+            written = {_folder(_part(k, setup), setup) for k, *_ in rows} if setup.partitioned else set()
             if _bad_folder(written) or (kind != "delete" and _nested(written, folders)):
                 # Refused before anything is written: the table is as it was (or still absent).
                 event("a write refused: " + ("a value's folder" if _bad_folder(written) else "nested partitions"))
@@ -269,7 +304,8 @@ def _run(setup: Setup, ops: list[tuple[str, list]]) -> None:
             if kind != "delete":
                 folders |= written
             model.apply(op, instant)
-            if kind == "upsert" and any(k in before and model.rows.get(k) == before[k] for k, _, _ in rows):
+            if kind == "upsert" and any(k in before and model.rows.get(k) == before[k] for k, _, _, gone in rows
+                                        if not gone):
                 stale_written = True
             expected = model.table(setup)
             history.append((instant, expected))
@@ -317,5 +353,27 @@ def test_random_histories_match_model_and_hudi_rs(setup: Setup, ops: list) -> No
 def test_late_lower_ordering_update(table_type: str, ordering: bool) -> None:
     """An update with a lower ordering value loses with an ordering field and wins without one."""
     setup = Setup(table_type, True, ordering, "avro")
-    _run(setup, [("insert", [(1, 5, 10), (2, 5, 20)]), ("upsert", [(1, 3, 11)]), ("delete", [(2, 0, 0)]),
-                 ("upsert", [(2, 1, 22), (1, 4, 12)])])
+    _run(setup, [("insert", [(1, 5, 10, False), (2, 5, 20, False)], False), ("upsert", [(1, 3, 11, False)], False),
+                 ("delete", [(2, 0, 0, False)], False), ("upsert", [(2, 1, 22, False), (1, 4, 12, False)], False)])
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_widening_then_narrow_batches(table_type: str) -> None:
+    """int->long and float->double widen in the second commit; a narrow batch after it is cast up."""
+    setup = Setup(table_type, True, True, "parquet", widen_at=1)
+    _run(setup, [("insert", [(1, 1, 2, False), (2, 1, 4, False), (3, 1, 6, False)], False),
+                 ("upsert", [(1, 2, 1000, False), (2, 2, 1, False)], True),
+                 ("upsert", [(3, 3, 8, False)], False), ("upsert", [(2, 4, 3, False)], True)])
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("ordering", [True, False])
+def test_soft_deletes_in_upserts_and_inserts(table_type: str, ordering: bool) -> None:
+    """_hoodie_is_deleted rows: an older one loses with an ordering field, one with ordering value 0
+    (Hudi's natural-order marker in delete blocks) only wins where it is not older, a new key's is
+    never written, and a deleted key comes back when upserted again."""
+    setup = Setup(table_type, False, ordering, "avro")
+    _run(setup, [("insert", [(1, 3, 10, False), (2, 0, 20, False), (3, 3, 30, True)], False),
+                 ("upsert", [(1, 2, 11, True), (2, 0, 21, True), (4, 1, 40, True), (1, 1, 12, False)], False),
+                 ("upsert", [(1, 0, 13, True), (2, 5, 22, False)], False),
+                 ("upsert", [(1, 4, 14, True), (2, 1, 23, True)], False)])

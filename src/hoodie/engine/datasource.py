@@ -173,7 +173,7 @@ class HoodieReader(DataSourceReader):
         table = plan.table
         for sl in partition.value:
             if plan.query_type == "read_optimized":
-                t = read_base_file(table.storage, sl.base_file.path, plan.schema)
+                t = read_base_file(table.storage, sl.base_file.path, plan.schema, java_floats=table.is_mor)
             else:
                 t = read_file_slice(table, sl, plan.schema, as_of=plan.as_of)
             t = finish(plan, t)

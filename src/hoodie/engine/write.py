@@ -26,9 +26,11 @@ import pyarrow as pa
 
 from hoodie.format import naming as N
 from hoodie.format.batch_write import (
+    IS_DELETED,
     OPERATION_TYPES,
     OVERWRITE_OPERATIONS,
     PARTITIONS_TO_DELETE,
+    PostCommitError,
     WriteConfig,
     WriteError,
     WritePlan,
@@ -39,6 +41,8 @@ from hoodie.format.batch_write import (
     commit_write,
     execute_file_group,
     open_or_create,
+    overwrite_config,
+    publish_write_metrics,
     replaced_file_groups,
     requested_content,
 )
@@ -71,7 +75,15 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
     insert_overwrite_table | delete_partition (``hoodie.datasource.write.partitions.to.delete``),
     ``hoodie.datasource.write.recordkey.field``, ``.partitionpath.field``, ``.precombine.field``,
     ``hoodie.datasource.write.table.type``, ``hoodie.payload.event.time.field``, file sizing keys...).
-    ``mode="overwrite"`` deletes the table first; ``"append"`` creates it when absent.
+    ``mode="overwrite"`` replaces an existing table's data with the DataFrame: an
+    insert_overwrite_table replacecommit, as Hudi's SaveMode.Overwrite; the table's configuration
+    (type, keys, partitioning) is kept, and until the commit completes every reader sees the old
+    table. ``"append"`` writes into the table. Both create the table when absent.
+
+    Options and data (record keys, partition paths, precombine values, schema) are checked, in
+    one Spark job over the key columns, before anything is written. A failure after the commit
+    (an inline service, metrics, the lock release) raises
+    :class:`~hoodie.format.batch_write.PostCommitError` naming the committed instant.
     """
     if mode not in ("append", "overwrite"):
         raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")
@@ -79,41 +91,84 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
     warn_unknown_keys(opts)
     st = Storage(base_path, storage_options)
     op = opts.get("hoodie.datasource.write.operation", "upsert")
+    instant: Optional[str] = None
     # The table lock covers the whole write (docs/concurrency.md); inline services take it again.
-    with table_lock(st, opts, f"Spark write ({op})"):
-        if mode == "overwrite" and table_exists(st):
-            _delete_table_keeping_lock(st)
-        table, instant = _write_locked(df, st, base_path, opts, storage_options)
+    try:
+        with table_lock(st, opts, f"Spark write ({op})"):
+            table, instant = _write_locked(df, st, base_path, opts, storage_options, mode)
+    except PostCommitError:
+        raise
+    except Exception as e:
+        if instant is None:
+            raise
+        raise PostCommitError(instant, base_path, "releasing the table lock", e) from e
     from hoodie.services.inline import run_inline_services
 
-    run_inline_services(table.reload(), opts, spark=df.sparkSession)
+    run_inline_services(table, opts, spark=df.sparkSession, committed_instant=instant)
     return instant
 
 
-def _delete_table_keeping_lock(st: Storage) -> None:
-    """Delete a table for ``mode="overwrite"``, all but the lock file this write holds."""
-    for entry in st.list_dir(""):
-        if entry.name != ".hoodie":
-            (st.delete_dir if entry.is_dir else st.delete)(entry.path)
-    for entry in st.list_dir(".hoodie"):
-        if entry.name != "lock":
-            (st.delete_dir if entry.is_dir else st.delete)(entry.path)
+def _key_columns(cfg: WriteConfig, columns: list[str]) -> list[str]:
+    """The input columns key generation and the record checks read (top-level names)."""
+    wanted = set(cfg.record_key_fields) | {f.split(":")[0] for f in cfg.partition_fields}
+    if cfg.precombine_field:
+        wanted.add(cfg.precombine_field)
+    wanted.add(IS_DELETED)
+    top = {w.split(".")[0] for w in wanted}
+    return [c for c in columns if c in top]
+
+
+def _check_records(df, cfg: WriteConfig) -> None:
+    """Run the writer's record checks (:func:`~hoodie.format.batch_write.prepare_records`: record
+    keys, partition paths, precombine values, ``_hoodie_is_deleted``) over the whole input before
+    anything is written; raise the first error found, as the pure-Python writer raises it.
+
+    One Spark job reading only the key columns. Without it, a bad row would fail a task after
+    the commit had started, with files already written (rolled back later, but not refused)."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from hoodie.format.batch_write import prepare_records
+
+    cols = _key_columns(cfg, list(df.columns))
+    if not cols:  # every key column is missing: key generation names them
+        prepare_records(_arrow_schema_of(df).empty_table(), cfg)
+        return
+
+    def check(batches):
+        for b in batches:
+            try:
+                prepare_records(pa.Table.from_batches([b]), cfg)
+            except (WriteError, ValueError) as e:
+                yield pa.RecordBatch.from_pydict({"error": [f"{type(e).__name__}\t{e}"]})
+                return
+
+    # At most one row per task; collect() scans every partition in one job (a limit would not).
+    found = df.select(*cols).mapInArrow(check, StructType([StructField("error", StringType(), True)])).collect()
+    if found:
+        kind, _, message = found[0][0].partition("\t")
+        raise (WriteError if kind == "WriteError" else ValueError)(message)
 
 
 def _write_locked(df, st: Storage, base_path: str, opts: dict[str, str],
-                  storage_options: Optional[dict[str, Any]]) -> tuple[HoodieTable, str]:
+                  storage_options: Optional[dict[str, Any]], mode: str) -> tuple[HoodieTable, str]:
     started = time.monotonic()
     existing = HoodieTable(base_path, storage=st) if table_exists(st) else None
-    cfg = WriteConfig.from_options(opts, existing)
+    cfg = WriteConfig.from_options(opts, existing, overwrite=mode == "overwrite")
+    replace = mode == "overwrite" and existing is not None
+    if replace:
+        cfg = overwrite_config(cfg)
     from hoodie.services.inline import check_inline_options
 
     check_inline_options(opts, cfg.table_type == "MERGE_ON_READ", existing.props if existing else None)
     arrow_schema = _arrow_schema_of(df)
     body_schema = pa.schema([f for f in arrow_schema if f.name not in META_COLUMNS and f.name != "_hoodie_operation"])
+    if cfg.operation != "delete_partition" or not opts.get(PARTITIONS_TO_DELETE):
+        _check_records(df.select(*body_schema.names), cfg)
     if cfg.operation in ("delete", "delete_partition") and existing is not None:
         avro_schema = existing.avro_schema()
     else:
-        avro_schema = _avro_schema_for(body_schema.empty_table(), cfg, existing)
+        # An overwrite's batch is the table's new content: its schema is the new table schema.
+        avro_schema = _avro_schema_for(body_schema.empty_table(), cfg, None if replace else existing)
     table = existing or open_or_create(base_path, cfg, avro_schema, storage_options)
     from hoodie.services.rollback import rollback_failed_writes
 
@@ -157,10 +212,7 @@ def _write_locked(df, st: Storage, base_path: str, opts: dict[str, str],
         replaced = replaced_file_groups(table, parts)
     commit_write(plan, stats, replaced=replaced)
     fault_point("write.after_complete")
-    from hoodie.metrics import publish_write
-
-    publish_write(table.name, table.base_path, instant, OPERATION_TYPES[cfg.operation], stats,
-                  int((time.monotonic() - started) * 1000), opts)
+    publish_write_metrics(table, instant, OPERATION_TYPES[cfg.operation], stats, started, opts)
     return table, instant
 
 

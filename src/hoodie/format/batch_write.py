@@ -9,6 +9,7 @@ what the demo, the tests and small jobs use.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -41,10 +42,47 @@ PARTITIONS_TO_DELETE = "hoodie.datasource.write.partitions.to.delete"
 DEFAULT_MAX_FILE_SIZE = 120 * 1024 * 1024  # hoodie.parquet.max.file.size
 DEFAULT_SMALL_FILE_LIMIT = 100 * 1024 * 1024  # hoodie.parquet.small.file.limit
 DEFAULT_RECORD_SIZE_ESTIMATE = 1024  # hoodie.copyonwrite.record.size.estimate
+SET_NULL_FOR_MISSING_COLUMNS = "hoodie.write.set.null.for.missing.columns"
+# Hudi's soft-delete marker column: a row with true is a delete (HoodieRecordPayload.isDeleteRecord).
+IS_DELETED = "_hoodie_is_deleted"
 
 
 class WriteError(Exception):
-    """A write was refused; the message names the problem and the fix. Nothing was committed."""
+    """A write was refused; the message names the problem and the fix. Nothing was committed,
+    except for the subclass :class:`PostCommitError`."""
+
+
+# What to turn off to skip each step that runs after a write's commit.
+_POST_COMMIT_SWITCH = {
+    "clean": "hoodie.clean.automatic=false",
+    "compaction": "hoodie.compact.inline=false and hoodie.compact.schedule.inline=false",
+    "partition TTL": "hoodie.partition.ttl.inline=false",
+    "async partition TTL": "hoodie.ttl.async.enabled=false",
+    "publishing the write's metrics": "hoodie.metrics.prometheus.file / hoodie.metrics.pushgateway.url",
+}
+
+
+class PostCommitError(WriteError):
+    """The write COMMITTED (instant ``instant`` on ``base_path``); a step after the commit failed:
+    an inline table service (``service``: clean, compaction, partition TTL...), publishing metrics
+    or releasing the table lock. The cause is chained (``__cause__``).
+
+    Do not retry the write: its data is in the table, and a retried insert duplicates its rows.
+    A subclass of :class:`WriteError`, so existing ``except WriteError`` blocks still catch it.
+    """
+
+    def __init__(self, instant: str, base_path: str, service: str, cause: BaseException) -> None:
+        self.instant = instant
+        self.base_path = base_path
+        self.service = service
+        what = service if service.startswith(("publishing", "releasing")) else f"the inline {service}"
+        switch = _POST_COMMIT_SWITCH.get(service)
+        fix = f"Fix the {service} problem and run it on its own" + (f", or turn it off ({switch})" if switch else "")
+        super().__init__(
+            f"the write committed as instant {instant} on {base_path}, then {what} failed: "
+            f"{type(cause).__name__}: {cause}. The data is in the table: do not retry the write (a retried "
+            f"insert would duplicate its rows). {fix}."
+        )
 
 
 @dataclass
@@ -71,10 +109,19 @@ class WriteConfig:
     combine_before_insert: bool
     bloom: BloomSpec = BloomSpec()
     event_time_unit: str = DEFAULT_UNIT
+    set_null_for_missing_columns: bool = False
 
     @classmethod
-    def from_options(cls, options: Mapping[str, Any], table: Optional[HoodieTable] = None) -> "WriteConfig":
-        """Parse Hudi datasource options; table properties fill what the options leave out."""
+    def from_options(cls, options: Mapping[str, Any], table: Optional[HoodieTable] = None,
+                     overwrite: bool = False) -> "WriteConfig":
+        """Parse Hudi datasource options; table properties fill what the options leave out.
+
+        An option that contradicts the table's configuration (table type, record key, partition
+        fields, key generator, precombine field, partition path style) is refused, as Hudi
+        refuses it: the records would get other keys or paths than the stored ones. ``overwrite``
+        (``mode='overwrite'``) only changes the advice: the table's data is replaced, its
+        configuration kept.
+        """
         o = {str(k): str(v) for k, v in options.items() if v is not None}
         tp = table.props if table is not None else {}
 
@@ -103,11 +150,8 @@ class WriteConfig:
         ttype = (get("hoodie.datasource.write.table.type", "hoodie.table.type", "COPY_ON_WRITE") or "").upper()
         if ttype not in ("COPY_ON_WRITE", "MERGE_ON_READ"):
             raise WriteError(f"hoodie.datasource.write.table.type={ttype!r}: use COPY_ON_WRITE or MERGE_ON_READ")
-        if table is not None and ttype != table.table_type:
-            raise WriteError(
-                f"hoodie.datasource.write.table.type={ttype} but the table at {table.base_path} is "
-                f"{table.table_type}; drop the option or write with mode='overwrite'"
-            )
+        if table is not None:
+            _refuse_config_conflicts(o, table, overwrite)
         keygen = {k: v for k, v in o.items() if k.startswith(("hoodie.datasource.write.", "hoodie.keygen."))}
         for k in ("hoodie.table.keygenerator.class",):
             if k in tp and "hoodie.datasource.write.keygenerator.class" not in keygen:
@@ -143,6 +187,13 @@ class WriteConfig:
         except ValueError as e:
             raise WriteError(str(e)) from None
 
+        def flag(key: str, default: bool) -> bool:
+            raw = get(key, default=str(default).lower())
+            v = str(raw).strip().lower()
+            if v not in ("true", "false"):
+                raise WriteError(f"{key}={raw!r}: use true or false")
+            return v == "true"
+
         def integer(key: str, default: int) -> int:
             raw = get(key, default=str(default))
             try:
@@ -173,6 +224,7 @@ class WriteConfig:
             combine_before_insert=(get("hoodie.combine.before.insert", default="false") or "").lower() == "true",
             bloom=bloom,
             event_time_unit=ev_unit,
+            set_null_for_missing_columns=flag(SET_NULL_FOR_MISSING_COLUMNS, False),
         )
 
 
@@ -189,6 +241,69 @@ def check_event_times(data: pa.Table, cfg: WriteConfig) -> None:
         raise WriteError(f"{e} (nothing was written)") from None
 
 
+def _fields(v: str) -> list[str]:
+    return [x.split(":")[0].strip() for x in v.split(",") if x.strip()]
+
+
+def _keygen_kind(v: str) -> str:
+    return v.strip().rsplit(".", 1)[-1]
+
+
+# (write option, table property, normalizer): settings a write cannot change on an existing table.
+_TABLE_CONFIG = (
+    ("hoodie.datasource.write.table.type", "hoodie.table.type", lambda v: v.strip().upper()),
+    ("hoodie.datasource.write.recordkey.field", "hoodie.table.recordkey.fields", _fields),
+    ("hoodie.datasource.write.partitionpath.field", "hoodie.table.partition.fields", _fields),
+    ("hoodie.datasource.write.keygenerator.class", "hoodie.table.keygenerator.class", _keygen_kind),
+    ("hoodie.datasource.write.precombine.field", "hoodie.table.precombine.field", lambda v: v.strip()),
+    ("hoodie.datasource.write.hive_style_partitioning", "hoodie.datasource.write.hive_style_partitioning",
+     lambda v: v.strip().lower()),
+    ("hoodie.datasource.write.partitionpath.urlencode", "hoodie.datasource.write.partitionpath.urlencode",
+     lambda v: v.strip().lower()),
+)
+
+
+def _refuse_config_conflicts(options: Mapping[str, str], table: HoodieTable, overwrite: bool) -> None:
+    """WriteError listing every option that contradicts ``table``'s hoodie.properties."""
+    tp = table.props
+    diffs = []
+    for key, table_key, norm in _TABLE_CONFIG:
+        if key not in options:
+            continue
+        stored = tp.get(table_key, "" if table_key == "hoodie.table.partition.fields" else None)
+        if stored is None:
+            continue
+        if norm(options[key]) == norm(stored):
+            continue
+        if table_key == "hoodie.table.type":
+            diffs.append(f"{key}={norm(options[key])} but the table at {table.base_path} is {stored}")
+        else:
+            diffs.append(f"{key}={options[key]!r} but the table has {table_key}={stored!r}")
+    if not diffs:
+        return
+    advice = ("mode='overwrite' replaces the table's data but keeps its configuration; to change the "
+              "configuration, delete the table first (all its data and history) and write it anew"
+              if overwrite else "drop the option(s) or make them match .hoodie/hoodie.properties")
+    raise WriteError(f"{'; '.join(diffs)}. A write cannot change the configuration of the table at "
+                     f"{table.base_path} (Hudi refuses it too: records would get other keys, locations or "
+                     f"merging than the stored ones): {advice}")
+
+
+def overwrite_config(cfg: WriteConfig) -> WriteConfig:
+    """The write config of ``mode='overwrite'`` on an existing table: an insert_overwrite_table
+    replacecommit, as Hudi's SaveMode.Overwrite replaces the table's data.
+
+    The old file groups stay readable until the replacecommit completes, so a failure at any
+    point leaves the old table as it was. The batch is de-duplicated as the requested operation
+    would de-duplicate it on an empty table (upsert: always; insert: with
+    hoodie.combine.before.insert)."""
+    if cfg.operation in ("delete", "delete_partition"):
+        raise WriteError(f"mode='overwrite' replaces the table's data with the batch; it does not combine with "
+                         f"hoodie.datasource.write.operation={cfg.operation}: use mode='append'")
+    combine = cfg.combine_before_insert or cfg.operation == "upsert"
+    return dataclasses.replace(cfg, operation="insert_overwrite_table", combine_before_insert=combine)
+
+
 def prepare_records(data: pa.Table, cfg: WriteConfig) -> pa.Table:
     """Drop incoming meta columns, add ``_hoodie_record_key``/``_hoodie_partition_path``."""
     from hoodie.format.keygen import check_partition_paths, key_generator_from_config
@@ -199,6 +314,11 @@ def prepare_records(data: pa.Table, cfg: WriteConfig) -> pa.Table:
     keys = kg.record_keys(body)
     parts = kg.partition_paths(body)
     check_partition_paths(kg, body, parts)
+    if IS_DELETED in body.column_names:
+        typ = body.schema.field(IS_DELETED).type
+        if not (pa.types.is_boolean(typ) or pa.types.is_null(typ)):
+            raise WriteError(f"column {IS_DELETED!r} has type {typ}; Hudi reads it as a boolean delete marker "
+                             "(true deletes the record): cast it to boolean, or rename it")
     if cfg.precombine_field and cfg.operation not in ("delete", "delete_partition"):
         if cfg.precombine_field not in body.column_names:
             raise WriteError(
@@ -259,24 +379,41 @@ def _avro_schema_for(data: pa.Table, cfg: WriteConfig, table: Optional[HoodieTab
         old = table.avro_schema()
     except TableError:
         return new
-    return evolve_schema(old, new)
+    return evolve_schema(old, new, allow_missing=cfg.set_null_for_missing_columns)
 
 
-def evolve_schema(old: dict, new: dict) -> dict:
+def evolve_schema(old: dict, new: dict, allow_missing: bool = False) -> dict:
     """The schema after a write: the old fields (in order) plus new nullable fields.
 
     A field that changes type incompatibly, or a new non-nullable field, is refused with an error
-    naming the column. Fields missing from the new data stay (they are written as null).
+    naming the column. A table field the new data lacks is refused as Hudi refuses it
+    (MissingSchemaFieldException) unless ``allow_missing``
+    (``hoodie.write.set.null.for.missing.columns=true``): it then stays, written as null.
     """
     from hoodie.format.avro_codec import avro_to_arrow_schema
 
     old_arrow = avro_to_arrow_schema(old)
     new_arrow = avro_to_arrow_schema(new)
     old_fields = {f["name"]: f for f in old.get("fields", [])}
+    skip = set(META_COLUMNS) | {"_hoodie_operation"}
+    missing = [n for n in old_arrow.names if n not in new_arrow.names and n not in skip]
+    if missing and not allow_missing:
+        raise WriteError(
+            f"the batch lacks the table column(s) {missing} (table columns: "
+            f"{', '.join(n for n in old_arrow.names if n not in skip)}); Hudi refuses such a write "
+            f"(MissingSchemaFieldException): updated records would lose those values. Add the column(s) "
+            f"to the batch, or set {SET_NULL_FOR_MISSING_COLUMNS}=true to write them as null"
+        )
+    non_nullable = [n for n in missing if not _nullable(old_fields.get(n, {}).get("type"))]
+    if non_nullable:
+        raise WriteError(f"the batch lacks the non-nullable table column(s) {non_nullable}, which cannot be "
+                         "written as null: add them to the batch")
     for nf in new_arrow:
         if nf.name in old_arrow.names:
             of = old_arrow.field(nf.name)
-            if not of.type.equals(nf.type) and not _widening(of.type, nf.type):
+            # A batch may widen a column (int->long, float->double); a batch narrower than the
+            # table is cast up to the table's type (the table never narrows).
+            if not of.type.equals(nf.type) and not _widening(of.type, nf.type) and not _widening(nf.type, of.type):
                 raise WriteError(
                     f"column {nf.name!r} has type {nf.type} in the new data but {of.type} in the table; "
                     "cast it to the table's type (only int->long and float->double widen)"
@@ -293,9 +430,17 @@ def evolve_schema(old: dict, new: dict) -> dict:
         nf = next((x for x in new.get("fields", []) if x["name"] == f["name"]), None)
         if nf is not None and _widening(avro_to_arrow_schema({"type": "record", "name": "r", "fields": [f]}).field(0).type,
                                         avro_to_arrow_schema({"type": "record", "name": "r", "fields": [nf]}).field(0).type):
-            fields[i] = nf
+            # The widened field keeps the old one's nullability: old rows may hold nulls.
+            old_nullable = isinstance(f["type"], list) and "null" in f["type"]
+            new_nullable = isinstance(nf["type"], list) and "null" in nf["type"]
+            fields[i] = nf if new_nullable or not old_nullable else {**nf, "type": ["null", nf["type"]],
+                                                                     "default": None}
     merged["fields"] = fields
     return merged
+
+
+def _nullable(avro_type: Any) -> bool:
+    return isinstance(avro_type, list) and "null" in avro_type
 
 
 def _widening(old: pa.DataType, new: pa.DataType) -> bool:
@@ -345,9 +490,8 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
     """Tag records against the table and group them into per-file-group work."""
     op = cfg.operation
     is_delete = op == "delete"
-    if op in ("insert", "bulk_insert") and not cfg.combine_before_insert:
-        pass
-    else:
+    # Inserts and overwrites de-duplicate only with hoodie.combine.before.insert, as in Hudi.
+    if op not in ("insert", "bulk_insert") + OVERWRITE_OPERATIONS or cfg.combine_before_insert:
         records = dedupe(records, None if is_delete else cfg.precombine_field)
     parts = pc.unique(records.column("_hoodie_partition_path")).to_pylist()
     view = FileSystemView(table.storage, table.timeline)
@@ -389,11 +533,17 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
                     # The delete operation writes natural-order deletes (ordering value 0), as
                     # Hudi's delete API does: they win over every earlier version of the key.
                     w.deletes = _delete_table(hits, cfg.event_time_field)
+                elif table.is_mor:
+                    w.deletes, w.upserts = _split_soft_deletes(table, sl, hits, cfg)
+                    if w.deletes is None and w.upserts is None:
+                        continue
                 else:
-                    w.upserts = hits
+                    w.upserts = hits  # the merge applies soft deletes (execute_file_group)
                 work.append(w)
         if not is_delete:
-            new = prec.filter(pa.array(~matched))
+            # A soft-deleted row of a key the table does not hold is not written (Hudi's
+            # getInsertValue is empty for it): inserts, overwrites and upserts of new keys.
+            new = _drop_soft_deleted(prec.filter(pa.array(~matched)))
             if new.num_rows:
                 to_insert[p] = new
     per_file = max(1, cfg.max_file_size // max(1, cfg.record_size_estimate))
@@ -432,11 +582,57 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
     return WritePlan(table, cfg, instant, avro_schema, work, op_type)
 
 
-def _delete_table(hits: pa.Table, event_time_field: Optional[str] = None) -> pa.Table:
+def _soft_deleted(records: pa.Table) -> Optional[np.ndarray]:
+    """Which rows have ``_hoodie_is_deleted = true`` (null is false), or None when none has."""
+    if IS_DELETED not in records.column_names or records.num_rows == 0:
+        return None
+    col = records.column(IS_DELETED)
+    if pa.types.is_null(col.type):
+        return None
+    mask = pc.fill_null(col, False).to_numpy(zero_copy_only=False)
+    return mask if mask.any() else None
+
+
+def _drop_soft_deleted(records: pa.Table) -> pa.Table:
+    gone = _soft_deleted(records)
+    return records if gone is None else records.filter(pa.array(~gone))
+
+
+def _split_soft_deletes(table: HoodieTable, sl: FileSlice, hits: pa.Table,
+                        cfg: WriteConfig) -> tuple[Optional[pa.Table], Optional[pa.Table]]:
+    """(deletes, upserts) for a merge-on-read slice: soft-deleted rows become a delete block, as
+    Hudi's append handle writes them, carrying the precombine value as their ordering value.
+
+    With an ordering field, a soft delete older than the stored version is dropped here, as
+    DefaultHoodieRecordPayload ignores it. Writing it would leave the outcome to each reader's
+    delete rule (Java's Spark reader applies log deletes unconditionally)."""
+    gone = _soft_deleted(hits)
+    if gone is None:
+        return None, (hits if hits.num_rows else None)
+    dels = hits.filter(pa.array(gone))
+    ups = hits.filter(pa.array(~gone))
+    if table.merge_mode.use_ordering and cfg.precombine_field:
+        from hoodie.format.reader import read_file_slice
+
+        schema = table.arrow_schema()
+        cols = ["_hoodie_record_key", "_hoodie_commit_time", cfg.precombine_field]
+        if IS_DELETED in schema.names:
+            cols.append(IS_DELETED)
+        stored = read_file_slice(table, sl, pa.schema([schema.field(c) for c in cols if c in schema.names]))
+        if cfg.precombine_field in stored.column_names:
+            dels = _drop_stale_updates(stored, dels, cfg.precombine_field)
+    deletes = _delete_table(dels, cfg.event_time_field, cfg.precombine_field) if dels.num_rows else None
+    return deletes, (ups if ups.num_rows else None)
+
+
+def _delete_table(hits: pa.Table, event_time_field: Optional[str] = None,
+                  ordering_field: Optional[str] = None) -> pa.Table:
     cols = {
         "record_key": hits.column("_hoodie_record_key"),
         "partition_path": hits.column("_hoodie_partition_path"),
     }
+    if ordering_field and ordering_field in hits.column_names:
+        cols["ordering_value"] = hits.column(ordering_field)
     # The deletes' event times (when the input carries the event-time field) let the delete block
     # record its range; without them the block's event time is unknown (docs/compaction.md).
     if event_time_field and event_time_field in hits.column_names:
@@ -489,13 +685,17 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
         stat.num_update_writes = n_up
         return stat
     # COW merge: rewrite the file group's latest base file with updates applied and deletes removed.
-    full = table.arrow_schema()
-    full = pa.schema(list(full) + [f for f in data_schema if f.name not in full.names])
+    # The rewritten file takes this write's schema (the table's, evolved): the old base file is read
+    # through it, so a widened column (int->long, float->double) is cast up, never narrowed.
+    full = pa.schema([pa.field(c, pa.string(), nullable=True) for c in META_COLUMNS]
+                     + [f for f in data_schema if f.name not in META_COLUMNS])
     # The work item names the base file it rewrites, so executors need no listing.
     if w.base_file:
         from hoodie.format.reader import read_base_file
 
-        old = read_base_file(storage, f"{w.partition}/{w.base_file}" if w.partition else w.base_file, full)
+        # Rewritten records widen float to double as Hudi's merge handle does (Float.toString).
+        old = read_base_file(storage, f"{w.partition}/{w.base_file}" if w.partition else w.base_file, full,
+                             java_floats=True)
     else:
         old = full.empty_table()
     keep = old
@@ -508,12 +708,18 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
     pieces = [keep.select(full.names)]
     if w.upserts is not None and w.upserts.num_rows:
         ups = w.upserts
-        old_keys = keep.column("_hoodie_record_key")
-        umask = pc.is_in(old_keys, value_set=ups.column("_hoodie_record_key").combine_chunks())
         if table.merge_mode.use_ordering and cfg.precombine_field:
             # DefaultHoodieRecordPayload: an incoming record older than the stored one is ignored.
             ups = _drop_stale_updates(keep, ups, cfg.precombine_field)
-            umask = pc.is_in(old_keys, value_set=ups.column("_hoodie_record_key").combine_chunks())
+        gone = _soft_deleted(ups)
+        if gone is not None:
+            # _hoodie_is_deleted = true: the merge handle drops the stored record.
+            dmask = pc.is_in(keep.column("_hoodie_record_key"),
+                             value_set=ups.filter(pa.array(gone)).column("_hoodie_record_key").combine_chunks())
+            n_del += int(pc.sum(dmask).as_py() or 0)
+            keep = keep.filter(pc.invert(dmask))
+            ups = ups.filter(pa.array(~gone))
+        umask = pc.is_in(keep.column("_hoodie_record_key"), value_set=ups.column("_hoodie_record_key").combine_chunks())
         pieces[0] = keep.filter(pc.invert(umask)).select(full.names)
         body = _full_records(ups, pa.schema([f for f in full if f.name not in META_COLUMNS]))
         newrecs = W.add_meta_columns(body, instant=instant, record_keys=ups.column("_hoodie_record_key"),
@@ -637,45 +843,66 @@ def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict]
 
 
 def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
-                storage_options: Optional[dict[str, Any]] = None, instant: Optional[str] = None) -> str:
+                storage_options: Optional[dict[str, Any]] = None, instant: Optional[str] = None,
+                mode: str = "append") -> str:
     """Write Arrow data as one commit, in this process (no Spark). Returns the instant time.
 
     ``options`` are Hudi datasource keys (``hoodie.table.name``, ``hoodie.datasource.write.*``...).
+    ``mode="overwrite"`` replaces an existing table's data with the batch (an
+    insert_overwrite_table replacecommit, :func:`overwrite_config`); ``"append"`` writes into it.
+    Both create the table when absent. Options and data are checked before anything is written.
     The write holds the table lock (``hoodie.format.lock``) from its rollback of failed writes to
-    its commit; the inline services it enables run after it, each under the lock again.
+    its commit; the inline services it enables run after it, each under the lock again. A failure
+    after the commit raises :class:`PostCommitError`.
     """
     from hoodie.configs import warn_unknown_keys
     from hoodie.format.lock import table_lock
     from hoodie.services.inline import run_inline_services
 
+    if mode not in ("append", "overwrite"):
+        raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")
     warn_unknown_keys(options)
     st = Storage(base_path, storage_options)
     op = str(options.get("hoodie.datasource.write.operation") or "upsert")
-    with table_lock(st, options, f"write ({op})"):
-        table, done = _write_arrow_locked(st, base_path, data, options, storage_options, instant)
-    run_inline_services(table.reload(), options)
+    done: Optional[str] = None
+    try:
+        with table_lock(st, options, f"write ({op})"):
+            table, done = _write_arrow_locked(st, base_path, data, options, storage_options, instant, mode)
+    except PostCommitError:
+        raise
+    except Exception as e:
+        if done is None:
+            raise
+        raise PostCommitError(done, base_path, "releasing the table lock", e) from e
+    run_inline_services(table, options, committed_instant=done)
     return done
 
 
 def _write_arrow_locked(st: Storage, base_path: str, data: pa.Table, options: Mapping[str, Any],
-                        storage_options: Optional[dict[str, Any]], instant: Optional[str]) -> tuple[HoodieTable, str]:
+                        storage_options: Optional[dict[str, Any]], instant: Optional[str],
+                        mode: str) -> tuple[HoodieTable, str]:
     started = time.monotonic()
     existing = HoodieTable(base_path, storage=st) if table_exists(st) else None
-    cfg = WriteConfig.from_options(options, existing)
+    cfg = WriteConfig.from_options(options, existing, overwrite=mode == "overwrite")
+    replace = mode == "overwrite" and existing is not None
+    if replace:
+        cfg = overwrite_config(cfg)
     from hoodie.services.inline import check_inline_options
 
     check_inline_options(options, cfg.table_type == "MERGE_ON_READ", existing.props if existing else None)
     body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS])
     check_event_times(body, cfg)  # before a new table is created
-    if cfg.operation in ("delete", "delete_partition") and existing is not None:
-        avro_schema = existing.avro_schema()
-    else:
-        avro_schema = _avro_schema_for(body, cfg, existing)
-    # Keys and partition paths are checked before the table is created or anything is written.
+    # Every check of the data (keys, partition paths, precombine values, schema) runs before the
+    # table is created or anything is written.
     records = prepare_records(data, cfg)
     if cfg.operation not in ("delete", "delete_partition"):
         check_partition_nesting(st, pc.unique(records.column("_hoodie_partition_path")).to_pylist(),
                                 existing.timeline if existing is not None else None)
+    if cfg.operation in ("delete", "delete_partition") and existing is not None:
+        avro_schema = existing.avro_schema()
+    else:
+        # An overwrite's batch is the table's new content: its schema is the new table schema.
+        avro_schema = _avro_schema_for(body, cfg, None if replace else existing)
     table = existing or open_or_create(base_path, cfg, avro_schema, storage_options)
     from hoodie.services.rollback import rollback_failed_writes
 
@@ -699,11 +926,21 @@ def _write_arrow_locked(st: Storage, base_path: str, data: pa.Table, options: Ma
                  else sorted(pc.unique(records.column("_hoodie_partition_path")).to_pylist()))
         replaced = replaced_file_groups(table, parts)
     commit_write(plan, stats, replaced=replaced)
-    from hoodie.metrics import publish_write
-
-    publish_write(table.name, table.base_path, inflight.timestamp, plan.operation_type, stats,
-                  int((time.monotonic() - started) * 1000), options)
+    publish_write_metrics(table, inflight.timestamp, plan.operation_type, stats, started, options)
     return table, inflight.timestamp
 
-__all__ = ["WriteConfig", "WriteError", "check_compaction_plans", "plan_write", "execute_file_group", "commit_write", "write_arrow",
-           "prepare_records", "dedupe", "evolve_schema", "open_or_create", "FileGroupWork", "WritePlan"]
+
+def publish_write_metrics(table: HoodieTable, instant: str, operation_type: str, stats: Sequence[WriteStat],
+                          started: float, options: Mapping[str, Any]) -> None:
+    """Publish a committed write's metrics; a failure raises :class:`PostCommitError` (committed)."""
+    from hoodie.metrics import publish_write
+
+    try:
+        publish_write(table.name, table.base_path, instant, operation_type, stats,
+                      int((time.monotonic() - started) * 1000), options)
+    except Exception as e:
+        raise PostCommitError(instant, table.base_path, "publishing the write's metrics", e) from e
+
+__all__ = ["WriteConfig", "WriteError", "PostCommitError", "check_compaction_plans", "plan_write", "execute_file_group", "commit_write", "write_arrow",
+           "prepare_records", "dedupe", "evolve_schema", "open_or_create", "overwrite_config", "FileGroupWork",
+           "WritePlan"]

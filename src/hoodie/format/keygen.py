@@ -403,12 +403,15 @@ class KeyGenerator(abc.ABC):
 
     def _complex_record_key(self, table: pa.Table, names: Sequence[str]) -> pa.Array:
         """``KeyGenUtils.getRecordKey(record, fields)``: ``f1:v1,f2:v2``; null -> ``__null__``,
-        empty -> ``__empty__``; a row whose parts are all null/empty is an error."""
+        empty -> ``__empty__``; a row whose parts are all null/empty is an error, and so is a
+        value that would make two records share a key (:func:`check_composite_key_values`)."""
         n = table.num_rows
         parts: list[pa.Array | str] = []
         all_bad: Optional[pa.Array] = None
         for i, name in enumerate(names):
             values = self._strings(table, name, "record key")
+            if len(names) > 1:
+                check_composite_key_values(values, name, names)
             is_null = pc.is_null(values)
             is_empty = pc.fill_null(pc.equal(pc.utf8_length(values), 0), False)
             rendered = pc.if_else(is_null, NULL_RECORDKEY_PLACEHOLDER,
@@ -444,6 +447,45 @@ class KeyGenerator(abc.ABC):
         if len(segments) == 1:
             return segments[0]
         return pc.binary_join_element_wise(*segments, PARTITION_PATH_SEPARATOR)
+
+
+def check_composite_key_values(values: pa.Array, name: str, names: Sequence[str]) -> None:
+    """Refuse record key values that make a composite key ambiguous (ValueError naming the field,
+    the value and the fix).
+
+    Java's encoding ``f1:v1,f2:v2`` is kept (Hudi readers and writers share it), so a ``,`` inside
+    a value lets two different records encode to one key: ``f1='x,f2:y', f2='z'`` and
+    ``f1='x', f2='y,f2:z'`` both give ``f1:x,f2:y,f2:z``, and the later write would silently
+    replace the other record. The literal values ``__null__``/``__empty__`` are what a null or
+    empty value encodes to, so they collide with those. ``:`` is unambiguous (fields come in a
+    fixed order and Java splits each part at its first ``:``; timestamps contain it) and is kept.
+    """
+    comma = pc.fill_null(pc.match_substring(values, RECORD_KEY_PARTS_SEPARATOR), False)
+    placeholder = pc.fill_null(pc.is_in(values, value_set=pa.array(
+        [NULL_RECORDKEY_PLACEHOLDER, EMPTY_RECORDKEY_PLACEHOLDER])), False)
+    bad = pc.or_(comma, placeholder)
+    n_bad = pc.sum(bad).as_py() or 0
+    if not n_bad:
+        return
+    row = int(pc.index(bad, True).as_py())
+    value = values[row].as_py()
+    a, b = names[0], names[1]
+    if "," in value:
+        why = (f"which contains ','. A record key of several fields is encoded as "
+               f"{':…,'.join(names)}:… (Java Hudi's format), so a ',' inside a value lets two different "
+               f"records share a key ({a}='x,{b}:y', {b}='z' and {a}='x', {b}='y,{b}:z' both become "
+               f"'{a}:x,{b}:y,{b}:z') and one write would silently replace the other record")
+        fix = f"replace the ',' in {name!r} before writing (e.g. regexp_replace({name}, ',', ';'))"
+    else:
+        what = "null" if value == NULL_RECORDKEY_PLACEHOLDER else "empty"
+        why = (f"which is how a {what} value is encoded in a record key of several fields, so the record "
+               f"would share its key with one whose {name!r} is {what}")
+        fix = f"map {value!r} in {name!r} to another value before writing"
+    raise ValueError(
+        f"record key field {name!r} has the value {value!r} (row {row}; {n_bad} of {len(values)} rows "
+        f"are affected), {why}. Fix: {fix}, or use a single record key field (e.g. a hash of "
+        f"{', '.join(names)})"
+    )
 
 
 def _require_record_keys(fields: Sequence[str], cls: str) -> None:

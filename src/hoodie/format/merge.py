@@ -13,6 +13,9 @@ Two modes, chosen from the payload class (reference §3.10):
   only. This is the rule hudi-rs applies, so both readers agree on every table.
 
 Null ordering values sort below every other value.
+
+A winning version from a log data block whose ``_hoodie_is_deleted`` is true removes the key, as
+Hudi's payloads (``isDeleteRecord``) and hudi-rs do. Base-file rows are returned as they are.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import pyarrow.compute as pc
 
 KEY = "_hoodie_record_key"
 COMMIT_TIME = "_hoodie_commit_time"
+IS_DELETED = "_hoodie_is_deleted"
 
 
 @dataclass
@@ -43,6 +47,17 @@ class LogBatch:
 
     data: Optional[pa.Table] = None
     deletes: Optional[DeleteBatch] = None
+
+
+def _not_soft_deleted(data: pa.Table, rows: np.ndarray, n_base: int) -> np.ndarray:
+    """``rows`` (positions in ``data``) without log rows whose ``_hoodie_is_deleted`` is true."""
+    if IS_DELETED not in data.column_names or not len(rows):
+        return rows
+    col = data.column(IS_DELETED)
+    if not pa.types.is_boolean(col.type):
+        return rows
+    flag = pc.fill_null(col, False).to_numpy(zero_copy_only=False)
+    return rows[~(flag[rows] & (rows >= n_base))]
 
 
 def _concat_data(tables: Sequence[pa.Table], schema: pa.Schema) -> pa.Table:
@@ -78,7 +93,8 @@ def merge_commit_time(base: Optional[pa.Table], log: Sequence[LogBatch], schema:
     # Map global positions (over data+deletes) to positions in the concatenated data rows.
     data_index = np.cumsum(is_data) - 1
     data = _concat_data(tables, schema)
-    return data.take(pa.array(np.sort(data_index[winners])))
+    n_base = base.num_rows if base is not None else 0
+    return data.take(pa.array(_not_soft_deleted(data, np.sort(data_index[winners]), n_base)))
 
 
 def _last_position_per_key(keys: pa.Array, pos: np.ndarray) -> np.ndarray:
@@ -142,7 +158,8 @@ def merge_ordering(base: Optional[pa.Table], log: Sequence[LogBatch], schema: pa
     if deletes:
         keep = _survives_deletes(work.take(pa.array(win_idx)), deletes, ord_type)
         win_idx = win_idx[keep]
-    return data.take(pa.array(np.sort(win_idx)))
+    n_base = base.num_rows if base is not None else 0
+    return data.take(pa.array(_not_soft_deleted(data, np.sort(win_idx), n_base)))
 
 
 def _survives_deletes(winners: pa.Table, deletes: Sequence[DeleteBatch], ord_type: pa.DataType) -> np.ndarray:

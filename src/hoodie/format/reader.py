@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hoodie.format.fsview import FileSlice, FileSystemView
-from hoodie.format.merge import DeleteBatch, LogBatch, merge_commit_time, merge_ordering
+from hoodie.format.merge import IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_ordering
 from hoodie.format.pruning import prune_partitions
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable
@@ -98,14 +98,33 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], timeline: Timeli
     return res
 
 
-def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
-    """Project ``table`` onto ``schema``: reorder, cast, and fill absent columns with nulls."""
+def java_float_to_double(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """float -> double as Hudi's record rewriting widens it: ``Double.valueOf(Float.toString(f))``
+    (``HoodieAvroUtils.rewritePrimaryTypeWithDiffSchemaType``), so ``0.1f`` becomes ``0.1``, not
+    the float's binary value ``0.10000000149011612``."""
+    from hoodie.format.keygen import java_double_to_string
+
+    arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    uniq = pc.unique(arr)
+    as_double = pa.array([None if v is None else float(java_double_to_string(v, float32=True))
+                          for v in uniq.to_pylist()], pa.float64())
+    return pc.take(as_double, pc.index_in(arr, value_set=uniq))
+
+
+def _conform(table: pa.Table, schema: pa.Schema, java_floats: bool = False) -> pa.Table:
+    """Project ``table`` onto ``schema``: reorder, cast, and fill absent columns with nulls.
+
+    ``java_floats``: widen float columns to double as Hudi does when it merges or rewrites
+    records (:func:`java_float_to_double`); otherwise the binary value is kept (a plain base
+    file read, as Spark and hudi-rs read copy-on-write files)."""
     cols = []
     n = table.num_rows
     names = set(table.column_names)
     for f in schema:
         if f.name in names:
             col = table.column(f.name)
+            if java_floats and pa.types.is_float32(col.type) and pa.types.is_float64(f.type):
+                col = java_float_to_double(col)
             if not col.type.equals(f.type):
                 try:
                     col = col.cast(f.type)
@@ -121,8 +140,9 @@ def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
 
 
 def read_base_file(storage: Storage, path: str, schema: pa.Schema,
-                   filters: Optional[pc.Expression] = None) -> pa.Table:
-    """Read one base file projected onto ``schema`` (missing columns become nulls).
+                   filters: Optional[pc.Expression] = None, java_floats: bool = False) -> pa.Table:
+    """Read one base file projected onto ``schema`` (missing columns become nulls; ``java_floats``
+    as in :func:`_conform`, for records that are merged or rewritten).
 
     Raises:
         ReadError: the file is not readable Parquet (truncated, overwritten, not a base file); the
@@ -140,7 +160,7 @@ def read_base_file(storage: Storage, path: str, schema: pa.Schema,
         raise ReadError(f"base file {storage.uri(path)} is not readable Parquet ({e}); it is damaged or was "
                         "replaced by another file. Restore it from a copy, or roll back / restore the table to "
                         "before the commit that wrote it") from e
-    out = _conform(tbl, schema)
+    out = _conform(tbl, schema, java_floats)
     if filters is not None:
         out = out.filter(filters)
     return out
@@ -161,11 +181,17 @@ def read_file_slice(table: HoodieTable, file_slice: FileSlice, schema: pa.Schema
 
 
 def _merge_slice(table: HoodieTable, file_slice: FileSlice, blocks: Sequence[Any], schema: pa.Schema) -> pa.Table:
-    """Merge a slice's base file with its valid log blocks (as :func:`scan_log_blocks` returns them)."""
-    base = read_base_file(table.storage, file_slice.base_file.path, schema) if file_slice.base_file else None
+    """Merge a slice's base file with its valid log blocks (as :func:`scan_log_blocks` returns them).
+
+    Merge-on-read records go through Hudi's record merging, which widens float to double through
+    the decimal string (:func:`java_float_to_double`), also in slices without log files and in
+    read-optimized reads: hudi-rs reads every merge-on-read file that way."""
+    java = table.is_mor
+    base = (read_base_file(table.storage, file_slice.base_file.path, schema, java_floats=java)
+            if file_slice.base_file else None)
     if not blocks:
         return base if base is not None else schema.empty_table()
-    batches = _log_batches(blocks, schema)
+    batches = _log_batches(blocks, schema, java_floats=java)
     mode = table.merge_mode
     if mode.use_ordering and mode.ordering_field:
         return merge_ordering(base, batches, schema, mode.ordering_field)
@@ -178,7 +204,8 @@ def slice_record_keys(table: HoodieTable, file_slice: FileSlice) -> pa.Array:
     Same answer as the ``_hoodie_record_key`` column of :func:`read_file_slice`, cheaper: while
     no valid log block deletes anything, the live keys are the base file's keys plus the keys
     of the valid data blocks (merging only picks versions), so only key columns are read. A
-    slice with delete blocks is merged, because a delete may or may not win over a version.
+    slice with delete blocks is merged, because a delete may or may not win over a version; so
+    is a slice with log blocks in a table with a ``_hoodie_is_deleted`` column.
     """
     from hoodie.format.logformat import BlockType
 
@@ -186,12 +213,15 @@ def slice_record_keys(table: HoodieTable, file_slice: FileSlice) -> pa.Array:
     blocks: list[Any] = []
     if file_slice.log_files:
         blocks = scan_log_blocks(storage, [lf.path for lf in file_slice.sorted_logs()], table.timeline).blocks
-        if any(b.block_type == BlockType.DELETE for b in blocks):
-            schema = table.arrow_schema()
+        schema = table.arrow_schema()
+        # A data block may delete keys too (rows with _hoodie_is_deleted = true).
+        if blocks and (IS_DELETED in schema.names or any(b.block_type == BlockType.DELETE for b in blocks)):
             cols = ["_hoodie_record_key", "_hoodie_commit_time"]
             mode = table.merge_mode
             if mode.ordering_field and mode.ordering_field in schema.names:
                 cols.append(mode.ordering_field)
+            if IS_DELETED in schema.names:
+                cols.append(IS_DELETED)
             merged = _merge_slice(table, file_slice, blocks, pa.schema([schema.field(c) for c in cols]))
             return merged.column("_hoodie_record_key").combine_chunks()
     parts: list[pa.Array] = []
@@ -204,7 +234,22 @@ def slice_record_keys(table: HoodieTable, file_slice: FileSlice) -> pa.Array:
     return pa.concat_arrays([p.cast(pa.string()) for p in parts])
 
 
-def _log_batches(blocks: Sequence[Any], schema: pa.Schema) -> list[LogBatch]:
+def block_data(block: Any, schema: pa.Schema, java_floats: bool = False) -> pa.Table:
+    """A data block's records projected onto ``schema`` (``java_floats`` as in :func:`_conform`)."""
+    if java_floats and any(pa.types.is_float64(f.type) for f in schema) and block.schema_json:
+        from hoodie.format.avro_codec import avro_to_arrow_schema
+
+        written = avro_to_arrow_schema(block.schema_json)
+        narrow = {f.name for f in written if pa.types.is_float32(f.type)}
+        if any(f.name in narrow and pa.types.is_float64(f.type) for f in schema):
+            # Decode those columns as the floats they were written as, then widen the Hudi way.
+            read = pa.schema([f.with_type(pa.float32()) if f.name in narrow and pa.types.is_float64(f.type) else f
+                              for f in schema])
+            return _conform(block.data_table(read), schema, java_floats=True)
+    return _conform(block.data_table(schema), schema)
+
+
+def _log_batches(blocks: Sequence[Any], schema: pa.Schema, java_floats: bool = False) -> list[LogBatch]:
     from hoodie.format.logformat import BlockType
 
     out: list[LogBatch] = []
@@ -215,7 +260,7 @@ def _log_batches(blocks: Sequence[Any], schema: pa.Schema) -> list[LogBatch]:
             out.append(LogBatch(deletes=DeleteBatch(d.column("record_key").combine_chunks(), ordering,
                                                     b.instant_time)))
         else:
-            out.append(LogBatch(data=_conform(b.data_table(schema), schema)))
+            out.append(LogBatch(data=block_data(b, schema, java_floats)))
     return out
 
 
@@ -336,6 +381,8 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
     mode = table.merge_mode
     if mode.ordering_field and mode.ordering_field in full_schema.names:
         need.add(mode.ordering_field)
+    if table.is_mor and IS_DELETED in full_schema.names:
+        need.add(IS_DELETED)  # a log row with _hoodie_is_deleted = true deletes its key
     for col, _, _ in flt:
         need.add(col)
     read_schema = pa.schema([f for f in full_schema if f.name in need])
@@ -410,7 +457,9 @@ def iter_plan(plan: ReadPlan) -> Iterator[pa.Table]:
     table = plan.table
     for sl in plan.slices:
         if plan.query_type == "read_optimized":
-            t = read_base_file(table.storage, sl.base_file.path, plan.schema) if sl.base_file else plan.schema.empty_table()
+            # Merge-on-read base files widen floats as Hudi's merging readers do, also here.
+            t = (read_base_file(table.storage, sl.base_file.path, plan.schema, java_floats=table.is_mor)
+                 if sl.base_file else plan.schema.empty_table())
         else:
             t = read_file_slice(table, sl, plan.schema, as_of=plan.as_of, skip_log_files=plan.skip_log_files)
         yield finish(plan, t)

@@ -5,7 +5,7 @@ as in Hudi; the clean policy decides whether anything is old enough to delete)."
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from hoodie.format.table import HoodieTable
 
@@ -47,19 +47,43 @@ def check_inline_options(options: Mapping[str, Any], is_mor: bool,
         CleanConfig.from_options(options)
 
 
-def run_inline_services(table: HoodieTable, options: Mapping[str, Any], spark: Optional[Any] = None) -> dict:
-    """Run the inline services the options enable; returns what each did (for logs and tests)."""
+def run_inline_services(table: HoodieTable, options: Mapping[str, Any], spark: Optional[Any] = None,
+                        committed_instant: Optional[str] = None) -> dict:
+    """Run the inline services the options enable; returns what each did (for logs and tests).
+
+    ``committed_instant``: the write that just committed. A service failing then raises
+    :class:`~hoodie.format.batch_write.PostCommitError` naming that instant and the service (the
+    service's own error chained), so the caller does not take the committed write for failed.
+    """
     from hoodie.configs import unknown_keys_checked
 
     # The write has already warned about unknown keys in these options.
     with unknown_keys_checked():
-        return _run_inline_services(table, options, spark)
+        return _run_inline_services(table, options, spark, committed_instant)
 
 
-def _run_inline_services(table: HoodieTable, options: Mapping[str, Any], spark: Optional[Any]) -> dict:
+def _run_inline_services(table: HoodieTable, options: Mapping[str, Any], spark: Optional[Any],
+                         committed_instant: Optional[str]) -> dict:
     done: dict[str, Any] = {}
-    if table.is_mor and (_flag(options, "hoodie.compact.inline", False)
-                         or _flag(options, "hoodie.compact.schedule.inline", False)):
+    for name, key, enabled, run in _services(table, options, spark):
+        if not enabled:
+            continue
+        try:
+            done[key] = run(table.reload())
+        except Exception as e:
+            if committed_instant is None:
+                raise
+            from hoodie.format.batch_write import PostCommitError
+
+            raise PostCommitError(committed_instant, table.base_path, name, e) from e
+    return done
+
+
+def _services(table: HoodieTable, options: Mapping[str, Any],
+              spark: Optional[Any]) -> list[tuple[str, str, bool, Callable[[HoodieTable], Any]]]:
+    """(service name, result key, enabled, run) in Hudi's order: compaction, TTL, clean."""
+
+    def compaction(t: HoodieTable) -> Any:
         from hoodie.services.compaction import maybe_compact_inline
 
         executor = None
@@ -67,17 +91,29 @@ def _run_inline_services(table: HoodieTable, options: Mapping[str, Any], spark: 
             from hoodie.engine.compaction import spark_executor
 
             executor = spark_executor(spark)
-        done["compaction"] = maybe_compact_inline(table.reload(), options, executor=executor)
-    if _flag(options, "hoodie.partition.ttl.inline", False):
+        return maybe_compact_inline(t, options, executor=executor)
+
+    def ttl(t: HoodieTable) -> Any:
         from hoodie.services.ttl import maybe_run_inline_ttl
 
-        done["ttl"] = maybe_run_inline_ttl(table.reload(), options)
-    if _flag(options, "hoodie.ttl.async.enabled", False):
+        return maybe_run_inline_ttl(t, options)
+
+    def ttl_async(t: HoodieTable) -> Any:
         from hoodie.services.ttl import maybe_run_async_ttl
 
-        done["ttl_async"] = maybe_run_async_ttl(table.reload(), options)
-    if _flag(options, "hoodie.clean.automatic", True):  # Hudi's default: clean after every commit
+        return maybe_run_async_ttl(t, options)
+
+    def clean(t: HoodieTable) -> Any:
         from hoodie.services.clean import maybe_clean_after_commit
 
-        done["clean"] = maybe_clean_after_commit(table.reload(), options)
-    return done
+        return maybe_clean_after_commit(t, options)
+
+    return [
+        ("compaction", "compaction", table.is_mor and (_flag(options, "hoodie.compact.inline", False)
+                                                       or _flag(options, "hoodie.compact.schedule.inline", False)),
+         compaction),
+        ("partition TTL", "ttl", _flag(options, "hoodie.partition.ttl.inline", False), ttl),
+        ("async partition TTL", "ttl_async", _flag(options, "hoodie.ttl.async.enabled", False), ttl_async),
+        # Hudi's default: clean after every commit.
+        ("clean", "clean", _flag(options, "hoodie.clean.automatic", True), clean),
+    ]

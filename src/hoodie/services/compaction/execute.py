@@ -43,7 +43,7 @@ from hoodie.format.commit_metadata import WriteStat
 from hoodie.format.eventtime import event_time_millis
 from hoodie.format.fsview import LogFile
 from hoodie.format.merge import DeleteBatch, LogBatch, merge_commit_time, merge_ordering
-from hoodie.format.reader import _conform, read_base_file, scan_log_blocks
+from hoodie.format.reader import block_data, read_base_file, scan_log_blocks
 from hoodie.format.table import HoodieTable
 
 from hoodie.services.compaction import keys as K
@@ -141,7 +141,7 @@ def _scan(table: HoodieTable, logs: list[LogFile], instant: str, schema: pa.Sche
             deletes.append((b.instant_time, d, b.event_time_range))
             n += d.num_rows
         else:
-            data = _conform(b.data_table(schema), schema)
+            data = block_data(b, schema, java_floats=True)
             batches.append(LogBatch(data=_with_src(data, 1)))
             n += data.num_rows
     return _Scanned(batches, deletes, scan.total_blocks, scan.corrupt_blocks, scan.rollback_blocks, n)
@@ -273,7 +273,8 @@ def execute_operation(table: HoodieTable, plan_instant: str, operation: dict, co
         base_rel = _rel(partition, base_name)
         if not storage.is_file(base_rel):
             raise CompactionError(f"compaction {plan_instant}: base file {base_rel} is missing; nothing was committed")
-        base = _with_src(read_base_file(storage, base_rel, schema), 0)
+        # Compaction rewrites records: float widens to double as Hudi's compactor does it.
+        base = _with_src(read_base_file(storage, base_rel, schema, java_floats=True), 0)
         base_bytes = storage.size(base_rel)
     scanned = _scan(table, logs, plan_instant, schema)
     split_rows = work_schema.empty_table()
