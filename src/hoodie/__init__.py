@@ -5,9 +5,11 @@
 
 from __future__ import annotations
 
+from hoodie.errors import HoodieError
+
 __version__ = "0.1.0"
 
-__all__ = ["read_table", "rollback", "sql", "__version__"]
+__all__ = ["HoodieError", "read_table", "rollback", "sql", "__version__"]
 
 
 def __getattr__(name: str):  # lazy, so ``import hoodie`` stays cheap

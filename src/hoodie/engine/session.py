@@ -8,9 +8,10 @@ import shutil
 import subprocess
 import sys
 from typing import Any, Optional
+from hoodie.errors import HoodieError
 
 
-class JavaNotFoundError(RuntimeError):
+class JavaNotFoundError(HoodieError, RuntimeError):
     """Spark needs Java 17 or 21 and none was found."""
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodie.errors import HoodieError
 from hoodie.format import instant as I
 from hoodie.format import naming as N
 from hoodie.format.bloom import BloomSpec
@@ -47,7 +48,7 @@ SET_NULL_FOR_MISSING_COLUMNS = "hoodie.write.set.null.for.missing.columns"
 IS_DELETED = "_hoodie_is_deleted"
 
 
-class WriteError(Exception):
+class WriteError(HoodieError):
     """A write was refused; the message names the problem and the fix. Nothing was committed,
     except for the subclass :class:`PostCommitError`."""
 

@@ -26,6 +26,7 @@ from typing import Optional, Union
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from hoodie.errors import HoodieError
 
 ArrayLike = Union[pa.Array, pa.ChunkedArray]
 
@@ -49,7 +50,7 @@ MIN_MS = (_dt.datetime(1, 1, 1, tzinfo=_dt.timezone.utc) - _EPOCH) // _MS
 MAX_MS = (_dt.datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=_dt.timezone.utc) - _EPOCH) // _MS
 
 
-class EventTimeError(ValueError):
+class EventTimeError(HoodieError, ValueError):
     """An event-time column cannot be turned into epoch milliseconds."""
 
 

@@ -26,6 +26,7 @@ from typing import Callable, Mapping, Optional, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from hoodie.errors import HoodieError
 
 # ---------------------------------------------------------------------------------------------
 # Constants (KeyGenerator, KeyGenUtils, PartitionPathEncodeUtils)
@@ -1421,7 +1422,7 @@ _METAFOLDER = ".hoodie"  # hoodie.format.timeline.METAFOLDER
 _PARTITION_METAFILE = ".hoodie_partition_metadata"  # hoodie.format.naming.PARTITION_METAFILE
 
 
-class PartitionPathError(ValueError):
+class PartitionPathError(HoodieError, ValueError):
     """A partition path that cannot be a partition folder of the table. The message names the
     value, its partition field and the fix; it is raised before anything is written."""
 

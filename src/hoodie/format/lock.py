@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional
 from urllib.parse import urlparse
 
+from hoodie.errors import HoodieError
 from hoodie.format.storage import Storage, _s3_options
 
 log = logging.getLogger("hoodie.lock")
@@ -81,7 +82,7 @@ GUARD_STALE_SECS = 30  # a take-over holds its guard for milliseconds
 RELEASE_RETRY_SECS = 10  # how long a release retries an unavailable store before leaving the lease to expire
 
 
-class LockError(Exception):
+class LockError(HoodieError):
     """The table lock could not be taken (held by another writer too long) or was lost."""
 
 

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hoodie.errors import HoodieError
 from hoodie.format.avro_codec import (
     zigzag_long,
     avro_to_arrow_schema,
@@ -113,7 +114,7 @@ class CorruptLogBlockWarning(UserWarning):
     """A log file region could not be parsed as a block and was skipped."""
 
 
-class LogFormatError(ValueError):
+class LogFormatError(HoodieError, ValueError):
     """A well-framed block whose content this library cannot read (e.g. Kryo delete blocks)."""
 
 

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hoodie.errors import HoodieError
 from hoodie.format.fsview import FileSlice, FileSystemView
 from hoodie.format.merge import IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_ordering
 from hoodie.format.pruning import prune_partitions
@@ -26,7 +27,7 @@ Filter = tuple[str, str, Any]
 _OPS = {"=", "==", "!=", "<>", "<", "<=", ">", ">=", "in", "not in"}
 
 
-class ReadError(Exception):
+class ReadError(HoodieError):
     """A read request cannot be served; the message names the argument and the fix."""
 
 

@@ -24,9 +24,10 @@ from typing import Any, BinaryIO, Iterator
 from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
+from hoodie.errors import HoodieError
 
 
-class StorageError(Exception):
+class StorageError(HoodieError):
     """A storage operation failed; the message names the path and the cause."""
 
 

@@ -12,6 +12,7 @@ from typing import Any, Mapping, Optional
 
 import pyarrow as pa
 
+from hoodie.errors import HoodieError
 from hoodie.format import properties as P
 from hoodie.format.instant import InstantGenerator
 from hoodie.format.storage import Storage
@@ -50,7 +51,7 @@ COMMIT_TIME_PAYLOADS = frozenset(
 MERGER_STRATEGY_DEFAULT = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 
 
-class TableError(Exception):
+class TableError(HoodieError):
     """The path is not a usable Hudi v6 table; the message says why and what to do."""
 
 

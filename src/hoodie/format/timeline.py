@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Callable, Iterable, Iterator, Optional, Sequence
 
+from hoodie.errors import HoodieError
 from hoodie.format import instant as I
 from hoodie.format.commit_metadata import CommitMetadata
 from hoodie.format.instant import Instant, State
@@ -19,11 +20,11 @@ from hoodie.format.storage import Storage
 METAFOLDER = ".hoodie"
 
 
-class TimelineError(Exception):
+class TimelineError(HoodieError):
     """A timeline operation is not allowed (wrong state, instant exists, ...)."""
 
 
-class DamagedTimelineFileError(ValueError):
+class DamagedTimelineFileError(HoodieError, ValueError):
     """An Avro timeline file (a plan or a service's metadata) is empty, truncated or not Avro.
 
     A ``ValueError`` (callers that skip unreadable pending metadata catch that); the message names

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from typing import Any, Optional
+from hoodie.errors import HoodieError
 
 BASE_PATH_PROP = "hoodie.base.path"
 QUERY_TYPE_PROP = "hoodie.query.type"
@@ -35,7 +36,7 @@ RO_SUFFIX = "_ro"
 _ATTACHED: dict[int, dict[tuple[str, str], str]] = {}
 
 
-class CatalogError(LookupError):
+class CatalogError(HoodieError, LookupError):
     """A table name does not resolve to a hoodie table; the message says how to register it."""
 
 

@@ -11,6 +11,7 @@ import json
 import sys
 import time
 from typing import Any, Optional, Sequence
+from hoodie.errors import HoodieError
 
 EXAMPLES = """examples:
   hoodie quickstart --base-path /tmp/hoodie_quickstart
@@ -22,7 +23,7 @@ EXAMPLES = """examples:
 """
 
 
-class CliError(Exception):
+class CliError(HoodieError):
     """An error reported as one line on stderr with exit code 2."""
 
 

@@ -23,6 +23,7 @@ from typing import Any, Callable, Optional
 
 import pyarrow as pa
 
+from hoodie.errors import HoodieError
 from hoodie.format.storage import Storage
 from hoodie.format.table import table_exists
 
@@ -54,7 +55,7 @@ MARKER_COMMANDS = ("hoodie demo", "hoodie quickstart")
 PARTITION_PREFIX = "day="  # both commands write hive-style partitions of the column `day`
 
 
-class BasePathError(Exception):
+class BasePathError(HoodieError):
     """The base path holds something hoodie demo/quickstart did not create (refused, nothing changed)."""
 
 

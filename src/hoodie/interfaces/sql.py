@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
+from hoodie.errors import HoodieError
 
 
-class SqlError(ValueError):
+class SqlError(HoodieError, ValueError):
     """A CALL statement is malformed or an argument is wrong; the message names it."""
 
 

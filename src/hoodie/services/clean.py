@@ -43,6 +43,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from hoodie.errors import HoodieError
 from hoodie.configs import define, warn_unknown_keys
 from hoodie.faults import fault_point
 from hoodie.format import instant as I
@@ -93,7 +94,7 @@ PARTITION_METAFILE = N.PARTITION_METAFILE
 TTL_PARTITIONS_KEY = "hoodie.partition.ttl.partitions"
 
 
-class CleanError(Exception):
+class CleanError(HoodieError):
     """A clean cannot be planned or executed; the message says why and what to do."""
 
 

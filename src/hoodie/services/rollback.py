@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
+from hoodie.errors import HoodieError
 from hoodie.faults import fault_point
 from hoodie.format import instant as I
 from hoodie.format import naming as N
@@ -37,7 +38,7 @@ log = logging.getLogger(__name__)
 ROLLBACK_ACTIONS = (I.COMMIT, I.DELTA_COMMIT, I.REPLACE_COMMIT)
 
 
-class RollbackError(Exception):
+class RollbackError(HoodieError):
     """A rollback is not allowed; the message says why and what to do."""
 
 

@@ -1,9 +1,10 @@
 """The one exception the HFile reader and writer raise for bad files."""
 
 from __future__ import annotations
+from hoodie.errors import HoodieError
 
 
-class HFileError(ValueError):
+class HFileError(HoodieError, ValueError):
     """An HFile is truncated, corrupt or uses something this package does not support.
 
     ``path`` names the file (``None`` for anonymous bytes) and ``offset`` the block the problem

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from hoodie.errors import HoodieError
 from hoodie.format.bloom import BloomSpec
 from hoodie.format.eventtime import (
     DEFAULT_UNIT, EventTimeError, describe_millis, implausible, looks_like, parse_iso_millis, parse_unit,
@@ -62,7 +63,7 @@ TRIGGERS = ("NUM_COMMITS", "NUM_COMMITS_AFTER_LAST_REQUEST", "TIME_ELAPSED", "NU
 LINK_MODES = ("auto", "symlink", "copy")
 
 
-class CompactionError(Exception):
+class CompactionError(HoodieError):
     """A compaction cannot be scheduled, run or rolled back; the message says why and what to do."""
 
 

@@ -14,12 +14,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from hoodie.errors import HoodieError
 from hoodie.configs import define
 
 DAY_MS = 86_400_000
 
 
-class TTLConfigError(ValueError):
+class TTLConfigError(HoodieError, ValueError):
     """Partition TTL is misconfigured; the message names the key and how to fix it."""
 
 

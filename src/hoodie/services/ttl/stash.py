@@ -30,6 +30,7 @@ from typing import Any, Mapping, Optional
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodie.errors import HoodieError
 from hoodie.faults import fault_point
 from hoodie.format import instant as I
 from hoodie.format import naming as N
@@ -52,7 +53,7 @@ UNSTASHING, ROLLED_BACK = "unstashing", "rolled_back"
 DEFAULT_RETAIN_MS = 7 * 86_400_000
 
 
-class StashError(Exception):
+class StashError(HoodieError):
     """A stash cannot be restored; the message says why and what to do."""
 
 
