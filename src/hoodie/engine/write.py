@@ -24,6 +24,7 @@ from typing import Any, Mapping, Optional
 
 import pyarrow as pa
 
+from hoodie.errors import HoodieError
 from hoodie.format import naming as N
 from hoodie.format.batch_write import (
     IS_DELETED,
@@ -139,14 +140,32 @@ def _check_records(df, cfg: WriteConfig) -> None:
             try:
                 prepare_records(pa.Table.from_batches([b]), cfg)
             except (WriteError, ValueError) as e:
-                yield pa.RecordBatch.from_pydict({"error": [f"{type(e).__name__}\t{e}"]})
+                kind = f"{type(e).__module__}:{type(e).__qualname__}"
+                yield pa.RecordBatch.from_pydict({"error": [f"{kind}\t{e}"]})
                 return
 
     # At most one row per task; collect() scans every partition in one job (a limit would not).
     found = df.select(*cols).mapInArrow(check, StructType([StructField("error", StringType(), True)])).collect()
     if found:
         kind, _, message = found[0][0].partition("\t")
-        raise (WriteError if kind == "WriteError" else ValueError)(message)
+        raise _task_error_class(kind)(message)
+
+
+def _task_error_class(kind: str) -> type[Exception]:
+    """The class of an error a check task reported (``module:qualname``), so the driver raises what
+    the pure-Python writer raises (``PartitionPathError``, ``WriteError``...); ValueError for
+    anything that is not a hoodie error taking one message."""
+    import importlib
+
+    module, _, name = kind.partition(":")
+    if module.startswith("hoodie."):
+        try:
+            cls = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            cls = None
+        if isinstance(cls, type) and issubclass(cls, HoodieError) and not issubclass(cls, PostCommitError):
+            return cls
+    return ValueError
 
 
 def _write_locked(df, st: Storage, base_path: str, opts: dict[str, str],
