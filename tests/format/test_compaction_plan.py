@@ -35,7 +35,8 @@ def _shared_fixtures() -> Path:
     raise RuntimeError("shared/fixtures not found; set HOODIE_FIXTURES and HOODIE_V8V9_FIXTURES")
 
 
-V89_DIR = Path(os.environ.get("HOODIE_V8V9_FIXTURES", _shared_fixtures() / "hudi-v8-v9"))
+V89_DIR = Path(os.environ["HOODIE_V8V9_FIXTURES"]) if "HOODIE_V8V9_FIXTURES" in os.environ else (
+    _shared_fixtures() / "hudi-v8-v9")
 
 
 def _java_plans() -> list[tuple[str, bytes]]:
@@ -136,6 +137,9 @@ def test_hoodie_plans_round_trip_byte_identical(tmp_path: Path, kind: str) -> No
     assert PL.write_avro_metadata(KIND, PL.read_avro_metadata(data), sync_marker=sync) == data
     assert plan.to_avro() == PL.read_avro_metadata(data)
     assert (kind == "full") == (not plan.partial_operations())
+    # The timeline accessor gives the same typed plan.
+    ts = HoodieTable(str(tmp_path / kind)).timeline.pending_compactions().last().timestamp
+    assert HoodieTable(str(tmp_path / kind)).timeline.compaction_plan(ts) == plan
 
 
 # ------------------------------------------------------------------ random plans

@@ -98,10 +98,10 @@ def _show(args: argparse.Namespace) -> int:
             # Shown, not raised: this command is where a user looks when something is wrong.
             pending.append({"instant": inst.timestamp, "state": inst.state.name, "damaged": str(e)})
             continue
-        ops = plan.get("operations") or []
-        extra = plan.get("extraMetadata") or {}
+        ops = plan.operations
+        extra = plan.extra_metadata
         pending.append({"instant": inst.timestamp, "state": inst.state.name, "operations": len(ops),
-                        "partial_operations": sum(1 for op in ops if op.get("symlinkOperations")),
+                        "partial_operations": len(plan.partial_operations()),
                         "strategy": extra.get(K.STRATEGY_KEY), "threshold_ms": extra.get(K.THRESHOLD_KEY)})
     completed = []
     for inst in tl.completed().by_actions("commit").instants:

@@ -83,7 +83,7 @@ def _run_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
         if inst is None:
             return []
         plan = HoodieTable(path).timeline.compaction_plan(inst)
-        return [(inst, len(plan.get("operations") or []), "REQUESTED")]
+        return [(inst, len(plan.operations), "REQUESTED")]
     results = run_compaction(path, a["timestamp"], opts, executor=spark_executor(spark),
                              schedule_if_none=op == "scheduleandexecute")
     if ref.name and results:
@@ -108,7 +108,7 @@ def _show_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
     rows = []
     for inst in reversed(tl.instants):
         if inst.action == I.COMPACTION or tl.is_compaction_commit(inst):
-            ops = tl.compaction_plan(inst.timestamp).get("operations") or []
+            ops = tl.compaction_plan(inst.timestamp).operations
             rows.append((inst.timestamp, len(ops), inst.state.name))
     return rows[: a["limit"]]
 
