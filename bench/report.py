@@ -45,6 +45,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import hoodie
+from hoodie.format.compaction_plan import CompactionPlan
 from hoodie.format.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import plan_compaction, run_compaction, schedule_compaction_result
@@ -240,10 +241,9 @@ def latest_base_files(path: str) -> list[str]:
             if sl.base_file is not None]
 
 
-def plan_base_files(path: str, plan: dict) -> list[str]:
+def plan_base_files(path: str, plan: CompactionPlan) -> list[str]:
     """Absolute paths of the base files a compaction plan's operations read."""
-    return [os.path.join(path, op["partitionPath"], op["dataFilePath"]) for op in plan.get("operations") or []
-            if op.get("dataFilePath")]
+    return [os.path.join(path, op.path_of(op.data_file_name)) for op in plan.operations if op.data_file_name]
 
 
 def instant_ms(table: HoodieTable, instant: str) -> int:
@@ -509,8 +509,8 @@ class Bench:
         sched_s, sched = timed(lambda: schedule_compaction_result(path, et_opts))
         report.check(sched.instant is not None and sched.plan is not None,
                      f"event-time compaction scheduled: {sched.reason}")
-        ops = sched.plan["operations"]
-        partial = sum(1 for op in ops if op.get("symlinkOperations"))
+        ops = sched.plan.operations
+        partial = len(sched.plan.partial_operations())
         report.check(partial > 0, f"event-time plan has partial operations: {partial} of {len(ops)}")
         ref = f"decoding the event_time column of all {len(logs)} log files"
         report.add(Measurement("planning", "event-time compaction scheduling (write stats; plan written)", sched_s,

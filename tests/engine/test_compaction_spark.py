@@ -41,7 +41,7 @@ def test_spark_executor_matches_in_process(spark, tmp_path: Path) -> None:
     shutil.copytree(a, b, symlinks=True)
     c = schedule_compaction(a, FULL)
     assert schedule_compaction(b, FULL, instant=c) == c
-    ops = HoodieTable(a).timeline.compaction_plan(c)["operations"]
+    ops = HoodieTable(a).timeline.compaction_plan(c).operations
     assert len(ops) >= 3  # updates in every partition: several Spark tasks
     (ra,) = run_compaction(a, c, FULL, executor=spark_executor(spark))
     (rb,) = run_compaction(b, c, FULL)

@@ -15,6 +15,7 @@ from hoodie.format import plans as PL
 from hoodie.format import timeline as T
 from hoodie.format import writer as W
 from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
+from hoodie.format.compaction_plan import CompactionPlan
 from hoodie.format.fsview import RESERVED_LOG_VERSION_METRIC, FileSystemView, reserved_log_version
 from hoodie.format.links import PARTIAL_PLAN_KEY
 from hoodie.format.table import HoodieTable
@@ -32,7 +33,7 @@ from tests.services.test_compaction_support import (
 )
 
 
-def _plan(path: str, instant: str) -> dict:
+def _plan(path: str, instant: str) -> CompactionPlan:
     return HoodieTable(path).timeline.compaction_plan(instant)
 
 
@@ -166,18 +167,19 @@ def test_partial_plan_links_reservation_marker_and_sentinel(tmp_path: Path) -> N
     res = schedule_compaction_result(path, event_time_config(15))
     c = res.instant
     plan = _plan(path, c)
-    (op,) = plan["operations"]
-    fid = op["fileId"]
+    (op,) = plan.operations
+    fid = op.file_id
     sentinel = P.sentinel_name(fid, c)
-    assert op["deltaFilePaths"] == [logs[0], sentinel]
+    assert op.delta_file_paths == (logs[0], sentinel)
     assert N.is_log_file(sentinel) and N.parse_log_file(sentinel).version == 0
     assert not (tmp_path / "t" / "all" / sentinel).exists()
-    links = [(s["symlink"], s["target"]) for s in op["symlinkOperations"]]
+    links = [(s.symlink, s.target) for s in op.symlink_operations]
     assert [t for _, t in links] == logs[1:]
     assert [N.parse_log_file(l).version for l, _ in links] == [1, 2]
     assert all(N.parse_log_file(l).base_instant == c and N.parse_log_file(l).file_id == fid for l, _ in links)
-    assert op["metrics"][RESERVED_LOG_VERSION_METRIC] == 2.0 and reserved_log_version(op) == 2
-    extra = plan["extraMetadata"]
+    assert op.metrics[RESERVED_LOG_VERSION_METRIC] == 2.0 and reserved_log_version(op) == 2
+    assert op.reserved_log_version == 2 and op.is_partial and plan.partial_operations() == [op]
+    extra = plan.extra_metadata
     assert extra[PARTIAL_PLAN_KEY] == "true" and extra[K.THRESHOLD_KEY] == "15"
     assert extra[K.THRESHOLD_COMPLETE_KEY] == "true"
     # Nothing is created before the compaction runs.
@@ -188,10 +190,10 @@ def test_exact_split_reserves_version_one(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     _three_logs(path)
     c = schedule_compaction(path, event_time_config(25, exact=True))
-    (op,) = _plan(path, c)["operations"]
-    assert [N.parse_log_file(s["symlink"]).version for s in op["symlinkOperations"]] == [2]
+    (op,) = _plan(path, c).operations
+    assert [N.parse_log_file(s.symlink).version for s in op.symlink_operations] == [2]
     assert reserved_log_version(op) == 2
-    assert _plan(path, c)["extraMetadata"][K.EXACT_SPLIT_KEY] == "true"
+    assert _plan(path, c).extra_metadata[K.EXACT_SPLIT_KEY] == "true"
 
 
 def test_write_during_pending_partial_compaction_goes_above_reserved(tmp_path: Path) -> None:
@@ -219,10 +221,10 @@ def test_prefix_rule_with_late_data(tmp_path: Path) -> None:
     expected = snapshot(path)
     assert [r for r in expected if "1)" in r[0]][0][3] == repr(("int", 2))
     c = schedule_compaction(path, event_time_config(50))
-    (op,) = _plan(path, c)["operations"]
+    (op,) = _plan(path, c).operations
     # Log 1 (min 100 > 50) is compacted anyway: log 2 (min 5) comes after it.
-    assert op["deltaFilePaths"][:2] == logs[:2]
-    assert [s_["target"] for s_ in op["symlinkOperations"]] == logs[2:]
+    assert list(op.delta_file_paths[:2]) == logs[:2]
+    assert [s_.target for s_ in op.symlink_operations] == logs[2:]
     run_compaction(path, c)
     assert snapshot(path) == expected
     ro = read_optimized(path)
@@ -242,8 +244,8 @@ def test_user_strategy_selection_is_widened_to_a_prefix(tmp_path: Path) -> None:
     logs = log_names(path)
     res = schedule_compaction_result(path, {"hoodie.compaction.strategy": f"{__name__}.PickLastLog",
                                             "hoodie.compact.inline.trigger.strategy": "EVENT_TIME_TRIGGER"})
-    (op,) = _plan(path, res.instant)["operations"]
-    assert op["deltaFilePaths"] == logs and op["symlinkOperations"] is None
+    (op,) = _plan(path, res.instant).operations
+    assert list(op.delta_file_paths) == logs and op.symlink_operations is None
 
 
 def test_unknown_event_time_forces_compaction(tmp_path: Path) -> None:
@@ -257,8 +259,8 @@ def test_unknown_event_time_forces_compaction(tmp_path: Path) -> None:
     write(path, "upsert", [(3, 300, 3)], s_known)
     logs = log_names(path)
     c = schedule_compaction(path, event_time_config(50))
-    (op,) = _plan(path, c)["operations"]
-    assert op["deltaFilePaths"][:2] == logs[:2] and len(op["symlinkOperations"]) == 1
+    (op,) = _plan(path, c).operations
+    assert list(op.delta_file_paths[:2]) == logs[:2] and len(op.symlink_operations) == 1
 
 
 def test_delete_block_event_time(tmp_path: Path) -> None:
@@ -281,8 +283,8 @@ def test_delete_block_event_time(tmp_path: Path) -> None:
     assert (ranges[0].min_ms, ranges[0].max_ms) == (500, 500)
     assert ranges[1].unknown
     c = schedule_compaction(path, event_time_config(50))
-    (op,) = _plan(path, c)["operations"]
-    assert len(op["deltaFilePaths"]) == 2 and op["symlinkOperations"] is None
+    (op,) = _plan(path, c).operations
+    assert len(op.delta_file_paths) == 2 and op.symlink_operations is None
 
 
 def test_planning_uses_write_stats_not_headers(tmp_path: Path) -> None:

@@ -179,10 +179,10 @@ def _crash_after_execution(path: str, c: str) -> list[str]:
     t = HoodieTable(path)
     plan = t.timeline.compaction_plan(c)
     T.transition_to_inflight(t.storage, I.Instant(c, I.COMPACTION, I.State.REQUESTED), b"")
-    for op in plan["operations"]:
+    for op in plan.operations:
         P.materialize_links(t.storage, P.operation_links(op), "symlink")
     paths = []
-    for i, op in enumerate(plan["operations"]):
+    for i, op in enumerate(plan.operations):
         st = execute_operation(t.reload(), c, op, token=N.write_token(i, 5, i))
         paths.append(st.path)
         if st.split_file:
@@ -317,8 +317,8 @@ def test_missing_target_fails_before_anything_is_committed(tmp_path: Path) -> No
     path = str(tmp_path / "t")
     _history(path)
     c = schedule_compaction(path, event_time_config(25))
-    op = HoodieTable(path).timeline.compaction_plan(c)["operations"][0]
-    os.unlink(tmp_path / "t" / "all" / op["symlinkOperations"][0]["target"])
+    op = HoodieTable(path).timeline.compaction_plan(c).operations[0]
+    os.unlink(tmp_path / "t" / "all" / op.symlink_operations[0].target)
     with pytest.raises(CompactionError, match="missing"):
         run_compaction(path, c)
     assert not (tmp_path / "t" / ".hoodie" / f"{c}.commit").exists()
@@ -329,9 +329,11 @@ def test_plan_without_marker_is_refused(tmp_path: Path) -> None:
     _history(path)
     c = schedule_compaction(path, event_time_config(25))
     t = HoodieTable(path)
-    op = t.timeline.compaction_plan(c)["operations"][0]
+    op = t.timeline.compaction_plan(c).operations[0]
     with pytest.raises(CompactionError, match="marker"):
         execute_operation(t, c, op, plan_extra={})
+    with pytest.raises(CompactionError, match="marker"):  # the operation's Avro record is accepted too
+        execute_operation(t, c, op.to_avro(), plan_extra={})
 
 
 def test_stock_plan_without_extensions_runs(tmp_path: Path) -> None:
@@ -370,11 +372,11 @@ def test_executor_hook_with_pickled_tasks_and_failed_attempts(tmp_path: Path) ->
             remote = pickle.loads(pickle.dumps(task))
             execute_task(remote, token=f"{remote.task_id}-7-1")        # attempt that "failed"
             out.append(pickle.loads(pickle.dumps(execute_task(remote, token=f"{remote.task_id}-7-2"))))
-            seen.append(remote.operation["fileId"])
+            seen.append(remote.operation.file_id)
         return out
 
     (res,) = run_compaction(path, c, executor=spark_like)
-    assert sorted(seen) == sorted(op["fileId"] for op in HoodieTable(path).timeline.compaction_plan(c)["operations"])
+    assert sorted(seen) == sorted(op.file_id for op in HoodieTable(path).timeline.compaction_plan(c).operations)
     for part in ("p0", "p1"):
         names = os.listdir(tmp_path / "t" / part)
         assert not any("-7-1" in n for n in names)
@@ -421,7 +423,7 @@ def test_reader_ignores_outputs_of_a_running_compaction(tmp_path: Path) -> None:
     inc = rows(hoodie.read_table(path, query_type="incremental", begin=instants[0]))
     c = schedule_compaction(path, event_time_config(10))
     t = HoodieTable(path)
-    (op,) = t.timeline.compaction_plan(c)["operations"]
+    (op,) = t.timeline.compaction_plan(c).operations
     first, _second = P.operation_links(op)
     T.transition_to_inflight(t.storage, I.Instant(c, I.COMPACTION, I.State.REQUESTED), b"")
     P.materialize_link(t.storage, first, "symlink")  # value 1 of key 1, older than the value 2 after it

@@ -20,6 +20,8 @@ from typing import Iterable, Optional
 
 from hoodie.format import instant as I
 from hoodie.format import naming as N
+# RESERVED_LOG_VERSION_METRIC is re-exported: the plan format moved to compaction_plan, importers stay.
+from hoodie.format.compaction_plan import RESERVED_LOG_VERSION_METRIC, CompactionOperation
 from hoodie.format.storage import FileStatus, Storage
 from hoodie.format.timeline import METAFOLDER, DamagedTimelineFileError, Timeline
 
@@ -272,15 +274,15 @@ class FileSystemView:
         # (a merged read of it is the previous slice, and the read-optimized view skips it).
         for c in sorted(self._pending_compaction):
             for op in self._compaction_ops(c, required=False):
-                if (op.get("partitionPath") or "") != partition:
+                if op.partition != partition:
                     continue
-                fid = op.get("fileId")
+                fid = op.file_id
                 if fid:
                     groups.setdefault(fid, FileGroup(partition, fid)).slice_for(c)
         self._groups[partition] = groups
         return groups
 
-    def _compaction_ops(self, instant: str, *, required: bool = True) -> list[dict]:
+    def _compaction_ops(self, instant: str, *, required: bool = True) -> tuple[CompactionOperation, ...]:
         """The operations of pending compaction ``instant``'s plan.
 
         A damaged plan file raises :class:`~hoodie.format.timeline.DamagedTimelineFileError` when
@@ -290,7 +292,7 @@ class FileSystemView:
         cache = self.__dict__.setdefault("_plan_cache", {})
         if instant not in cache:
             try:
-                cache[instant] = self.timeline.compaction_plan(instant).get("operations") or []
+                cache[instant] = self.timeline.compaction_plan(instant).operations
             except DamagedTimelineFileError as e:
                 cache[instant] = e
         got = cache[instant]
@@ -301,7 +303,7 @@ class FileSystemView:
                 _WARNED_DAMAGED.add(got.path)
                 log.warning("%s is damaged (%s); reading without it: it has not run, so its file slices hold only "
                             "log files writers added. %s", got.path, got.problem, got.fix)
-            return []
+            return ()
         return got
 
     def _never_ran(self, instant: str) -> bool:
@@ -313,7 +315,7 @@ class FileSystemView:
         out: dict[tuple[str, str], str] = {}
         for c in sorted(self._pending_compaction):
             for op in self._compaction_ops(c):
-                out[(op.get("partitionPath") or "", op.get("fileId") or "")] = c
+                out[op.file_group] = c
         return out
 
     def reserved_log_versions(self) -> dict[tuple[str, str], tuple[str, int]]:
@@ -327,9 +329,9 @@ class FileSystemView:
         out: dict[tuple[str, str], tuple[str, int]] = {}
         for c in sorted(self._pending_compaction):
             for op in self._compaction_ops(c, required=not self._never_ran(c)):
-                v = reserved_log_version(op)
+                v = op.reserved_log_version
                 if v:
-                    out[(op.get("partitionPath") or "", op.get("fileId") or "")] = (c, v)
+                    out[op.file_group] = (c, v)
         return out
 
     # -- visibility ---------------------------------------------------------------------------
@@ -409,28 +411,10 @@ class FileSystemView:
         return out
 
 
-# Operation metric (plan ``metrics`` map) holding the highest log version a partial compaction
-# reserves under its instant: its links plus, with an event-time exact split, the split-off log.
-RESERVED_LOG_VERSION_METRIC = "hoodie.compaction.reserved.log.version"
-
-
-def reserved_log_version(op: dict) -> int:
-    """The highest log version a compaction operation reserves in the slice at its instant.
-
-    A partial compaction re-materializes its remaining log files under the compaction instant with
-    versions 1..k (``symlinkOperations``), created only when the compaction runs; writers that
-    append to the file group meanwhile must start above k, or their logs would sort before (and
-    be overridden by) older data (docs/compaction.md).
-    """
-    top = 0
-    metrics = op.get("metrics") or {}
-    if metrics.get(RESERVED_LOG_VERSION_METRIC) is not None:
-        top = int(metrics[RESERVED_LOG_VERSION_METRIC])
-    for s in op.get("symlinkOperations") or ():
-        name = s.get("symlink") if isinstance(s, dict) else None
-        if name and N.is_log_file(name):
-            top = max(top, N.parse_log_file(name).version)
-    return top
+def reserved_log_version(op: CompactionOperation) -> int:
+    """The highest log version a compaction operation reserves in the slice at its instant
+    (:attr:`CompactionOperation.reserved_log_version`, where the plan format lives now)."""
+    return op.reserved_log_version
 
 
 def table_view(storage: Storage, timeline: Optional[Timeline] = None) -> FileSystemView:

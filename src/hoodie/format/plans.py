@@ -444,12 +444,15 @@ def fill_defaults(kind: str, record: Mapping[str, Any]) -> dict:
 # Reading and writing
 # --------------------------------------------------------------------------------------------
 
-def write_avro_metadata(kind: str, record: Mapping[str, Any]) -> bytes:
+def write_avro_metadata(kind: str, record: Mapping[str, Any], *, sync_marker: Optional[bytes] = None) -> bytes:
     """Serialise one timeline metadata record as Hudi does: an Avro container file, codec null.
 
     Missing fields with defaults are filled in; the record is validated against the schema
-    of ``kind`` (ValueError naming the problem when it does not conform).
+    of ``kind`` (ValueError naming the problem when it does not conform). ``sync_marker`` (16
+    bytes) replaces the random one, so that a file can be re-encoded byte for byte.
     """
+    if sync_marker is not None and len(sync_marker) != 16:
+        raise ValueError(f"an Avro sync marker is 16 bytes, got {len(sync_marker)}")
     full = fill_defaults(kind, record)
     parsed = _parsed(kind)
     try:
@@ -462,7 +465,7 @@ def write_avro_metadata(kind: str, record: Mapping[str, Any]) -> bytes:
     # Written by hand rather than with fastavro.writer so that the header matches Java's
     # DataFileWriter byte layout: only "avro.schema" in the file metadata, no "avro.codec".
     schema_json = json.dumps(avro_schema(kind), separators=(",", ":")).encode("utf-8")
-    sync = os.urandom(16)
+    sync = os.urandom(16) if sync_marker is None else bytes(sync_marker)
     out = io.BytesIO()
     out.write(AVRO_MAGIC)
     out.write(zigzag_long(1))

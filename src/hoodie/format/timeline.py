@@ -8,7 +8,7 @@ writers can never silently overwrite one instant file.
 from __future__ import annotations
 
 import functools
-from typing import Callable, Iterable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence
 
 from hoodie.errors import HoodieError
 from hoodie.format import instant as I
@@ -16,6 +16,9 @@ from hoodie.format.commit_metadata import CommitMetadata
 from hoodie.format.instant import Instant, State
 from hoodie.format.lock import check_still_held
 from hoodie.format.storage import Storage
+
+if TYPE_CHECKING:  # imported where used, as the Avro codec is, so that loading the timeline stays light
+    from hoodie.format.compaction_plan import CompactionPlan
 
 METAFOLDER = ".hoodie"
 
@@ -220,9 +223,18 @@ class Timeline:
         """Parsed Avro metadata of an instant file (plans, clean/rollback metadata); see :meth:`read_avro`."""
         return self.read_avro(inst)
 
-    def compaction_plan(self, timestamp: str) -> dict:
+    def compaction_plan(self, timestamp: str) -> "CompactionPlan":
         """The compaction plan, always read from ``<t>.compaction.requested``; see :meth:`read_avro`."""
-        return self.read_avro(Instant(timestamp, I.COMPACTION, State.REQUESTED))
+        from hoodie.format.compaction_plan import CompactionPlan
+
+        return CompactionPlan.from_avro(self.read_avro(Instant(timestamp, I.COMPACTION, State.REQUESTED)))
+
+    def log_compaction_plan(self, timestamp: str) -> "CompactionPlan":
+        """The log compaction plan (also a ``HoodieCompactionPlan``) of ``<t>.logcompaction.requested``;
+        see :meth:`read_avro`."""
+        from hoodie.format.compaction_plan import CompactionPlan
+
+        return CompactionPlan.from_avro(self.read_avro(Instant(timestamp, I.LOG_COMPACTION, State.REQUESTED)))
 
 
 @functools.lru_cache(maxsize=4096)

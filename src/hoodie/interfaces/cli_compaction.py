@@ -84,48 +84,34 @@ def _rollback(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     from hoodie.format.table import HoodieTable
-    from hoodie.format.timeline import DamagedTimelineFileError
-    from hoodie.services.compaction import freshness
-    from hoodie.services.compaction import keys as K
+    from hoodie.services.compaction import freshness, show_compactions
 
     t = HoodieTable(args.base_path)
-    tl = t.timeline
-    pending = []
-    for inst in tl.pending_compactions().instants:
-        try:
-            plan = tl.compaction_plan(inst.timestamp)
-        except DamagedTimelineFileError as e:
-            # Shown, not raised: this command is where a user looks when something is wrong.
-            pending.append({"instant": inst.timestamp, "state": inst.state.name, "damaged": str(e)})
-            continue
-        ops = plan.get("operations") or []
-        extra = plan.get("extraMetadata") or {}
-        pending.append({"instant": inst.timestamp, "state": inst.state.name, "operations": len(ops),
-                        "partial_operations": sum(1 for op in ops if op.get("symlinkOperations")),
-                        "strategy": extra.get(K.STRATEGY_KEY), "threshold_ms": extra.get(K.THRESHOLD_KEY)})
-    completed = []
-    for inst in tl.completed().by_actions("commit").instants:
-        if not tl.is_compaction_commit(inst):
-            continue
-        extra = tl.commit_metadata(inst).extra_metadata
-        try:
-            m = json.loads(extra.get(K.METRICS_KEY) or "{}")
-        except ValueError:
-            m = {}
-        completed.append({"instant": inst.timestamp, "operations": m.get("operations"),
-                          "duration_ms": m.get("durationMs"), "bytes_written": m.get("bytesWritten"),
-                          "remaining_log_files": m.get("remainingLogFiles")})
+    summaries = show_compactions(t)
+    pending = [s.to_json() for s in summaries if s.is_pending]
+    completed = [s.to_json() for s in summaries if not s.is_pending]
     data = {"pending": pending, "completed": completed[-args.limit:], "freshness": freshness(t)}
     lines = [f"pending compactions: {len(pending)}"]
-    lines += [f"  {p['instant']} {p['state']:<9} " + (
-        f"DAMAGED PLAN: {p['damaged']}" if "damaged" in p else
-        f"{p['operations']} op(s), {p['partial_operations']} partial, strategy {p['strategy']}") for p in pending]
+    lines += [f"  {p['instant']} {p['state']:<9} " + _plan_text(p) for p in pending]
     lines.append(f"completed compactions: {len(completed)} (last {min(len(completed), args.limit)})")
     lines += [f"  {c['instant']} {c['operations']} op(s) {c['duration_ms']} ms, "
-              f"{c['remaining_log_files']} log file(s) left" for c in completed[-args.limit:]]
+              f"{c['remaining_log_files']} log file(s) left" + (f"; DAMAGED PLAN: {c['damaged']}" if "damaged" in c else "")
+              for c in completed[-args.limit:]]
     lines.append(_freshness_text(data["freshness"]))
     _print(args, data, "\n".join(lines))
     return 0
+
+
+def _plan_text(p: dict) -> str:
+    """A pending compaction's plan in one line (a damaged plan names its file and the fix)."""
+    if "damaged" in p:
+        return f"DAMAGED PLAN: {p['damaged']}"
+    parts = p["partitions"]
+    text = (f"{p['operations']} op(s), {p['partial_operations']} partial, strategy {p['strategy']}, "
+            f"{p['file_groups']} file group(s) in {len(parts)} partition(s)")
+    if p["threshold_ms"] is not None:
+        text += f", event-time threshold {p['threshold_ms']}"
+    return text
 
 
 def _freshness_text(f: dict) -> str:

@@ -83,7 +83,7 @@ def _run_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
         if inst is None:
             return []
         plan = HoodieTable(path).timeline.compaction_plan(inst)
-        return [(inst, len(plan.get("operations") or []), "REQUESTED")]
+        return [(inst, len(plan.operations), "REQUESTED")]
     results = run_compaction(path, a["timestamp"], opts, executor=spark_executor(spark),
                              schedule_if_none=op == "scheduleandexecute")
     if ref.name and results:
@@ -94,23 +94,23 @@ def _run_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
 
 
 @procedure("show_compaction", [TABLE, PATH, Param("limit", int, default=20)],
-           "timestamp string, operation_size int, state string",
-           "Compaction instants (pending and completed), newest first.",
+           "timestamp string, operation_size int, state string, partial_operations int, file_groups int, "
+           "partitions array<string>, strategy string, threshold_ms long, damaged string, duration_ms long, "
+           "bytes_written long, remaining_log_files int",
+           "Compaction instants (pending and completed), newest first, with what `hoodie compaction show` "
+           "reports: the plan's operations, partial operations, file groups, partitions, strategy and "
+           "event-time threshold (null, and `damaged` naming the file, when the plan file is damaged), and "
+           "a completed compaction's duration, bytes written and remaining log files.",
            examples=(
                "CALL show_compaction(table => 'analytics.events', limit => 5)",
            ))
 def _show_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
-    from hoodie.format import instant as I
-    from hoodie.format.table import HoodieTable
+    from hoodie.services.compaction import show_compactions
 
-    t = HoodieTable(_table(spark, a, "show_compaction").base_path)
-    tl = t.timeline
-    rows = []
-    for inst in reversed(tl.instants):
-        if inst.action == I.COMPACTION or tl.is_compaction_commit(inst):
-            ops = tl.compaction_plan(inst.timestamp).get("operations") or []
-            rows.append((inst.timestamp, len(ops), inst.state.name))
-    return rows[: a["limit"]]
+    summaries = show_compactions(_table(spark, a, "show_compaction").base_path, limit=a["limit"])
+    return [(s.instant, s.operations, s.state, s.partial_operations, s.file_groups,
+             None if s.partitions is None else list(s.partitions), s.strategy, s.threshold_ms, s.damaged,
+             s.duration_ms, s.bytes_written, s.remaining_log_files) for s in reversed(summaries)]
 
 
 @procedure("show_commits", [TABLE, Param("limit", int, default=10), PATH],

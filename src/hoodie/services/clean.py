@@ -219,18 +219,17 @@ def pending_operations(table: HoodieTable) -> PendingOperations:
             # Not skipped when damaged: the slices the plan reads must survive until it is removed
             # (hoodie rollback moves logs back into them), so a service must stop here.
             try:
-                plan = tl.read_avro(I.Instant(ts, inst.action, I.State.REQUESTED))
+                plan = (tl.compaction_plan(ts) if inst.action == I.COMPACTION else tl.log_compaction_plan(ts))
             except FileNotFoundError:
                 plan = None
             label = f"{inst.action} {ts}"
-            for op in (plan or {}).get("operations") or []:
-                p = op.get("partitionPath") or ""
-                fid = op.get("fileId") or ""
+            for op in plan.operations if plan is not None else ():
+                p, fid = op.file_group
                 out.service_partitions.setdefault(p, [])
                 if label not in out.service_partitions[p]:
                     out.service_partitions[p].append(label)
                 out.file_groups[(p, fid)] = label
-                base = op.get("baseInstantTime") or ts
+                base = op.base_instant_time or ts
                 cur = out.compaction_base.get((p, fid))
                 out.compaction_base[(p, fid)] = base if cur is None else min(cur, base)
             continue

@@ -215,20 +215,6 @@ def start_rollback(table: HoodieTable, instant: str, plan: bytes) -> Instant:
     return inflight
 
 
-def _planned_files(op: dict) -> set[str]:
-    """Paths (relative to the base path) of the files a compaction plan operation reads: its base
-    file, its log files and the targets of its planned links (names in version 2 plans, paths in 1)."""
-    part = op.get("partitionPath") or ""
-    names = [op.get("dataFilePath")] + list(op.get("deltaFilePaths") or [])
-    names += [s.get("target") for s in (op.get("symlinkOperations") or []) if isinstance(s, dict)]
-    out = set()
-    for n in names:
-        if n:
-            name = str(n).rsplit("/", 1)[-1]
-            out.add(f"{part}/{name}" if part else name)
-    return out
-
-
 def check_pending_compactions(table: HoodieTable, target: Instant, files: Iterable[str]) -> None:
     """Refuse to roll back ``target`` when a pending compaction plan reads one of its ``files``.
 
@@ -251,7 +237,8 @@ def check_pending_compactions(table: HoodieTable, target: Instant, files: Iterab
         except T.DamagedTimelineFileError as e:
             raise RollbackError(f"cannot roll back {target.timestamp}: pending compaction {c.timestamp} may read its "
                                 f"files, and {e}") from None
-        hit = sorted(paths & set().union(*(_planned_files(op) for op in plan.get("operations") or [])))
+        # Its base files, log files and the targets of its planned links.
+        hit = sorted(paths & plan.file_paths())
         if hit:
             raise RollbackError(
                 f"cannot roll back {target.timestamp}: pending compaction {c.timestamp} includes its file(s) "

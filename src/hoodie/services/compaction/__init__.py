@@ -20,6 +20,7 @@ from hoodie.services.compaction.runner import (
 from hoodie.services.compaction.schedule import (
     ScheduleResult, plan_compaction, schedule_compaction, schedule_compaction_result,
 )
+from hoodie.services.compaction.show import CompactionSummary, show_compactions
 from hoodie.services.compaction.strategies import CompactionStrategy, resolve_strategy
 
 __all__ = [
@@ -27,5 +28,5 @@ __all__ = [
     "execute_operation", "execute_task", "compute_watermark", "freshness", "prometheus_text", "push_prometheus",
     "write_prometheus", "RollbackResult", "rollback_compaction", "CompactionAsyncService", "CompactionResult",
     "maybe_compact_inline", "run_compaction", "ScheduleResult", "plan_compaction", "schedule_compaction",
-    "schedule_compaction_result", "CompactionStrategy", "resolve_strategy",
+    "schedule_compaction_result", "CompactionStrategy", "resolve_strategy", "CompactionSummary", "show_compactions",
 ]

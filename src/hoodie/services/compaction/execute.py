@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Mapping, Optional, Union
 
 import numpy as np
 import pyarrow as pa
@@ -40,6 +40,7 @@ from hoodie.format import logformat as L
 from hoodie.format import naming as N
 from hoodie.format import writer as W
 from hoodie.format.commit_metadata import WriteStat
+from hoodie.format.compaction_plan import CompactionOperation
 from hoodie.format.eventtime import event_time_millis
 from hoodie.format.fsview import LogFile
 from hoodie.format.merge import DeleteBatch, LogBatch, merge_commit_time, merge_ordering
@@ -75,7 +76,7 @@ class CompactionTask:
 
     base_path: str
     instant: str
-    operation: dict
+    operation: CompactionOperation
     options: dict[str, str] = field(default_factory=dict)
     plan_extra: dict[str, str] = field(default_factory=dict)
     task_id: int = 0
@@ -96,19 +97,14 @@ def execute_task(task: CompactionTask, token: Optional[str] = None) -> Compactio
                              task_partition_id=task.task_id, plan_extra=task.plan_extra)
 
 
-def _name(p: Optional[str]) -> Optional[str]:
-    # Plan version 1 held paths; version 2 holds names. Accept both.
-    return p.rsplit("/", 1)[-1] if p else p
-
-
 def _rel(partition: str, name: str) -> str:
     return f"{partition}/{name}" if partition else name
 
 
-def compacted_log_names(op: dict, instant: str) -> list[str]:
+def compacted_log_names(op: CompactionOperation, instant: str) -> list[str]:
     """The delta files an operation compacts (its sentinel left out)."""
-    fid = op.get("fileId") or ""
-    return [n for n in (_name(p) for p in (op.get("deltaFilePaths") or [])) if n and not P.is_sentinel(n, fid, instant)]
+    fid = op.file_id or ""
+    return [n for n in op.delta_file_names if not P.is_sentinel(n, fid, instant)]
 
 
 def _with_src(t: pa.Table, src: int) -> pa.Table:
@@ -215,7 +211,8 @@ def _write_split(table: HoodieTable, *, partition: str, file_id: str, instant: s
     return rel, size, rng
 
 
-def execute_operation(table: HoodieTable, plan_instant: str, operation: dict, config: Any = None, *,
+def execute_operation(table: HoodieTable, plan_instant: str,
+                      operation: Union[CompactionOperation, Mapping[str, Any]], config: Any = None, *,
                       token: Optional[str] = None, task_partition_id: int = 0,
                       plan_extra: Optional[dict[str, str]] = None) -> CompactionWriteStat:
     """Compact one operation of the plan at ``plan_instant`` and return its write stat.
@@ -228,7 +225,7 @@ def execute_operation(table: HoodieTable, plan_instant: str, operation: dict, co
     Args:
         table: the table (its timeline decides which log blocks are committed).
         plan_instant: the compaction instant C.
-        operation: one ``HoodieCompactionOperation`` record of C's plan (a dict).
+        operation: one operation of C's plan (or its ``HoodieCompactionOperation`` Avro record).
         config: a :class:`CompactionConfig` or options (codec, log block format).
         token: the write token (default ``<task_partition_id>-0-<task_partition_id>``).
         plan_extra: the plan's ``extraMetadata`` (read from the timeline when omitted).
@@ -242,18 +239,18 @@ def execute_operation(table: HoodieTable, plan_instant: str, operation: dict, co
     storage = table.storage
     token = token or N.write_token(task_partition_id, 0, task_partition_id)
     if plan_extra is None:
-        plan_extra = table.timeline.compaction_plan(plan_instant).get("extraMetadata") or {}
-    partition = operation.get("partitionPath") or ""
-    file_id = operation.get("fileId") or ""
-    base_instant = operation.get("baseInstantTime") or ""
+        plan_extra = table.timeline.compaction_plan(plan_instant).extra_metadata
+    op = operation if isinstance(operation, CompactionOperation) else CompactionOperation.from_avro(operation)
+    partition, file_id = op.file_group
+    base_instant = op.base_instant_time or ""
     if not file_id:
         raise CompactionError(f"compaction {plan_instant}: an operation has no fileId")
-    if operation.get("symlinkOperations") and plan_extra.get(K.PARTIAL_PLAN_KEY) != "true":
+    if op.is_partial and plan_extra.get(K.PARTIAL_PLAN_KEY) != "true":
         raise CompactionError(
             f"compaction {plan_instant}: operation {file_id} has symlinkOperations but the plan lacks the "
             f"{K.PARTIAL_PLAN_KEY} marker; refusing an inconsistent plan")
     logs: list[LogFile] = []
-    for name in compacted_log_names(operation, plan_instant):
+    for name in compacted_log_names(op, plan_instant):
         rel = _rel(partition, name)
         try:
             size = storage.size(rel)
@@ -263,7 +260,7 @@ def execute_operation(table: HoodieTable, plan_instant: str, operation: dict, co
                 "nothing was committed") from None
         logs.append(LogFile(partition, name, N.parse_log_file(name), size))
     logs.sort(key=LogFile.sort_key)
-    base_name = _name(operation.get("dataFilePath"))
+    base_name = op.data_file_name
     schema = table.arrow_schema(plan_instant)
     avro_schema = table.avro_schema(plan_instant)
     work_schema = schema.append(pa.field(SRC, pa.int8()))

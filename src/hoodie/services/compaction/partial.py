@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 from hoodie.format import naming as N
+from hoodie.format.compaction_plan import CompactionOperation
 from hoodie.format.fsview import LogFile
 from hoodie.format.storage import Storage
 
@@ -114,12 +115,11 @@ class LinkOp:
         return N.parse_log_file(self.link).version
 
 
-def operation_links(op: dict) -> list[LinkOp]:
+def operation_links(op: CompactionOperation) -> list[LinkOp]:
     """The planned links of a plan operation, in log (version) order."""
-    part = op.get("partitionPath") or ""
-    fid = op.get("fileId") or ""
-    out = [LinkOp(part, fid, s["symlink"], s["target"]) for s in (op.get("symlinkOperations") or ())
-           if s.get("symlink") and s.get("target")]
+    part, fid = op.file_group
+    out = [LinkOp(part, fid, s.symlink, s.target) for s in op.symlink_operations or ()
+           if s.symlink and s.target]
     return sorted(out, key=lambda l: l.version)
 
 

@@ -28,7 +28,8 @@ from hoodie.format import instant as I
 from hoodie.format import naming as N
 from hoodie.format import plans as PL
 from hoodie.format import timeline as T
-from hoodie.format.fsview import list_partitions, reserved_log_version
+from hoodie.format.compaction_plan import CompactionPlan
+from hoodie.format.fsview import list_partitions
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable
 
@@ -60,7 +61,7 @@ def is_split_file(storage: Storage, rel: str, instant: str) -> bool:
     return True  # an empty file: a split file whose write was cut short
 
 
-def compaction_outputs(table: HoodieTable, instant: str, plan: dict) -> dict[str, list]:
+def compaction_outputs(table: HoodieTable, instant: str, plan: CompactionPlan) -> dict[str, list]:
     """Files compaction ``instant`` created (or may have created), by kind: ``split`` (and stray
     reserved-version files of earlier attempts), ``links`` (existing links as
     :class:`~hoodie.services.compaction.partial.LinkOp`, version order), ``base``, ``tmp`` (paths).
@@ -71,13 +72,12 @@ def compaction_outputs(table: HoodieTable, instant: str, plan: dict) -> dict[str
     storage = table.storage
     out: dict[str, list] = {"split": [], "links": [], "base": [], "tmp": []}
     listing: dict[str, list[str]] = {}
-    for op in plan.get("operations") or []:
-        part = op.get("partitionPath") or ""
-        fid = op.get("fileId") or ""
+    for op in plan.operations:
+        part, fid = op.file_group
         if part not in listing:
             listing[part] = [s.name for s in storage.list_dir(part) if not s.is_dir]
         links = {l.link: l for l in P.operation_links(op)}
-        top = reserved_log_version(op)
+        top = op.reserved_log_version
         for name in listing[part]:
             rel = f"{part}/{name}" if part else name
             if name.endswith(P.COPY_TMP_SUFFIX) and name[: -len(P.COPY_TMP_SUFFIX)] in links:
@@ -288,7 +288,7 @@ def _remove_plan_locked(table: HoodieTable, instant: str) -> RollbackResult:
     rollback_failed_writes(table)
     tl = table.reload().timeline
     try:
-        plan: Optional[dict] = tl.compaction_plan(instant)
+        plan: Optional[CompactionPlan] = tl.compaction_plan(instant)
     except T.DamagedTimelineFileError as e:
         log.warning("%s; removing the plan, finding compaction %s's files by listing", e.path, instant)
         plan = None

@@ -33,7 +33,7 @@ from hoodie.format import naming as N
 from hoodie.format import timeline as T
 from hoodie.format import writer as W
 from hoodie.format.commit_metadata import WriteStat
-from hoodie.format.fsview import reserved_log_version
+from hoodie.format.compaction_plan import CompactionOperation
 from hoodie.format.table import HoodieTable
 
 from hoodie.services.compaction import keys as K
@@ -86,7 +86,8 @@ def _listing(table: HoodieTable, partitions: set[str]) -> dict[str, list[tuple[s
     return {p: [(s.name, s.size) for s in table.storage.list_dir(p) if not s.is_dir] for p in partitions}
 
 
-def _reconcile(table: HoodieTable, instant: str, ops: list[dict], stats: Sequence[WriteStat]) -> list[str]:
+def _reconcile(table: HoodieTable, instant: str, ops: Sequence[CompactionOperation],
+               stats: Sequence[WriteStat]) -> list[str]:
     """Delete base files and split files at ``instant`` that no returned stat claims (left by failed
     or speculative task attempts); returns what was deleted.
 
@@ -100,14 +101,13 @@ def _reconcile(table: HoodieTable, instant: str, ops: list[dict], stats: Sequenc
         name = (s.path or "").rsplit("/", 1)[-1]
         if N.is_base_file(name):
             claimed[(s.partition_path or "", s.file_id)] = N.parse_base_file(name).write_token
-    listing = _listing(table, {op.get("partitionPath") or "" for op in ops})
+    listing = _listing(table, {op.partition for op in ops})
     deleted = []
     for op in ops:
-        part = op.get("partitionPath") or ""
-        fid = op.get("fileId") or ""
+        part, fid = op.file_group
         token = claimed.get((part, fid))
         links = {l.link for l in P.operation_links(op)}
-        top = reserved_log_version(op)
+        top = op.reserved_log_version
         for name, _ in listing[part]:
             rel = f"{part}/{name}" if part else name
             stray = False
@@ -138,7 +138,7 @@ def _check_no_pending_writes_before(table: HoodieTable, instant: str) -> None:
             "the slices the compaction rewrites. Let it complete or roll it back, then run the compaction again")
 
 
-def _check_no_late_logs(table: HoodieTable, instant: str, ops: list[dict]) -> None:
+def _check_no_late_logs(table: HoodieTable, instant: str, ops: Sequence[CompactionOperation]) -> None:
     """Refuse to commit when a slice this plan rewrites received a log file after scheduling.
 
     Such a file (a writer that planned its write before the compaction was requested) sits in the
@@ -150,11 +150,10 @@ def _check_no_late_logs(table: HoodieTable, instant: str, ops: list[dict]) -> No
     tl = table.reload().timeline
     live = {i.timestamp for i in tl.commits().instants}
     first = tl.first()
-    listing = _listing(table, {op.get("partitionPath") or "" for op in ops})
+    listing = _listing(table, {op.partition for op in ops})
     for op in ops:
-        part = op.get("partitionPath") or ""
-        fid = op.get("fileId") or ""
-        base_instant = op.get("baseInstantTime") or ""
+        part, fid = op.file_group
+        base_instant = op.base_instant_time or ""
         known = set(compacted_log_names(op, instant)) | {l.target for l in P.operation_links(op)}
         for name, _ in listing[part]:
             if not N.is_log_file(name) or name in known:
@@ -175,9 +174,10 @@ def _check_no_late_logs(table: HoodieTable, instant: str, ops: list[dict]) -> No
                         "table lock (docs/concurrency.md), such as a Java Hudi writer, was writing meanwhile")
 
 
-def _metrics(cfg: CompactionConfig, instant: str, ops: list[dict], stats: Sequence[WriteStat], links: list[LK.Link],
-             link_sizes: int, duration_ms: int, wm, threshold: Optional[int], mode: str) -> dict[str, Any]:
-    partial_ops = [op for op in ops if op.get("symlinkOperations")]
+def _metrics(cfg: CompactionConfig, instant: str, ops: Sequence[CompactionOperation], stats: Sequence[WriteStat],
+             links: list[LK.Link], link_sizes: int, duration_ms: int, wm, threshold: Optional[int],
+             mode: str) -> dict[str, Any]:
+    partial_ops = [op for op in ops if op.is_partial]
     return {
         "instant": instant,
         "durationMs": duration_ms,
@@ -247,10 +247,10 @@ def _run_one_locked(table: HoodieTable, instant: str, cfg: CompactionConfig,
             rolled_back = True
             tl = table.reload().timeline
         plan = tl.compaction_plan(instant)
-        ops = list(plan.get("operations") or [])
-        extra = dict(plan.get("extraMetadata") or {})
+        ops = list(plan.operations)
+        extra = dict(plan.extra_metadata)
         for op in ops:
-            if op.get("symlinkOperations") and extra.get(K.PARTIAL_PLAN_KEY) != "true":
+            if op.is_partial and extra.get(K.PARTIAL_PLAN_KEY) != "true":
                 raise CompactionError(f"compaction {instant}: partial operations without the {K.PARTIAL_PLAN_KEY} "
                                       "marker; refusing an inconsistent plan")
         mode = P.resolve_link_mode(storage, cfg.link_mode)
@@ -273,8 +273,7 @@ def _run_one_locked(table: HoodieTable, instant: str, cfg: CompactionConfig,
     run = executor or _in_process_executor(table, cfg)
     stats = list(run(tasks))
     got = {(s.partition_path or "", s.file_id) for s in stats}
-    missing = [(op.get("partitionPath") or "", op.get("fileId")) for op in ops
-               if (op.get("partitionPath") or "", op.get("fileId")) not in got]
+    missing = [(op.partition, op.file_id) for op in ops if (op.partition, op.file_id) not in got]
     if missing or len(stats) != len(ops):
         raise CompactionError(f"compaction {instant}: the executor returned {len(stats)} stat(s) for {len(ops)} "
                               f"operation(s) (missing {missing[:3]}); nothing was committed, the compaction is "
@@ -293,7 +292,7 @@ def _run_one_locked(table: HoodieTable, instant: str, cfg: CompactionConfig,
         wm = compute_watermark(
             table.reload(), assume_completed=[instant],
             extra_links={l.link_path: l.target_path for l in links},
-            completing=(instant, {(op.get("partitionPath") or "", op.get("fileId") or "") for op in ops}))
+            completing=(instant, {op.file_group for op in ops}))
         threshold = int(extra[K.THRESHOLD_KEY]) if extra.get(K.THRESHOLD_KEY) else None
         duration = int((time.monotonic() - started) * 1000)
         metrics = _metrics(cfg, instant, ops, stats, links, link_sizes, duration, wm, threshold, mode)

@@ -26,9 +26,11 @@ from typing import Any, Mapping, Optional, Union
 from hoodie.configs import warn_unknown_keys
 
 from hoodie.format import instant as I
-from hoodie.format import plans as PL
 from hoodie.format import timeline as T
-from hoodie.format.fsview import RESERVED_LOG_VERSION_METRIC, FileSystemView
+from hoodie.format.compaction_plan import (
+    RESERVED_LOG_VERSION_METRIC, CompactionOperation, CompactionPlan, SymlinkOperation,
+)
+from hoodie.format.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 
 from hoodie.services.compaction import keys as K
@@ -49,7 +51,7 @@ class ScheduleResult:
 
     instant: Optional[str]
     reason: str
-    plan: Optional[dict] = None
+    plan: Optional[CompactionPlan] = None
     operations: list[CandidateOperation] = field(default_factory=list)
     threshold_ms: Optional[int] = None
     threshold_complete: bool = False
@@ -69,8 +71,8 @@ def excluded_file_groups(table: HoodieTable, view: FileSystemView) -> dict[tuple
                                        for k, c in view.pending_compaction_file_groups().items()}
     tl = table.timeline
     for inst in tl.pending_log_compactions().instants:
-        for op in tl.avro_metadata(I.Instant(inst.timestamp, I.LOG_COMPACTION, I.State.REQUESTED)).get("operations") or []:
-            out[(op.get("partitionPath") or "", op.get("fileId") or "")] = f"pending log compaction {inst.timestamp}"
+        for op in tl.log_compaction_plan(inst.timestamp).operations:
+            out[op.file_group] = f"pending log compaction {inst.timestamp}"
     for ts in pending_clustering(tl):
         try:
             meta = tl.avro_metadata(I.Instant(ts, I.REPLACE_COMMIT, I.State.REQUESTED))
@@ -154,7 +156,7 @@ def plan_compaction(table: HoodieTable, config: Any = None, *, instant: Optional
                         "uncompacted (partition filters, IO budget or pending file groups); it will not be "
                         "published as the read-optimized freshness threshold", c, threshold)
     split = bool(cfg.exact_split)
-    op_dicts = [_operation(op, c, split) for op in ops]
+    plan_ops = tuple(_operation(op, c, split) for op in ops)
     extra = {K.STRATEGY_KEY: strategy.name}
     if any(op.is_partial for op in ops):
         extra[K.PARTIAL_PLAN_KEY] = "true"
@@ -165,13 +167,13 @@ def plan_compaction(table: HoodieTable, config: Any = None, *, instant: Optional
         extra[K.EXACT_SPLIT_KEY] = "true"
         extra[K.EVENT_FIELD_KEY] = cfg.event_time_field or ""
         extra[K.EVENT_UNIT_KEY] = cfg.event_time_unit
-    plan = PL.compaction_plan(op_dicts, extra)
+    plan = CompactionPlan(operations=plan_ops, extra_metadata=extra)
     n_partial = sum(1 for op in ops if op.is_partial)
     reason = f"{len(ops)} operation(s), {n_partial} partial, strategy {strategy.name}"
     return ScheduleResult(c, reason, plan, list(ops), threshold, complete)
 
 
-def _operation(op: CandidateOperation, instant: str, split: bool) -> dict:
+def _operation(op: CandidateOperation, instant: str, split: bool) -> CompactionOperation:
     sl = op.file_slice
     first = 2 if split else 1
     links = P.link_names(sl.file_id, instant, op.to_remain, first)
@@ -182,9 +184,11 @@ def _operation(op: CandidateOperation, instant: str, split: bool) -> dict:
     deltas = [lf.name for lf in op.to_compact]
     if op.to_remain:
         deltas.append(P.sentinel_name(sl.file_id, instant))
-    return PL.compaction_operation(
-        sl.base_instant, sl.base_file.name if sl.base_file else None, deltas, sl.file_id, sl.partition,
-        metrics, links if op.to_remain else None)
+    return CompactionOperation(
+        base_instant_time=sl.base_instant, file_id=sl.file_id, partition_path=sl.partition,
+        data_file_path=sl.base_file.name if sl.base_file else None, delta_file_paths=tuple(deltas),
+        metrics={k: float(v) for k, v in metrics.items()},
+        symlink_operations=tuple(SymlinkOperation(s, t) for s, t in links) if op.to_remain else None)
 
 
 def _threshold_complete(view: FileSystemView, index: EventTimeIndex, ops, threshold: int) -> bool:
@@ -198,9 +202,9 @@ def _threshold_complete(view: FileSystemView, index: EventTimeIndex, ops, thresh
     return True
 
 
-def write_plan(table: HoodieTable, instant: str, plan: dict) -> None:
+def write_plan(table: HoodieTable, instant: str, plan: CompactionPlan) -> None:
     """Create ``<instant>.compaction.requested`` holding the Avro plan."""
-    T.create_requested(table.storage, instant, I.COMPACTION, PL.write_avro_metadata("HoodieCompactionPlan", plan))
+    T.create_requested(table.storage, instant, I.COMPACTION, plan.to_bytes())
     table.reload()
 
 

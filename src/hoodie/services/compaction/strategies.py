@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Optional, Sequence
 
 from hoodie.format import instant as I
+from hoodie.format.compaction_plan import CompactionPlan
 from hoodie.format.fsview import FileSlice, LogFile
 
 from hoodie.services.compaction.config import CompactionConfig, CompactionConfigError, CompactionError
@@ -127,8 +128,8 @@ class CompactionStrategy:
         return list(logs), []
 
     def order_and_filter(self, operations: Sequence[CandidateOperation],
-                         pending_plans: Sequence[dict], context: PlanningContext) -> list[CandidateOperation]:
-        """The operations to plan, in order."""
+                         pending_plans: Sequence[CompactionPlan], context: PlanningContext) -> list[CandidateOperation]:
+        """The operations to plan, in order (``pending_plans``: the plans of the pending compactions)."""
         return list(operations)
 
 
