@@ -240,9 +240,10 @@ def _load_triage() -> list[dict]:
         return []
     entries = tomllib.loads(TRIAGE.read_text()).get("mutant", [])
     for e in entries:
-        if e.get("verdict") not in ("equivalent", "hole") or not e.get("target") or not e.get("change"):
-            raise SystemExit(f"{TRIAGE}: each [[mutant]] needs target, function, change, verdict "
-                             f"(equivalent|hole) and reason; bad entry: {e}")
+        if e.get("verdict") not in ("equivalent", "hole") or not e.get("target") or not e.get("change") \
+                or not e.get("reason"):
+            raise SystemExit(f"{TRIAGE}: each [[mutant]] needs target (or \"*\"), change, verdict "
+                             f"(equivalent|hole) and reason, and may name a function; bad entry: {e}")
     return entries
 
 
@@ -260,7 +261,7 @@ def triage(target: str, survivor: Survivor, entries: list[dict]) -> None:
     changed = " ".join(_changed_lines(survivor.diff))
     function = _function_of(survivor.name)
     for e in entries:
-        if e["target"] != target or e.get("function", function) != function:
+        if e["target"] not in ("*", target) or e.get("function", function) != function:
             continue
         if e["change"] in changed:
             survivor.verdict = e["verdict"]
@@ -289,7 +290,7 @@ def collect(name: str, entries: list[dict]) -> Optional[TargetResult]:
             res.not_checked += 1
         else:
             status = "survived" if code in SURVIVED_CODES else "no tests" if code in NO_TEST_CODES else f"exit {code}"
-            s = Survivor(mutant, status, _diff(ws, mutant))
+            s = Survivor(mutant, status, _diff(ws, target.source, mutant))
             triage(name, s, entries)
             res.survivors.append(s)
     return res
@@ -300,11 +301,20 @@ def _natural(name: str) -> tuple:
     return (head, int(num) if num.isdigit() else 0)
 
 
-def _diff(ws: Path, mutant: str) -> str:
-    proc = subprocess.run([str(_mutmut_bin()), "show", mutant], cwd=ws, capture_output=True, text=True)
-    lines = proc.stdout.splitlines()
-    # Keep the hunks only (mutmut prints a title line and file headers first).
-    return "\n".join(line for line in lines if not line.startswith(("# ", "---", "+++")))
+def _diff(ws: Path, source: str, mutant: str) -> str:
+    """The mutant's diff against the original function (mutmut's own ``show``, in process)."""
+    from mutmut.configuration import reset_config
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    old = os.getcwd()
+    os.chdir(ws)  # mutmut reads its config and the mutants/ folder from the working directory
+    try:
+        reset_config()
+        text = get_diff_for_mutant(mutant, path=Path(source))
+    finally:
+        os.chdir(old)
+    # Keep the hunks only (no file headers).
+    return "\n".join(line for line in text.splitlines() if not line.startswith(("---", "+++")))
 
 
 def write_report(results: list[TargetResult]) -> None:
