@@ -370,3 +370,121 @@ def test_requested_only_instant_is_not_completed(tmp_path) -> None:
     T.transition_to_inflight(table.storage, inst, b"")
     assert T.Timeline.load(table.storage).get(failed).is_inflight
     assert _vals(hoodie.read_table(path)) == {1: "a1", 2: "a2"}
+
+
+def test_reserved_log_version_takes_the_highest_of_metric_and_links() -> None:
+    from hoodie.format import naming as N
+    from hoodie.format.fsview import RESERVED_LOG_VERSION_METRIC, reserved_log_version
+
+    def link(v: int) -> dict:
+        return {"symlink": N.log_file_name("f", "002", v, "1-0-1"), "target": N.log_file_name("f", "001", v, "1-0-1")}
+
+    assert reserved_log_version({}) == 0
+    assert reserved_log_version({"metrics": None, "symlinkOperations": None}) == 0
+    assert reserved_log_version({"metrics": {RESERVED_LOG_VERSION_METRIC: 3.0}}) == 3
+    assert reserved_log_version({"symlinkOperations": [link(1), link(2)]}) == 2
+    assert reserved_log_version({"metrics": {RESERVED_LOG_VERSION_METRIC: 1.0},
+                                 "symlinkOperations": [link(1), link(4)]}) == 4
+    assert reserved_log_version({"metrics": {RESERVED_LOG_VERSION_METRIC: 5.0},
+                                 "symlinkOperations": [link(2)]}) == 5
+    # Entries that name no log file (or are not records) reserve nothing.
+    assert reserved_log_version({"symlinkOperations": [None, {"symlink": None}, {"symlink": "x.parquet"},
+                                                       {"target": link(7)["target"]}]}) == 0
+
+
+def test_partitions_are_folders_with_partition_metadata_outside_the_metafolder(tmp_path) -> None:
+    """A folder is a partition only when it holds a ``.hoodie_partition_metadata`` file; folders
+    with other files are not, and the metafolder (where the metadata table keeps partitions of its
+    own) is never walked."""
+    from hoodie.format import naming as N
+    from hoodie.format.fsview import list_partitions
+    from hoodie.format.storage import Storage
+
+    root = tmp_path / "t"
+    for rel in ("a", "b/c", ".hoodie/metadata/files"):
+        (root / rel).mkdir(parents=True)
+        (root / rel / N.PARTITION_METAFILE).write_text("#partition metadata\n")
+    (root / "notes").mkdir()
+    (root / "notes" / "readme.txt").write_text("not a partition")
+    (root / "b" / N.PARTITION_METAFILE).mkdir()  # a folder of that name is no metadata file
+    assert list_partitions(Storage(str(root))) == ["a", "b/c"]
+    (root / N.PARTITION_METAFILE).write_text("#partition metadata\n")  # non-partitioned layout
+    assert list_partitions(Storage(str(root))) == ["", "a", "b/c"]
+
+
+def test_views_of_a_non_partitioned_table_key_groups_by_the_empty_partition(tmp_path) -> None:
+    """Pending compactions of a non-partitioned table (partitionPath "") are keyed by ("", fileId)."""
+    from hoodie.format import instant as I
+    from hoodie.format import naming as N
+    from hoodie.format import plans
+    from hoodie.format import timeline as T
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.format.fsview import RESERVED_LOG_VERSION_METRIC, FileSystemView, table_view
+    from hoodie.format.table import HoodieTable
+
+    path = str(tmp_path / "t")
+    opts = {"hoodie.table.name": "n", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+            "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.precombine.field": "ts"}
+    data = pa.table({"id": pa.array([1], pa.int64()), "ts": pa.array([1], pa.int64())})
+    write_arrow(path, data, {**opts, "hoodie.datasource.write.operation": "insert"})
+    write_arrow(path, data, {**opts, "hoodie.datasource.write.operation": "upsert"})
+    table = HoodieTable(path)
+    view = table_view(table.storage)
+    assert view.partitions() == [""]
+    (sl,) = view.all_latest_file_slices()
+    c = table.new_instant_time()
+    op = plans.compaction_operation(sl.base_instant, sl.base_file.name, [lf.name for lf in sl.sorted_logs()],
+                                    sl.file_id, "", {RESERVED_LOG_VERSION_METRIC: 2.0})
+    T.create_requested(table.storage, c, I.COMPACTION,
+                       plans.write_avro_metadata("HoodieCompactionPlan", plans.compaction_plan([op])))
+    table.reload()
+    view = table_view(table.storage, table.timeline)
+    assert view.pending_compaction_file_groups() == {("", sl.file_id): c}
+    assert view.reserved_log_versions() == {("", sl.file_id): (c, 2)}
+    assert FileSystemView(table.storage, table.timeline).all_latest_file_slices(partitions=[""])[0].file_id \
+        == sl.file_id
+    assert N.parse_log_file(sl.sorted_logs()[0].name).file_id == sl.file_id
+
+
+def test_read_optimized_view_with_replaced_groups_and_time_travel(tmp_path) -> None:
+    """latest_base_files drops replaced groups (as of the query instant) and keeps looking at the
+    other groups; time travel returns the base file that was newest then."""
+    import json
+
+    from hoodie.format import instant as I
+    from hoodie.format import plans
+    from hoodie.format import timeline as T
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.format.commit_metadata import CommitMetadata
+    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.table import HoodieTable
+    from tests.format.test_fsview import OPTS, _data
+
+    path = str(tmp_path / "t")
+    cow = {**OPTS, "hoodie.datasource.write.table.type": "COPY_ON_WRITE", "hoodie.parquet.small.file.limit": "0"}
+    c1 = write_arrow(path, _data([1], 1, "a"), {**cow, "hoodie.datasource.write.operation": "insert"})
+    c2 = write_arrow(path, _data([2], 1, "a"), {**cow, "hoodie.datasource.write.operation": "insert"})
+    c3 = write_arrow(path, _data([1, 2], 2, "b"), {**cow, "hoodie.datasource.write.operation": "upsert"})
+    table = HoodieTable(path)
+    view = FileSystemView(table.storage, table.timeline)
+    groups = sorted(view.file_groups("a"))
+    assert len(groups) == 2
+    assert {b.instant for b in view.latest_base_files("a")} == {c3}
+    assert {b.instant for b in view.latest_base_files("a", as_of=c2)} == {c1, c2}
+    assert {b.instant for b in view.latest_base_files("a", as_of=c1)} == {c1}
+    # Replace the group that sorts first: the other one must still be listed.
+    r = table.new_instant_time()
+    T.create_requested(table.storage, r, I.REPLACE_COMMIT,
+                       plans.write_avro_metadata("HoodieRequestedReplaceMetadata",
+                                                 plans.requested_replace_metadata("DELETE_PARTITION")))
+    inf = T.transition_to_inflight(table.storage, I.Instant(r, I.REPLACE_COMMIT, I.State.REQUESTED),
+                                   CommitMetadata(operation_type="DELETE_PARTITION").to_json_bytes())
+    meta = CommitMetadata(operation_type="DELETE_PARTITION", partition_to_replace_file_ids={"a": [groups[0]]},
+                          extra_metadata={"schema": json.dumps(table.avro_schema())})
+    T.transition_to_complete(table.storage, inf, meta.to_json_bytes())
+    table.reload()
+    view = FileSystemView(table.storage, table.timeline)
+    assert [b.file_id for b in view.latest_base_files("a")] == [groups[1]]
+    assert sorted(b.file_id for b in view.latest_base_files("a", as_of=c3)) == groups
+    assert [sl.file_id for sl in view.latest_file_slices("a")] == [groups[1]]
+    assert sorted(sl.file_id for sl in view.all_latest_file_slices(as_of=c3)) == groups
