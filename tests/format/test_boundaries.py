@@ -488,3 +488,109 @@ def test_read_optimized_view_with_replaced_groups_and_time_travel(tmp_path) -> N
     assert sorted(b.file_id for b in view.latest_base_files("a", as_of=c3)) == groups
     assert [sl.file_id for sl in view.latest_file_slices("a")] == [groups[1]]
     assert sorted(sl.file_id for sl in view.all_latest_file_slices(as_of=c3)) == groups
+
+
+# -- timeline -------------------------------------------------------------------------------------
+
+P = "2024010100000000"  # instants P + "1", P + "2", ...: 17 digits, in order
+
+def _timeline_of(tmp_path, names: list[str]):
+    from hoodie.format import timeline as T
+    from hoodie.format.storage import Storage
+
+    st = Storage(str(tmp_path))
+    for name in names:
+        st.write_bytes(f".hoodie/{name}", b"")
+    st.write_bytes(".hoodie/hoodie.properties", b"")
+    return T.Timeline.load(st)
+
+
+def test_timeline_filters_at_their_boundaries(tmp_path) -> None:
+    """Ranges are exact: before_or_on includes its instant, after excludes it, between is (begin, end]."""
+    from hoodie.format import instant as I
+
+    tl = _timeline_of(tmp_path, [
+        P + "1.deltacommit.requested", P + "1.deltacommit.inflight", P + "1.deltacommit",
+        P + "2.deltacommit.requested",
+        P + "3.logcompaction.requested",
+        P + "4.replacecommit.requested", P + "4.replacecommit.inflight",
+        P + "5.compaction.requested", P + "5.compaction.inflight",
+        P + "6.clean.requested", P + "6.clean.inflight", P + "6.clean",
+        P + "7.compaction.requested", P + "7.compaction.inflight", P + "7.commit",
+    ])
+    assert tl.timestamps == [P + "1", P + "2", P + "3", P + "4", P + "5", P + "6", P + "7"]
+    assert len(tl) == 7 and bool(tl) and not bool(tl.filter(lambda i: False))
+    assert [i.state for i in tl] == [I.State.COMPLETED, I.State.REQUESTED, I.State.REQUESTED, I.State.INFLIGHT,
+                                     I.State.INFLIGHT, I.State.COMPLETED, I.State.COMPLETED]
+    assert tl.first().timestamp == P + "1" and tl.last().timestamp == P + "7"
+    assert tl.filter(lambda i: False).first() is None and tl.filter(lambda i: False).last() is None
+    assert tl.before_or_on(P + "4").timestamps == [P + "1", P + "2", P + "3", P + "4"]
+    assert tl.after(P + "4").timestamps == [P + "5", P + "6", P + "7"]
+    assert tl.between(P + "2", P + "5").timestamps == [P + "3", P + "4", P + "5"]
+    assert tl.between(P + "1", P + "1").timestamps == []
+    assert tl.completed().timestamps == [P + "1", P + "6", P + "7"]
+    assert tl.pending().timestamps == [P + "2", P + "3", P + "4", P + "5"]
+    assert tl.completed_writes().timestamps == [P + "1", P + "7"]
+    assert tl.commits().timestamps == [P + "1", P + "2", P + "3", P + "4", P + "5", P + "7"]
+    assert tl.pending_compactions().timestamps == [P + "5"]
+    assert tl.pending_log_compactions().timestamps == [P + "3"]
+    assert tl.pending_replaces().timestamps == [P + "4"]
+    assert tl.by_actions(I.CLEAN, I.REPLACE_COMMIT).timestamps == [P + "4", P + "6"]
+    assert tl.is_compaction_commit(tl.get(P + "7")) and not tl.is_compaction_commit(tl.get(P + "1"))
+    assert not tl.is_compaction_commit(tl.get(P + "5"))
+    assert tl.contains(P + "3") and not tl.contains(P + "8")
+    assert tl.get(P + "8") is None and tl.get(P + "5").state == I.State.INFLIGHT
+    assert tl.has_file(P + "2.deltacommit.requested") and not tl.has_file(P + "2.deltacommit")
+    assert repr(tl.filter(lambda i: i.timestamp == P + "1")) == f"Timeline(['[{P}1__deltacommit__COMPLETED]'])"
+
+
+def test_timeline_get_prefers_the_highest_state(tmp_path) -> None:
+    """get() on a timeline that was not collapsed returns the most advanced state of the instant."""
+    from hoodie.format import instant as I
+    from hoodie.format import timeline as T
+
+    insts = [I.Instant(P + "1", I.DELTA_COMMIT, st) for st in (I.State.INFLIGHT, I.State.COMPLETED, I.State.REQUESTED)]
+    assert T.Timeline(insts).get(P + "1").state == I.State.COMPLETED
+    assert T.Timeline(insts[::-1]).get(P + "1").state == I.State.COMPLETED
+
+
+def test_timeline_reads_need_storage_and_name_the_file(tmp_path) -> None:
+    from hoodie.format import instant as I
+    from hoodie.format import timeline as T
+    from hoodie.format.storage import Storage
+
+    with pytest.raises(T.TimelineError, match="not loaded from storage"):
+        T.Timeline([I.Instant(P + "1", I.COMMIT)]).read_file(P + "1.commit")
+    st = Storage(str(tmp_path))
+    st.write_bytes(".hoodie/20240101000000001.commit", b"{not json")
+    tl = T.Timeline.load(st)
+    with pytest.raises(ValueError, match=r"\.hoodie/20240101000000001\.commit"):
+        tl.commit_metadata(tl.get(P + "1"))
+    assert tl.read_file(P + "1.commit") == b"{not json"
+
+
+def test_timeline_transitions_refuse_the_wrong_state(tmp_path) -> None:
+    from hoodie.format import instant as I
+    from hoodie.format import timeline as T
+    from hoodie.format.storage import Storage
+
+    st = Storage(str(tmp_path))
+    with pytest.raises(T.TimelineError, match=r"\[20240101000000001__deltacommit__INFLIGHT\] is not requested"):
+        T.transition_to_inflight(st, I.Instant(P + "1", I.DELTA_COMMIT, I.State.INFLIGHT))
+    with pytest.raises(T.TimelineError, match="has no requested file; cannot move it to inflight"):
+        T.transition_to_inflight(st, I.Instant(P + "1", I.DELTA_COMMIT, I.State.REQUESTED))
+    with pytest.raises(T.TimelineError, match=r"\[20240101000000001__deltacommit__REQUESTED\] is not inflight"):
+        T.transition_to_complete(st, I.Instant(P + "1", I.DELTA_COMMIT, I.State.REQUESTED), b"{}")
+    with pytest.raises(T.TimelineError, match="has no inflight file; cannot complete it"):
+        T.transition_to_complete(st, I.Instant(P + "1", I.DELTA_COMMIT, I.State.INFLIGHT), b"{}")
+    req = T.create_requested(st, P + "2", I.COMPACTION, b"plan")
+    inf = T.transition_to_inflight(st, req, b"inflight")
+    done = T.transition_to_complete(st, inf, b"{}")
+    assert (done.action, done.state) == (I.COMMIT, I.State.COMPLETED)
+    assert st.read_bytes(".hoodie/20240101000000002.compaction.requested") == b"plan"
+    assert st.read_bytes(".hoodie/20240101000000002.compaction.inflight") == b"inflight"
+    with pytest.raises(T.TimelineError, match=rf"\.hoodie/{P}2\.compaction\.requested already exists"):
+        T.create_requested(st, P + "2", I.COMPACTION)
+    T.delete_instant_files(st, P + "2", I.COMPACTION, [I.State.INFLIGHT, I.State.REQUESTED])
+    assert [i.timestamp for i in T.Timeline.load(st)] == [P + "2"]
+    assert not st.exists(f".hoodie/{P}2.compaction.requested") and st.exists(f".hoodie/{P}2.commit")
