@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
+import hoodie
+
 from hoodie.format import naming as N
 from hoodie.format import writer as W
 from hoodie.format.table import HoodieTable
@@ -14,7 +16,7 @@ from hoodie.services.compaction import plan_compaction, run_compaction, schedule
 from hoodie.services.compaction import partial as P
 from hoodie.services.compaction.event_index import EventTimeIndex
 from tests.services.test_compaction_support import (
-    event_time_config, latest_slices, log_names, read_optimized, snapshot, write,
+    UNBOUNDED, event_time_config, latest_slices, log_names, read_optimized, snapshot, write,
 )
 
 # Realistic epoch-millisecond event times (2023-11-14T22:13:20Z) around a threshold T.
@@ -108,3 +110,170 @@ def test_write_stat_without_deletes_is_used_as_is(tmp_path: Path) -> None:
     (lf,) = sl.log_files
     got = index.for_log(lf)
     assert (got.min_ms, got.max_ms, got.source) == (T + 5, T + 5, "stats") and index.header_reads == 0
+
+
+# -- rollback -------------------------------------------------------------------------------------
+
+def _rb_table(path: str, table_type: str = "MERGE_ON_READ") -> dict[str, str]:
+    from hoodie.format.batch_write import write_arrow
+    from tests.services.test_rollback import OPTS, _data
+
+    o = {**OPTS, "hoodie.datasource.write.table.type": table_type}
+    write_arrow(path, _data([0, 1, 2, 3], 1, "a"), {**o, "hoodie.datasource.write.operation": "insert"})
+    return o
+
+
+def test_interrupted_rollback_is_resumed_not_duplicated(tmp_path: Path, caplog) -> None:
+    """A rollback left requested or inflight by a crash is finished by the next rollback of the same
+    instant (Hudi re-executes it); pending rollbacks of other instants, or unreadable ones, are not
+    taken for it."""
+    import logging
+
+    from hoodie.format import instant as I
+    from hoodie.format import plans
+    from hoodie.format import timeline as T
+    from hoodie.services.rollback import pending_rollback_of, rollback, start_rollback
+    from tests.format.test_fsview import _uncommitted_write
+    from tests.services.test_rollback import _data, _vals
+
+    path = str(tmp_path / "t")
+    o = _rb_table(path)
+    other = _uncommitted_write(path, _data([1], 5, "x"), opts=o)
+    failed = _uncommitted_write(path, _data([0], 5, "bad"), opts=o)
+    t = HoodieTable(path)
+    unreadable = T.create_requested(t.storage, t.new_instant_time(), I.ROLLBACK, b"")
+    for target in (other, failed):
+        plan = plans.write_avro_metadata("HoodieRollbackPlan", plans.rollback_plan((target, I.DELTA_COMMIT), []))
+        T.create_requested(t.storage, t.new_instant_time(), I.ROLLBACK, plan)
+    t.reload()
+    first = pending_rollback_of(t, failed)
+    assert first is not None and first.is_requested
+    assert pending_rollback_of(t, other).timestamp < first.timestamp
+    assert pending_rollback_of(t, "20000101000000000") is None
+    # Resuming a requested one moves it to inflight (empty inflight file, as Hudi writes it).
+    again = start_rollback(t, failed, b"unused")
+    assert again.timestamp == first.timestamp and again.is_inflight
+    assert t.storage.read_bytes(f".hoodie/{again.file_name}") == b""
+    with caplog.at_level(logging.INFO, logger="hoodie.services.rollback"):
+        res = rollback(path, failed)
+    assert res.rollback_instant == first.timestamp
+    assert f"resuming rollback {first.timestamp} of {failed}, left inflight by an interrupted run" in caplog.text
+    tl = HoodieTable(path).timeline
+    assert tl.get(first.timestamp).is_completed and tl.get(failed) is None
+    assert sorted(i.timestamp for i in tl.pending().by_actions(I.ROLLBACK)) == sorted(
+        [unreadable.timestamp, pending_rollback_of(HoodieTable(path), other).timestamp])
+    assert _vals(hoodie.read_table(path)) == {0: "a0", 1: "a1", 2: "a2", 3: "a3"}
+
+
+def test_new_rollback_writes_its_plan_and_an_empty_inflight(tmp_path: Path) -> None:
+    from hoodie.format import instant as I
+    from hoodie.format import plans
+    from hoodie.services.rollback import rollback
+    from tests.format.test_fsview import _uncommitted_write
+    from tests.services.test_rollback import _data
+
+    path = str(tmp_path / "t")
+    o = _rb_table(path)
+    failed = _uncommitted_write(path, _data([0], 5, "bad"), opts=o)
+    res = rollback(path, failed)
+    t = HoodieTable(path)
+    rb = t.timeline.get(res.rollback_instant)
+    plan = plans.read_avro_metadata(t.timeline.read_file(rb.requested_file_name))
+    assert plan["instantToRollback"]["commitTime"] == failed
+    assert plan["instantToRollback"]["action"] == I.DELTA_COMMIT
+    assert t.storage.read_bytes(f".hoodie/{I.instant_file_name(rb.timestamp, I.ROLLBACK, I.State.INFLIGHT)}") == b""
+    assert sorted(res.deleted_files) == res.deleted_files and res.deleted_files
+
+
+def test_rollback_without_markers_lists_every_partition(tmp_path: Path) -> None:
+    """Without markers (Java with markers disabled), the files of the failed write are found by
+    listing: its base files by name, log files whose blocks are all its own; folders inside a
+    partition and files of other instants are left alone."""
+    import shutil
+
+    from hoodie.format import writer as W
+    from hoodie.services.rollback import rollback
+    from tests.format.test_fsview import _uncommitted_write
+    from tests.services.test_rollback import _data, _vals
+
+    path = str(tmp_path / "t")
+    o = _rb_table(path, "COPY_ON_WRITE")
+    failed = _uncommitted_write(path, _data([0, 1, 5], 5, "bad"), opts=o)
+    marked = sorted(p for p, _ in W.marker_files(HoodieTable(path).storage, failed))
+    assert {p.split("/")[0] for p in marked} == {"p0", "p1"} and len(marked) >= 2
+    shutil.rmtree(tmp_path / "t" / ".hoodie" / ".temp")
+    for part in ("p0", "p1"):
+        (tmp_path / "t" / part / "-a-folder").mkdir()  # sorts before every file of the partition
+        (tmp_path / "t" / part / "-a-folder" / "keep.txt").write_text("not hoodie's")
+    (tmp_path / "t" / "p0" / "notes.txt").write_text("not a table file")
+    res = rollback(path, failed)
+    assert sorted(res.deleted_files) == marked
+    assert (tmp_path / "t" / "p0" / "notes.txt").exists()
+    assert (tmp_path / "t" / "p1" / "-a-folder" / "keep.txt").exists()
+    assert _vals(hoodie.read_table(path)) == {0: "a0", 1: "a1", 2: "a2", 3: "a3"}
+
+
+def test_rollback_without_markers_keeps_log_files_of_other_instants(tmp_path: Path) -> None:
+    import shutil
+
+    from hoodie.services.rollback import rollback
+    from tests.format.test_fsview import _uncommitted_write
+    from hoodie.format.batch_write import write_arrow
+    from tests.services.test_rollback import _data, _vals
+
+    path = str(tmp_path / "t")
+    o = _rb_table(path)
+    write_arrow(path, _data([2], 2, "b"), {**o, "hoodie.datasource.write.operation": "upsert"})
+    failed = _uncommitted_write(path, _data([0], 5, "bad"), opts=o)
+    shutil.rmtree(tmp_path / "t" / ".hoodie" / ".temp")
+    logs_before = sorted(p.name for p in (tmp_path / "t" / "p0").iterdir() if ".log." in p.name)
+    assert len(logs_before) == 2
+    res = rollback(path, failed)
+    assert len(res.deleted_files) == 1 and res.deleted_files[0].startswith("p0/")
+    assert not res.command_blocks
+    assert sorted(p.name for p in (tmp_path / "t" / "p0").iterdir() if ".log." in p.name) == [
+        n for n in logs_before if n != res.deleted_files[0].split("/")[1]]
+    assert _vals(hoodie.read_table(path)) == {0: "a0", 1: "a1", 2: "b2", 3: "a3"}
+
+
+def test_rollback_refusals_name_the_reason(tmp_path: Path) -> None:
+    import pytest
+
+    from hoodie.format import instant as I
+    from hoodie.format import plans
+    from hoodie.format import timeline as T
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.rollback import RollbackError, pending_failed_writes, rollback
+    from tests.services.test_rollback import _data
+
+    path = str(tmp_path / "t")
+    o = _rb_table(path)
+    c2 = write_arrow(path, _data([1], 2, "b"), {**o, "hoodie.datasource.write.operation": "upsert"})
+    c3 = write_arrow(path, _data([2], 3, "c"), {**o, "hoodie.datasource.write.operation": "upsert"})
+    with pytest.raises(RollbackError, match=rf"{c2} is completed and later writes exist \({c3}\); only the latest"):
+        rollback(path, c2)
+    with pytest.raises(RollbackError, match=rf"^{c3} is completed$"):
+        rollback(path, c3, allow_completed=False)
+    with pytest.raises(RollbackError, match=r"no instant 20000101000000000 on the timeline of .*hoodie show timeline"):
+        rollback(path, "20000101000000000")
+    c = schedule_compaction(path, UNBOUNDED)
+    with pytest.raises(RollbackError, match=rf"{c} is a compaction; roll it back with the compaction service"):
+        rollback(path, c)
+    t = HoodieTable(path)
+    clean = T.create_requested(t.storage, t.new_instant_time(), I.CLEAN, b"")
+    with pytest.raises(RollbackError, match=rf"{clean.timestamp} is a clean; only commit, deltacommit and "
+                                            "replacecommit instants can be rolled back"):
+        rollback(path, clean.timestamp)
+    # A pending clustering replacecommit belongs to its service; a pending insert_overwrite is a failed write.
+    t.reload()
+    clustering = T.create_requested(t.storage, t.new_instant_time(), I.REPLACE_COMMIT, plans.write_avro_metadata(
+        "HoodieRequestedReplaceMetadata", {**plans.requested_replace_metadata("CLUSTER"),
+                                           "clusteringPlan": {"inputGroups": [], "strategy": None,
+                                                              "extraMetadata": None, "version": 1,
+                                                              "preserveHoodieMetadata": None}}))
+    overwrite = T.create_requested(t.storage, t.new_instant_time(), I.REPLACE_COMMIT, plans.write_avro_metadata(
+        "HoodieRequestedReplaceMetadata", plans.requested_replace_metadata("INSERT_OVERWRITE")))
+    empty = T.create_requested(t.storage, t.new_instant_time(), I.REPLACE_COMMIT, b"")
+    pending = [i.timestamp for i in pending_failed_writes(t.reload())]
+    assert clustering.timestamp not in pending and overwrite.timestamp in pending and empty.timestamp in pending
+    assert [i.timestamp for i in pending_failed_writes(t, exclude=[overwrite.timestamp])] == [empty.timestamp]
