@@ -15,6 +15,7 @@ Usage::
     python tools/mutation.py --list
     python tools/mutation.py merge fsview            # run two targets, update MUTATION.md
     python tools/mutation.py --all --jobs 2          # every target (long: run it in the background)
+    python tools/mutation.py --retest merge          # re-run only merge's survivors (after new tests)
     python tools/mutation.py --report                # rewrite MUTATION.md from the last runs
 
 The property-based model tests (hypothesis histories, fuzzers) are left out of the test command:
@@ -235,6 +236,45 @@ def run_target(name: str, jobs: int) -> float:
     return seconds
 
 
+def retest_target(name: str, jobs: int) -> float:
+    """Re-run only the last run's surviving mutants of a target against the current tests.
+
+    The mutants (and their names) stay those of the last full run, so the module's source must be
+    unchanged since; the tests are copied afresh and mutmut's test-to-function map is rebuilt, so
+    new tests count.
+    """
+    target = TARGETS[name]
+    ws = WORKSPACES / name
+    meta = ws / "mutants" / (target.source + ".meta")
+    if not meta.exists():
+        raise SystemExit(f"target {name} has no previous run to retest; run it in full first")
+    if (ws / target.source).read_bytes() != (REPO / target.source).read_bytes():
+        raise SystemExit(f"{target.source} changed since the last run of {name}: its mutants are stale; "
+                         "run the target in full")
+    codes: dict[str, Optional[int]] = json.loads(meta.read_text()).get("exit_code_by_key", {})
+    survivors = sorted(k for k, c in codes.items() if c not in KILLED_CODES)
+    if not survivors:
+        return 0.0
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
+    shutil.rmtree(ws / "tests")
+    shutil.copytree(REPO / "tests", ws / "tests", ignore=ignore)
+    shutil.rmtree(ws / "mutants" / "tests", ignore_errors=True)
+    (ws / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
+    start = time.monotonic()
+    with open(ws / "mutmut.log", "a") as log:
+        proc = subprocess.run([str(_mutmut_bin()), "run", "--max-children", str(jobs), *survivors], cwd=ws,
+                              env=_fixtures_env(), stdout=log, stderr=subprocess.STDOUT)
+    seconds = time.monotonic() - start
+    if proc.returncode != 0:
+        tail = (ws / "mutmut.log").read_text(errors="replace")[-3000:]
+        raise SystemExit(f"mutmut failed retesting {name} (exit {proc.returncode}); end of its log:\n{tail}")
+    run = ws / "run.json"
+    info = json.loads(run.read_text()) if run.exists() else {}
+    info["retested"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    run.write_text(json.dumps(info))
+    return seconds
+
+
 def _load_triage() -> list[dict]:
     if not TRIAGE.exists():
         return []
@@ -282,7 +322,7 @@ def collect(name: str, entries: list[dict]) -> Optional[TargetResult]:
     run = ws / "run.json"
     if run.exists():
         info = json.loads(run.read_text())
-        res.seconds, res.finished = info.get("seconds"), info.get("finished")
+        res.seconds, res.finished = info.get("seconds"), info.get("retested") or info.get("finished")
     for mutant, code in sorted(codes.items(), key=lambda kv: _natural(kv[0])):
         if code in KILLED_CODES:
             res.killed += 1
@@ -367,6 +407,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--all", action="store_true", help="run every target")
     ap.add_argument("--list", action="store_true", help="list the targets and their tests")
     ap.add_argument("--report", action="store_true", help="only rewrite MUTATION.md from the last runs")
+    ap.add_argument("--retest", action="store_true",
+                    help="re-run only the survivors of each target's last run, against the current tests")
     ap.add_argument("--jobs", type=int, default=1, help="mutants tested in parallel (default 1)")
     args = ap.parse_args(argv)
     if args.list:
@@ -382,7 +424,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if not args.report:
         for name in chosen:
             print(f"mutation: {name} ...", flush=True)
-            seconds = run_target(name, args.jobs)
+            seconds = retest_target(name, args.jobs) if args.retest else run_target(name, args.jobs)
             print(f"mutation: {name} done in {seconds:.0f} s", flush=True)
     entries = _load_triage()
     results = [r for r in (collect(n, entries) for n in TARGETS) if r is not None]
