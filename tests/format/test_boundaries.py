@@ -472,6 +472,8 @@ def test_read_optimized_view_with_replaced_groups_and_time_travel(tmp_path) -> N
     assert {b.instant for b in view.latest_base_files("a")} == {c3}
     assert {b.instant for b in view.latest_base_files("a", as_of=c2)} == {c1, c2}
     assert {b.instant for b in view.latest_base_files("a", as_of=c1)} == {c1}
+    assert {sl.base_instant for sl in view.latest_file_slices("a", as_of=c2)} == {c1, c2}
+    assert {sl.base_instant for sl in view.latest_file_slices("a")} == {c3}
     # Replace the group that sorts first: the other one must still be listed.
     r = table.new_instant_time()
     T.create_requested(table.storage, r, I.REPLACE_COMMIT,
@@ -594,3 +596,83 @@ def test_timeline_transitions_refuse_the_wrong_state(tmp_path) -> None:
     T.delete_instant_files(st, P + "2", I.COMPACTION, [I.State.INFLIGHT, I.State.REQUESTED])
     assert [i.timestamp for i in T.Timeline.load(st)] == [P + "2"]
     assert not st.exists(f".hoodie/{P}2.compaction.requested") and st.exists(f".hoodie/{P}2.commit")
+
+
+def test_pending_compaction_opens_a_slice_in_its_own_group_only(tmp_path) -> None:
+    """A pending compaction opens an (empty) slice at C in each group of its plan and partition;
+    snapshot views merge it with the previous slice, Hudi's getLatestFileSlices view drops it while
+    it is empty; CDC log files are no table data."""
+    import shutil
+
+    from hoodie.format import instant as I
+    from hoodie.format import plans
+    from hoodie.format import timeline as T
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.table import HoodieTable
+    from tests.format.test_fsview import OPTS
+
+    path = str(tmp_path / "t")
+    rows = pa.table({"id": pa.array([1, 2], pa.int64()), "p": ["a", "b"], "ts": pa.array([1, 1], pa.int64()),
+                     "v": ["x", "y"]})
+    write_arrow(path, rows, {**OPTS, "hoodie.datasource.write.operation": "insert"})
+    write_arrow(path, rows, {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    table = HoodieTable(path)
+    view = FileSystemView(table.storage, table.timeline)
+    (sa,), (sb,) = view.latest_file_slices("a"), view.latest_file_slices("b")
+    c = table.new_instant_time()
+    op = plans.compaction_operation(sa.base_instant, sa.base_file.name, [lf.name for lf in sa.sorted_logs()],
+                                    sa.file_id, "a", {})
+    T.create_requested(table.storage, c, I.COMPACTION,
+                       plans.write_avro_metadata("HoodieCompactionPlan", plans.compaction_plan([op])))
+    # A CDC log sorting before every other file of the partition: skipped, and the listing goes on.
+    (sl_log,) = sa.log_files
+    shutil.copy(tmp_path / "t" / sl_log.path, tmp_path / "t" / "a" / f".00000000-cdc_{sa.base_instant}.log.1_0-1-0.cdc")
+    table.reload()
+    view = FileSystemView(table.storage, table.timeline)
+    groups_a = view.file_groups("a")
+    assert sorted(groups_a) == [sa.file_id]
+    fg = groups_a[sa.file_id]
+    assert (fg.partition, fg.file_id) == ("a", sa.file_id)
+    assert sorted(fg.slices) == [sa.base_instant, c] and fg.slices[c].is_empty()
+    assert fg.slices[sa.base_instant].base_file.file_id == sa.file_id
+    assert [lf.name for lf in fg.slices[sa.base_instant].log_files] == [sl_log.name]
+    assert sorted(view.file_groups("b")[sb.file_id].slices) == [sb.base_instant]
+    (merged,) = view.latest_file_slices("a")
+    assert (merged.partition, merged.base_instant, merged.base_file.name) == ("a", sa.base_instant, sa.base_file.name)
+    assert view.latest_file_slices("a", merge_pending_compaction=False) == []
+    (b_slice,) = view.latest_file_slices("b", merge_pending_compaction=False)
+    assert b_slice.base_instant == sb.base_instant and b_slice.partition == "b"
+    assert view.pending_compaction_file_groups() == {("a", sa.file_id): c}
+
+
+def test_slices_older_than_the_active_timeline_are_visible_but_not_failed_first_writes(tmp_path) -> None:
+    """A base file whose instant is older than the first instant of the active timeline was archived:
+    completed. One whose instant is the first instant itself, left by a failed write, is not."""
+    import shutil
+
+    import hoodie
+    from hoodie.format import instant as I
+    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.table import HoodieTable
+    from tests.format.test_fsview import _data, _vals, _write
+
+    path = str(tmp_path / "t")
+    c1 = _write(path, _data([1, 2], 1, "a"), "insert")
+    c2 = _write(path, _data([1], 2, "b"), "upsert")
+    # Archive c1: its timeline files go, its base file stays.
+    for st in I.State:
+        (tmp_path / "t" / ".hoodie" / I.instant_file_name(c1, I.DELTA_COMMIT, st)).unlink()
+    table = HoodieTable(path)
+    assert table.timeline.first().timestamp == c2
+    (sl,) = FileSystemView(table.storage, table.timeline).latest_file_slices("a")
+    assert sl.base_instant == c1 and sl.base_file is not None
+    assert _vals(hoodie.read_table(path)) == {1: "b1", 2: "a2"}
+    # Now make the first active instant a failed write that left a base file of its own.
+    (tmp_path / "t" / ".hoodie" / I.instant_file_name(c2, I.DELTA_COMMIT, I.State.COMPLETED)).unlink()
+    other = tmp_path / "t" / "a" / sl.base_file.name.replace(c1, c2).replace(sl.file_id, "ffffffff-dead-0")
+    shutil.copy(tmp_path / "t" / "a" / sl.base_file.name, other)
+    table = HoodieTable(path)
+    view = FileSystemView(table.storage, table.timeline)
+    assert table.timeline.first().timestamp == c2 and not table.timeline.first().is_completed
+    assert [b.name for b in view.latest_base_files("a")] == [sl.base_file.name]
