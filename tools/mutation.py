@@ -298,12 +298,13 @@ def _function_of(mutant: str) -> str:
 
 def triage(target: str, survivor: Survivor, entries: list[dict]) -> None:
     """Attach the verdict of the first triage entry matching the survivor's function and change."""
-    changed = " ".join(_changed_lines(survivor.diff))
+    lines = _changed_lines(survivor.diff)
+    changed = " ".join(lines)
     function = _function_of(survivor.name)
     for e in entries:
         if e["target"] not in ("*", target) or e.get("function", function) != function:
             continue
-        if e["change"] in changed:
+        if (e["change"] in lines) if e.get("exact") else (e["change"] in changed):
             survivor.verdict = e["verdict"]
             survivor.reason = e.get("reason", "")
             return

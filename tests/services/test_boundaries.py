@@ -277,3 +277,65 @@ def test_rollback_refusals_name_the_reason(tmp_path: Path) -> None:
     pending = [i.timestamp for i in pending_failed_writes(t.reload())]
     assert clustering.timestamp not in pending and overwrite.timestamp in pending and empty.timestamp in pending
     assert [i.timestamp for i in pending_failed_writes(t, exclude=[overwrite.timestamp])] == [empty.timestamp]
+
+
+def test_rollback_plan_and_metadata_in_nested_partitions(tmp_path: Path, caplog) -> None:
+    """What Java reads back: per partition (nested paths), the plan's requests (files to delete;
+    for a log file shared with another instant, its file id, base instant and size) and the
+    metadata (deleted files, failed deletes, log files given a command block)."""
+    import logging
+    import shutil
+
+    from hoodie.format import instant as I
+    from hoodie.format import naming as N
+    from hoodie.format import plans
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.format.fsview import FileSystemView
+    from hoodie.services.rollback import rollback
+    from tests.services.test_rollback import OPTS
+
+    def rows(ids: list[int], ts: int) -> pa.Table:
+        return pa.table({"id": pa.array(ids, pa.int64()), "p": [f"2024/0{1 + i % 2}" for i in ids],
+                         "ts": pa.array([ts] * len(ids), pa.int64()), "v": [f"v{ts}"] * len(ids)})
+
+    path = str(tmp_path / "t")
+    o = {**OPTS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    write_arrow(path, rows([0, 1], 1), {**o, "hoodie.datasource.write.operation": "insert"})
+    write_arrow(path, rows([0], 2), {**o, "hoodie.datasource.write.operation": "upsert"})
+    c3 = write_arrow(path, rows([0, 1], 3), {**o, "hoodie.datasource.write.operation": "upsert"})
+    t = HoodieTable(path)
+    (sl,) = FileSystemView(t.storage, t.timeline).latest_file_slices("2024/01")
+    first, second = sl.sorted_logs()
+    # One log file holding blocks of c2 and c3 (pre-0.14 appends); no markers: the listing path.
+    merged = (tmp_path / "t" / first.path).read_bytes() + (tmp_path / "t" / second.path).read_bytes()
+    (tmp_path / "t" / first.path).write_bytes(merged)
+    (tmp_path / "t" / second.path).unlink()
+    shutil.rmtree(tmp_path / "t" / ".hoodie" / ".temp")
+    (c3_log,) = [p for p in (tmp_path / "t" / "2024" / "02").iterdir() if ".log." in p.name]
+    with caplog.at_level(logging.INFO, logger="hoodie.services.rollback"):
+        res = rollback(path, c3)
+    assert res.deleted_files == [f"2024/02/{c3_log.name}"]
+    (block_file,) = res.command_blocks
+    assert block_file.startswith("2024/01/.") and N.parse_log_file(block_file.rsplit("/", 1)[1]).file_id == sl.file_id
+    assert N.parse_log_file(block_file.rsplit("/", 1)[1]).base_instant == sl.base_instant
+    assert f"rolled back [{c3}__deltacommit__COMPLETED] (1 files deleted, 1 command blocks)" in caplog.text
+    t.reload()
+    rb = t.timeline.get(res.rollback_instant)
+    plan = plans.read_avro_metadata(t.timeline.read_file(rb.requested_file_name))
+    reqs = {r["partitionPath"]: r for r in plan["RollbackRequests"]}
+    assert reqs["2024/02"]["filesToBeDeleted"] == [t.storage.uri(res.deleted_files[0])]
+    assert reqs["2024/02"]["fileId"] == "" and reqs["2024/02"]["logBlocksToBeDeleted"] == {}
+    shared = reqs["2024/01"]
+    assert (shared["fileId"], shared["latestBaseInstant"], shared["filesToBeDeleted"]) == (
+        sl.file_id, sl.base_instant, [])
+    assert shared["logBlocksToBeDeleted"] == {t.storage.uri(first.path): len(merged)}
+    meta = plans.read_avro_metadata(t.timeline.read_file(rb.file_name))
+    assert meta["commitsRollback"] == [c3] and meta["totalFilesDeleted"] == 1
+    assert meta["instantsRollback"] == [{"commitTime": c3, "action": I.DELTA_COMMIT}]
+    assert meta["startRollbackTime"] == rb.timestamp and 0 <= meta["timeTakenInMillis"] < 600_000
+    pm = meta["partitionMetadata"]
+    assert sorted(pm) == ["2024/01", "2024/02"]
+    assert pm["2024/02"]["successDeleteFiles"] == [t.storage.uri(res.deleted_files[0])]
+    assert pm["2024/02"]["failedDeleteFiles"] == [] and pm["2024/02"]["rollbackLogFiles"] == {}
+    assert pm["2024/01"]["successDeleteFiles"] == [] and pm["2024/01"]["failedDeleteFiles"] == []
+    assert pm["2024/01"]["rollbackLogFiles"] == {t.storage.uri(block_file): t.storage.size(block_file)}
