@@ -519,7 +519,10 @@ def test_timeline_filters_at_their_boundaries(tmp_path) -> None:
         P + "5.compaction.requested", P + "5.compaction.inflight",
         P + "6.clean.requested", P + "6.clean.inflight", P + "6.clean",
         P + "7.compaction.requested", P + "7.compaction.inflight", P + "7.commit",
+        P + "8.compaction.requested", P + "8.commit",
     ])
+    assert tl.is_compaction_commit(tl.get(P + "8"))  # the plan file decides, not the inflight one
+    tl = tl.before_or_on(P + "7")
     assert tl.timestamps == [P + "1", P + "2", P + "3", P + "4", P + "5", P + "6", P + "7"]
     assert len(tl) == 7 and bool(tl) and not bool(tl.filter(lambda i: False))
     assert [i.state for i in tl] == [I.State.COMPLETED, I.State.REQUESTED, I.State.REQUESTED, I.State.INFLIGHT,
@@ -585,16 +588,19 @@ def test_timeline_transitions_refuse_the_wrong_state(tmp_path) -> None:
         T.transition_to_complete(st, I.Instant(P + "1", I.DELTA_COMMIT, I.State.REQUESTED), b"{}")
     with pytest.raises(T.TimelineError, match="has no inflight file; cannot complete it"):
         T.transition_to_complete(st, I.Instant(P + "1", I.DELTA_COMMIT, I.State.INFLIGHT), b"{}")
+    bare = T.transition_to_inflight(st, T.create_requested(st, P + "3", I.DELTA_COMMIT))
+    assert st.read_bytes(f".hoodie/{P}3.deltacommit.requested") == b"" == st.read_bytes(f".hoodie/{bare.file_name}")
     req = T.create_requested(st, P + "2", I.COMPACTION, b"plan")
     inf = T.transition_to_inflight(st, req, b"inflight")
     done = T.transition_to_complete(st, inf, b"{}")
     assert (done.action, done.state) == (I.COMMIT, I.State.COMPLETED)
     assert st.read_bytes(".hoodie/20240101000000002.compaction.requested") == b"plan"
     assert st.read_bytes(".hoodie/20240101000000002.compaction.inflight") == b"inflight"
-    with pytest.raises(T.TimelineError, match=rf"\.hoodie/{P}2\.compaction\.requested already exists"):
+    with pytest.raises(T.TimelineError, match=rf"\.hoodie/{P}2\.compaction\.requested already exists: another "
+                                              "writer used this instant; retry with a new instant time"):
         T.create_requested(st, P + "2", I.COMPACTION)
     T.delete_instant_files(st, P + "2", I.COMPACTION, [I.State.INFLIGHT, I.State.REQUESTED])
-    assert [i.timestamp for i in T.Timeline.load(st)] == [P + "2"]
+    assert [i.timestamp for i in T.Timeline.load(st)] == [P + "2", P + "3"]
     assert not st.exists(f".hoodie/{P}2.compaction.requested") and st.exists(f".hoodie/{P}2.commit")
 
 
