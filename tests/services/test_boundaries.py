@@ -3,9 +3,11 @@ MUTATION.md): the event-time threshold itself, Java-written write stats of log f
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
 import hoodie
 
@@ -237,8 +239,6 @@ def test_rollback_without_markers_keeps_log_files_of_other_instants(tmp_path: Pa
 
 
 def test_rollback_refusals_name_the_reason(tmp_path: Path) -> None:
-    import pytest
-
     from hoodie.format import instant as I
     from hoodie.format import plans
     from hoodie.format import timeline as T
@@ -339,3 +339,170 @@ def test_rollback_plan_and_metadata_in_nested_partitions(tmp_path: Path, caplog)
     assert pm["2024/02"]["failedDeleteFiles"] == [] and pm["2024/02"]["rollbackLogFiles"] == {}
     assert pm["2024/01"]["successDeleteFiles"] == [] and pm["2024/01"]["failedDeleteFiles"] == []
     assert pm["2024/01"]["rollbackLogFiles"] == {t.storage.uri(block_file): t.storage.size(block_file)}
+
+
+# -- compaction strategies (pure: synthetic slices, no table) -------------------------------------
+
+def _slice(partition: str, file_id: str, log_sizes: list[int], base_size: int | None = 10 * 1024 * 1024):
+    from hoodie.format.fsview import BaseFile, FileSlice, LogFile
+
+    base = None if base_size is None else BaseFile(partition, f"{file_id}_1-0-1_001.parquet", file_id, "001",
+                                                   base_size)
+    logs = [LogFile(partition, n, N.parse_log_file(n), size) for n, size in
+            ((N.log_file_name(file_id, "001", v + 1, "1-0-1"), s) for v, s in enumerate(log_sizes))]
+    return FileSlice(partition, file_id, "001", base, logs)
+
+
+def _ops(strategy, slices):
+    from hoodie.services.compaction.strategies import CandidateOperation
+
+    return [CandidateOperation(sl, sl.sorted_logs(), [], strategy.capture_metrics(sl, sl.sorted_logs()))
+            for sl in slices]
+
+
+def _context(cfg, today=None):
+    from hoodie.services.compaction.strategies import PlanningContext
+
+    return PlanningContext(table=None, config=cfg, instant="20240101000000000", event_times=None,
+                           today=today or dt.date(2024, 3, 10))
+
+
+def test_capture_metrics_uses_whole_mebibytes_and_the_max_file_size_without_a_base() -> None:
+    from hoodie.services.compaction import CompactionConfig
+    from hoodie.services.compaction import strategies as S
+
+    cfg = CompactionConfig.from_options({"hoodie.parquet.max.file.size": str(120 * S.MIB)})
+    strategy = S.CompactionStrategy(cfg)
+    sl = _slice("p", "f", [S.MIB, S.MIB // 2], base_size=3 * S.MIB - 1)
+    m = strategy.capture_metrics(sl, sl.sorted_logs())
+    assert m == {S.TOTAL_LOG_FILES_SIZE: 1.5 * S.MIB, S.TOTAL_LOG_FILES: 2.0, S.TOTAL_IO_READ_MB: 4.0,
+                 S.TOTAL_IO_WRITE_MB: 2.0, S.TOTAL_IO_MB: 6.0}
+    no_base = _slice("p", "g", [S.MIB - 1], base_size=None)
+    m = strategy.capture_metrics(no_base, no_base.sorted_logs())
+    assert (m[S.TOTAL_IO_READ_MB], m[S.TOTAL_IO_WRITE_MB], m[S.TOTAL_IO_MB]) == (0.0, 120.0, 120.0)
+
+
+def test_bounded_io_includes_the_operation_that_uses_up_the_budget() -> None:
+    """Hudi's BoundedIO: subtract each operation's IO, keep it, stop once the budget is <= 0."""
+    from hoodie.services.compaction import CompactionConfig
+    from hoodie.services.compaction import strategies as S
+
+    def kept(target_io: int, ios: list[int]) -> list[str]:
+        strategy = S.BoundedIOCompactionStrategy(CompactionConfig.from_options(
+            {"hoodie.compaction.target.io": str(target_io)}))
+        ops = [S.CandidateOperation(_slice("p", f"f{i}", [1]), [], [], {S.TOTAL_IO_MB: float(io)})
+               for i, io in enumerate(ios)]
+        return [op.file_id for op in strategy.order_and_filter(ops, [], _context(strategy.config))]
+
+    assert kept(100, [40, 60, 10]) == ["f0", "f1"]        # exactly used up: stop after it
+    assert kept(100, [40, 59, 10, 5]) == ["f0", "f1", "f2"]  # crossing it: included, then stop
+    assert kept(100, [150, 1]) == ["f0"]
+    assert kept(100, [10, 20]) == ["f0", "f1"]
+
+
+def test_log_file_size_threshold_keeps_the_equal_and_orders_largest_first() -> None:
+    from hoodie.services.compaction import CompactionConfig
+    from hoodie.services.compaction import strategies as S
+
+    strategy = S.resolve_strategy(CompactionConfig.from_options({
+        "hoodie.compaction.strategy": "LogFileSizeBased", "hoodie.compaction.logfile.size.threshold": "3000",
+        "hoodie.compaction.target.io": "1000000"}))
+    slices = [_slice("p", "below", [1000, 1999]), _slice("p", "equal", [1000, 2000]), _slice("p", "big", [4000])]
+    got = strategy.order_and_filter(_ops(strategy, slices), [], _context(strategy.config))
+    assert [op.file_id for op in got] == ["big", "equal"]
+
+
+def test_log_file_num_threshold_keeps_the_equal_and_orders_most_first() -> None:
+    from hoodie.services.compaction import CompactionConfig
+    from hoodie.services.compaction import strategies as S
+
+    strategy = S.resolve_strategy(CompactionConfig.from_options({
+        "hoodie.compaction.strategy": "LogFileNumBased", "hoodie.compaction.logfile.num.threshold": "3",
+        "hoodie.compaction.target.io": "1000000"}))
+    slices = [_slice("p", "two", [1, 1]), _slice("p", "three", [1, 1, 1]), _slice("p", "four", [1, 1, 1, 1])]
+    got = strategy.order_and_filter(_ops(strategy, slices), [], _context(strategy.config))
+    assert [op.file_id for op in got] == ["four", "three"]
+
+
+def test_date_partition_strategies_at_their_boundaries() -> None:
+    """DayBased keeps the newest N date partitions; BoundedPartitionAware keeps dates on or after
+    today - N days (future ones too), newest first; UnBoundedPartitionAware the rest."""
+    from hoodie.services.compaction import CompactionConfig
+    from hoodie.services.compaction import strategies as S
+
+    parts = ["2024/03/07", "dt=2024/03/08", "2024/03/09", "2024/03/12"]
+
+    def run(name: str) -> tuple[list[str], list[str]]:
+        strategy = S.resolve_strategy(CompactionConfig.from_options({
+            "hoodie.compaction.strategy": name, "hoodie.compaction.daybased.target.partitions": "2"}))
+        ctx = _context(strategy.config)  # today = 2024-03-10: earliest = 2024-03-08
+        ops = _ops(strategy, [_slice(p, f"f{i}", [1]) for i, p in enumerate(parts)])
+        return strategy.filter_partition_paths(parts, ctx), [op.partition for op in
+                                                             strategy.order_and_filter(ops, [], ctx)]
+
+    assert run("DayBased") == (["2024/03/12", "2024/03/09"], ["2024/03/12", "2024/03/09"])
+    assert run("BoundedPartitionAware") == (["2024/03/12", "2024/03/09", "dt=2024/03/08"],
+                                            ["2024/03/12", "2024/03/09", "dt=2024/03/08"])
+    assert run("UnBoundedPartitionAware") == (["2024/03/07"], ["2024/03/07"])
+    assert S.partition_date("y=2024/m=02/d=29/extra") == dt.date(2024, 2, 29)
+    with pytest.raises(S.CompactionConfigError, match=r"partition 'us/2024' is not a yyyy/MM/dd date path"):
+        S.partition_date("us/2024")
+
+
+def test_partition_regex_searches_and_composites_narrow_in_turn() -> None:
+    from hoodie.services.compaction import CompactionConfig
+    from hoodie.services.compaction import strategies as S
+
+    cfg = CompactionConfig.from_options({
+        "hoodie.compaction.strategy": "PartitionRegexBased,DayBased",
+        "hoodie.compaction.partition.path.regex": "03/0[89]", "hoodie.compaction.daybased.target.partitions": "1"})
+    strategy = S.resolve_strategy(cfg)
+    assert isinstance(strategy, S.CompositeCompactionStrategy)
+    assert strategy.name == S.JAVA_PACKAGE + "PartitionRegexBasedCompactionStrategy," + S.JAVA_PACKAGE \
+        + "DayBasedCompactionStrategy"
+    ctx = _context(cfg)
+    assert strategy.filter_partition_paths(["2024/03/07", "2024/03/08", "2024/03/09"], ctx) == ["2024/03/09"]
+    sl = _slice("2024/03/09", "f", [1, 2, 3])
+    assert strategy.filter_log_files(sl.sorted_logs(), file_slice=sl, context=ctx) == (sl.sorted_logs(), [])
+    with pytest.raises(S.CompactionConfigError, match="needs hoodie.compaction.partition.path.regex"):
+        S.resolve_strategy(CompactionConfig.from_options({"hoodie.compaction.strategy": "PartitionRegexBased"}))
+    with pytest.raises(S.CompactionConfigError, match=r"regex='\(' is not a valid regex"):
+        S.resolve_strategy(CompactionConfig.from_options({"hoodie.compaction.strategy": "PartitionRegexBased",
+                                                          "hoodie.compaction.partition.path.regex": "("}))
+
+
+def test_strategy_names_resolve_like_hudi_and_refuse_clearly() -> None:
+    from hoodie.services.compaction import CompactionConfig
+    from hoodie.services.compaction import strategies as S
+
+    def resolve(name: str) -> S.CompactionStrategy:
+        return S.resolve_strategy(CompactionConfig.from_options({"hoodie.compaction.strategy": name}))
+
+    for cls in S.BUILTIN:
+        if cls is S.PartitionRegexBasedCompactionStrategy:
+            continue
+        simple = cls.java_class.rsplit(".", 1)[1]
+        assert type(resolve(cls.java_class)) is cls and type(resolve(simple)) is cls
+        assert type(resolve(cls.short_name)) is cls and resolve(cls.short_name).name == cls.java_class
+    # Composite names are dropped from a list; a list of one strategy is that strategy.
+    assert type(resolve(" Composite , UnBounded ")) is S.UnBoundedCompactionStrategy
+    assert type(resolve(S.JAVA_PACKAGE + "CompositeCompactionStrategy,DayBased")) is S.DayBasedCompactionStrategy
+    user = resolve("tests.services.test_compaction_plan.PickLastLog")
+    assert user.name == "tests.services.test_compaction_plan.PickLastLog"
+    assert S.event_time_strategy(resolve("UnBounded,EventTimeBased")) is not None
+    assert S.event_time_strategy(resolve("UnBounded,DayBased")) is None
+    with pytest.raises(S.CompactionConfigError, match=r"'org.apache.hudi.Foo' is a Hudi class hoodie does not "
+                                                      r"implement; use one of LogFileSizeBased, LogFileNumBased"):
+        resolve("org.apache.hudi.Foo")
+    with pytest.raises(S.CompactionConfigError, match=r"'Nope' is unknown; use one of .*, a Hudi class name, or a "
+                                                      r"dotted Python path"):
+        resolve("Nope")
+    with pytest.raises(S.CompactionConfigError, match=r"'no_such_module.X' cannot be loaded"):
+        resolve("no_such_module.X")
+    with pytest.raises(S.CompactionConfigError, match=r"'pathlib.Path' is not a subclass of "
+                                                      r"hoodie.services.compaction.strategies.CompactionStrategy"):
+        resolve("pathlib.Path")
+    with pytest.raises(S.CompactionConfigError, match="hoodie.compaction.strategy is empty"):
+        resolve(" , ")
+    with pytest.raises(S.CompactionConfigError, match="needs at least one strategy"):
+        S.CompositeCompactionStrategy(CompactionConfig(), [])
