@@ -145,6 +145,7 @@ class TargetResult:
     survivors: list[Survivor] = field(default_factory=list)
     seconds: Optional[float] = None
     finished: Optional[str] = None
+    running: bool = False
 
     @property
     def equivalent(self) -> int:
@@ -199,12 +200,27 @@ def _mutmut_config(target: Target) -> str:
     ])
 
 
+RUNNING = "RUNNING"  # marker file in a workspace while mutmut works on it
+
+
+def _claim(ws: Path, name: str) -> None:
+    """Mark a workspace busy; refuse when another run of the same target is under way."""
+    marker = ws / RUNNING
+    if marker.exists():
+        pid = marker.read_text().strip()
+        if pid.isdigit() and Path(f"/proc/{pid}").exists():
+            raise SystemExit(f"target {name} is being run by process {pid}; wait for it (or end it) first")
+    ws.mkdir(parents=True, exist_ok=True)
+    marker.write_text(str(os.getpid()))
+
+
 def prepare_workspace(name: str, target: Target) -> Path:
     """A fresh copy of src/ and tests/ with a pyproject.toml configuring mutmut for one target."""
     ws = WORKSPACES / name
-    if ws.exists():
-        shutil.rmtree(ws)
-    ws.mkdir(parents=True)
+    _claim(ws, name)
+    for child in ws.iterdir():
+        if child.name != RUNNING:
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
     shutil.copytree(REPO / "src", ws / "src", ignore=ignore)
     shutil.copytree(REPO / "tests", ws / "tests", ignore=ignore)
@@ -226,6 +242,7 @@ def run_target(name: str, jobs: int) -> float:
         proc = subprocess.run([str(_mutmut_bin()), "run", "--max-children", str(jobs)], cwd=ws,
                               env=_fixtures_env(), stdout=log, stderr=subprocess.STDOUT)
     seconds = time.monotonic() - start
+    (ws / RUNNING).unlink(missing_ok=True)
     if proc.returncode != 0:
         tail = (ws / "mutmut.log").read_text(errors="replace")[-3000:]
         raise SystemExit(f"mutmut failed on target {name} (exit {proc.returncode}); end of its log:\n{tail}")
@@ -255,6 +272,7 @@ def retest_target(name: str, jobs: int) -> float:
     survivors = sorted(k for k, c in codes.items() if c not in KILLED_CODES)
     if not survivors:
         return 0.0
+    _claim(ws, name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
     shutil.rmtree(ws / "tests")
     shutil.copytree(REPO / "tests", ws / "tests", ignore=ignore)
@@ -265,6 +283,7 @@ def retest_target(name: str, jobs: int) -> float:
         proc = subprocess.run([str(_mutmut_bin()), "run", "--max-children", str(jobs), *survivors], cwd=ws,
                               env=_fixtures_env(), stdout=log, stderr=subprocess.STDOUT)
     seconds = time.monotonic() - start
+    (ws / RUNNING).unlink(missing_ok=True)
     if proc.returncode != 0:
         tail = (ws / "mutmut.log").read_text(errors="replace")[-3000:]
         raise SystemExit(f"mutmut failed retesting {name} (exit {proc.returncode}); end of its log:\n{tail}")
@@ -319,7 +338,7 @@ def collect(name: str, entries: list[dict]) -> Optional[TargetResult]:
         return None
     data = json.loads(meta.read_text())
     codes: dict[str, Optional[int]] = data.get("exit_code_by_key", {})
-    res = TargetResult(name, total=len(codes))
+    res = TargetResult(name, total=len(codes), running=(ws / RUNNING).exists())
     run = ws / "run.json"
     if run.exists():
         info = json.loads(run.read_text())
@@ -375,6 +394,7 @@ def write_report(results: list[TargetResult]) -> None:
     for r in results:
         score = "-" if r.score is None else f"{r.score:.1f}%"
         when = f"{r.finished}, {r.seconds:.0f} s" if r.finished and r.seconds is not None else ""
+        when = "**running: partial**" if r.running else when
         out.append(f"| {r.target} | `{TARGETS[r.target].source}` | {r.total} | {r.killed} | {r.equivalent} | "
                    f"{r.holes} | {r.untriaged} | {score} | {when} |")
     total = sum(r.total for r in results)
@@ -433,7 +453,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     for r in results:
         score = "-" if r.score is None else f"{r.score:.1f}%"
         print(f"{r.target:24} {r.killed}/{r.total - r.equivalent - r.not_checked} killed ({score}); "
-              f"{r.equivalent} equivalent, {r.holes} holes, {r.untriaged} untriaged")
+              f"{r.equivalent} equivalent, {r.holes} holes, {r.untriaged} untriaged"
+              + (" (running: partial)" if r.running else ""))
     print(f"wrote {REPORT.relative_to(REPO)}")
     return 0
 
