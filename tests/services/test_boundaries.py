@@ -17,6 +17,7 @@ from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import plan_compaction, run_compaction, schedule_compaction
 from hoodie.services.compaction import partial as P
 from hoodie.services.compaction.event_index import EventTimeIndex
+from hoodie.services.compaction.strategies import CompactionStrategy
 from tests.services.test_compaction_support import (
     UNBOUNDED, event_time_config, latest_slices, log_names, read_optimized, snapshot, write,
 )
@@ -445,8 +446,12 @@ def test_date_partition_strategies_at_their_boundaries() -> None:
                                             ["2024/03/12", "2024/03/09", "dt=2024/03/08"])
     assert run("UnBoundedPartitionAware") == (["2024/03/07"], ["2024/03/07"])
     assert S.partition_date("y=2024/m=02/d=29/extra") == dt.date(2024, 2, 29)
-    with pytest.raises(S.CompactionConfigError, match=r"partition 'us/2024' is not a yyyy/MM/dd date path"):
+    with pytest.raises(S.CompactionConfigError, match=r"partition 'us/2024' is not a yyyy/MM/dd date path \(hive-style "
+                                                      r"k=v allowed\); the day-based and partition-aware strategies "
+                                                      r"need date partitions"):
         S.partition_date("us/2024")
+    with pytest.raises(S.CompactionConfigError, match="is not a yyyy/MM/dd date path"):
+        S.partition_date("y=2024=2025/m=03/d=01")  # only the first '=' separates key and value
 
 
 def test_partition_regex_searches_and_composites_narrow_in_turn() -> None:
@@ -464,7 +469,8 @@ def test_partition_regex_searches_and_composites_narrow_in_turn() -> None:
     assert strategy.filter_partition_paths(["2024/03/07", "2024/03/08", "2024/03/09"], ctx) == ["2024/03/09"]
     sl = _slice("2024/03/09", "f", [1, 2, 3])
     assert strategy.filter_log_files(sl.sorted_logs(), file_slice=sl, context=ctx) == (sl.sorted_logs(), [])
-    with pytest.raises(S.CompactionConfigError, match="needs hoodie.compaction.partition.path.regex"):
+    with pytest.raises(S.CompactionConfigError, match="^PartitionRegexBasedCompactionStrategy needs "
+                                                      "hoodie.compaction.partition.path.regex$"):
         S.resolve_strategy(CompactionConfig.from_options({"hoodie.compaction.strategy": "PartitionRegexBased"}))
     with pytest.raises(S.CompactionConfigError, match=r"regex='\(' is not a valid regex"):
         S.resolve_strategy(CompactionConfig.from_options({"hoodie.compaction.strategy": "PartitionRegexBased",
@@ -504,5 +510,58 @@ def test_strategy_names_resolve_like_hudi_and_refuse_clearly() -> None:
         resolve("pathlib.Path")
     with pytest.raises(S.CompactionConfigError, match="hoodie.compaction.strategy is empty"):
         resolve(" , ")
-    with pytest.raises(S.CompactionConfigError, match="needs at least one strategy"):
+    with pytest.raises(S.CompactionConfigError, match="^a composite compaction strategy needs at least one strategy$"):
         S.CompositeCompactionStrategy(CompactionConfig(), [])
+
+
+class _Recorder(CompactionStrategy):
+    """A user strategy recording what a composite hands it (and keeping the last log file out)."""
+
+    seen: list = []
+
+    def filter_partition_paths(self, partitions, context):
+        self.seen.append(("partitions", context.today))
+        return list(partitions)
+
+    def filter_log_files(self, logs, *, file_slice, context):
+        self.seen.append(("logs", file_slice.file_id, context.today))
+        return list(logs[:-1]), list(logs[-1:])
+
+    def order_and_filter(self, operations, pending_plans, context):
+        self.seen.append(("ops", len(pending_plans), context.today))
+        return list(operations)
+
+
+def test_composite_hands_every_member_the_context_slice_and_pending_plans() -> None:
+    from hoodie.services.compaction import CompactionConfig
+    from hoodie.services.compaction import strategies as S
+
+    _Recorder.seen = []
+    cfg = CompactionConfig.from_options({
+        "hoodie.compaction.strategy": f"{__name__}._Recorder,BoundedPartitionAware",
+        "hoodie.compaction.daybased.target.partitions": "1"})
+    strategy = S.resolve_strategy(cfg)
+    ctx = _context(cfg)
+    assert strategy.filter_partition_paths(["2024/03/01", "2024/03/09"], ctx) == ["2024/03/09"]
+    sl = _slice("2024/03/09", "f", [1, 2, 3])
+    logs = sl.sorted_logs()
+    assert strategy.filter_log_files(logs, file_slice=sl, context=ctx) == (logs[:2], logs[2:])
+    ops = _ops(strategy, [sl, _slice("2024/03/01", "g", [1])])
+    assert [op.file_id for op in strategy.order_and_filter(ops, [{"plan": 1}], ctx)] == ["f"]
+    assert _Recorder.seen == [("partitions", ctx.today), ("logs", "f", ctx.today), ("ops", 1, ctx.today)]
+
+
+def test_event_time_strategy_splits_at_the_threshold_itself() -> None:
+    from types import SimpleNamespace
+
+    from hoodie.services.compaction import CompactionConfig
+    from hoodie.services.compaction import strategies as S
+
+    cfg = CompactionConfig.from_options(event_time_config(T))
+    strategy = S.resolve_strategy(cfg)
+    sl = _slice("p", "f", [1, 1, 1, 1])
+    logs = sl.sorted_logs()
+    mins = dict(zip((lf.name for lf in logs), (T + 1, T, float("-inf"), float("inf"))))
+    ctx = _context(cfg)
+    ctx.event_times = SimpleNamespace(for_log=lambda lf: SimpleNamespace(planning_min=mins[lf.name]))
+    assert strategy.filter_log_files(logs, file_slice=sl, context=ctx) == ([logs[1], logs[2]], [logs[0], logs[3]])
