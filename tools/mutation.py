@@ -203,15 +203,22 @@ def _mutmut_config(target: Target) -> str:
 RUNNING = "RUNNING"  # marker file in a workspace while mutmut works on it
 
 
+def _runner(ws: Path) -> Optional[str]:
+    """The pid of a live run working on this workspace, if any (a marker of a dead one is stale)."""
+    marker = ws / RUNNING
+    if not marker.exists():
+        return None
+    pid = marker.read_text().strip()
+    return pid if pid.isdigit() and Path(f"/proc/{pid}").exists() else None
+
+
 def _claim(ws: Path, name: str) -> None:
     """Mark a workspace busy; refuse when another run of the same target is under way."""
-    marker = ws / RUNNING
-    if marker.exists():
-        pid = marker.read_text().strip()
-        if pid.isdigit() and Path(f"/proc/{pid}").exists():
-            raise SystemExit(f"target {name} is being run by process {pid}; wait for it (or end it) first")
+    pid = _runner(ws)
+    if pid is not None:
+        raise SystemExit(f"target {name} is being run by process {pid}; wait for it (or end it) first")
     ws.mkdir(parents=True, exist_ok=True)
-    marker.write_text(str(os.getpid()))
+    (ws / RUNNING).write_text(str(os.getpid()))
 
 
 def prepare_workspace(name: str, target: Target) -> Path:
@@ -338,7 +345,7 @@ def collect(name: str, entries: list[dict]) -> Optional[TargetResult]:
         return None
     data = json.loads(meta.read_text())
     codes: dict[str, Optional[int]] = data.get("exit_code_by_key", {})
-    res = TargetResult(name, total=len(codes), running=(ws / RUNNING).exists())
+    res = TargetResult(name, total=len(codes), running=_runner(ws) is not None)
     run = ws / "run.json"
     if run.exists():
         info = json.loads(run.read_text())

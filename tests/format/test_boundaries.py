@@ -298,6 +298,7 @@ def test_read_optimized_view_skips_the_base_file_of_a_pending_compaction(tmp_pat
     # Without merging, the pending slice stands alone: no base file, only the log written during C.
     (pending,) = view.latest_file_slices("a", merge_pending_compaction=False)
     assert pending.base_instant == c and pending.base_file is None and len(pending.log_files) == 1
+    assert pending.partition == "a"
 
 
 def test_time_travel_to_exactly_a_replacecommit_sees_the_replacement(tmp_path) -> None:
@@ -441,6 +442,7 @@ def test_views_of_a_non_partitioned_table_key_groups_by_the_empty_partition(tmp_
     view = table_view(table.storage, table.timeline)
     assert view.pending_compaction_file_groups() == {("", sl.file_id): c}
     assert view.reserved_log_versions() == {("", sl.file_id): (c, 2)}
+    assert sorted(view.file_groups("")[sl.file_id].slices) == [sl.base_instant, c]
     assert FileSystemView(table.storage, table.timeline).all_latest_file_slices(partitions=[""])[0].file_id \
         == sl.file_id
     assert N.parse_log_file(sl.sorted_logs()[0].name).file_id == sl.file_id
@@ -650,6 +652,8 @@ def test_pending_compaction_opens_a_slice_in_its_own_group_only(tmp_path) -> Non
     (b_slice,) = view.latest_file_slices("b", merge_pending_compaction=False)
     assert b_slice.base_instant == sb.base_instant and b_slice.partition == "b"
     assert view.pending_compaction_file_groups() == {("a", sa.file_id): c}
+    assert [sl.partition for sl in view.all_latest_file_slices(partitions=["b"])] == ["b"]
+    assert sorted(sl.partition for sl in view.all_latest_file_slices()) == ["a", "b"]
 
 
 def test_slices_older_than_the_active_timeline_are_visible_but_not_failed_first_writes(tmp_path) -> None:
@@ -682,3 +686,33 @@ def test_slices_older_than_the_active_timeline_are_visible_but_not_failed_first_
     view = FileSystemView(table.storage, table.timeline)
     assert table.timeline.first().timestamp == c2 and not table.timeline.first().is_completed
     assert [b.name for b in view.latest_base_files("a")] == [sl.base_file.name]
+
+
+def test_views_of_an_empty_timeline_and_of_a_plan_naming_a_vanished_group(tmp_path) -> None:
+    """A table with no instant yet has no slices; a pending compaction whose file group has no
+    file left opens an empty group (nothing to read) instead of failing."""
+    from hoodie.format import instant as I
+    from hoodie.format import plans
+    from hoodie.format import timeline as T
+    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.storage import Storage
+    from hoodie.format.table import HoodieTable
+    from tests.format.test_fsview import _data, _write
+
+    st = Storage(str(tmp_path / "empty"))
+    st.write_bytes(".hoodie/hoodie.properties", b"")
+    view = FileSystemView(st, T.Timeline.load(st))
+    assert view.partitions() == [] and view.all_latest_file_slices() == []
+    path = str(tmp_path / "t")
+    _write(path, _data([1], 1, "a"), "insert")
+    table = HoodieTable(path)
+    c = table.new_instant_time()
+    op = plans.compaction_operation("001", None, [], "ghost-0", "a", {})
+    T.create_requested(table.storage, c, I.COMPACTION,
+                       plans.write_avro_metadata("HoodieCompactionPlan", plans.compaction_plan([op])))
+    table.reload()
+    view = FileSystemView(table.storage, table.timeline)
+    ghost = view.file_groups("a")["ghost-0"]
+    assert (ghost.partition, ghost.file_id, list(ghost.slices)) == ("a", "ghost-0", [c])
+    (only,) = view.latest_file_slices("a")
+    assert only.file_id != "ghost-0"
