@@ -160,7 +160,8 @@ def test_interrupted_rollback_is_resumed_not_duplicated(tmp_path: Path, caplog) 
     with caplog.at_level(logging.INFO, logger="hoodie.services.rollback"):
         res = rollback(path, failed)
     assert res.rollback_instant == first.timestamp
-    assert f"resuming rollback {first.timestamp} of {failed}, left inflight by an interrupted run" in caplog.text
+    assert f"resuming rollback {first.timestamp} of {failed}, left inflight by an interrupted run" in [
+        r.getMessage() for r in caplog.records]
     tl = HoodieTable(path).timeline
     assert tl.get(first.timestamp).is_completed and tl.get(failed) is None
     assert sorted(i.timestamp for i in tl.pending().by_actions(I.ROLLBACK)) == sorted(
@@ -250,15 +251,21 @@ def test_rollback_refusals_name_the_reason(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     o = _rb_table(path)
     c2 = write_arrow(path, _data([1], 2, "b"), {**o, "hoodie.datasource.write.operation": "upsert"})
-    c3 = write_arrow(path, _data([2], 3, "c"), {**o, "hoodie.datasource.write.operation": "upsert"})
-    with pytest.raises(RollbackError, match=rf"{c2} is completed and later writes exist \({c3}\); only the latest"):
+    later = [write_arrow(path, _data([2], ts, "c"), {**o, "hoodie.datasource.write.operation": "upsert"})
+             for ts in (3, 4, 5, 6)]
+    # Four later writes: the message names the first three.
+    with pytest.raises(RollbackError, match=rf"^{c2} is completed and later writes exist \({', '.join(later[:3])}\); "
+                                            "only the latest completed write can be rolled back$"):
         rollback(path, c2)
+    c3 = later[-1]
     with pytest.raises(RollbackError, match=rf"^{c3} is completed$"):
         rollback(path, c3, allow_completed=False)
-    with pytest.raises(RollbackError, match=r"no instant 20000101000000000 on the timeline of .*hoodie show timeline"):
+    with pytest.raises(RollbackError, match=r"no instant 20000101000000000 on the timeline of .*; see `hoodie show "
+                                            r"timeline`$"):
         rollback(path, "20000101000000000")
     c = schedule_compaction(path, UNBOUNDED)
-    with pytest.raises(RollbackError, match=rf"{c} is a compaction; roll it back with the compaction service"):
+    with pytest.raises(RollbackError, match=rf"^{c} is a compaction; roll it back with the compaction service "
+                                            r"\(hoodie compaction rollback\) so its plan stays requested$"):
         rollback(path, c)
     t = HoodieTable(path)
     clean = T.create_requested(t.storage, t.new_instant_time(), I.CLEAN, b"")
@@ -275,9 +282,14 @@ def test_rollback_refusals_name_the_reason(tmp_path: Path) -> None:
     overwrite = T.create_requested(t.storage, t.new_instant_time(), I.REPLACE_COMMIT, plans.write_avro_metadata(
         "HoodieRequestedReplaceMetadata", plans.requested_replace_metadata("INSERT_OVERWRITE")))
     empty = T.create_requested(t.storage, t.new_instant_time(), I.REPLACE_COMMIT, b"")
+    corrupt = T.create_requested(t.storage, t.new_instant_time(), I.REPLACE_COMMIT, b"not avro")
+    no_plan = t.new_instant_time()  # only an inflight file: no requested plan to read
+    t.storage.write_bytes(f".hoodie/{I.instant_file_name(no_plan, I.REPLACE_COMMIT, I.State.INFLIGHT)}", b"")
     pending = [i.timestamp for i in pending_failed_writes(t.reload())]
-    assert clustering.timestamp not in pending and overwrite.timestamp in pending and empty.timestamp in pending
-    assert [i.timestamp for i in pending_failed_writes(t, exclude=[overwrite.timestamp])] == [empty.timestamp]
+    assert pending == [overwrite.timestamp, empty.timestamp, corrupt.timestamp, no_plan]
+    assert clustering.timestamp not in pending
+    assert [i.timestamp for i in pending_failed_writes(t, exclude=[overwrite.timestamp, corrupt.timestamp])] == [
+        empty.timestamp, no_plan]
 
 
 def test_rollback_plan_and_metadata_in_nested_partitions(tmp_path: Path, caplog) -> None:
@@ -319,7 +331,9 @@ def test_rollback_plan_and_metadata_in_nested_partitions(tmp_path: Path, caplog)
     (block_file,) = res.command_blocks
     assert block_file.startswith("2024/01/.") and N.parse_log_file(block_file.rsplit("/", 1)[1]).file_id == sl.file_id
     assert N.parse_log_file(block_file.rsplit("/", 1)[1]).base_instant == sl.base_instant
-    assert f"rolled back [{c3}__deltacommit__COMPLETED] (1 files deleted, 1 command blocks)" in caplog.text
+    assert f"rolled back [{c3}__deltacommit__COMPLETED] (1 files deleted, 1 command blocks)" in [
+        r.getMessage() for r in caplog.records]
+    assert N.parse_log_file(block_file.rsplit("/", 1)[1]).version == first.version + 1
     t.reload()
     rb = t.timeline.get(res.rollback_instant)
     plan = plans.read_avro_metadata(t.timeline.read_file(rb.requested_file_name))
@@ -565,3 +579,53 @@ def test_event_time_strategy_splits_at_the_threshold_itself() -> None:
     ctx = _context(cfg)
     ctx.event_times = SimpleNamespace(for_log=lambda lf: SimpleNamespace(planning_min=mins[lf.name]))
     assert strategy.filter_log_files(logs, file_slice=sl, context=ctx) == ([logs[1], logs[2]], [logs[0], logs[3]])
+
+
+def test_rollback_of_a_torn_log_file_with_markers_and_of_a_table_object(tmp_path: Path) -> None:
+    """A log file the failed write left without one readable block (torn while written) is deleted
+    when its marker names it, without warnings; rollback accepts an opened table too."""
+    import warnings
+
+    from hoodie.format import instant as I
+    from hoodie.services.rollback import rollback
+    from tests.format.test_fsview import _uncommitted_write
+    from tests.services.test_rollback import _data, _vals
+
+    path = str(tmp_path / "t")
+    o = _rb_table(path)
+    failed = _uncommitted_write(path, _data([0], 5, "bad"), opts=o)
+    (log,) = [p for p in (tmp_path / "t" / "p0").iterdir() if ".log." in p.name]
+    log.write_bytes(log.read_bytes()[:20])  # a torn first block
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = rollback(HoodieTable(path), failed)
+    assert res.deleted_files == [f"p0/{log.name}"] and not log.exists()
+    assert (res.rolled_back, res.action) == (failed, I.DELTA_COMMIT)
+    assert _vals(hoodie.read_table(path)) == {0: "a0", 1: "a1", 2: "a2", 3: "a3"}
+
+
+def test_rollback_command_block_in_a_non_partitioned_table(tmp_path: Path) -> None:
+    from hoodie.format import naming as N
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.rollback import rollback
+
+    path = str(tmp_path / "t")
+    o = {"hoodie.table.name": "np", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+         "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.precombine.field": "ts"}
+
+    def rows(ids: list[int], ts: int) -> pa.Table:
+        return pa.table({"id": pa.array(ids, pa.int64()), "ts": pa.array([ts] * len(ids), pa.int64()),
+                         "v": [f"v{ts}"] * len(ids)})
+
+    write_arrow(path, rows([0, 1], 1), {**o, "hoodie.datasource.write.operation": "insert"})
+    write_arrow(path, rows([0], 2), {**o, "hoodie.datasource.write.operation": "upsert"})
+    c3 = write_arrow(path, rows([1], 3), {**o, "hoodie.datasource.write.operation": "upsert"})
+    first, second = sorted((p for p in (tmp_path / "t").iterdir() if ".log." in p.name),
+                           key=lambda p: N.parse_log_file(p.name).sort_key())
+    first.write_bytes(first.read_bytes() + second.read_bytes())
+    second.unlink()
+    res = rollback(path, c3)
+    (block,) = res.command_blocks
+    assert "/" not in block and N.parse_log_file(block).version == N.parse_log_file(first.name).version + 1
+    t = hoodie.read_table(path)
+    assert dict(zip(t.column("id").to_pylist(), t.column("v").to_pylist())) == {0: "v2", 1: "v1"}
