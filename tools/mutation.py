@@ -330,7 +330,8 @@ def triage(target: str, survivor: Survivor, entries: list[dict]) -> None:
     for e in entries:
         if e["target"] not in ("*", target) or e.get("function", function) != function:
             continue
-        if (e["change"] in lines) if e.get("exact") else (e["change"] in changed):
+        if e["change"] == "*" and "function" in e or \
+                ((e["change"] in lines) if e.get("exact") else (e["change"] in changed)):
             survivor.verdict = e["verdict"]
             survivor.reason = e.get("reason", "")
             return
