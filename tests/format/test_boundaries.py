@@ -566,7 +566,7 @@ def test_timeline_reads_need_storage_and_name_the_file(tmp_path) -> None:
     from hoodie.format import timeline as T
     from hoodie.format.storage import Storage
 
-    with pytest.raises(T.TimelineError, match="not loaded from storage"):
+    with pytest.raises(T.TimelineError, match="^this timeline was not loaded from storage$"):
         T.Timeline([I.Instant(P + "1", I.COMMIT)]).read_file(P + "1.commit")
     st = Storage(str(tmp_path))
     st.write_bytes(".hoodie/20240101000000001.commit", b"{not json")
@@ -574,6 +574,9 @@ def test_timeline_reads_need_storage_and_name_the_file(tmp_path) -> None:
     with pytest.raises(ValueError, match=r"\.hoodie/20240101000000001\.commit"):
         tl.commit_metadata(tl.get(P + "1"))
     assert tl.read_file(P + "1.commit") == b"{not json"
+    # Filtered timelines keep their storage and file listing.
+    assert tl.completed().read_file(P + "1.commit") == b"{not json"
+    assert tl.completed().has_file(P + "1.commit") and not tl.pending().has_file(P + "2.commit")
 
 
 def test_timeline_transitions_refuse_the_wrong_state(tmp_path) -> None:
