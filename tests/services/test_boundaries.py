@@ -19,7 +19,7 @@ from hoodie.services.compaction import partial as P
 from hoodie.services.compaction.event_index import EventTimeIndex
 from hoodie.services.compaction.strategies import CompactionStrategy
 from tests.services.test_compaction_support import (
-    UNBOUNDED, event_time_config, latest_slices, log_names, read_optimized, snapshot, write,
+    UNBOUNDED, Setup, event_time_config, latest_slices, log_names, read_optimized, snapshot, write,
 )
 
 # Realistic epoch-millisecond event times (2023-11-14T22:13:20Z) around a threshold T.
@@ -629,3 +629,98 @@ def test_rollback_command_block_in_a_non_partitioned_table(tmp_path: Path) -> No
     assert "/" not in block and N.parse_log_file(block).version == N.parse_log_file(first.name).version + 1
     t = hoodie.read_table(path)
     assert dict(zip(t.column("id").to_pylist(), t.column("v").to_pylist())) == {0: "v2", 1: "v1"}
+
+
+# -- partial compaction: links --------------------------------------------------------------------
+
+def test_original_of_follows_links_and_refuses_broken_or_foreign_ones(tmp_path: Path) -> None:
+    import os
+    from types import SimpleNamespace
+
+    from hoodie.format.storage import Storage
+    from hoodie.services.compaction import CompactionError
+    from hoodie.services.compaction import partial as P
+
+    root = tmp_path / "t"
+    (root / "a").mkdir(parents=True)
+    (root / "b").mkdir()
+    st = Storage(str(root))
+    target = N.log_file_name("f", "001", 1, "1-0-1")
+    (root / "a" / target).write_bytes(b"x")
+    (root / target).write_bytes(b"x")  # a non-partitioned table's log file
+    link = N.log_file_name("f", "002", 1, "1-0-1")
+    os.symlink(root / "a" / target, root / "a" / link)
+    os.symlink(root / target, root / link)
+    assert P.original_of(st, "a", link) == target and P.original_of(st, "a", target) == target
+    assert P.original_of(st, "", link) == target
+    gone = N.log_file_name("f", "003", 1, "1-0-1")
+    os.symlink(root / "a" / "missing.log", root / "a" / gone)
+    with pytest.raises(CompactionError, match=rf"^log file a/{gone} is a link to {root}/a/missing.log, which is "
+                                              r"missing; restore it \(or roll back the compaction that created the "
+                                              r"link\) before compacting again$"):
+        P.original_of(st, "a", gone)
+    foreign = N.log_file_name("f", "004", 1, "1-0-1")
+    (root / "b" / "other.log").write_bytes(b"x")
+    os.symlink(root / "b" / "other.log", root / "a" / foreign)
+    with pytest.raises(CompactionError, match=rf"^log file a/{foreign} links outside its partition folder "
+                                              rf"\({root}/b/other.log\); hoodie only creates links between log "
+                                              "files of one file group$"):
+        P.original_of(st, "a", foreign)
+    # Storage without symlinks (object stores) is never asked about links.
+    def refuse(rel: str) -> bool:
+        raise AssertionError("is_symlink asked on storage without symlinks")
+    assert P.original_of(SimpleNamespace(supports_symlinks=False, is_symlink=refuse), "a", link) == link
+    assert P.parse_version(link) == 1 and P.parse_version(N.log_file_name("f", "002", 7, "1-0-1")) == 7
+    assert P.parse_version("f_1-0-1_001.parquet") is None
+
+
+def test_remove_links_deletes_leftover_copies_and_links_lowest_version_first(tmp_path: Path) -> None:
+    from hoodie.format.storage import Storage
+    from hoodie.services.compaction import partial as P
+
+    root = tmp_path / "t"
+    (root / "a").mkdir(parents=True)
+    st = Storage(str(root))
+    links = [P.LinkOp("a", "f", N.log_file_name("f", "002", v, "1-0-1"), N.log_file_name("f", "001", v + 1, "1-0-1"))
+             for v in (2, 1)]
+    for lk in links:
+        (root / lk.target_path).write_bytes(b"target")
+        (root / lk.link_path).write_bytes(b"copy")
+    (root / (links[0].link_path + P.COPY_TMP_SUFFIX)).write_bytes(b"half")
+    assert P.remove_links(st, links) == [links[1].link_path, links[0].link_path + P.COPY_TMP_SUFFIX,
+                                         links[0].link_path]
+    assert sorted(p.name for p in (root / "a").iterdir()) == sorted(lk.target for lk in links)
+    assert P.remove_links(st, links) == []
+
+
+def test_event_index_counts_archived_blocks_as_committed_but_not_a_pending_first_instant(tmp_path: Path) -> None:
+    """Without a write stat (its deltacommit archived), the headers give the range: a block older
+    than the active timeline was committed. A block of the first active instant is committed only
+    if that instant completed."""
+    from hoodie.format import instant as I
+    from tests.format.test_fsview import _uncommitted_write
+    from tests.services.test_compaction_support import batch, options
+
+    path = str(tmp_path / "t")
+    c1 = write(path, "insert", [(1, T - 10, 0), (2, T - 10, 0)])
+    c2 = write(path, "upsert", [(1, T + 5, 1)])
+    c3 = write(path, "upsert", [(2, T + 6, 2)])
+    for inst in (c1, c2):  # archive c1 and c2: their timeline files go, their files stay
+        for st in I.State:
+            (tmp_path / "t" / ".hoodie" / I.instant_file_name(inst, I.DELTA_COMMIT, st)).unlink()
+    (sl,) = latest_slices(path)
+    logs = sl.sorted_logs()
+    index = EventTimeIndex(HoodieTable(path))
+    old, new = index.for_log(logs[0]), index.for_log(logs[1])
+    assert (old.min_ms, old.source, new.min_ms, new.source) == (T + 5, "headers", T + 6, "stats")
+    assert index.header_reads == 1
+    # Now make the first active instant a failed write: its log block is not committed data.
+    for st in I.State:
+        (tmp_path / "t" / ".hoodie" / I.instant_file_name(c3, I.DELTA_COMMIT, st)).unlink()
+    failed = _uncommitted_write(path, batch([(1, T + 7, 3)], Setup()), opts=options(Setup(), "upsert"))
+    table = HoodieTable(path)
+    assert table.timeline.first().timestamp == failed
+    (pending_log,) = [lf for lf in latest_slices(path)[0].log_files if lf.name not in {x.name for x in logs}]
+    index = EventTimeIndex(table)
+    assert not index.for_log(pending_log).has_data and index.for_log(logs[1]).min_ms == T + 6
+    assert index.header_reads == 2
