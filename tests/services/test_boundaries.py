@@ -24,6 +24,7 @@ from tests.services.test_compaction_support import (
 
 # Realistic epoch-millisecond event times (2023-11-14T22:13:20Z) around a threshold T.
 T = 1_700_000_000_000
+T0 = "2024010100000000"  # synthetic instants T0 + "1", T0 + "2", ...: 17 digits, in order
 
 
 def _plan(path: str, instant: str) -> dict:
@@ -727,3 +728,137 @@ def test_event_index_counts_archived_blocks_as_committed_but_not_a_pending_first
     index = EventTimeIndex(table)
     assert not index.for_log(pending_log).has_data and index.for_log(logs[1]).min_ms == T + 6
     assert index.header_reads == 2
+
+
+# -- TTL partition stats (a synthetic timeline: commit files only) ---------------------------------
+
+def _stats_table(root: Path):
+    from types import SimpleNamespace
+
+    from hoodie.format import timeline as TL
+    from hoodie.format.storage import Storage
+
+    st = Storage(str(root))
+    return SimpleNamespace(storage=st, timeline=TL.Timeline.load(st))
+
+
+def _commit_file(root: Path, name: str, parts: dict[str, int], op: str = "UPSERT", extra: dict | None = None) -> None:
+    import json
+
+    doc = {"partitionToWriteStats": {p: [{"fileId": f"f{i}"} for i in range(n)] for p, n in parts.items()},
+           "operationType": op, "extraMetadata": extra or {}}
+    (root / ".hoodie").mkdir(parents=True, exist_ok=True)
+    (root / ".hoodie" / name).write_text(json.dumps(doc))
+
+
+def test_touched_partitions_skip_empty_stats_unreadable_files_and_table_services(tmp_path: Path) -> None:
+    from hoodie.services.ttl import stats as TS
+
+    root = tmp_path / "t"
+    _commit_file(root, f"{T0}1.deltacommit", {"p1": 1, "p2": 0})
+    _commit_file(root, f"{T0}2.commit", {"p1": 1})
+    (root / ".hoodie" / f"{T0}2.compaction.requested").write_bytes(b"")
+    _commit_file(root, f"{T0}3.deltacommit", {"p3": 1})
+    (root / ".hoodie" / f"{T0}3.logcompaction.requested").write_bytes(b"")
+    _commit_file(root, f"{T0}4.replacecommit", {"p4": 1}, op="CLUSTER")
+    (root / ".hoodie" / f"{T0}5.deltacommit").write_text("  \n")
+    (root / ".hoodie" / f"{T0}6.deltacommit").write_text("{not json")
+    _commit_file(root, f"{T0}7.commit", {"p7": 2}, op="INSERT_OVERWRITE")
+    tl = _stats_table(root).timeline
+    got = {i.timestamp[-1]: (TS.touched_partitions(tl, i, False), TS.touched_partitions(tl, i, True)) for i in tl}
+    assert got == {"1": (["p1"], ["p1"]), "2": ([], ["p1"]), "3": ([], ["p3"]), "4": ([], ["p4"]),
+                   "5": ([], []), "6": ([], []), "7": (["p7"], ["p7"])}
+
+
+def test_partition_stats_encode_decode_and_copy() -> None:
+    import base64
+    import json
+    import zlib
+
+    from hoodie.services.ttl import stats as TS
+
+    st = TS.PartitionStats({"p": "001"}, "002", ["001", "000"], True, 5)
+    back = TS.PartitionStats.decode(st.encode())
+    assert (back.last_modified, back.upto, back.pending, back.count_table_services, back.covered) == (
+        {"p": "001"}, "002", ["000", "001"], True, 5)
+
+    def raw(doc: object) -> str:
+        return base64.b64encode(zlib.compress(json.dumps(doc).encode())).decode()
+
+    assert TS.PartitionStats.decode("not base64 !") is None
+    assert TS.PartitionStats.decode(base64.b64encode(b"not zlib").decode()) is None
+    assert TS.PartitionStats.decode(raw([1, 2])) is None
+    assert TS.PartitionStats.decode(raw({"v": TS.STATS_VERSION + 1, "lm": {}})) is None
+    empty = TS.PartitionStats.decode(raw({"v": TS.STATS_VERSION}))
+    assert (empty.last_modified, empty.upto, empty.pending, empty.count_table_services, empty.covered) == (
+        {}, None, [], False, 0)
+    c = st.copy()
+    c.last_modified["q"] = "003"
+    c.pending.append("x")
+    assert st.last_modified == {"p": "001"} and st.pending == ["001", "000"]
+    assert (c.upto, c.count_table_services, c.covered) == ("002", True, 5)
+
+
+def test_partition_last_modified_incremental_rechecks_pending_and_rescans_after_a_rollback(tmp_path: Path) -> None:
+    from hoodie.services.ttl import stats as TS
+
+    root = tmp_path / "t"
+    _commit_file(root, f"{T0}1.deltacommit", {"p1": 1})
+    _commit_file(root, f"{T0}2.deltacommit", {"p2": 1})
+    table = _stats_table(root)
+    TS.forget(table)
+    first = TS.partition_last_modified(table)
+    assert first.last_modified == {"p1": f"{T0}1", "p2": f"{T0}2"}
+    assert (first.upto, first.covered, first.scanned_instants, first.incremental, first.source) == (
+        f"{T0}2", 2, 2, False, "full scan")
+    # A new write: only it is read.
+    _commit_file(root, f"{T0}3.deltacommit", {"p1": 1})
+    (root / ".hoodie" / f"{T0}4.deltacommit.requested").write_bytes(b"")
+    _commit_file(root, f"{T0}5.deltacommit", {"p3": 1})
+    second = TS.partition_last_modified(_stats_table(root))
+    assert second.last_modified == {"p1": f"{T0}3", "p2": f"{T0}2", "p3": f"{T0}5"}
+    assert (second.scanned_instants, second.incremental, second.source, second.pending) == (
+        2, True, "process cache", [f"{T0}4"])
+    # The pending write completes later, touching p3 (older than p3's newer write) and p2.
+    _commit_file(root, f"{T0}4.deltacommit", {"p3": 1, "p2": 1})
+    third = TS.partition_last_modified(_stats_table(root))
+    assert third.scanned_instants == 1 and third.pending == []
+    assert third.last_modified == {"p1": f"{T0}3", "p2": f"{T0}4", "p3": f"{T0}5"}
+    assert TS.partitions_in(third, ["p2", "nope"]) == {"p2": f"{T0}4"}
+    # A rolled-back write below upto: the incremental state no longer matches, so everything is read again.
+    (root / ".hoodie" / f"{T0}3.deltacommit").unlink()
+    fourth = TS.partition_last_modified(_stats_table(root))
+    assert fourth.last_modified == {"p1": f"{T0}1", "p2": f"{T0}4", "p3": f"{T0}5"} == TS.full_scan(_stats_table(root))
+    assert (fourth.scanned_instants, fourth.incremental) == (4, False)
+    # Counting table services is a separate state; forgetting one table leaves the others.
+    _commit_file(tmp_path / "other", f"{T0}1.deltacommit", {"x": 1})
+    other = _stats_table(tmp_path / "other")
+    TS.partition_last_modified(other)
+    counted = TS.partition_last_modified(_stats_table(root), count_table_services=True)
+    assert counted.scanned_instants == 4 and counted.count_table_services
+    TS.forget(_stats_table(root))
+    assert TS.partition_last_modified(_stats_table(root)).scanned_instants == 4
+    assert TS.partition_last_modified(other).scanned_instants == 0
+    TS.forget()
+    assert TS.partition_last_modified(other).scanned_instants == 1
+    assert TS.partition_last_modified(other, incremental=False).scanned_instants == 1
+
+
+def test_partition_stats_persisted_by_a_ttl_replacecommit_are_the_starting_point(tmp_path: Path) -> None:
+    from hoodie.services.ttl import stats as TS
+
+    root = tmp_path / "t"
+    _commit_file(root, f"{T0}1.deltacommit", {"p1": 1})
+    _commit_file(root, f"{T0}2.deltacommit", {"p2": 1})
+    saved = TS.PartitionStats({"p1": f"{T0}1", "p2": f"{T0}2"}, f"{T0}2", [], False, 2)
+    other_rule = TS.PartitionStats({"p1": f"{T0}1"}, f"{T0}2", [], True, 2)
+    _commit_file(root, f"{T0}3.replacecommit", {}, op="DELETE_PARTITION", extra={TS.STATS_KEY: saved.encode()})
+    _commit_file(root, f"{T0}4.replacecommit", {}, op="DELETE_PARTITION",
+                 extra={TS.STATS_KEY: other_rule.encode()})
+    _commit_file(root, f"{T0}5.replacecommit", {}, op="DELETE_PARTITION")
+    TS.forget()
+    got = TS.partition_last_modified(_stats_table(root))
+    assert got.source == f"replacecommit {T0}3" and got.incremental
+    assert got.scanned_instants == 3 and got.last_modified == {"p1": f"{T0}1", "p2": f"{T0}2"}
+    counted = TS.partition_last_modified(_stats_table(root), count_table_services=True)
+    assert counted.source == f"replacecommit {T0}4"
