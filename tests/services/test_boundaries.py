@@ -862,3 +862,43 @@ def test_partition_stats_persisted_by_a_ttl_replacecommit_are_the_starting_point
     assert got.scanned_instants == 3 and got.last_modified == {"p1": f"{T0}1", "p2": f"{T0}2"}
     counted = TS.partition_last_modified(_stats_table(root), count_table_services=True)
     assert counted.source == f"replacecommit {T0}4"
+
+
+# -- clean: what `hoodie clean --json` prints -----------------------------------------------------
+
+def test_clean_result_json_for_a_recovered_and_a_new_clean(tmp_path: Path) -> None:
+    from hoodie.format import instant as I
+    from hoodie.format import plans
+    from hoodie.format import timeline as TL
+    from hoodie.services.clean import plan_clean, run_clean
+    from tests.services.test_clean import _history
+
+    path = str(tmp_path / "t")
+    hist = _history(path, 3)
+    table = HoodieTable(path)
+    cfg = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "2"}
+    plan = plan_clean(table, cfg)
+    doomed = {p: sorted(fs) for p, fs in plan.files_to_delete.items() if fs}
+    assert sorted(doomed) == ["p0", "p1"] and plan.total_files == 2
+    ts = table.new_instant_time()  # an interrupted clean: planned, requested, nothing deleted yet
+    TL.create_requested(table.storage, ts, I.CLEAN,
+                        plans.write_avro_metadata("HoodieCleanerPlan", plan.to_avro(table.storage)))
+    dry = run_clean(path, cfg, dry_run=True).to_json()
+    assert dry["dry_run"] is True and dry["instant"] is None and dry["total_deleted"] == 0
+    assert dry["plan"]["notes"] == [f"pending clean(s) {ts} would be re-executed first"]
+    res = run_clean(path, {**cfg, "hoodie.cleaner.fileversions.retained": "1"})
+    out = res.to_json()
+    assert sorted(out) == ["deleted_files", "deleted_partitions", "dry_run", "failed_files", "instant", "plan",
+                           "recovered_cleans", "stash_purged", "total_deleted"]
+    (rec,) = out["recovered_cleans"]
+    assert rec == {
+        "instant": ts, "dry_run": False,
+        "plan": {"policy": "KEEP_LATEST_FILE_VERSIONS", "earliest_instant_to_retain": None,
+                 "last_completed_commit": hist[-1][0], "files_to_delete": doomed, "total_files": 2,
+                 "partitions_to_delete": [], "notes": []},
+        "deleted_files": doomed, "total_deleted": 2, "failed_files": {}, "deleted_partitions": [],
+        "recovered_cleans": [], "stash_purged": []}
+    assert out["instant"] == res.instant and out["instant"] > ts and out["dry_run"] is False
+    assert out["total_deleted"] == 2 == sum(len(v) for v in out["deleted_files"].values())
+    assert out["plan"]["total_files"] == 2 and sorted(out["plan"]["files_to_delete"]) == ["p0", "p1"]
+    assert out["failed_files"] == {} and out["deleted_partitions"] == [] and out["stash_purged"] == []
