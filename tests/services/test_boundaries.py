@@ -680,6 +680,7 @@ def test_original_of_follows_links_and_refuses_broken_or_foreign_ones(tmp_path: 
 
 def test_remove_links_deletes_leftover_copies_and_links_lowest_version_first(tmp_path: Path) -> None:
     from hoodie.format.storage import Storage
+    from hoodie.services.compaction import CompactionError
     from hoodie.services.compaction import partial as P
 
     root = tmp_path / "t"
@@ -695,6 +696,12 @@ def test_remove_links_deletes_leftover_copies_and_links_lowest_version_first(tmp
                                          links[0].link_path]
     assert sorted(p.name for p in (root / "a").iterdir()) == sorted(lk.target for lk in links)
     assert P.remove_links(st, links) == []
+    (root / links[0].target_path).unlink()
+    with pytest.raises(CompactionError, match=rf"^log file {links[0].target_path} \(target of planned link "
+                                              rf"{links[0].link}\) is missing; the table changed under the "
+                                              r"compaction plan \(was it cleaned\?\)\. Nothing was committed; "
+                                              "restore the file or roll the compaction back$"):
+        P.materialize_link(st, links[0], "copy")
 
 
 def test_event_index_counts_archived_blocks_as_committed_but_not_a_pending_first_instant(tmp_path: Path) -> None:
