@@ -917,3 +917,39 @@ def test_clean_result_json_for_a_recovered_and_a_new_clean(tmp_path: Path) -> No
     assert out["total_deleted"] == 2 == sum(len(v) for v in out["deleted_files"].values())
     assert out["plan"]["total_files"] == 2 and sorted(out["plan"]["files_to_delete"]) == ["p0", "p1"]
     assert out["failed_files"] == {} and out["deleted_partitions"] == [] and out["stash_purged"] == []
+
+
+def test_clean_deletes_a_dropped_partition_with_its_checksum_files_only(tmp_path: Path) -> None:
+    """Hadoop writes ``.<name>.crc`` beside files: those of doomed files and of the partition
+    metafile go with the partition; any other file (a foreign checksum too) keeps it."""
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.clean import plan_clean, run_clean
+    from tests.services.test_clean import batch, drop_partition, options
+
+    path = str(tmp_path / "t")
+    write_arrow(path, batch([(1, "a", 1), (2, "b", 2), (3, "c", 3)]), options())
+    base_of = {}
+    for part in ("a", "c"):
+        drop_partition(path, part)
+        folder = tmp_path / "t" / part
+        (base,) = [p.name for p in folder.iterdir() if p.name.endswith(".parquet")]
+        base_of[part] = base
+        (folder / f".{base}.crc").write_bytes(b"crc")
+        (folder / "..hoodie_partition_metadata.crc").write_bytes(b"crc")
+    (tmp_path / "t" / "c" / ".foreign.parquet.crc").write_bytes(b"crc")  # no such file: not ours
+    cfg = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"}
+    plan = plan_clean(HoodieTable(path), cfg)
+    assert plan.partitions_to_delete == ["a"]
+    assert plan.partitions_to_delete == ["a"]
+    # Both groups were replaced: their files and checksums go. The kept partition keeps the checksum
+    # of its metafile, which stays.
+    assert sorted(f.rsplit("/", 1)[1] for f in plan.files_to_delete["a"]) == sorted(
+        [base_of["a"], f".{base_of['a']}.crc", "..hoodie_partition_metadata.crc"])
+    assert sorted(f.rsplit("/", 1)[1] for f in plan.files_to_delete["c"]) == sorted(
+        [base_of["c"], f".{base_of['c']}.crc"])
+    res = run_clean(path, cfg)
+    assert res.deleted_partitions == ["a"] and not (tmp_path / "t" / "a").exists()
+    assert sorted(p.name for p in (tmp_path / "t" / "c").iterdir()) == [
+        "..hoodie_partition_metadata.crc", ".foreign.parquet.crc", ".hoodie_partition_metadata"]
+    assert any("partition c is kept: .foreign.parquet.crc is not part of any cleanable file group" in n
+               for n in res.plan.notes)
