@@ -953,3 +953,27 @@ def test_clean_deletes_a_dropped_partition_with_its_checksum_files_only(tmp_path
         "..hoodie_partition_metadata.crc", ".foreign.parquet.crc", ".hoodie_partition_metadata"]
     assert any("partition c is kept: .foreign.parquet.crc is not part of any cleanable file group" in n
                for n in res.plan.notes)
+
+
+def test_clean_plan_from_avro_reads_the_earliest_instant_to_retain(tmp_path: Path) -> None:
+    from hoodie.format import instant as I
+    from hoodie.format import plans
+    from hoodie.services.clean import CleanPlan, plan_clean
+    from tests.services.test_clean import _history
+
+    path = str(tmp_path / "t")
+    hist = _history(path, 3)
+    table = HoodieTable(path)
+    plan = plan_clean(table, {"hoodie.cleaner.commits.retained": "1"})
+    assert plan.earliest_instant_to_retain is not None
+    rec = plans.read_avro_metadata(plans.write_avro_metadata("HoodieCleanerPlan", plan.to_avro(table.storage)))
+    back = CleanPlan.from_avro(rec, table.storage)
+    e = back.earliest_instant_to_retain
+    assert (e.timestamp, e.action, e.state) == (hist[-1][0], I.COMMIT, I.State.COMPLETED)
+    assert (back.policy, back.last_completed_commit) == (plan.policy, plan.last_completed_commit)
+    rec["earliestInstantToRetain"] = {"timestamp": hist[1][0], "action": None, "state": "COMPLETED"}
+    assert CleanPlan.from_avro(rec, table.storage).earliest_instant_to_retain.action == I.COMMIT
+    rec["earliestInstantToRetain"] = {"timestamp": hist[1][0], "action": "deltacommit", "state": "COMPLETED"}
+    assert CleanPlan.from_avro(rec, table.storage).earliest_instant_to_retain.action == I.DELTA_COMMIT
+    rec["earliestInstantToRetain"] = None
+    assert CleanPlan.from_avro(rec, table.storage).earliest_instant_to_retain is None
