@@ -670,6 +670,7 @@ def test_original_of_follows_links_and_refuses_broken_or_foreign_ones(tmp_path: 
                                               rf"\({root}/b/other.log\); hoodie only creates links between log "
                                               "files of one file group$"):
         P.original_of(st, "a", foreign)
+
     # Storage without symlinks (object stores) is never asked about links.
     def refuse(rel: str) -> bool:
         raise AssertionError("is_symlink asked on storage without symlinks")
@@ -977,3 +978,37 @@ def test_clean_plan_from_avro_reads_the_earliest_instant_to_retain(tmp_path: Pat
     assert CleanPlan.from_avro(rec, table.storage).earliest_instant_to_retain.action == I.DELTA_COMMIT
     rec["earliestInstantToRetain"] = None
     assert CleanPlan.from_avro(rec, table.storage).earliest_instant_to_retain is None
+
+
+def test_event_index_headers_skip_foreign_blocks_and_mark_unknown_ranges(tmp_path: Path) -> None:
+    """Reading headers goes on past a corrupt block and past blocks of uncommitted instants; a
+    committed block without a range makes the whole file unknown."""
+    from hoodie.format import naming as N
+    from tests.format.test_fsview import _uncommitted_write
+    from tests.services.test_compaction_support import batch, options
+
+    path = str(tmp_path / "t")
+    write(path, "insert", [(1, T - 10, 0), (2, T - 10, 0)])
+    write(path, "upsert", [(1, T + 5, 1)])
+    write(path, "upsert", [(2, 0, 2)], Setup(event_field=False))  # no event time recorded
+    _uncommitted_write(path, batch([(1, T + 7, 3)], Setup()), opts=options(Setup(), "upsert"))
+    (sl,) = latest_slices(path)
+    known, unknown, failed = sl.sorted_logs()
+    part = tmp_path / "t" / "all"
+    table = HoodieTable(path)
+    index = EventTimeIndex(table)
+    got = index.for_log(unknown)
+    assert (got.min_ms, got.max_ms, got.has_data, got.source) == (None, None, True, "headers")
+
+    # Files no stat describes (as an older Java writer appending to one file would leave them).
+    def craft(version: int, content: bytes) -> str:
+        name = N.log_file_name(sl.file_id, sl.base_instant, version, "9-9-9")
+        (part / name).write_bytes(content)
+        return f"all/{name}"
+
+    torn_then_known = craft(20, b"#HUDI#\x00\x00\x00\x00\x00\x00\x01\x00torn" + (part / known.name).read_bytes())
+    failed_then_known = craft(21, (part / failed.name).read_bytes() + (part / known.name).read_bytes())
+    index = EventTimeIndex(table)
+    for rel in (torn_then_known, failed_then_known):
+        got = index.for_path(rel)
+        assert (got.min_ms, got.max_ms, got.source) == (T + 5, T + 5, "headers"), rel
