@@ -392,25 +392,26 @@ def write_report(results: list[TargetResult]) -> None:
         "",
         "Written by `tools/mutation.py` (mutmut, one source module per target, each against the fast",
         "deterministic tests listed below; the hypothesis model histories and fuzzers are left out, so every",
-        "kill comes from a deterministic test). Score = killed / (mutants - equivalent). Survivors are",
+        "kill comes from a deterministic test). Score = killed / (mutants - not checked - equivalent); a run cut\n"
+        "short leaves mutants not checked (its score covers the checked ones). Survivors are",
         "triaged in `tools/mutation_triage.toml`: **equivalent** (no test can tell it from the original;",
         "out of the score) or **hole** (a known gap). Re-run with `python tools/mutation.py TARGET...`.",
         "",
-        "| target | module | mutants | killed | equivalent | known holes | untriaged | score | run |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+        "| target | module | mutants | not checked | killed | equivalent | known holes | untriaged | score | run |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in results:
         score = "-" if r.score is None else f"{r.score:.1f}%"
         when = f"{r.finished}, {r.seconds:.0f} s" if r.finished and r.seconds is not None else ""
         when = "**running: partial**" if r.running else when
-        out.append(f"| {r.target} | `{TARGETS[r.target].source}` | {r.total} | {r.killed} | {r.equivalent} | "
-                   f"{r.holes} | {r.untriaged} | {score} | {when} |")
+        out.append(f"| {r.target} | `{TARGETS[r.target].source}` | {r.total} | {r.not_checked} | {r.killed} | "
+                   f"{r.equivalent} | {r.holes} | {r.untriaged} | {score} | {when} |")
     total = sum(r.total for r in results)
     killed = sum(r.killed for r in results)
     eq = sum(r.equivalent for r in results)
     nc = sum(r.not_checked for r in results)
     if total - eq - nc > 0:
-        out.append(f"| **all** | | {total} | {killed} | {eq} | {sum(r.holes for r in results)} | "
+        out.append(f"| **all** | | {total} | {nc} | {killed} | {eq} | {sum(r.holes for r in results)} | "
                    f"{sum(r.untriaged for r in results)} | {100.0 * killed / (total - eq - nc):.1f}% | |")
     out += ["", "## Test commands", ""]
     for r in results:
@@ -461,6 +462,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     for r in results:
         score = "-" if r.score is None else f"{r.score:.1f}%"
         print(f"{r.target:24} {r.killed}/{r.total - r.equivalent - r.not_checked} killed ({score}); "
+              f"{r.not_checked} not checked, "
               f"{r.equivalent} equivalent, {r.holes} holes, {r.untriaged} untriaged"
               + (" (running: partial)" if r.running else ""))
     print(f"wrote {REPORT.relative_to(REPO)}")
