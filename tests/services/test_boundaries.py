@@ -1012,3 +1012,20 @@ def test_event_index_headers_skip_foreign_blocks_and_mark_unknown_ranges(tmp_pat
     for rel in (torn_then_known, failed_then_known):
         got = index.for_path(rel)
         assert (got.min_ms, got.max_ms, got.source) == (T + 5, T + 5, "headers"), rel
+
+
+def test_rollback_failed_writes_leaves_excluded_instants_alone(tmp_path: Path) -> None:
+    from hoodie.services.rollback import rollback_failed_writes
+    from tests.format.test_fsview import _uncommitted_write
+    from tests.services.test_rollback import _data, _vals
+
+    path = str(tmp_path / "t")
+    o = _rb_table(path)
+    mine = _uncommitted_write(path, _data([0], 5, "mine"), opts=o)
+    dead = _uncommitted_write(path, _data([1], 5, "dead"), opts=o)
+    table = HoodieTable(path)
+    done = rollback_failed_writes(table, exclude=[mine])
+    assert [r.rolled_back for r in done] == [dead]
+    tl = HoodieTable(path).timeline
+    assert tl.get(mine) is not None and not tl.get(mine).is_completed and tl.get(dead) is None
+    assert _vals(hoodie.read_table(path)) == {0: "a0", 1: "a1", 2: "a2", 3: "a3"}
