@@ -1029,3 +1029,46 @@ def test_rollback_failed_writes_leaves_excluded_instants_alone(tmp_path: Path) -
     tl = HoodieTable(path).timeline
     assert tl.get(mine) is not None and not tl.get(mine).is_completed and tl.get(dead) is None
     assert _vals(hoodie.read_table(path)) == {0: "a0", 1: "a1", 2: "a2", 3: "a3"}
+
+
+# -- TTL strategies: the retention boundary --------------------------------------------------------
+
+@pytest.mark.parametrize("strategy_type", ["KEEP_BY_TIME", "KEEP_BY_CREATION_TIME"])
+def test_ttl_expires_only_strictly_after_the_retention(tmp_path: Path, strategy_type: str) -> None:
+    """Hudi's rule: a partition expires when its age is greater than the retention; at exactly the
+    retention it is kept."""
+    from hoodie.format import instant as I
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.ttl.config import DAY_MS, TTLConfig
+    from hoodie.services.ttl.strategies import create_strategy
+    from tests.services.test_ttl import opts, ten_rows
+
+    path = str(tmp_path / "t")
+    w_ms = 1_700_000_000_000
+    written = I.epoch_ms_to_instant(w_ms, "UTC")
+    o = opts(op="insert", **{"hoodie.table.timeline.timezone": "UTC"})  # instants below are UTC
+    write_arrow(path, ten_rows("p0"), o, instant=written)
+    write_arrow(path, ten_rows("p1"), o, instant=I.epoch_ms_to_instant(w_ms + DAY_MS, "UTC"))
+    cfg = TTLConfig.from_options({"hoodie.partition.ttl.strategy.days.retain": "1",
+                                  "hoodie.partition.ttl.management.strategy.type": strategy_type})
+    table = HoodieTable(path)
+
+    def decide(now_ms: int) -> dict:
+        strategy = create_strategy(table, I.epoch_ms_to_instant(now_ms, "UTC"), cfg)
+        return {d.partition: d for d in strategy.decisions()}
+
+    at_limit = decide(w_ms + DAY_MS)
+    d = at_limit["p0"]
+    assert (d.status, d.age_ms, d.retention_ms, d.reference) == ("kept", DAY_MS, DAY_MS, written)
+    assert d.rule.startswith("default hoodie.partition.ttl.strategy.days.retain")
+    assert d.reason.endswith(f" {written}: age P1D <= retention P1D ({d.rule})")
+    past = decide(w_ms + DAY_MS + 1)
+    d = past["p0"]
+    assert (d.status, d.age_ms) == ("expired", DAY_MS + 1)
+    assert d.reason.endswith(f" {written}: age P1DT0.001S > retention P1D ({d.rule})")
+    assert past["p1"].status == "kept" and past["p1"].age_ms == 1
+    assert create_strategy(table, I.epoch_ms_to_instant(w_ms + DAY_MS + 1, "UTC"), cfg) \
+        .get_expired_partition_paths() == ["p0"]
+    doc = d.to_json()
+    assert doc["status"] == "expired" and doc["age_ms"] == DAY_MS + 1 and doc["retention"] == "P1D"
+    assert doc["reference_time"] == "2023-11-14T22:13:20.000Z" and doc["strategy"] == strategy_type
