@@ -1072,3 +1072,36 @@ def test_ttl_expires_only_strictly_after_the_retention(tmp_path: Path, strategy_
     doc = d.to_json()
     assert doc["status"] == "expired" and doc["age_ms"] == DAY_MS + 1 and doc["retention"] == "P1D"
     assert doc["reference_time"] == "2023-11-14T22:13:20.000Z" and doc["strategy"] == strategy_type
+
+
+@pytest.mark.parametrize("partition", ["a", ""])
+def test_materialize_link_replaces_leftovers_of_a_failed_attempt(tmp_path: Path, partition: str) -> None:
+    """A leftover at the link's name (a dangling link, or a half copy) is replaced; in symlink mode
+    the link points at the file its target finally reaches."""
+    import os
+
+    from hoodie.format.storage import Storage
+    from hoodie.services.compaction import partial as P
+
+    root = tmp_path / "t"
+    folder = root / partition if partition else root
+    folder.mkdir(parents=True, exist_ok=True)
+    st = Storage(str(root))
+    original = N.log_file_name("f", "001", 1, "1-0-1")
+    middle = N.log_file_name("f", "002", 1, "1-0-1")
+    (folder / original).write_bytes(b"data")
+    os.symlink(original, folder / middle)  # an earlier partial compaction's link
+    for leftover in ("dangling", "regular"):
+        lk = P.LinkOp(partition, "f", N.log_file_name("f", "003", 1 if leftover == "dangling" else 2, "1-0-1"),
+                      middle)
+        if leftover == "dangling":
+            os.symlink("no-such-file", folder / lk.link)
+        else:
+            (folder / lk.link).write_bytes(b"half")
+        P.materialize_link(st, lk, "symlink")
+        assert os.path.realpath(folder / lk.link) == str(folder / original)
+        assert (folder / lk.link).read_bytes() == b"data"
+    copy = P.LinkOp(partition, "f", N.log_file_name("f", "004", 1, "1-0-1"), original)
+    (folder / copy.link).write_bytes(b"half")
+    P.materialize_link(st, copy, "copy")
+    assert not os.path.islink(folder / copy.link) and (folder / copy.link).read_bytes() == b"data"
