@@ -427,7 +427,9 @@ def write_report(results: list[TargetResult]) -> None:
             out += [f"* `{s.name}` ({s.status}) — **{label}**{why}", "", "  ```diff"]
             out += [f"  {line}" for line in s.diff.splitlines() if line.startswith(("+", "-", "@"))]
             out += ["  ```", ""]
-    REPORT.write_text("\n".join(out).rstrip() + "\n")
+    tmp = REPORT.with_name(f".{REPORT.name}.{os.getpid()}")
+    tmp.write_text("\n".join(out).rstrip() + "\n")
+    os.replace(tmp, REPORT)  # runs finishing at the same time never leave a half-written report
 
 
 def main(argv: Optional[list[str]] = None) -> int:
