@@ -972,6 +972,7 @@ def test_clean_plan_from_avro_reads_the_earliest_instant_to_retain(tmp_path: Pat
     e = back.earliest_instant_to_retain
     assert (e.timestamp, e.action, e.state) == (hist[-1][0], I.COMMIT, I.State.COMPLETED)
     assert (back.policy, back.last_completed_commit) == (plan.policy, plan.last_completed_commit)
+    assert plan.to_json()["earliest_instant_to_retain"] == hist[-1][0]
     rec["earliestInstantToRetain"] = {"timestamp": hist[1][0], "action": None, "state": "COMPLETED"}
     assert CleanPlan.from_avro(rec, table.storage).earliest_instant_to_retain.action == I.COMMIT
     rec["earliestInstantToRetain"] = {"timestamp": hist[1][0], "action": "deltacommit", "state": "COMPLETED"}
@@ -1105,3 +1106,42 @@ def test_materialize_link_replaces_leftovers_of_a_failed_attempt(tmp_path: Path,
     (folder / copy.link).write_bytes(b"half")
     P.materialize_link(st, copy, "copy")
     assert not os.path.islink(folder / copy.link) and (folder / copy.link).read_bytes() == b"data"
+
+
+def test_clean_plan_from_java_records_all_path_forms(tmp_path: Path) -> None:
+    """Plans Java wrote: version-1 file names per partition (used only where no full paths are
+    given), file:// and file: URIs, absolute and relative paths, s3a:// for an s3:// table."""
+    from types import SimpleNamespace
+
+    from hoodie.format.storage import Storage
+    from hoodie.services.clean import CleanError, CleanPlan
+
+    root = tmp_path / "t"
+    root.mkdir()
+    st = Storage(str(root))
+    base = st.uri("")
+    rec = {"policy": None, "lastCompletedCommitTimestamp": None, "earliestInstantToRetain": None,
+           "filesToBeDeletedPerPartition": {"p0": ["a.parquet"], "": ["b.parquet"], "p1": ["ignored.parquet"]},
+           "filePathsToBeDeletedPerPartition": {"p1": [{"filePath": f"file://{base}/p1/c.parquet"},
+                                                       {"filePath": f"file:{base}/p1/d.parquet"},
+                                                       {"filePath": f"{base}/p1/e.parquet"},
+                                                       {"filePath": "p1/f.parquet"}, {"filePath": None}],
+                                                "p2": None},
+           "partitionsToBeDeleted": ["p9"]}
+    plan = CleanPlan.from_avro(rec, st)
+    assert plan.files_to_delete == {"p1": ["p1/c.parquet", "p1/d.parquet", "p1/e.parquet", "p1/f.parquet"],
+                                    "p2": [], "p0": ["p0/a.parquet"], "": ["b.parquet"]}
+    assert (plan.policy, plan.last_completed_commit, plan.partitions_to_delete) == (
+        "KEEP_LATEST_COMMITS", "", ["p9"])
+    s3 = SimpleNamespace(uri=lambda rel="": "s3://bucket/t/")
+    on_s3 = {**rec, "filesToBeDeletedPerPartition": None, "partitionsToBeDeleted": None,
+             "filePathsToBeDeletedPerPartition": {"p": [{"filePath": "s3a://bucket/t/p/x.parquet"},
+                                                        {"filePath": "s3://bucket/t/p/y.parquet"}]}}
+    plan = CleanPlan.from_avro(on_s3, s3)
+    assert plan.files_to_delete == {"p": ["p/x.parquet", "p/y.parquet"]} and plan.partitions_to_delete == []
+    for outside in ("s3a://other/t/p/x.parquet", "/elsewhere/x.parquet", f"{base}x/p/x.parquet"):
+        bad = {**rec, "filePathsToBeDeletedPerPartition": {"p": [{"filePath": outside}]}}
+        with pytest.raises(CleanError, match=rf"^clean plan path {outside} is outside the table at "
+                                             r".*; the plan belongs to another table \(or the table was moved\): "
+                                             "delete the pending clean instant files$"):
+            CleanPlan.from_avro(bad, s3 if outside.startswith("s3") else st)
