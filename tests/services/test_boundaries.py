@@ -1145,3 +1145,109 @@ def test_clean_plan_from_java_records_all_path_forms(tmp_path: Path) -> None:
                                              r".*; the plan belongs to another table \(or the table was moved\): "
                                              "delete the pending clean instant files$"):
             CleanPlan.from_avro(bad, s3 if outside.startswith("s3") else st)
+
+
+# -- clean: deleting a partition folder while a writer may add to it -------------------------------
+
+def _partition_with_metafile(root: Path, partition: str) -> bytes:
+    from hoodie.format.storage import Storage
+    from hoodie.format.table import write_partition_metadata
+
+    write_partition_metadata(Storage(str(root)), partition, "20240101000000000")
+    return (root / partition / ".hoodie_partition_metadata").read_bytes()
+
+
+def test_delete_partition_folder_removes_emptied_parents_only(tmp_path: Path) -> None:
+    from hoodie.format.storage import Storage
+    from hoodie.services import clean as C
+
+    root = tmp_path / "t"
+    _partition_with_metafile(root, "y=2024/m=01/d=01")
+    _partition_with_metafile(root, "y=2024/m=02/d=01")
+    st = Storage(str(root))
+    assert C._delete_partition_folder(st, "y=2024/m=01/d=01")
+    assert sorted(p.name for p in (root / "y=2024").iterdir()) == ["m=02"]  # m=01 emptied: gone
+    assert C._delete_partition_folder(st, "y=2024/m=02/d=01") and not (root / "y=2024").exists()
+
+
+def test_delete_partition_folder_keeps_a_partition_a_writer_adds_to(tmp_path: Path, monkeypatch, caplog) -> None:
+    """New files in the partition: nothing is deleted. A file appearing between the check and the
+    folder removal: the metafile comes back (with its content, or a fresh one), so the new file
+    stays visible; a metafile the writer re-created first is left as it is."""
+    import logging
+
+    from hoodie.format.storage import Storage
+    from hoodie.services import clean as C
+
+    root = tmp_path / "t"
+    st = Storage(str(root))
+    meta = _partition_with_metafile(root, "p")
+    (root / "p" / "new.parquet").write_bytes(b"x")
+    with caplog.at_level(logging.WARNING, logger="hoodie.services.clean"):
+        assert not C._delete_partition_folder(st, "p")
+    assert (root / "p" / ".hoodie_partition_metadata").read_bytes() == meta
+    assert "partition p was not deleted: new files appeared in it" in [r.getMessage() for r in caplog.records]
+    (root / "p" / "new.parquet").unlink()
+
+    real = C._remove_empty_dir
+
+    def writer_arrives(storage: Storage, rel: str, recreate: bool = False) -> bool:
+        (root / rel / "late.parquet").write_bytes(b"x")
+        if recreate:
+            (root / rel / ".hoodie_partition_metadata").write_bytes(b"writer's own")
+        return real(storage, rel)
+
+    monkeypatch.setattr(C, "_remove_empty_dir", writer_arrives)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="hoodie.services.clean"):
+        assert not C._delete_partition_folder(st, "p")
+    assert (root / "p" / ".hoodie_partition_metadata").read_bytes() == meta
+    assert "partition p was not deleted: a file appeared while deleting it" in [r.getMessage() for r in caplog.records]
+    (root / "p" / "late.parquet").unlink()
+    monkeypatch.setattr(C, "_remove_empty_dir", lambda s, rel: writer_arrives(s, rel, recreate=True))
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="hoodie.services.clean"):
+        assert not C._delete_partition_folder(st, "p")
+    assert (root / "p" / ".hoodie_partition_metadata").read_bytes() == b"writer's own"
+    assert "the writer already re-created p/.hoodie_partition_metadata" in [r.getMessage() for r in caplog.records]
+    # A folder whose metafile was already gone gets a fresh one.
+    (root / "p" / "late.parquet").unlink()
+    (root / "p" / ".hoodie_partition_metadata").unlink()
+    monkeypatch.setattr(C, "_remove_empty_dir", writer_arrives)
+    assert not C._delete_partition_folder(st, "p")
+    fresh = (root / "p" / ".hoodie_partition_metadata").read_text()
+    assert "commitTime=00000000000000" in fresh and "partitionDepth=1" in fresh
+
+
+def test_remove_empty_dir_local_and_object_store(tmp_path: Path, caplog) -> None:
+    import logging
+    from types import SimpleNamespace
+
+    from hoodie.format.storage import Storage
+    from hoodie.services import clean as C
+
+    root = tmp_path / "t"
+    (root / "full").mkdir(parents=True)
+    (root / "full" / "f").write_bytes(b"x")
+    (root / "empty").mkdir()
+    st = Storage(str(root))
+    assert C._remove_empty_dir(st, "empty") and not (root / "empty").exists()
+    assert C._remove_empty_dir(st, "missing")
+    assert not C._remove_empty_dir(st, "full") and (root / "full" / "f").exists()
+    deleted: list[str] = []
+
+    def object_store(listing: list, fail: bool = False) -> SimpleNamespace:
+        def delete_dir(path: str) -> None:
+            if fail:
+                raise FileNotFoundError(path)
+            deleted.append(path)
+
+        return SimpleNamespace(is_local=False, list_dir=lambda rel: listing if rel == "p" else ["?"],
+                               full=lambda rel: f"bucket/t/{rel}", uri=lambda rel: f"s3://bucket/t/{rel}",
+                               fs=SimpleNamespace(delete_dir=delete_dir))
+
+    assert not C._remove_empty_dir(object_store(["a file"]), "p") and deleted == []
+    assert C._remove_empty_dir(object_store([]), "p") and deleted == ["bucket/t/p"]
+    with caplog.at_level(logging.DEBUG, logger="hoodie.services.clean"):
+        assert C._remove_empty_dir(object_store([], fail=True), "p")  # no folder marker object: fine
+    assert "no folder object to delete at s3://bucket/t/p" in [r.getMessage() for r in caplog.records]
