@@ -264,8 +264,8 @@ def retest_target(name: str, jobs: int) -> float:
     """Re-run only the last run's surviving mutants of a target against the current tests.
 
     The mutants (and their names) stay those of the last full run, so the module's source must be
-    unchanged since; the tests are copied afresh and mutmut's test-to-function map is rebuilt, so
-    new tests count.
+    unchanged since; the tests and every other module are copied afresh and mutmut's
+    test-to-function map is rebuilt, so new tests (and fixes elsewhere) count.
     """
     target = TARGETS[name]
     ws = WORKSPACES / name
@@ -283,6 +283,14 @@ def retest_target(name: str, jobs: int) -> float:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
     shutil.rmtree(ws / "tests")
     shutil.copytree(REPO / "tests", ws / "tests", ignore=ignore)
+    # Every other module as it is now (only the target's mutants are kept from the last run).
+    for src in (REPO / "src").rglob("*"):
+        rel = src.relative_to(REPO)
+        if not src.is_file() or "__pycache__" in rel.parts or str(rel) == target.source:
+            continue
+        for dst in (ws / rel, ws / "mutants" / rel):
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
     shutil.rmtree(ws / "mutants" / "tests", ignore_errors=True)
     (ws / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     start = time.monotonic()
