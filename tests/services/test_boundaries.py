@@ -845,6 +845,11 @@ def test_partition_last_modified_incremental_rechecks_pending_and_rescans_after_
     (root / ".hoodie" / f"{T0}3.deltacommit").unlink()
     fourth = TS.partition_last_modified(_stats_table(root))
     assert fourth.last_modified == {"p1": f"{T0}1", "p2": f"{T0}4", "p3": f"{T0}5"} == TS.full_scan(_stats_table(root))
+    # A compaction commit counts only when table services count.
+    _commit_file(root, f"{T0}6.commit", {"p1": 1}, op="COMPACT")
+    assert TS.full_scan(_stats_table(root))["p1"] == f"{T0}1"
+    assert TS.full_scan(_stats_table(root), count_table_services=True)["p1"] == f"{T0}6"
+    (root / ".hoodie" / f"{T0}6.commit").unlink()
     assert (fourth.scanned_instants, fourth.incremental) == (4, False)
     # Counting table services is a separate state; forgetting one table leaves the others.
     _commit_file(tmp_path / "other", f"{T0}1.deltacommit", {"x": 1})
@@ -852,6 +857,8 @@ def test_partition_last_modified_incremental_rechecks_pending_and_rescans_after_
     TS.partition_last_modified(other)
     counted = TS.partition_last_modified(_stats_table(root), count_table_services=True)
     assert counted.scanned_instants == 4 and counted.count_table_services
+    again = TS.partition_last_modified(_stats_table(root), count_table_services=True)
+    assert (again.scanned_instants, again.incremental, again.count_table_services) == (0, True, True)
     TS.forget(_stats_table(root))
     assert TS.partition_last_modified(_stats_table(root)).scanned_instants == 4
     assert TS.partition_last_modified(other).scanned_instants == 0
@@ -878,6 +885,23 @@ def test_partition_stats_persisted_by_a_ttl_replacecommit_are_the_starting_point
     assert got.scanned_instants == 3 and got.last_modified == {"p1": f"{T0}1", "p2": f"{T0}2"}
     counted = TS.partition_last_modified(_stats_table(root), count_table_services=True)
     assert counted.source == f"replacecommit {T0}4"
+    # The process's state keeps the source it started from, until a TTL commit persists a newer one.
+    assert TS.partition_last_modified(_stats_table(root)).source == f"replacecommit {T0}3"
+    _commit_file(root, f"{T0}6.deltacommit", {"p1": 1})
+    newer = TS.PartitionStats({"p1": f"{T0}6", "p2": f"{T0}2"}, f"{T0}6", [], False, 6)
+    _commit_file(root, f"{T0}7.replacecommit", {}, op="DELETE_PARTITION", extra={TS.STATS_KEY: newer.encode()})
+    got = TS.partition_last_modified(_stats_table(root))
+    assert got.source == f"replacecommit {T0}7" and got.scanned_instants == 1
+    assert got.last_modified == {"p1": f"{T0}6", "p2": f"{T0}2"}
+    again = TS.partition_last_modified(_stats_table(root))
+    assert again.source == f"replacecommit {T0}7" and again.scanned_instants == 0
+    # A state computed on a timeline without writes never hides the persisted one.
+    (tmp_path / "empty" / ".hoodie").mkdir(parents=True)
+    empty = _stats_table(tmp_path / "empty")
+    assert TS.partition_last_modified(empty).upto is None
+    for f in sorted((root / ".hoodie").iterdir()):
+        (tmp_path / "empty" / ".hoodie" / f.name).write_bytes(f.read_bytes())
+    assert TS.partition_last_modified(_stats_table(tmp_path / "empty")).source == f"replacecommit {T0}7"
 
 
 # -- clean: what `hoodie clean --json` prints -----------------------------------------------------
