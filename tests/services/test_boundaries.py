@@ -1275,3 +1275,21 @@ def test_remove_empty_dir_local_and_object_store(tmp_path: Path, caplog) -> None
     with caplog.at_level(logging.DEBUG, logger="hoodie.services.clean"):
         assert C._remove_empty_dir(object_store([], fail=True), "p")  # no folder marker object: fine
     assert "no folder object to delete at s3://bucket/t/p" in [r.getMessage() for r in caplog.records]
+
+
+def test_operation_links_of_a_plan_operation() -> None:
+    from hoodie.services.compaction import partial as P
+
+    def link(v: int) -> dict:
+        return {"symlink": N.log_file_name("f", "002", v, "1-0-1"), "target": N.log_file_name("f", "001", v, "1-0-1")}
+
+    op = {"partitionPath": None, "fileId": "f",
+          "symlinkOperations": [link(2), {"symlink": None, "target": "x"}, {"symlink": "y", "target": None}, link(1)]}
+    got = P.operation_links(op)
+    assert [(lk.partition, lk.file_id, lk.version) for lk in got] == [("", "f", 1), ("", "f", 2)]
+    assert got[0].link_path == link(1)["symlink"] and got[0].target_path == link(1)["target"]
+    op = {"partitionPath": "a/b", "fileId": "f", "symlinkOperations": [link(1)]}
+    (only,) = P.operation_links(op)
+    assert (only.link_path, only.target_path) == (f"a/b/{link(1)['symlink']}", f"a/b/{link(1)['target']}")
+    assert P.operation_links({"partitionPath": "a", "fileId": None, "symlinkOperations": None}) == []
+    assert P.operation_links({"partitionPath": "a", "symlinkOperations": [link(3)]})[0].file_id == ""
