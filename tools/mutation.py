@@ -421,6 +421,9 @@ def write_report(results: list[TargetResult]) -> None:
     if total - eq - nc > 0:
         out.append(f"| **all** | | {total} | {nc} | {killed} | {eq} | {sum(r.holes for r in results)} | "
                    f"{sum(r.untriaged for r in results)} | {100.0 * killed / (total - eq - nc):.1f}% | |")
+    never = [t for t in TARGETS if t not in {r.target for r in results}]
+    if never:
+        out += ["", "Not run yet: " + ", ".join(f"{t} (`{TARGETS[t].source}`)" for t in never) + "."]
     out += ["", "## Test commands", ""]
     for r in results:
         out.append(f"* **{r.target}**: " + ", ".join(f"`{t}`" for t in TARGETS[r.target].tests))
