@@ -808,6 +808,8 @@ def test_partition_stats_encode_decode_and_copy() -> None:
     empty = TS.PartitionStats.decode(raw({"v": TS.STATS_VERSION}))
     assert (empty.last_modified, empty.upto, empty.pending, empty.count_table_services, empty.covered) == (
         {}, None, [], False, 0)
+    st.scanned_instants, st.incremental, st.source = 7, True, "replacecommit 002"
+    assert st.copy() == st
     c = st.copy()
     c.last_modified["q"] = "003"
     c.pending.append("x")
