@@ -18,6 +18,7 @@ from hoodie.services.compaction import plan_compaction, run_compaction, schedule
 from hoodie.services.compaction import partial as P
 from hoodie.services.compaction.event_index import EventTimeIndex
 from hoodie.services.compaction.strategies import CompactionStrategy
+from hoodie.services.ttl import PartitionTTLStrategy
 from tests.services.test_compaction_support import (
     UNBOUNDED, Setup, event_time_config, latest_slices, log_names, read_optimized, snapshot, write,
 )
@@ -1295,3 +1296,107 @@ def test_operation_links_of_a_plan_operation() -> None:
     assert (only.link_path, only.target_path) == (f"a/b/{link(1)['symlink']}", f"a/b/{link(1)['target']}")
     assert P.operation_links({"partitionPath": "a", "fileId": None, "symlinkOperations": None}) == []
     assert P.operation_links({"partitionPath": "a", "symlinkOperations": [link(3)]})[0].file_id == ""
+
+
+def test_keep_by_event_time_reasons_for_unreadable_partition_values(tmp_path: Path, caplog) -> None:
+    """Partitions whose path is too short or whose value does not match the format are kept, with
+    the reason, and logged; when no partition parses at all the run is refused, naming up to three."""
+    import logging
+
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.ttl import TTLConfigError, run_ttl
+    from tests.services.test_ttl import opts, ten_rows
+
+    path = str(tmp_path / "t")
+    o = opts(fields="dt", op="insert", **{"hoodie.table.timeline.timezone": "UTC"})
+    for dt in ("2024/01/01", "2024/01/02", "2024/xx/01", "2024/01", "2024/yy/02"):
+        write_arrow(path, ten_rows(dt.replace("/", ""), dt=dt), o)
+    cfg = {"hoodie.partition.ttl.management.strategy.type": "KEEP_BY_EVENT_TIME",
+           "hoodie.partition.ttl.strategy.days.retain": "1",
+           "hoodie.partition.ttl.strategy.event.time.format": "yyyy/MM/dd"}
+    with caplog.at_level(logging.WARNING, logger="hoodie.services.ttl.strategies"):
+        res = run_ttl(path, cfg, dry_run=True, instant_time="20240103120000000")
+    reasons = {d.partition: (d.status, d.reason) for d in res.decisions}
+    assert reasons["2024/01"] == ("kept", "cannot read an event time: the path has fewer than 3 segment(s) from "
+                                          "index 0")
+    assert reasons["2024/xx/01"] == ("kept", "cannot read an event time: '2024/xx/01' does not match "
+                                             "hoodie.partition.ttl.strategy.event.time.format='yyyy/MM/dd'")
+    assert reasons["2024/01/01"][0] == "expired"
+    assert reasons["2024/01/01"][1].startswith("event period ends 2024/01/01: age P1DT12H > retention P1D")
+    assert reasons["2024/01/02"] == ("kept", reasons["2024/01/02"][1])
+    assert reasons["2024/01/02"][1].startswith("event period ends 2024/01/02: age PT12H <= retention P1D")
+    start = run_ttl(path, {**cfg, "hoodie.partition.ttl.strategy.event.time.age.from": "START"}, dry_run=True,
+                    instant_time="20240103120000000")
+    d = next(x for x in start.decisions if x.partition == "2024/01/02")
+    assert d.status == "expired" and d.reason.startswith("event period starts 2024/01/02: age P1DT12H > retention")
+    messages = [r.getMessage() for r in caplog.records]
+    assert "KEEP_BY_EVENT_TIME skips partition 2024/01: the path has fewer than 3 segment(s) from index 0" in messages
+    # No partition parses: refused, naming the first three.
+    with pytest.raises(TTLConfigError) as err:
+        run_ttl(path, {**cfg, "hoodie.partition.ttl.strategy.event.time.format": "yyyy-MM-dd"}, dry_run=True)
+    msg = str(err.value)
+    assert msg.startswith("KEEP_BY_EVENT_TIME parses no partition with "
+                          "hoodie.partition.ttl.strategy.event.time.format='yyyy-MM-dd' (segment start index 0): ")
+    assert msg.endswith(". Fix the format or the start index, or switch to KEEP_BY_TIME")
+    assert msg.count("does not match") == 3 and "; " in msg
+
+
+def test_keep_by_event_time_hive_style_and_creation_time_metafiles(tmp_path: Path) -> None:
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.ttl import run_ttl
+    from tests.services.test_ttl import opts, ten_rows
+
+    path = str(tmp_path / "t")
+    o = opts(fields="day", hive=True, op="insert", **{"hoodie.table.timeline.timezone": "UTC"})
+    write_arrow(path, ten_rows("a", day="2024-01-01"), o, instant="20240101000000000")
+    write_arrow(path, pa.table({"k": ["n1"], "part": ["x"], "ts": [1], "day": pa.array([None], pa.string())}), o,
+                instant="20240101000001000")
+    cfg = {"hoodie.partition.ttl.management.strategy.type": "KEEP_BY_EVENT_TIME",
+           "hoodie.partition.ttl.strategy.days.retain": "1"}
+    res = run_ttl(path, cfg, dry_run=True, instant_time="20240105000000000")
+    reasons = {d.partition: (d.status, d.reason) for d in res.decisions}
+    assert reasons["day=2024-01-01"][0] == "expired"
+    assert reasons["day=__HIVE_DEFAULT_PARTITION__"] == (
+        "kept", "the hive default partition has no event time (set event.time.delete.hive.default.partition=true "
+                "to expire it)")
+    # KEEP_BY_CREATION_TIME reads the metafile's commitTime (14 or 17 digits); anything else never expires.
+    meta = tmp_path / "t" / "day=2024-01-01" / ".hoodie_partition_metadata"
+    text = meta.read_text()
+    created = next(line.split("=", 1)[1] for line in text.splitlines() if line.startswith("commitTime="))
+    cfg = {"hoodie.partition.ttl.management.strategy.type": "KEEP_BY_CREATION_TIME",
+           "hoodie.partition.ttl.strategy.days.retain": "1"}
+    for value, expires in ((created[:14], True), (created[:13], False), ("2024010100000x", False), ("", False)):
+        meta.write_text(text.replace(f"commitTime={created}", f"commitTime={value}"))
+        d = next(x for x in run_ttl(path, cfg, dry_run=True).decisions if x.partition == "day=2024-01-01")
+        assert d.expired is expires, value
+        if expires:
+            assert d.reference == created[:14] and d.reason.startswith(f"created at {created[:14]}: age ")
+        else:
+            assert d.reason == ".hoodie_partition_metadata has no commitTime"
+
+
+class _HalfStrategy(PartitionTTLStrategy):
+    """A user TTL strategy that forgot to implement get_expired_partition_paths."""
+
+
+def test_ttl_strategy_class_loading_and_its_refusals() -> None:
+    from hoodie.services.ttl import TTLConfigError
+    from hoodie.services.ttl import strategies as S
+
+    java = "org.apache.hudi.table.action.ttl.strategy."
+    assert S.load_strategy_class(java + "KeepByTimeStrategy") is S.KeepByTimeStrategy
+    assert S.load_strategy_class(java + "KeepByCreationTimeStrategy") is S.KeepByCreationTimeStrategy
+    event = S.load_strategy_class("hoodie.services.ttl.strategies:KeepByEventTimeStrategy")
+    assert event is S.KeepByEventTimeStrategy
+    key = "hoodie.partition.ttl.strategy.class"
+    cases = {
+        "NoDots": rf"^{key}='NoDots' is not a dotted class path \(module.ClassName\)$",
+        "no_such_module.Cls": rf"^{key}='no_such_module.Cls': cannot import no_such_module: ",
+        "pathlib.NoSuchClass": rf"^{key}='pathlib.NoSuchClass': module pathlib has no NoSuchClass$",
+        "pathlib.Path": rf"^{key}='pathlib.Path' is not a subclass of hoodie.services.ttl.PartitionTTLStrategy$",
+        f"{__name__}._HalfStrategy": rf"^{key}='{__name__}._HalfStrategy' does not implement "
+                                     "get_expired_partition_paths$",
+    }
+    for path, pattern in cases.items():
+        with pytest.raises(TTLConfigError, match=pattern):
+            S.load_strategy_class(path)
