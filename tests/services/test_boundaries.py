@@ -1400,3 +1400,23 @@ def test_ttl_strategy_class_loading_and_its_refusals() -> None:
     for path, pattern in cases.items():
         with pytest.raises(TTLConfigError, match=pattern):
             S.load_strategy_class(path)
+
+
+def test_ttl_selected_partitions_that_do_not_exist_name_the_fix(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from hoodie.services.ttl import strategies as S
+
+    hive = SimpleNamespace(partition_fields=["productid", "day"], hive_style=True)
+    existing = ["productid=1/day=a", "productid=1/day=b", "productid=2/day=a", "productid=2/day=b"]
+    assert S._selected_hint(["1/a"], existing, hive) == (
+        " (the table is hive-style partitioned: write paths as productid=<value>; existing partitions include "
+        "productid=1/day=a, productid=1/day=b, productid=2/day=a)")
+    # A path that already has key=value parts, or a table that is not hive-style: give exact paths.
+    exact = " (existing partitions include productid=1/day=a, productid=1/day=b, productid=2/day=a); give exact " \
+            "relative partition paths"
+    assert S._selected_hint(["productid=9/day=a"], existing, hive) == exact
+    plain = SimpleNamespace(partition_fields=["productid"], hive_style=False)
+    assert S._selected_hint(["9"], existing, plain) == exact
+    assert S._selected_hint(["9"], [], SimpleNamespace(partition_fields=[], hive_style=True)) == (
+        " (existing partitions include none); give exact relative partition paths")
