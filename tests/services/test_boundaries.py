@@ -1420,3 +1420,35 @@ def test_ttl_selected_partitions_that_do_not_exist_name_the_fix(tmp_path: Path) 
     assert S._selected_hint(["9"], existing, plain) == exact
     assert S._selected_hint(["9"], [], SimpleNamespace(partition_fields=[], hive_style=True)) == (
         " (existing partitions include none); give exact relative partition paths")
+
+
+def test_clean_metadata_records_file_names_per_nested_partition(tmp_path: Path) -> None:
+    """What Java reads back from ``<t>.clean``: per partition the policy, the planned and deleted
+    file names (names, not paths, also for nested partitions) and whether the partition went."""
+    from hoodie.format import instant as I
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.clean import run_clean
+    from tests.services.test_clean import batch, drop_partition, options
+
+    path = str(tmp_path / "t")
+    write_arrow(path, batch([(1, "a/x", 1), (2, "b/y", 2)]), options())
+    c2 = write_arrow(path, batch([(2, "b/y", 3)]), options())
+    drop_partition(path, "a/x")
+    res = run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                           "hoodie.cleaner.fileversions.retained": "1"})
+    assert res.deleted_partitions == ["a/x"]
+    t = HoodieTable(path)
+    md = t.timeline.avro_metadata(I.Instant(res.instant, I.CLEAN))
+    assert md["startCleanTime"] == res.instant and md["totalFilesDeleted"] == 2
+    assert md["earliestCommitToRetain"] == "" and md["lastCompletedCommitTimestamp"] == res.plan.last_completed_commit
+    assert 0 <= md["timeTakenInMillis"] < 600_000
+    pm = md["partitionMetadata"]
+    assert sorted(pm) == ["a/x", "b/y"]
+    (old_b,) = res.deleted["b/y"]
+    assert pm["b/y"] == {"partitionPath": "b/y", "policy": "KEEP_LATEST_FILE_VERSIONS",
+                         "deletePathPatterns": [old_b.rsplit("/", 1)[1]],
+                         "successDeleteFiles": [old_b.rsplit("/", 1)[1]], "failedDeleteFiles": [],
+                         "isPartitionDeleted": False}
+    (gone,) = res.deleted["a/x"]
+    assert pm["a/x"]["deletePathPatterns"] == pm["a/x"]["successDeleteFiles"] == [gone.rsplit("/", 1)[1]]
+    assert pm["a/x"]["isPartitionDeleted"] is True and c2 < res.instant
