@@ -1452,3 +1452,46 @@ def test_clean_metadata_records_file_names_per_nested_partition(tmp_path: Path) 
     (gone,) = res.deleted["a/x"]
     assert pm["a/x"]["deletePathPatterns"] == pm["a/x"]["successDeleteFiles"] == [gone.rsplit("/", 1)[1]]
     assert pm["a/x"]["isPartitionDeleted"] is True and c2 < res.instant
+
+
+def test_clean_planner_goes_on_past_groups_it_must_keep(tmp_path: Path) -> None:
+    """In one partition, a group the clean must keep (replaced too recently, or only uncommitted
+    files) never stops the planner from cleaning the groups after it; a partition with files of a
+    failed write is kept without a "not part of any cleanable file group" note (rollback owns them)."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.format.fsview import FileSystemView
+    from hoodie.services.clean import plan_clean
+    from hoodie.services.ttl.service import delete_partitions  # a delete_partition replacecommit
+    from tests.format.test_fsview import _uncommitted_write
+    from tests.services.test_clean import batch, drop_partition, options
+
+    path = str(tmp_path / "t")
+    o = {**options(), "hoodie.parquet.small.file.limit": "0"}  # each insert: a new file group
+    write_arrow(path, batch([(1, "p", 1)]), o)
+    write_arrow(path, batch([(2, "p", 1)]), o)
+    table = HoodieTable(path)
+    first, second = sorted(FileSystemView(table.storage, table.timeline).file_groups("p"))
+    (second_base,) = [p for p in (tmp_path / "t" / "p").iterdir() if p.name.startswith(second)]
+    k2 = pq.read_table(second_base).column("k").to_pylist()[0]
+    # Update the second group twice: two old versions to clean. Replace the first group now.
+    write_arrow(path, batch([(k2, "p", 2)]), options())
+    write_arrow(path, batch([(k2, "p", 3)]), options())
+    delete_partitions(HoodieTable(path), {"p": [first]})
+    plan = plan_clean(HoodieTable(path), {"hoodie.cleaner.commits.retained": "2"})
+    doomed = plan.files_to_delete.get("p", [])
+    assert doomed and all(second in f for f in doomed) and len(doomed) == 1
+    assert plan.partitions_to_delete == []
+    # A partition left with only a replaced group and a failed write's files: kept, no foreign-file note.
+    write_arrow(path, batch([(9, "q", 1)]), options())
+    drop_partition(path, "q")
+    orphan = _uncommitted_write(path, batch([(8, "q", 1)]), opts=options())
+    for f in (tmp_path / "t" / ".hoodie").glob(f"{orphan}.*"):  # its instant gone, its files left
+        f.unlink()
+    shutil.rmtree(tmp_path / "t" / ".hoodie" / ".temp" / orphan, ignore_errors=True)
+    plan = plan_clean(HoodieTable(path), {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})
+    assert "q" not in plan.partitions_to_delete and plan.files_to_delete.get("q")
+    assert not any(n.startswith("partition q is kept") for n in plan.notes)
