@@ -1061,10 +1061,28 @@ def test_rollback_failed_writes_leaves_excluded_instants_alone(tmp_path: Path) -
 
 # -- TTL strategies: the retention boundary --------------------------------------------------------
 
+@pytest.fixture()
+def new_york_machine():
+    """The machine's local zone is America/New_York for the test (a UTC timeline must not care)."""
+    import os
+    import time
+
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "America/New_York"
+    time.tzset()
+    yield
+    if before is None:
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = before
+    time.tzset()
+
+
 @pytest.mark.parametrize("strategy_type", ["KEEP_BY_TIME", "KEEP_BY_CREATION_TIME"])
-def test_ttl_expires_only_strictly_after_the_retention(tmp_path: Path, strategy_type: str) -> None:
+def test_ttl_expires_only_strictly_after_the_retention(tmp_path: Path, strategy_type: str,
+                                                       new_york_machine: None) -> None:
     """Hudi's rule: a partition expires when its age is greater than the retention; at exactly the
-    retention it is kept."""
+    retention it is kept (instants read in the table's UTC timeline zone, whatever the machine's)."""
     from hoodie.format import instant as I
     from hoodie.format.batch_write import write_arrow
     from hoodie.services.ttl.config import DAY_MS, TTLConfig
@@ -1495,3 +1513,40 @@ def test_clean_planner_goes_on_past_groups_it_must_keep(tmp_path: Path) -> None:
     plan = plan_clean(HoodieTable(path), {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})
     assert "q" not in plan.partitions_to_delete and plan.files_to_delete.get("q")
     assert not any(n.startswith("partition q is kept") for n in plan.notes)
+
+
+def test_keep_by_time_falls_back_to_slice_base_instants_only_with_an_archived_timeline(tmp_path: Path) -> None:
+    """A partition whose writes all left the active timeline: with an archived timeline its newest
+    slice's base instant is the reference; without one (or without data) it is never expired."""
+    from hoodie.format import instant as I
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.format.table import write_partition_metadata
+    from hoodie.services.ttl.config import TTLConfig
+    from hoodie.services.ttl.strategies import create_strategy
+    from tests.services.test_ttl import opts, ten_rows
+
+    path = str(tmp_path / "t")
+    o = opts(op="insert", **{"hoodie.table.timeline.timezone": "UTC"})
+    old = "20230101000000000"
+    write_arrow(path, ten_rows("p0"), o, instant=old)
+    write_arrow(path, ten_rows("p1"), o, instant="20240101000000000")
+    for st in I.State:  # archive the old write
+        (tmp_path / "t" / ".hoodie" / I.instant_file_name(old, I.COMMIT, st)).unlink(missing_ok=True)
+    write_partition_metadata(HoodieTable(path).storage, "empty", old)  # a partition without data
+    cfg = TTLConfig.from_options({"hoodie.partition.ttl.strategy.days.retain": "30"})
+
+    def decisions() -> dict:
+        strategy = create_strategy(HoodieTable(path), "20240301000000000", cfg)
+        return {d.partition: d for d in strategy.decisions()}
+
+    without_archive = decisions()
+    assert without_archive["p0"].status == "kept"
+    assert without_archive["p0"].reason == "no completed write touches it and it holds no data"
+    archived = tmp_path / "t" / ".hoodie" / "archived"
+    archived.mkdir(exist_ok=True)
+    (archived / ".commits_.archive.1_1-0-1").write_bytes(b"archived instants")
+    got = decisions()
+    assert got["p0"].status == "expired" and got["p0"].reference == old
+    assert got["p0"].reason.startswith(f"last modified (archived write, slice base instant) {old}: age ")
+    assert got["p1"].reason.startswith("last modified at 20240101000000000: age ")
+    assert got["empty"].status == "kept" and got["empty"].reason == without_archive["p0"].reason
