@@ -15,7 +15,8 @@ Usage::
     python tools/mutation.py --list
     python tools/mutation.py merge fsview            # run two targets, update MUTATION.md
     python tools/mutation.py --all --jobs 2          # every target (long: run it in the background)
-    python tools/mutation.py --retest merge          # re-run only merge's survivors (after new tests)
+    python tools/mutation.py --retest merge          # after new tests: re-run merge's survivors (and
+                                                     # the mutants a cut-short run left unchecked)
     python tools/mutation.py --report                # rewrite MUTATION.md from the last runs
 
 The property-based model tests (hypothesis histories, fuzzers) are left out of the test command:
@@ -58,7 +59,6 @@ class Target:
 
     source: str
     tests: tuple[str, ...]
-    note: str = ""
 
 
 TARGETS: dict[str, Target] = {
