@@ -1550,3 +1550,42 @@ def test_keep_by_time_falls_back_to_slice_base_instants_only_with_an_archived_ti
     assert got["p0"].reason.startswith(f"last modified (archived write, slice base instant) {old}: age ")
     assert got["p1"].reason.startswith("last modified at 20240101000000000: age ")
     assert got["empty"].status == "kept" and got["empty"].reason == without_archive["p0"].reason
+
+
+def test_ttl_decisions_without_a_rule_without_data_and_without_a_reference(tmp_path: Path) -> None:
+    """Every candidate gets a full decision: no rule and no default retention (kept), a reference
+    older than the retention but no live data (kept, nothing to delete), no reference at all."""
+    import json
+
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.format.table import write_partition_metadata
+    from hoodie.services.ttl.config import DAY_MS, TTLConfig
+    from hoodie.services.ttl.strategies import create_strategy
+    from tests.services.test_clean import drop_partition
+    from tests.services.test_ttl import opts, ten_rows
+
+    path = str(tmp_path / "t")
+    o = opts(op="insert", **{"hoodie.table.timeline.timezone": "UTC"})
+    for part, inst in (("a", "20240101000000000"), ("b", "20240101000001000"), ("c", "20240101000002000")):
+        write_arrow(path, ten_rows(part), o, instant=inst)
+    drop_partition(path, "b")  # its reference is old, but nothing in it is live
+    # Never written to; it sorts first, so the partitions after it must still be decided.
+    write_partition_metadata(HoodieTable(path).storage, "0", "20240101000003000")
+    cfg = TTLConfig.from_options({"hoodie.partition.ttl.rules": json.dumps(
+        [{"partition": "a", "retention": "P1D"}, {"partition": "b", "retention": "P1D"},
+         {"partition": "0", "retention": "P1D"}])})
+    strategy = create_strategy(HoodieTable(path), "20240301000000000", cfg)
+    got = {d.partition: d for d in strategy.decisions()}
+    c = got["c"]
+    assert (c.status, c.reason, c.strategy, c.rule, c.retention_ms) == (
+        "kept", "no rule matches it and no table-wide retention is set", "KEEP_BY_TIME", None, None)
+    a = got["a"]
+    assert (a.status, a.strategy, a.retention_ms) == ("expired", "KEEP_BY_TIME", DAY_MS) and "rule #1" in a.rule
+    b = got["b"]
+    assert b.status == "kept" and b.reason.startswith("last modified at ")
+    assert b.reason.endswith(" is older than the retention, but the partition holds no live data (nothing to delete)")
+    d = got["0"]
+    assert (d.status, d.reason, d.strategy, d.retention_ms) == (
+        "kept", "no completed write touches it and it holds no data", "KEEP_BY_TIME", DAY_MS)
+    assert "rule #3" in d.rule and d.reference is None and d.age_ms is None
+    assert strategy.get_expired_partition_paths() == ["a"]
