@@ -1589,3 +1589,32 @@ def test_ttl_decisions_without_a_rule_without_data_and_without_a_reference(tmp_p
         "kept", "no completed write touches it and it holds no data", "KEEP_BY_TIME", DAY_MS)
     assert "rule #3" in d.rule and d.reference is None and d.age_ms is None
     assert strategy.get_expired_partition_paths() == ["a"]
+    assert d.to_json() == {"partition": "0", "status": "kept", "reason": d.reason, "strategy": "KEEP_BY_TIME",
+                           "reference_time": None, "reference": None, "age": None, "age_ms": None,
+                           "retention": "P1D", "retention_ms": DAY_MS, "rule": d.rule}
+    assert a.to_json() == {"partition": "a", "status": "expired", "reason": a.reason, "strategy": "KEEP_BY_TIME",
+                           "reference_time": "2024-01-01T00:00:00.000Z", "reference": "20240101000000000",
+                           "age": "P60D", "age_ms": 60 * DAY_MS, "retention": "P1D", "retention_ms": DAY_MS,
+                           "rule": a.rule}
+
+
+def test_keep_by_event_time_reads_url_encoded_partition_values(tmp_path: Path) -> None:
+    """With hoodie.datasource.write.partitionpath.urlencode, a value such as 2024-01-01 05:00 is stored
+    as 2024-01-01 05%3A00; the strategy decodes it before parsing."""
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.ttl import run_ttl
+    from tests.services.test_ttl import opts, ten_rows
+
+    path = str(tmp_path / "t")
+    o = opts(fields="dt", op="insert", **{"hoodie.table.timeline.timezone": "UTC",
+                                          "hoodie.datasource.write.partitionpath.urlencode": "true"})
+    write_arrow(path, ten_rows("x", dt="2024-01-01 05:00"), o)
+    write_arrow(path, ten_rows("y", dt="2024-01-03 05:00"), o)
+    cfg = {"hoodie.partition.ttl.management.strategy.type": "KEEP_BY_EVENT_TIME",
+           "hoodie.partition.ttl.strategy.days.retain": "1",
+           "hoodie.partition.ttl.strategy.event.time.format": "yyyy-MM-dd HH:mm"}
+    res = run_ttl(path, cfg, dry_run=True, instant_time="20240103120000000")
+    by = {d.partition: d for d in res.decisions}
+    assert sorted(by) == ["2024-01-01 05%3A00", "2024-01-03 05%3A00"]
+    assert res.expired_partitions == ["2024-01-01 05%3A00"]
+    assert by["2024-01-03 05%3A00"].reference == "2024-01-03 05:00" and by["2024-01-03 05%3A00"].status == "kept"
