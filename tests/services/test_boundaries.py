@@ -1618,3 +1618,39 @@ def test_keep_by_event_time_reads_url_encoded_partition_values(tmp_path: Path) -
     assert sorted(by) == ["2024-01-01 05%3A00", "2024-01-03 05%3A00"]
     assert res.expired_partitions == ["2024-01-01 05%3A00"]
     assert by["2024-01-03 05%3A00"].reference == "2024-01-03 05:00" and by["2024-01-03 05%3A00"].status == "kept"
+
+
+def test_partial_compaction_naming_and_ordering_rules(monkeypatch) -> None:
+    """The sentinel's exact name, the prefix rule with nothing selected, links keeping their
+    targets' write tokens, links made highest version first, and the link mode per storage."""
+    from types import SimpleNamespace
+
+    from hoodie.format.fsview import LogFile
+    from hoodie.services.compaction import CompactionError
+    from hoodie.services.compaction import partial as P
+
+    assert P.sentinel_name("fid-0", "002") == ".fid-0_002.log.0_0-0-0"
+    assert P.is_sentinel(".fid-0_002.log.0_0-0-0", "fid-0", "002") and not P.is_sentinel("x", "fid-0", "002")
+
+    def lf(v: int, token: str | None = "1-0-1") -> LogFile:
+        name = N.log_file_name("f", "001", v, token) if token else f".f_001.log.{v}"
+        return LogFile("p", name, N.parse_log_file(name), 1)
+
+    logs = [lf(1), lf(2), lf(3, None)]
+    assert P.prefix_closure(logs, []) == ([], logs)
+    assert P.prefix_closure(logs, [logs[1]]) == (logs[:2], logs[2:])
+    assert P.link_names("f", "002", logs[1:], 4) == [
+        (N.log_file_name("f", "002", 4, "1-0-1"), logs[1].name),
+        (N.log_file_name("f", "002", 5, N.UNKNOWN_WRITE_TOKEN), logs[2].name)]
+    made: list[int] = []
+    monkeypatch.setattr(P, "materialize_link", lambda storage, link, mode: made.append(link.version))
+    links = [P.LinkOp("p", "f", N.log_file_name("f", "002", v, "1-0-1"), logs[0].name) for v in (2, 3, 1)]
+    P.materialize_links(None, links, "copy")
+    assert made == [3, 2, 1]
+    s3 = SimpleNamespace(supports_symlinks=False, base_uri="s3://bucket/t")
+    local = SimpleNamespace(supports_symlinks=True, base_uri="/data/t")
+    assert (P.resolve_link_mode(s3, "auto"), P.resolve_link_mode(local, "auto")) == ("copy", "symlink")
+    assert (P.resolve_link_mode(s3, "copy"), P.resolve_link_mode(local, "symlink")) == ("copy", "symlink")
+    with pytest.raises(CompactionError, match=r"^s3://bucket/t cannot hold symlinks \(object store\); set "
+                                              r"hoodie.compaction.partial.link.mode=copy or auto$"):
+        P.resolve_link_mode(s3, "symlink")
