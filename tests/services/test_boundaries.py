@@ -1415,9 +1415,20 @@ def test_ttl_strategy_class_loading_and_its_refusals() -> None:
         f"{__name__}._HalfStrategy": rf"^{key}='{__name__}._HalfStrategy' does not implement "
                                      "get_expired_partition_paths$",
     }
+    cases[".Cls"] = rf"^{key}='.Cls' is not a dotted class path \(module.ClassName\)$"
     for path, pattern in cases.items():
         with pytest.raises(TTLConfigError, match=pattern):
             S.load_strategy_class(path)
+    import dataclasses
+
+    from hoodie.services.ttl.config import TTLConfig
+
+    cfg = dataclasses.replace(TTLConfig.from_options({"hoodie.partition.ttl.strategy.days.retain": "1"}),
+                              strategy_type="nope")  # from_options refuses it first; build it directly
+    with pytest.raises(TTLConfigError, match=r"^hoodie.partition.ttl.management.strategy.type='nope' is not a TTL "
+                                              "strategy type; use one of KEEP_BY_TIME, KEEP_BY_CREATION_TIME, "
+                                              "KEEP_BY_EVENT_TIME$"):
+        S.create_strategy(None, "20240101000000000", cfg)
 
 
 def test_ttl_selected_partitions_that_do_not_exist_name_the_fix(tmp_path: Path) -> None:
@@ -1602,7 +1613,7 @@ def test_keep_by_event_time_reads_url_encoded_partition_values(tmp_path: Path) -
     """With hoodie.datasource.write.partitionpath.urlencode, a value such as 2024-01-01 05:00 is stored
     as 2024-01-01 05%3A00; the strategy decodes it before parsing."""
     from hoodie.format.batch_write import write_arrow
-    from hoodie.services.ttl import run_ttl
+    from hoodie.services.ttl import TTLConfigError, run_ttl
     from tests.services.test_ttl import opts, ten_rows
 
     path = str(tmp_path / "t")
@@ -1618,6 +1629,13 @@ def test_keep_by_event_time_reads_url_encoded_partition_values(tmp_path: Path) -
     assert sorted(by) == ["2024-01-01 05%3A00", "2024-01-03 05%3A00"]
     assert res.expired_partitions == ["2024-01-01 05%3A00"]
     assert by["2024-01-03 05%3A00"].reference == "2024-01-03 05:00" and by["2024-01-03 05%3A00"].status == "kept"
+    # A predicate compares decoded values too; naming missing partitions lists them all.
+    pred = run_ttl(path, {**cfg, "hoodie.partition.ttl.strategy.partition.predicate": "dt = '2024-01-03 05:00'"},
+                   dry_run=True, instant_time="20240105000000000")
+    assert [d.partition for d in pred.decisions] == ["2024-01-03 05%3A00"] and pred.expired_partitions == [
+        "2024-01-03 05%3A00"]
+    with pytest.raises(TTLConfigError, match=r"names partition\(s\) that do not exist: nope, gone \("):
+        run_ttl(path, {**cfg, "hoodie.partition.ttl.strategy.partition.selected": "nope,gone"}, dry_run=True)
 
 
 def test_partial_compaction_naming_and_ordering_rules(monkeypatch) -> None:
