@@ -1551,6 +1551,7 @@ def test_keep_by_time_falls_back_to_slice_base_instants_only_with_an_archived_ti
         return {d.partition: d for d in strategy.decisions()}
 
     without_archive = decisions()
+    assert without_archive["p1"].reason.startswith("last modified at 20240101000000000: age ")  # after "empty"
     assert without_archive["p0"].status == "kept"
     assert without_archive["p0"].reason == "no completed write touches it and it holds no data"
     archived = tmp_path / "t" / ".hoodie" / "archived"
@@ -1672,3 +1673,35 @@ def test_partial_compaction_naming_and_ordering_rules(monkeypatch) -> None:
     with pytest.raises(CompactionError, match=r"^s3://bucket/t cannot hold symlinks \(object store\); set "
                                               r"hoodie.compaction.partial.link.mode=copy or auto$"):
         P.resolve_link_mode(s3, "symlink")
+
+
+def test_keep_by_event_time_default_partition_below_a_first_level(tmp_path: Path) -> None:
+    """The event time starts at segment 1 (region=.../day=...); a null day is the hive default
+    partition: kept, or expired with delete.hive.default.partition; a table holding only default
+    partitions is no configuration error."""
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.ttl import run_ttl
+    from tests.services.test_ttl import opts, ten_rows
+
+    path = str(tmp_path / "t")
+    o = opts(fields="region,day", hive=True, op="insert", **{"hoodie.table.timeline.timezone": "UTC"})
+    write_arrow(path, ten_rows("a", region="eu", day="2024-01-01"), o)
+    nulls = pa.table({"k": ["n1"], "part": ["x"], "ts": [1], "region": ["eu"], "day": pa.array([None], pa.string())})
+    write_arrow(path, nulls, o)
+    cfg = {"hoodie.partition.ttl.management.strategy.type": "KEEP_BY_EVENT_TIME",
+           "hoodie.partition.ttl.strategy.days.retain": "1",
+           "hoodie.partition.ttl.strategy.event.time.segment.start.index": "1"}
+    default = "region=eu/day=__HIVE_DEFAULT_PARTITION__"
+    res = run_ttl(path, cfg, dry_run=True, instant_time="20240105000000000")
+    by = {d.partition: d for d in res.decisions}
+    assert res.expired_partitions == ["region=eu/day=2024-01-01"]
+    assert by[default].status == "kept" and by[default].reason.startswith("the hive default partition has no event")
+    res = run_ttl(path, {**cfg, "hoodie.partition.ttl.strategy.event.time.delete.hive.default.partition": "true"},
+                  dry_run=True, instant_time="20240105000000000")
+    by = {d.partition: d for d in res.decisions}
+    assert by[default].status == "expired" and by[default].reason == (
+        "the hive default partition (null partition value) and event.time.delete.hive.default.partition=true")
+    only_default = str(tmp_path / "only")
+    write_arrow(only_default, nulls, o)
+    (d,) = run_ttl(only_default, cfg, dry_run=True, instant_time="20240105000000000").decisions
+    assert d.partition == default and d.status == "kept"
