@@ -1356,7 +1356,7 @@ def test_keep_by_event_time_reasons_for_unreadable_partition_values(tmp_path: Pa
     assert msg.startswith("KEEP_BY_EVENT_TIME parses no partition with "
                           "hoodie.partition.ttl.strategy.event.time.format='yyyy-MM-dd' (segment start index 0): ")
     assert msg.endswith(". Fix the format or the start index, or switch to KEEP_BY_TIME")
-    assert msg.count("does not match") == 3 and "; " in msg
+    assert msg.count("does not match") == 3 and msg.count("; 2024/") == 2
 
 
 def test_keep_by_event_time_hive_style_and_creation_time_metafiles(tmp_path: Path) -> None:
@@ -1385,8 +1385,10 @@ def test_keep_by_event_time_hive_style_and_creation_time_metafiles(tmp_path: Pat
            "hoodie.partition.ttl.strategy.days.retain": "1"}
     for value, expires in ((created[:14], True), (created[:13], False), ("2024010100000x", False), ("", False)):
         meta.write_text(text.replace(f"commitTime={created}", f"commitTime={value}"))
-        d = next(x for x in run_ttl(path, cfg, dry_run=True).decisions if x.partition == "day=2024-01-01")
+        by = {x.partition: x for x in run_ttl(path, cfg, dry_run=True).decisions}
+        d = by["day=2024-01-01"]
         assert d.expired is expires, value
+        assert by["day=__HIVE_DEFAULT_PARTITION__"].reference == "20240101000001000"  # read after a bad one
         if expires:
             assert d.reference == created[:14] and d.reason.startswith(f"created at {created[:14]}: age ")
         else:
@@ -1705,3 +1707,25 @@ def test_keep_by_event_time_default_partition_below_a_first_level(tmp_path: Path
     write_arrow(only_default, nulls, o)
     (d,) = run_ttl(only_default, cfg, dry_run=True, instant_time="20240105000000000").decisions
     assert d.partition == default and d.status == "kept"
+
+
+class _ExpireP0(PartitionTTLStrategy):
+    """A user TTL strategy: always p0."""
+
+    def get_expired_partition_paths(self) -> list[str]:
+        return ["p0"]
+
+
+def test_user_ttl_strategy_decisions_name_the_strategy(tmp_path: Path) -> None:
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.ttl.config import TTLConfig
+    from hoodie.services.ttl.strategies import create_strategy
+    from tests.services.test_ttl import opts, ten_rows
+
+    path = str(tmp_path / "t")
+    write_arrow(path, ten_rows("p0"), opts(op="insert"))
+    cfg = TTLConfig.from_options({"hoodie.partition.ttl.strategy.class": f"{__name__}._ExpireP0"})
+    strategy = create_strategy(HoodieTable(path), "20990101000000000", cfg)
+    (d,) = strategy.decisions()
+    assert (d.partition, d.status, d.strategy) == ("p0", "expired", strategy.name)
+    assert d.reason == f"returned by {strategy.name}.get_expired_partition_paths"
