@@ -1729,3 +1729,67 @@ def test_user_ttl_strategy_decisions_name_the_strategy(tmp_path: Path) -> None:
     (d,) = strategy.decisions()
     assert (d.partition, d.status, d.strategy) == ("p0", "expired", strategy.name)
     assert d.reason == f"returned by {strategy.name}.get_expired_partition_paths"
+
+
+def test_pending_operations_of_every_kind_of_pending_instant(tmp_path: Path) -> None:
+    """What a clean (or TTL) must leave alone: partitions and groups of pending compactions (with
+    the smallest base instant each group's operations read), of pending clustering, of inflight
+    writes (their write stats, replaced groups, TTL partitions hint and markers), and writes that
+    have recorded nothing yet."""
+    import json
+
+    from hoodie.format import instant as I
+    from hoodie.format import plans
+    from hoodie.format import timeline as TL
+    from hoodie.format import writer as W
+    from hoodie.format.commit_metadata import CommitMetadata, WriteStat
+    from hoodie.services import clean as C
+
+    root = tmp_path / "t"
+    (root / ".hoodie").mkdir(parents=True)
+    t = _stats_table(root)
+    st = t.storage
+
+    def op(part: str | None, fid: str, base: str | None) -> dict:
+        o = plans.compaction_operation(base or "", None, [], fid, part or "", {})
+        o["partitionPath"], o["baseInstantTime"] = part, base
+        return o
+
+    def compaction(ts: str, ops: list[dict]) -> None:
+        plan = plans.write_avro_metadata("HoodieCompactionPlan", plans.compaction_plan(ops))
+        TL.create_requested(st, ts, I.COMPACTION, plan)
+
+    compaction(f"{T0}1", [op("a", "f1", f"{T0}0"), op("a", "f2", None), op(None, "f3", f"{T0}0")])
+    compaction(f"{T0}2", [op("a", "f1", "20230101000000000")])
+    TL.create_requested(st, f"{T0}3", I.REPLACE_COMMIT, plans.write_avro_metadata(
+        "HoodieRequestedReplaceMetadata", plans.requested_replace_metadata("CLUSTER", clustering_plan={
+            "inputGroups": [{"slices": [{"partitionPath": "b", "fileId": "g1"}, {"partitionPath": "b",
+                                                                                   "fileId": "g2"}]}],
+            "strategy": None, "extraMetadata": None, "version": 1, "preserveHoodieMetadata": None})))
+    meta = CommitMetadata(operation_type="UPSERT", partition_to_replace_file_ids={"r": ["x"]},
+                          extra_metadata={C.TTL_PARTITIONS_KEY: json.dumps(["ttl1", "ttl2"])})
+    meta.add_write_stat("w", WriteStat(file_id="f", path="w/f", partition_path="w", num_writes=1))
+    meta.partition_to_write_stats["empty"] = []
+    TL.transition_to_inflight(st, TL.create_requested(st, f"{T0}4", I.DELTA_COMMIT), meta.to_json_bytes())
+    bad = CommitMetadata(operation_type="UPSERT", extra_metadata={C.TTL_PARTITIONS_KEY: "{not json"})
+    TL.transition_to_inflight(st, TL.create_requested(st, f"{T0}5", I.DELTA_COMMIT), bad.to_json_bytes())
+    TL.create_requested(st, f"{T0}6", I.COMMIT)
+    W.create_marker(st, f"{T0}6", "x/y", "f_1-0-1_x.parquet", "CREATE")
+    TL.create_requested(st, f"{T0}7", I.COMMIT)  # nothing recorded yet
+    TL.create_requested(st, f"{T0}8", I.CLEAN)  # not a write: ignored
+    ops = C.pending_operations(_stats_table(root))
+    assert ops.service_partitions == {"a": [f"compaction {T0}1", f"compaction {T0}2"], "": [f"compaction {T0}1"],
+                                      "b": [f"clustering {T0}3"]}
+    assert ops.file_groups == {("a", "f1"): f"compaction {T0}2", ("a", "f2"): f"compaction {T0}1",
+                               ("", "f3"): f"compaction {T0}1", ("b", "g1"): f"clustering {T0}3",
+                               ("b", "g2"): f"clustering {T0}3"}
+    assert ops.compaction_base == {("a", "f1"): "20230101000000000", ("a", "f2"): f"{T0}1", ("", "f3"): f"{T0}0"}
+    assert {p: w for p, w in ops.write_partitions.items()} == {
+        "w": [f"deltacommit {T0}4"], "r": [f"deltacommit {T0}4"], "ttl1": [f"deltacommit {T0}4"],
+        "ttl2": [f"deltacommit {T0}4"], "x/y": [f"commit {T0}6"]}
+    assert ops.unknown_writes == [f"deltacommit {T0}5", f"commit {T0}7"]
+    unknown = [f"pending write {w} has not recorded its partitions yet (no markers); let it finish or roll it back "
+               "(hoodie rollback)" for w in ops.unknown_writes]
+    assert ops.reasons("a") == [f"pending compaction {T0}1", f"pending compaction {T0}2"] + unknown
+    assert ops.reasons("w") == [f"pending write deltacommit {T0}4 touches it"] + unknown
+    assert ops.reasons("nothing") == unknown
