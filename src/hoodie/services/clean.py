@@ -536,19 +536,23 @@ class _Planner:
         if self.pending.reasons(partition):
             return False
         doomed = set(delete)
+        checksums: list[str] = []
         for st in self.storage.list_dir(partition):
             if st.is_dir:
                 return False  # a nested folder (another partition level or foreign data)
             if st.name == PARTITION_METAFILE or st.path in doomed:
                 continue
             companion = _crc_companion(st.name)
-            if companion is not None and (companion == PARTITION_METAFILE
-                                          or f"{partition}/{companion}" in doomed):
+            if companion == PARTITION_METAFILE:
+                checksums.append(st.path)  # goes only with the partition (the metafile stays otherwise)
+                continue
+            if companion is not None and f"{partition}/{companion}" in doomed:
                 delete.append(st.path)  # Hadoop checksum file of a file that goes
                 continue
             self.notes.append(f"partition {partition} is kept: {st.name} is not part of any "
                               "cleanable file group")
             return False
+        delete.extend(checksums)
         return True
 
     def _protect_link_targets(self, plan: CleanPlan) -> None:

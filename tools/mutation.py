@@ -1,0 +1,486 @@
+"""Mutation testing of the format core and the services, on demand (never in the default CI run).
+
+Runs `mutmut <https://pypi.org/project/mutmut/>`_ (install with ``pip install -e '.[mutation]'``)
+on one source module at a time, against only the fast, deterministic tests that exercise it, then
+writes the score and every surviving mutant to ``MUTATION.md`` at the repo root.
+
+Each target runs in its own workspace ``.mutation/<target>/`` (a copy of ``src/`` and ``tests/``
+plus a ``pyproject.toml`` whose ``[tool.mutmut]`` names that module and its tests), so targets
+neither share mutmut's caches nor touch the work tree. Survivors judged by a person are listed in
+``tools/mutation_triage.toml`` as ``equivalent`` (no test can tell them apart: left out of the
+score) or ``hole`` (a known gap, counted as surviving); anything else is ``untriaged``.
+
+Usage::
+
+    python tools/mutation.py --list
+    python tools/mutation.py merge fsview            # run two targets, update MUTATION.md
+    python tools/mutation.py --all --jobs 2          # every target (long: run it in the background)
+    python tools/mutation.py --retest merge          # after new tests: re-run merge's survivors (and
+                                                     # the mutants a cut-short run left unchecked)
+    python tools/mutation.py --report                # rewrite MUTATION.md from the last runs
+
+The property-based model tests (hypothesis histories, fuzzers) are left out of the test command:
+they are slow per mutant and find different mutants on different seeds; a kill here must come
+from a deterministic test. The remaining small ``@given`` tests run with a fixed seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+REPO = Path(__file__).resolve().parent.parent
+WORKSPACES = REPO / ".mutation"
+TRIAGE = REPO / "tools" / "mutation_triage.toml"
+REPORT = REPO / "MUTATION.md"
+
+# Tests left out of every mutation run: random model histories and fuzzers (slow, seed-dependent)
+# and tests that run the CLI in a subprocess (which imports the unmutated tree and kills nothing).
+DESELECT = (
+    "not test_random_histories and not test_compaction_preserves_snapshot_and_freshness"
+    " and not test_logformat_fuzz and not test_incremental_equals_full_scan and not test_cli"
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One module to mutate and the test files that run against it."""
+
+    source: str
+    tests: tuple[str, ...]
+
+
+TARGETS: dict[str, Target] = {
+    "merge": Target(
+        "src/hoodie/format/merge.py",
+        ("tests/format/test_boundaries.py", "tests/format/test_model_hudi_rs.py", "tests/format/test_fsview.py",
+         "tests/format/test_fixtures.py"),
+    ),
+    "fsview": Target(
+        "src/hoodie/format/fsview.py",
+        ("tests/format/test_boundaries.py", "tests/format/test_fsview.py", "tests/format/test_overwrite_ops.py",
+         "tests/format/test_fixtures.py", "tests/services/test_compaction_plan.py"),
+    ),
+    "timeline": Target(
+        "src/hoodie/format/timeline.py",
+        ("tests/format/test_boundaries.py", "tests/format/test_timeline.py", "tests/format/test_fsview.py",
+         "tests/format/test_write_primitives.py"),
+    ),
+    "reader": Target(
+        "src/hoodie/format/reader.py",
+        ("tests/format/test_boundaries.py", "tests/format/test_fsview.py", "tests/format/test_fixtures.py",
+         "tests/format/test_model_hudi_rs.py", "tests/format/test_overwrite_ops.py",
+         "tests/format/test_write_primitives.py"),
+    ),
+    "compaction.strategies": Target(
+        "src/hoodie/services/compaction/strategies.py",
+        ("tests/services/test_boundaries.py", "tests/services/test_compaction_plan.py"),
+    ),
+    "compaction.event_index": Target(
+        "src/hoodie/services/compaction/event_index.py",
+        ("tests/services/test_boundaries.py", "tests/services/test_compaction_plan.py",
+         "tests/services/test_compaction_run.py"),
+    ),
+    "compaction.partial": Target(
+        "src/hoodie/services/compaction/partial.py",
+        ("tests/services/test_boundaries.py", "tests/services/test_compaction_plan.py",
+         "tests/services/test_compaction_run.py", "tests/services/test_compaction_link_chains.py",
+         "tests/services/test_compaction_property.py"),
+    ),
+    "ttl.strategies": Target(
+        "src/hoodie/services/ttl/strategies.py",
+        ("tests/services/test_boundaries.py", "tests/services/test_ttl.py", "tests/services/test_ttl_config.py"),
+    ),
+    "ttl.stats": Target(
+        "src/hoodie/services/ttl/stats.py",
+        ("tests/services/test_boundaries.py", "tests/services/test_ttl_stats.py", "tests/services/test_ttl.py"),
+    ),
+    "clean": Target(
+        "src/hoodie/services/clean.py",
+        ("tests/services/test_boundaries.py", "tests/services/test_clean.py", "tests/services/test_clean_model.py",
+         "tests/services/test_compaction_link_chains.py"),
+    ),
+    "rollback": Target(
+        "src/hoodie/services/rollback.py",
+        ("tests/services/test_boundaries.py", "tests/services/test_rollback.py"),
+    ),
+}
+
+# mutmut's exit codes per mutant, grouped the way the report counts them.
+KILLED_CODES = {1, 3, 36, -24, 24, 152, 255, -11, -9}  # failing tests, timeouts, crashes
+SURVIVED_CODES = {0}
+NO_TEST_CODES = {5, 33}
+
+
+@dataclass
+class Survivor:
+    """A mutant the tests did not kill, with its diff and its triage verdict."""
+
+    name: str
+    status: str
+    diff: str
+    verdict: str = "untriaged"
+    reason: str = ""
+
+
+@dataclass
+class TargetResult:
+    """Counts and survivors of one target's last run."""
+
+    target: str
+    total: int = 0
+    killed: int = 0
+    not_checked: int = 0
+    survivors: list[Survivor] = field(default_factory=list)
+    seconds: Optional[float] = None
+    finished: Optional[str] = None
+    running: bool = False
+
+    @property
+    def equivalent(self) -> int:
+        """Survivors judged equivalent (left out of the score)."""
+        return sum(1 for s in self.survivors if s.verdict == "equivalent")
+
+    @property
+    def holes(self) -> int:
+        """Survivors judged to be known holes."""
+        return sum(1 for s in self.survivors if s.verdict == "hole")
+
+    @property
+    def untriaged(self) -> int:
+        """Survivors nobody has judged yet."""
+        return sum(1 for s in self.survivors if s.verdict == "untriaged")
+
+    @property
+    def score(self) -> Optional[float]:
+        """Killed / non-equivalent mutants, in percent."""
+        denominator = self.total - self.equivalent - self.not_checked
+        return None if denominator <= 0 else 100.0 * self.killed / denominator
+
+
+def _mutmut_bin() -> Path:
+    exe = Path(sys.executable).parent / "mutmut"
+    if not exe.exists():
+        raise SystemExit("mutmut is not installed in this environment: pip install -e '.[mutation]'")
+    return exe
+
+
+def _fixtures_env() -> dict[str, str]:
+    env = dict(os.environ)
+    if "HOODIE_FIXTURES" not in env:
+        # tests/conftest.py looks beside the repo; the workspace copy is elsewhere, so say where.
+        env["HOODIE_FIXTURES"] = str(REPO.parent / "shared" / "fixtures" / "hudi-v6")
+    return env
+
+
+def _mutmut_config(target: Target) -> str:
+    def toml_list(items: list[str]) -> str:
+        return "[" + ", ".join(json.dumps(i) for i in items) + "]"
+
+    return "\n".join([
+        "",
+        "[tool.mutmut]",
+        'source_paths = ["src"]',
+        f"only_mutate = {toml_list([target.source])}",
+        f"pytest_add_cli_args_test_selection = {toml_list(list(target.tests))}",
+        f"pytest_add_cli_args = {toml_list(['-p', 'no:randomly', '--hypothesis-seed=0', '-k', DESELECT])}",
+        "use_git_change_detection = false",
+        "",
+    ])
+
+
+RUNNING = "RUNNING"  # marker file in a workspace while mutmut works on it
+
+
+def _runner(ws: Path) -> Optional[str]:
+    """The pid of a live run working on this workspace, if any (a marker of a dead one is stale)."""
+    marker = ws / RUNNING
+    if not marker.exists():
+        return None
+    pid = marker.read_text().strip()
+    return pid if pid.isdigit() and Path(f"/proc/{pid}").exists() else None
+
+
+def _claim(ws: Path, name: str) -> None:
+    """Mark a workspace busy; refuse when another run of the same target is under way."""
+    pid = _runner(ws)
+    if pid is not None:
+        raise SystemExit(f"target {name} is being run by process {pid}; wait for it (or end it) first")
+    ws.mkdir(parents=True, exist_ok=True)
+    (ws / RUNNING).write_text(str(os.getpid()))
+
+
+def prepare_workspace(name: str, target: Target) -> Path:
+    """A fresh copy of src/ and tests/ with a pyproject.toml configuring mutmut for one target."""
+    ws = WORKSPACES / name
+    _claim(ws, name)
+    for child in ws.iterdir():
+        if child.name != RUNNING:
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
+    shutil.copytree(REPO / "src", ws / "src", ignore=ignore)
+    shutil.copytree(REPO / "tests", ws / "tests", ignore=ignore)
+    pyproject = (REPO / "pyproject.toml").read_text()
+    pyproject = re.sub(r"\n\[tool\.mutmut\][^\[]*", "\n", pyproject)
+    (ws / "pyproject.toml").write_text(pyproject + _mutmut_config(target))
+    return ws
+
+
+def run_target(name: str, jobs: int) -> float:
+    """Run mutmut on one target; its output goes to ``.mutation/<name>/mutmut.log``."""
+    target = TARGETS[name]
+    missing = [t for t in target.tests if not (REPO / t).exists()]
+    if missing:
+        raise SystemExit(f"target {name}: test files missing: {', '.join(missing)}")
+    ws = prepare_workspace(name, target)
+    start = time.monotonic()
+    with open(ws / "mutmut.log", "w") as log:
+        proc = subprocess.run([str(_mutmut_bin()), "run", "--max-children", str(jobs)], cwd=ws,
+                              env=_fixtures_env(), stdout=log, stderr=subprocess.STDOUT)
+    seconds = time.monotonic() - start
+    (ws / RUNNING).unlink(missing_ok=True)
+    if proc.returncode != 0:
+        tail = (ws / "mutmut.log").read_text(errors="replace")[-3000:]
+        raise SystemExit(f"mutmut failed on target {name} (exit {proc.returncode}); end of its log:\n{tail}")
+    (ws / "run.json").write_text(json.dumps({
+        "seconds": round(seconds, 1),
+        "finished": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }))
+    return seconds
+
+
+def retest_target(name: str, jobs: int) -> float:
+    """Re-run only the last run's surviving mutants of a target against the current tests.
+
+    The mutants (and their names) stay those of the last full run, so the module's source must be
+    unchanged since; the tests and every other module are copied afresh and mutmut's
+    test-to-function map is rebuilt, so new tests (and fixes elsewhere) count.
+    """
+    target = TARGETS[name]
+    ws = WORKSPACES / name
+    meta = ws / "mutants" / (target.source + ".meta")
+    if not meta.exists():
+        raise SystemExit(f"target {name} has no previous run to retest; run it in full first")
+    if (ws / target.source).read_bytes() != (REPO / target.source).read_bytes():
+        raise SystemExit(f"{target.source} changed since the last run of {name}: its mutants are stale; "
+                         "run the target in full")
+    codes: dict[str, Optional[int]] = json.loads(meta.read_text()).get("exit_code_by_key", {})
+    survivors = sorted(k for k, c in codes.items() if c not in KILLED_CODES)
+    if not survivors:
+        return 0.0
+    _claim(ws, name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
+    shutil.rmtree(ws / "tests")
+    shutil.copytree(REPO / "tests", ws / "tests", ignore=ignore)
+    # Every other module as it is now (only the target's mutants are kept from the last run).
+    for src in (REPO / "src").rglob("*"):
+        rel = src.relative_to(REPO)
+        if not src.is_file() or "__pycache__" in rel.parts or str(rel) == target.source:
+            continue
+        for dst in (ws / rel, ws / "mutants" / rel):
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+    shutil.rmtree(ws / "mutants" / "tests", ignore_errors=True)
+    (ws / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
+    start = time.monotonic()
+    with open(ws / "mutmut.log", "a") as log:
+        proc = subprocess.run([str(_mutmut_bin()), "run", "--max-children", str(jobs), *survivors], cwd=ws,
+                              env=_fixtures_env(), stdout=log, stderr=subprocess.STDOUT)
+    seconds = time.monotonic() - start
+    (ws / RUNNING).unlink(missing_ok=True)
+    if proc.returncode != 0:
+        tail = (ws / "mutmut.log").read_text(errors="replace")[-3000:]
+        raise SystemExit(f"mutmut failed retesting {name} (exit {proc.returncode}); end of its log:\n{tail}")
+    run = ws / "run.json"
+    info = json.loads(run.read_text()) if run.exists() else {}
+    info["retested"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    run.write_text(json.dumps(info))
+    return seconds
+
+
+def _load_triage() -> list[dict]:
+    if not TRIAGE.exists():
+        return []
+    entries = tomllib.loads(TRIAGE.read_text()).get("mutant", [])
+    for e in entries:
+        if e.get("verdict") not in ("equivalent", "hole") or not e.get("target") or not e.get("change") \
+                or not e.get("reason"):
+            raise SystemExit(f"{TRIAGE}: each [[mutant]] needs target (or \"*\"), change, verdict "
+                             f"(equivalent|hole) and reason, and may name a function; bad entry: {e}")
+    return entries
+
+
+def _changed_lines(diff: str) -> list[str]:
+    return [line[1:].strip() for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+
+
+def _function_of(mutant: str) -> str:
+    base = mutant.partition("__mutmut_")[0].rpartition(".")[2]
+    return base.split("ǁ")[-1] if "ǁ" in base else base.removeprefix("x_")
+
+
+def triage(target: str, survivor: Survivor, entries: list[dict]) -> None:
+    """Attach the verdict of the first triage entry matching the survivor's function and change."""
+    lines = _changed_lines(survivor.diff)
+    changed = " ".join(lines)
+    function = _function_of(survivor.name)
+    for e in entries:
+        if e["target"] not in ("*", target) or e.get("function", function) != function:
+            continue
+        if e["change"] == "*" and "function" in e or \
+                ((e["change"] in lines) if e.get("exact") else (e["change"] in changed)):
+            survivor.verdict = e["verdict"]
+            survivor.reason = e.get("reason", "")
+            return
+
+
+def collect(name: str, entries: list[dict]) -> Optional[TargetResult]:
+    """Counts and survivors of the target's last run (None when it never ran)."""
+    target = TARGETS[name]
+    ws = WORKSPACES / name
+    meta = ws / "mutants" / (target.source + ".meta")
+    if not meta.exists():
+        return None
+    data = json.loads(meta.read_text())
+    codes: dict[str, Optional[int]] = data.get("exit_code_by_key", {})
+    res = TargetResult(name, total=len(codes), running=_runner(ws) is not None)
+    run = ws / "run.json"
+    if run.exists():
+        info = json.loads(run.read_text())
+        res.seconds, res.finished = info.get("seconds"), info.get("retested") or info.get("finished")
+    for mutant, code in sorted(codes.items(), key=lambda kv: _natural(kv[0])):
+        if code in KILLED_CODES:
+            res.killed += 1
+        elif code is None:
+            res.not_checked += 1
+        else:
+            status = "survived" if code in SURVIVED_CODES else "no tests" if code in NO_TEST_CODES else f"exit {code}"
+            s = Survivor(mutant, status, _diff(ws, target.source, mutant))
+            triage(name, s, entries)
+            res.survivors.append(s)
+    return res
+
+
+def _natural(name: str) -> tuple:
+    head, _, num = name.rpartition("__mutmut_")
+    return (head, int(num) if num.isdigit() else 0)
+
+
+def _diff(ws: Path, source: str, mutant: str) -> str:
+    """The mutant's diff against the original function (mutmut's own ``show``, in process)."""
+    from mutmut.configuration import reset_config
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    old = os.getcwd()
+    os.chdir(ws)  # mutmut reads its config and the mutants/ folder from the working directory
+    try:
+        reset_config()
+        text = get_diff_for_mutant(mutant, path=Path(source))
+    finally:
+        os.chdir(old)
+    # Keep the hunks only (no file headers).
+    return "\n".join(line for line in text.splitlines() if not line.startswith(("---", "+++")))
+
+
+def write_report(results: list[TargetResult]) -> None:
+    """MUTATION.md: the score per target, then every survivor with its diff and verdict."""
+    out = [
+        "# Mutation testing",
+        "",
+        "Written by `tools/mutation.py` (mutmut, one source module per target, each against the fast",
+        "deterministic tests listed below; the hypothesis model histories and fuzzers are left out, so every",
+        "kill comes from a deterministic test). Score = killed / (mutants - not checked - equivalent); a run cut\n"
+        "short leaves mutants not checked (its score covers the checked ones). Survivors are",
+        "triaged in `tools/mutation_triage.toml`: **equivalent** (no test can tell it from the original;",
+        "out of the score) or **hole** (a known gap). Re-run with `python tools/mutation.py TARGET...`.",
+        "",
+        "| target | module | mutants | not checked | killed | equivalent | known holes | untriaged | score | run |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in results:
+        score = "-" if r.score is None else f"{r.score:.1f}%"
+        when = f"{r.finished}, {r.seconds:.0f} s" if r.finished and r.seconds is not None else ""
+        when = "**running: partial**" if r.running else when
+        out.append(f"| {r.target} | `{TARGETS[r.target].source}` | {r.total} | {r.not_checked} | {r.killed} | "
+                   f"{r.equivalent} | {r.holes} | {r.untriaged} | {score} | {when} |")
+    total = sum(r.total for r in results)
+    killed = sum(r.killed for r in results)
+    eq = sum(r.equivalent for r in results)
+    nc = sum(r.not_checked for r in results)
+    if total - eq - nc > 0:
+        out.append(f"| **all** | | {total} | {nc} | {killed} | {eq} | {sum(r.holes for r in results)} | "
+                   f"{sum(r.untriaged for r in results)} | {100.0 * killed / (total - eq - nc):.1f}% | |")
+    never = [t for t in TARGETS if t not in {r.target for r in results}]
+    if never:
+        out += ["", "Not run yet: " + ", ".join(f"{t} (`{TARGETS[t].source}`)" for t in never) + "."]
+    out += ["", "## Test commands", ""]
+    for r in results:
+        out.append(f"* **{r.target}**: " + ", ".join(f"`{t}`" for t in TARGETS[r.target].tests))
+    out += ["", f"All with `-k \"{DESELECT}\"`.", "", "## Survivors", ""]
+    for r in results:
+        if not r.survivors:
+            continue
+        out += [f"### {r.target}", ""]
+        for s in r.survivors:
+            label = {"equivalent": "equivalent", "hole": "known hole", "untriaged": "untriaged"}[s.verdict]
+            why = f": {s.reason}" if s.reason else ""
+            out += [f"* `{s.name}` ({s.status}) — **{label}**{why}", "", "  ```diff"]
+            out += [f"  {line}" for line in s.diff.splitlines() if line.startswith(("+", "-", "@"))]
+            out += ["  ```", ""]
+    tmp = REPORT.with_name(f".{REPORT.name}.{os.getpid()}")
+    tmp.write_text("\n".join(out).rstrip() + "\n")
+    os.replace(tmp, REPORT)  # runs finishing at the same time never leave a half-written report
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Command line: run the chosen targets (or none, with --report) and rewrite MUTATION.md."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("targets", nargs="*", help="targets to run (see --list)")
+    ap.add_argument("--all", action="store_true", help="run every target")
+    ap.add_argument("--list", action="store_true", help="list the targets and their tests")
+    ap.add_argument("--report", action="store_true", help="only rewrite MUTATION.md from the last runs")
+    ap.add_argument("--retest", action="store_true",
+                    help="re-run only the survivors of each target's last run, against the current tests")
+    ap.add_argument("--jobs", type=int, default=1, help="mutants tested in parallel (default 1)")
+    args = ap.parse_args(argv)
+    if args.list:
+        for name, t in TARGETS.items():
+            print(f"{name:24} {t.source}\n{'':24} tests: {' '.join(t.tests)}")
+        return 0
+    chosen = list(TARGETS) if args.all else args.targets
+    unknown = [t for t in chosen if t not in TARGETS]
+    if unknown:
+        ap.error(f"unknown target(s) {', '.join(unknown)}; choose from {', '.join(TARGETS)}")
+    if not chosen and not args.report:
+        ap.error("name targets to run, or --all, or --report")
+    if not args.report:
+        for name in chosen:
+            print(f"mutation: {name} ...", flush=True)
+            seconds = retest_target(name, args.jobs) if args.retest else run_target(name, args.jobs)
+            print(f"mutation: {name} done in {seconds:.0f} s", flush=True)
+    entries = _load_triage()
+    results = [r for r in (collect(n, entries) for n in TARGETS) if r is not None]
+    write_report(results)
+    for r in results:
+        score = "-" if r.score is None else f"{r.score:.1f}%"
+        print(f"{r.target:24} {r.killed}/{r.total - r.equivalent - r.not_checked} killed ({score}); "
+              f"{r.not_checked} not checked, "
+              f"{r.equivalent} equivalent, {r.holes} holes, {r.untriaged} untriaged"
+              + (" (running: partial)" if r.running else ""))
+    print(f"wrote {REPORT.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
