@@ -375,7 +375,12 @@ def test_requested_only_instant_is_not_completed(tmp_path) -> None:
 
 def test_reserved_log_version_takes_the_highest_of_metric_and_links() -> None:
     from hoodie.format import naming as N
-    from hoodie.format.fsview import RESERVED_LOG_VERSION_METRIC, reserved_log_version
+    from hoodie.format.compaction_plan import CompactionOperation
+    from hoodie.format.fsview import RESERVED_LOG_VERSION_METRIC
+    from hoodie.format.fsview import reserved_log_version as _reserved
+
+    def reserved_log_version(record: dict) -> int:
+        return _reserved(CompactionOperation.from_avro(record))
 
     def link(v: int) -> dict:
         return {"symlink": N.log_file_name("f", "002", v, "1-0-1"), "target": N.log_file_name("f", "001", v, "1-0-1")}
@@ -388,8 +393,8 @@ def test_reserved_log_version_takes_the_highest_of_metric_and_links() -> None:
                                  "symlinkOperations": [link(1), link(4)]}) == 4
     assert reserved_log_version({"metrics": {RESERVED_LOG_VERSION_METRIC: 5.0},
                                  "symlinkOperations": [link(2)]}) == 5
-    # Entries that name no log file (or are not records) reserve nothing.
-    assert reserved_log_version({"symlinkOperations": [None, {"symlink": None}, {"symlink": "x.parquet"},
+    # Entries that name no log file reserve nothing.
+    assert reserved_log_version({"symlinkOperations": [{"symlink": None}, {"symlink": "x.parquet"},
                                                        {"target": link(7)["target"]}]}) == 0
 
 
