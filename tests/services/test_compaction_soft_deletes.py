@@ -28,7 +28,7 @@ def _check(path: str, expected: list, what: str) -> None:
        st.integers(1, 4), st.integers(0, 4))
 def test_compaction_keeps_soft_deletes_and_widenings(ordering: bool, block_format: str, ops: list,
                                                     compact_after: int, widen_at: int) -> None:
-    setup = Setup("MERGE_ON_READ", True, ordering, block_format, widen_at)
+    setup = Setup("MERGE_ON_READ", True, ordering, block_format, widen_at=widen_at)
     d = tempfile.mkdtemp(prefix="hoodie_compact_sd_")
     try:
         path = f"{d}/t"
@@ -42,9 +42,9 @@ def test_compaction_keeps_soft_deletes_and_widenings(ordering: bool, block_forma
                 continue
             op = Op(kind, rows, wide and n_op >= widen_at)
             opts = {**_options(setup, kind), "hoodie.clean.automatic": "false"}
-            model.apply(op, write_arrow(path, _batch(op, True), opts))
+            model.apply(op, write_arrow(path, _batch(op, setup), opts))
             written += 1
-            expected = model.table(True)
+            expected = model.table(setup)
             _check(path, expected, f"after {kind}")
             if written == compact_after:
                 # (nothing to compact when no slice has log files yet)

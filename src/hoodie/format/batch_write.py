@@ -163,15 +163,6 @@ class WriteConfig:
                     "hoodie.datasource.write.hive_style_partitioning", "false") or "false").lower() == "true"
         urlenc = (get("hoodie.datasource.write.partitionpath.urlencode",
                       "hoodie.datasource.write.partitionpath.urlencode", "false") or "false").lower() == "true"
-        if table is not None:
-            # Java Hudi refuses these too (HoodieWriterUtils.validateTableConfig): one table with two
-            # folder namings would make readers decode some partition values wrongly.
-            for key, value in (("hoodie.datasource.write.hive_style_partitioning", hive),
-                               ("hoodie.datasource.write.partitionpath.urlencode", urlenc)):
-                if value != ((tp.get(key) or "false").lower() == "true"):
-                    raise WriteError(f"{key}={str(value).lower()} but the table at {table.base_path} has "
-                                     f"{key}={(tp.get(key) or 'false').lower()} (hoodie.properties); partition folders "
-                                     "are named one way per table: drop the option")
         keygen["hoodie.datasource.write.hive_style_partitioning"] = str(hive).lower()
         keygen["hoodie.datasource.write.partitionpath.urlencode"] = str(urlenc).lower()
         block = (get("hoodie.logfile.data.block.format", default="avro") or "avro").lower()
@@ -264,6 +255,13 @@ _TABLE_CONFIG = (
 )
 
 
+_TABLE_CONFIG_DEFAULTS = {
+    "hoodie.table.partition.fields": "",
+    "hoodie.datasource.write.hive_style_partitioning": "false",
+    "hoodie.datasource.write.partitionpath.urlencode": "false",
+}
+
+
 def _refuse_config_conflicts(options: Mapping[str, str], table: HoodieTable, overwrite: bool) -> None:
     """WriteError listing every option that contradicts ``table``'s hoodie.properties."""
     tp = table.props
@@ -271,7 +269,8 @@ def _refuse_config_conflicts(options: Mapping[str, str], table: HoodieTable, ove
     for key, table_key, norm in _TABLE_CONFIG:
         if key not in options:
             continue
-        stored = tp.get(table_key, "" if table_key == "hoodie.table.partition.fields" else None)
+        # Absent folder-naming keys mean Hudi's default, false: a table without them is named plainly.
+        stored = tp.get(table_key, _TABLE_CONFIG_DEFAULTS.get(table_key))
         if stored is None:
             continue
         if norm(options[key]) == norm(stored):
