@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from hoodie.format import instant as I
 from hoodie.format import naming as N
@@ -107,14 +107,11 @@ def compaction_outputs(table: HoodieTable, instant: str, plan: CompactionPlan) -
     return out
 
 
-def rollback_compaction(table_or_path: Union[str, HoodieTable], instant: str, *,
-                        storage_options: Optional[dict[str, Any]] = None) -> RollbackResult:
-    """Undo a pending compaction's files and return it to requested (see module doc).
-
-    Raises:
-        CompactionError: the instant is not a compaction, is already completed (that would need a
-            restore), or a reserved-version file was not written by it.
-    """
+def _under_compaction_locks(table_or_path: Union[str, HoodieTable], instant: str,
+                            storage_options: Optional[dict[str, Any]], verb: str, purpose: str,
+                            fn: Callable[[HoodieTable, str], RollbackResult]) -> RollbackResult:
+    """Run ``fn(table, instant)`` holding the compaction's own lock (refused while another process
+    executes it) and the table lock, on a freshly loaded table."""
     table = table_or_path.reload() if isinstance(table_or_path, HoodieTable) else HoodieTable(str(table_or_path), storage_options)
     from hoodie.format.lock import LockError, TableLock, compaction_lock
 
@@ -123,12 +120,24 @@ def rollback_compaction(table_or_path: Union[str, HoodieTable], instant: str, *,
         own.acquire()
     except LockError as e:
         raise CompactionError(f"compaction {instant} is being executed by another process ({e}); it cannot be "
-                              "rolled back under it") from None
+                              f"{verb} under it") from None
     try:
-        with TableLock(table.storage, None, f"rollback of compaction {instant}"):
-            return _rollback_compaction_locked(table.reload(), instant)
+        with TableLock(table.storage, None, purpose):
+            return fn(table.reload(), instant)
     finally:
         own.release()
+
+
+def rollback_compaction(table_or_path: Union[str, HoodieTable], instant: str, *,
+                        storage_options: Optional[dict[str, Any]] = None) -> RollbackResult:
+    """Undo a pending compaction's files and return it to requested (see module doc).
+
+    Raises:
+        CompactionError: the instant is not a compaction, is already completed (that would need a
+            restore), or a reserved-version file was not written by it.
+    """
+    return _under_compaction_locks(table_or_path, instant, storage_options, "rolled back",
+                                   f"rollback of compaction {instant}", _rollback_compaction_locked)
 
 
 def _rollback_compaction_locked(table: HoodieTable, instant: str) -> RollbackResult:
@@ -257,20 +266,8 @@ def remove_compaction_plan(table_or_path: Union[str, HoodieTable], instant: str,
     another process, when there is no such plan, or when a log file in its slices has no previous
     slice to go back to; nothing is changed then.
     """
-    table = table_or_path.reload() if isinstance(table_or_path, HoodieTable) else HoodieTable(str(table_or_path), storage_options)
-    from hoodie.format.lock import LockError, TableLock, compaction_lock
-
-    own = compaction_lock(table.storage, instant)
-    try:
-        own.acquire()
-    except LockError as e:
-        raise CompactionError(f"compaction {instant} is being executed by another process ({e}); it cannot be "
-                              "removed under it") from None
-    try:
-        with TableLock(table.storage, None, f"removal of compaction plan {instant}"):
-            return _remove_plan_locked(table.reload(), instant)
-    finally:
-        own.release()
+    return _under_compaction_locks(table_or_path, instant, storage_options, "removed",
+                                   f"removal of compaction plan {instant}", _remove_plan_locked)
 
 
 def _remove_plan_locked(table: HoodieTable, instant: str) -> RollbackResult:
