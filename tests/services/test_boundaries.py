@@ -1689,13 +1689,13 @@ def test_keep_by_event_time_default_partition_below_a_first_level(tmp_path: Path
 
     path = str(tmp_path / "t")
     o = opts(fields="region,day", hive=True, op="insert", **{"hoodie.table.timeline.timezone": "UTC"})
-    write_arrow(path, ten_rows("a", region="eu", day="2024-01-01"), o)
-    nulls = pa.table({"k": ["n1"], "part": ["x"], "ts": [1], "region": ["eu"], "day": pa.array([None], pa.string())})
+    write_arrow(path, ten_rows("a", region="eu", day="2024-01-01"), o)  # sorts after the default one
+    nulls = pa.table({"k": ["n1"], "part": ["x"], "ts": [1], "region": ["de"], "day": pa.array([None], pa.string())})
     write_arrow(path, nulls, o)
     cfg = {"hoodie.partition.ttl.management.strategy.type": "KEEP_BY_EVENT_TIME",
            "hoodie.partition.ttl.strategy.days.retain": "1",
            "hoodie.partition.ttl.strategy.event.time.segment.start.index": "1"}
-    default = "region=eu/day=__HIVE_DEFAULT_PARTITION__"
+    default = "region=de/day=__HIVE_DEFAULT_PARTITION__"
     res = run_ttl(path, cfg, dry_run=True, instant_time="20240105000000000")
     by = {d.partition: d for d in res.decisions}
     assert res.expired_partitions == ["region=eu/day=2024-01-01"]
@@ -1835,3 +1835,23 @@ def test_event_index_combines_several_stats_and_blocks_of_one_file(tmp_path: Pat
     assert min_event_time(known) == (T + 1, "known")
     assert min_event_time([EMPTY, LogEventTime(None, None, True, "headers")] + known) == (None, "unknown")
     assert min_event_time([EMPTY, EMPTY]) == (None, "complete") and min_event_time([]) == (None, "complete")
+
+
+def test_ttl_predicate_skips_partitions_whose_path_does_not_fit_the_fields(tmp_path: Path, caplog) -> None:
+    import logging
+
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.format.table import write_partition_metadata
+    from hoodie.services.ttl import run_ttl
+    from tests.services.test_ttl import opts, ten_rows
+
+    path = str(tmp_path / "t")
+    write_arrow(path, ten_rows("p1", sub="x"), opts(fields="part,sub", op="insert"), instant="20240101000000000")
+    write_partition_metadata(HoodieTable(path).storage, "0", "20240101000000000")  # one level, two fields
+    cfg = {"hoodie.partition.ttl.strategy.days.retain": "1",
+           "hoodie.partition.ttl.strategy.partition.predicate": "part = 'p1'"}
+    with caplog.at_level(logging.WARNING, logger="hoodie.services.ttl.strategies"):
+        res = run_ttl(path, cfg, dry_run=True)
+    assert [d.partition for d in res.decisions] == ["p1/x"] and res.expired_partitions == ["p1/x"]
+    assert "partition 0 skipped by the TTL predicate: partition path '0' has 1 segment(s) but the table has 2 " \
+           "partition field(s) ['part', 'sub']" in [r.getMessage() for r in caplog.records]
