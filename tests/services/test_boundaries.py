@@ -741,7 +741,9 @@ def test_event_index_counts_archived_blocks_as_committed_but_not_a_pending_first
     assert table.timeline.first().timestamp == failed
     (pending_log,) = [lf for lf in latest_slices(path)[0].log_files if lf.name not in {x.name for x in logs}]
     index = EventTimeIndex(table)
-    assert not index.for_log(pending_log).has_data and index.for_log(logs[1]).min_ms == T + 6
+    pending_range = index.for_log(pending_log)
+    assert (pending_range.has_data, pending_range.min_ms, pending_range.source) == (False, None, "headers")
+    assert index.for_log(logs[1]).min_ms == T + 6
     assert index.header_reads == 2
 
 
@@ -1687,13 +1689,13 @@ def test_keep_by_event_time_default_partition_below_a_first_level(tmp_path: Path
 
     path = str(tmp_path / "t")
     o = opts(fields="region,day", hive=True, op="insert", **{"hoodie.table.timeline.timezone": "UTC"})
-    write_arrow(path, ten_rows("a", region="eu", day="2024-01-01"), o)
-    nulls = pa.table({"k": ["n1"], "part": ["x"], "ts": [1], "region": ["eu"], "day": pa.array([None], pa.string())})
+    write_arrow(path, ten_rows("a", region="eu", day="2024-01-01"), o)  # sorts after the default one
+    nulls = pa.table({"k": ["n1"], "part": ["x"], "ts": [1], "region": ["de"], "day": pa.array([None], pa.string())})
     write_arrow(path, nulls, o)
     cfg = {"hoodie.partition.ttl.management.strategy.type": "KEEP_BY_EVENT_TIME",
            "hoodie.partition.ttl.strategy.days.retain": "1",
            "hoodie.partition.ttl.strategy.event.time.segment.start.index": "1"}
-    default = "region=eu/day=__HIVE_DEFAULT_PARTITION__"
+    default = "region=de/day=__HIVE_DEFAULT_PARTITION__"
     res = run_ttl(path, cfg, dry_run=True, instant_time="20240105000000000")
     by = {d.partition: d for d in res.decisions}
     assert res.expired_partitions == ["region=eu/day=2024-01-01"]
@@ -1793,3 +1795,63 @@ def test_pending_operations_of_every_kind_of_pending_instant(tmp_path: Path) -> 
     assert ops.reasons("a") == [f"pending compaction {T0}1", f"pending compaction {T0}2"] + unknown
     assert ops.reasons("w") == [f"pending write deltacommit {T0}4 touches it"] + unknown
     assert ops.reasons("nothing") == unknown
+
+
+def test_event_index_combines_several_stats_and_blocks_of_one_file(tmp_path: Path) -> None:
+    """Older Java writers appended several commits to one log file: its range is the union of its
+    stats' ranges (stats without records and without a range add nothing; one without a range
+    makes the headers decide), or of its blocks' headers."""
+    from hoodie.format.commit_metadata import WriteStat
+    from hoodie.services.compaction.event_index import EMPTY, LogEventTime, min_event_time
+
+    path = str(tmp_path / "t")
+    write(path, "insert", [(1, T - 10, 0)])
+    write(path, "upsert", [(1, T + 9, 1)])
+    write(path, "upsert", [(1, T + 5, 2)])
+    (sl,) = latest_slices(path)
+    late, early = sl.sorted_logs()
+    part = tmp_path / "t" / "all"
+    both = N.log_file_name(sl.file_id, sl.base_instant, 30, "9-9-9")
+    (part / both).write_bytes((part / late.name).read_bytes() + (part / early.name).read_bytes())
+    index = EventTimeIndex(HoodieTable(path))
+    got = index.for_path(f"all/{both}")
+    assert (got.min_ms, got.max_ms, got.source) == (T + 5, T + 9, "headers")
+
+    def stat(writes: int, lo: int | None, hi: int | None) -> WriteStat:
+        return WriteStat(file_id="f", path="all/x", partition_path="all", num_writes=writes,
+                         min_event_time=lo, max_event_time=hi)
+
+    index._stats["all/x"] = [stat(2, T + 7, T + 8), stat(0, None, None), stat(3, T + 1, T + 9), stat(1, T + 4, T + 6)]
+    got = index._from_stats("all/x")
+    assert (got.min_ms, got.max_ms, got.has_data, got.source) == (T + 1, T + 9, True, "stats")
+    index._stats["all/y"] = [stat(0, None, None)]
+    assert index._from_stats("all/y") is None  # no records: the headers decide
+    index._stats["all/z"] = [stat(2, T, T), stat(1, T + 2, None)]
+    assert index._from_stats("all/z") is None  # a range half missing: the headers decide
+    index._stats["all/w"] = [stat(0, T + 3, T + 3)]  # a range without records still counts
+    assert (index._from_stats("all/w").min_ms, index._from_stats("all/w").max_ms) == (T + 3, T + 3)
+    # The table-wide minimum: unknown wins, files without data are skipped, nothing at all is complete.
+    known = [LogEventTime(T + 2, T + 3, True), EMPTY, LogEventTime(T + 1, T + 9, True)]
+    assert min_event_time(known) == (T + 1, "known")
+    assert min_event_time([EMPTY, LogEventTime(None, None, True, "headers")] + known) == (None, "unknown")
+    assert min_event_time([EMPTY, EMPTY]) == (None, "complete") and min_event_time([]) == (None, "complete")
+
+
+def test_ttl_predicate_skips_partitions_whose_path_does_not_fit_the_fields(tmp_path: Path, caplog) -> None:
+    import logging
+
+    from hoodie.format.batch_write import write_arrow
+    from hoodie.format.table import write_partition_metadata
+    from hoodie.services.ttl import run_ttl
+    from tests.services.test_ttl import opts, ten_rows
+
+    path = str(tmp_path / "t")
+    write_arrow(path, ten_rows("p1", sub="x"), opts(fields="part,sub", op="insert"), instant="20240101000000000")
+    write_partition_metadata(HoodieTable(path).storage, "0", "20240101000000000")  # one level, two fields
+    cfg = {"hoodie.partition.ttl.strategy.days.retain": "1",
+           "hoodie.partition.ttl.strategy.partition.predicate": "part = 'p1'"}
+    with caplog.at_level(logging.WARNING, logger="hoodie.services.ttl.strategies"):
+        res = run_ttl(path, cfg, dry_run=True)
+    assert [d.partition for d in res.decisions] == ["p1/x"] and res.expired_partitions == ["p1/x"]
+    assert "partition 0 skipped by the TTL predicate: partition path '0' has 1 segment(s) but the table has 2 " \
+           "partition field(s) ['part', 'sub']" in [r.getMessage() for r in caplog.records]
