@@ -107,6 +107,29 @@ def compaction_outputs(table: HoodieTable, instant: str, plan: CompactionPlan) -
     return out
 
 
+def _by_partition(files: list[str]) -> dict[str, list[str]]:
+    """Paths relative to the base path, grouped by partition ('' for a non-partitioned table)."""
+    by_part: dict[str, list[str]] = {}
+    for f in files:
+        by_part.setdefault(f.rsplit("/", 1)[0] if "/" in f else "", []).append(f)
+    return by_part
+
+
+def _delete_outputs(storage: Storage, outputs: dict[str, list]) -> list[str]:
+    """Delete a compaction's outputs, returning what was deleted: split files first, then links
+    lowest version first (the links left are a suffix at every moment, see
+    partial.materialize_links), then base files and temporary copies."""
+    deleted: list[str] = []
+    for f in outputs["split"]:
+        if storage.delete(f):
+            deleted.append(f)
+    deleted.extend(P.remove_links(storage, outputs["links"]))
+    for f in outputs["base"] + outputs["tmp"]:
+        if storage.delete(f):
+            deleted.append(f)
+    return deleted
+
+
 def _under_compaction_locks(table_or_path: Union[str, HoodieTable], instant: str,
                             storage_options: Optional[dict[str, Any]], verb: str, purpose: str,
                             fn: Callable[[HoodieTable, str], RollbackResult]) -> RollbackResult:
@@ -156,24 +179,13 @@ def _rollback_compaction_locked(table: HoodieTable, instant: str) -> RollbackRes
     if not files and not has_inflight and pending_rollback_of(table, instant) is None:
         return RollbackResult(instant, None, [])
     started = time.monotonic()
-    by_part: dict[str, list[str]] = {}
-    for f in files:
-        by_part.setdefault(f.rsplit("/", 1)[0] if "/" in f else "", []).append(f)
+    by_part = _by_partition(files)
     requests = [PL.rollback_request(p, files_to_delete=[storage.uri(f) for f in fs]) for p, fs in sorted(by_part.items())]
     # An interrupted rollback of this compaction is resumed rather than left pending forever.
     rb_inflight = start_rollback(table, instant, PL.write_avro_metadata(
         "HoodieRollbackPlan", PL.rollback_plan((instant, I.COMPACTION), requests)))
     r = rb_inflight.timestamp
-    deleted: list[str] = []
-    # Split files first, then links lowest version first (the links left are a suffix at every
-    # moment, see partial.materialize_links), then base files and temporary copies.
-    for f in outputs["split"]:
-        if storage.delete(f):
-            deleted.append(f)
-    deleted.extend(P.remove_links(storage, outputs["links"]))
-    for f in outputs["base"] + outputs["tmp"]:
-        if storage.delete(f):
-            deleted.append(f)
+    deleted = _delete_outputs(storage, outputs)
     part_meta = {p: PL.rollback_partition_metadata(p, [storage.uri(f) for f in fs if f in deleted])
                  for p, fs in sorted(by_part.items())}
     meta = PL.rollback_metadata(r, int((time.monotonic() - started) * 1000), [(instant, I.COMPACTION)], part_meta)
@@ -310,21 +322,12 @@ def _remove_plan_locked(table: HoodieTable, instant: str) -> RollbackResult:
         targets[(part, fid)] = prev
     files = outputs["split"] + [l.link_path for l in outputs["links"]] + outputs["base"] + outputs["tmp"]
     started = time.monotonic()
-    by_part: dict[str, list[str]] = {}
-    for f in files:
-        by_part.setdefault(f.rsplit("/", 1)[0] if "/" in f else "", []).append(f)
+    by_part = _by_partition(files)
     requests = [PL.rollback_request(p, files_to_delete=[storage.uri(f) for f in fs]) for p, fs in sorted(by_part.items())]
     rb_inflight = start_rollback(table, instant, PL.write_avro_metadata(
         "HoodieRollbackPlan", PL.rollback_plan((instant, I.COMPACTION), requests)))
     r = rb_inflight.timestamp
-    deleted: list[str] = []
-    for f in outputs["split"]:
-        if storage.delete(f):
-            deleted.append(f)
-    deleted.extend(P.remove_links(storage, outputs["links"]))
-    for f in outputs["base"] + outputs["tmp"]:
-        if storage.delete(f):
-            deleted.append(f)
+    deleted = _delete_outputs(storage, outputs)
     # Moved in log order, each after the previous slice's last version: the merged read (previous
     # slice, then the pending one) sees the same files in the same order at every moment. A move
     # cut short on an object store (copied, not yet deleted) leaves an adjacent duplicate of the
