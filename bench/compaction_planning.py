@@ -31,12 +31,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie.format import instant as I
-from hoodie.format import naming as N
-from hoodie.format import writer as W
-from hoodie.format.eventtime import event_time_millis
-from hoodie.format.fsview import FileSystemView, LogFile
-from hoodie.format.logformat import BlockType, read_log_file
+from hoodie.format.timeline import instant as I
+from hoodie.format.file_group import naming as N
+from hoodie.format.slice import writer as W
+from hoodie.format.slice.eventtime import event_time_millis
+from hoodie.format.file_group.fsview import FileSystemView, LogFile
+from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.table import MOR, HoodieTable, create_table
 from hoodie.services.compaction import plan_compaction
 from hoodie.services.compaction.event_index import EventTimeIndex

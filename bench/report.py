@@ -45,8 +45,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import hoodie
-from hoodie.format.compaction_plan import CompactionPlan
-from hoodie.format.fsview import FileSystemView
+from hoodie.format.timeline.compaction_plan import CompactionPlan
+from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import plan_compaction, run_compaction, schedule_compaction_result
 from hoodie.services.ttl import run_ttl
@@ -248,7 +248,7 @@ def plan_base_files(path: str, plan: CompactionPlan) -> list[str]:
 
 def instant_ms(table: HoodieTable, instant: str) -> int:
     """Epoch milliseconds of an instant in the table's timeline zone."""
-    from hoodie.format import instant as I
+    from hoodie.format.timeline import instant as I
 
     return I.instant_to_epoch_ms(I.fix_instant_compatibility(instant), table.timeline_timezone)
 

@@ -23,9 +23,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from hoodie.format import instant as I  # noqa: E402
-from hoodie.format import timeline as T  # noqa: E402
-from hoodie.format.commit_metadata import CommitMetadata, WriteStat  # noqa: E402
+from hoodie.format.timeline import instant as I
+from hoodie.format.timeline import active as T
+from hoodie.format.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie.format.table import create_table, write_partition_metadata  # noqa: E402
 from hoodie.services.ttl import run_ttl  # noqa: E402
 from hoodie.services.ttl import strategies as S  # noqa: E402

@@ -63,22 +63,22 @@ class Target:
 
 TARGETS: dict[str, Target] = {
     "merge": Target(
-        "src/hoodie/format/merge.py",
+        "src/hoodie/format/slice/merge.py",
         ("tests/format/test_boundaries.py", "tests/format/test_model_hudi_rs.py", "tests/format/test_fsview.py",
          "tests/format/test_fixtures.py"),
     ),
     "fsview": Target(
-        "src/hoodie/format/fsview.py",
+        "src/hoodie/format/file_group/fsview.py",
         ("tests/format/test_boundaries.py", "tests/format/test_fsview.py", "tests/format/test_overwrite_ops.py",
          "tests/format/test_fixtures.py", "tests/services/test_compaction_plan.py"),
     ),
     "timeline": Target(
-        "src/hoodie/format/timeline.py",
+        "src/hoodie/format/timeline/active.py",
         ("tests/format/test_boundaries.py", "tests/format/test_timeline.py", "tests/format/test_fsview.py",
          "tests/format/test_write_primitives.py"),
     ),
     "reader": Target(
-        "src/hoodie/format/reader.py",
+        "src/hoodie/format/slice/reader.py",
         ("tests/format/test_boundaries.py", "tests/format/test_fsview.py", "tests/format/test_fixtures.py",
          "tests/format/test_model_hudi_rs.py", "tests/format/test_overwrite_ops.py",
          "tests/format/test_write_primitives.py"),

@@ -14,7 +14,7 @@ __all__ = ["HoodieError", "read_table", "rollback", "sql", "__version__"]
 
 def __getattr__(name: str):  # lazy, so ``import hoodie`` stays cheap
     if name == "read_table":
-        from hoodie.format.reader import read_table
+        from hoodie.format.slice.reader import read_table
 
         return read_table
     if name == "sql":

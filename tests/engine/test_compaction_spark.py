@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hoodie.engine.compaction import spark_executor
-from hoodie.format import naming as N
+from hoodie.format.file_group import naming as N
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import run_compaction, schedule_compaction
 from tests.hudi_rs import read_hudi_rs

@@ -15,7 +15,7 @@ import pytest
 
 import hoodie
 from hoodie.format.batch_write import write_arrow
-from hoodie.format.keygen import PartitionPathError
+from hoodie.format.keys.paths import PartitionPathError
 from hoodie.format.table import HoodieTable
 from tests.hudi_rs import read_hudi_rs
 

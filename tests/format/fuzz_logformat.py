@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from hoodie.format import logformat as L
+from hoodie.format.log import logformat as L
 from hoodie.format.storage import Storage
 
 SCHEMA = {"type": "record", "name": "r", "namespace": "hoodie.f", "fields": [

@@ -17,20 +17,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hoodie.format import avro_codec as ac
-from hoodie.format.avro_codec import (
-    arrow_to_avro_schema,
-    avro_to_arrow_schema,
-    conform_table,
-    decode_buffer,
-    decode_leading_field,
-    decode_records,
-    decimal_fixed_size,
-    encode_records,
-    java_decimal_bytes,
+from hoodie.format.avro import decode as ac_decode
+from hoodie.format.avro import schema as ac_schema
+from hoodie.format.avro.schema import (
+    arrow_to_avro_schema, avro_to_arrow_schema, conform_table, decimal_fixed_size, java_decimal_bytes,
     schema_to_json,
 )
-from hoodie.format.logformat import BlockType, read_log_file
+from hoodie.format.avro.decode import decode_buffer, decode_leading_field, decode_records
+from hoodie.format.avro.encode import encode_records
+from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.storage import Storage
 from tests.conftest import fixture_table_path
 
@@ -482,11 +477,11 @@ def test_round_trip_random_tables(table: pa.Table) -> None:
     body = b"".join(datums)
     ends = [sum(len(d) for d in datums[:i + 1]) for i in range(len(datums))]
     starts = [e - len(d) for e, d in zip(ends, datums)]
-    key = ac._json_key(avro)
-    logical, physical = ac._schemas_cached(key)
+    key = ac_schema._json_key(avro)
+    logical, physical = ac_schema._schemas_cached(key)
     if datums:
-        via_fastavro = ac._decode_fastavro(body, len(datums), key, physical)
-        columns = [ac._to_logical(via_fastavro.field(i), pf.type, lf.type)
+        via_fastavro = ac_decode._decode_fastavro(body, len(datums), key, physical)
+        columns = [ac_schema._to_logical(via_fastavro.field(i), pf.type, lf.type)
                    for i, (lf, pf) in enumerate(zip(logical, physical))]
         assert pa.Table.from_arrays(columns, schema=logical).equals(decoded)
     assert decode_buffer(body, starts, ends, avro).equals(decoded)

@@ -24,10 +24,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hoodie.format.batch_write import WriteError, write_arrow
-from hoodie.format.bloom import (BLOOM_FOOTER_KEY, BLOOM_TYPE_FOOTER_KEY, BloomFilter, BloomSpec,
-                                 read_bloom_filter)
+from hoodie.format.slice.bloom import (
+    BLOOM_FOOTER_KEY, BLOOM_TYPE_FOOTER_KEY, BloomFilter, BloomSpec, read_bloom_filter,
+)
 from hoodie.format.storage import Storage
-from hoodie.format.timeline import Timeline
+from hoodie.format.timeline.active import Timeline
 from tests.conftest import FIXTURE_ZIPS
 
 

@@ -11,7 +11,9 @@ from typing import Optional, Sequence
 import pyarrow as pa
 import pytest
 
-from hoodie.format.merge import COMMIT_TIME, KEY, DeleteBatch, LogBatch, merge_commit_time, merge_ordering
+from hoodie.format.slice.merge import (
+    COMMIT_TIME, KEY, DeleteBatch, LogBatch, merge_commit_time, merge_ordering,
+)
 
 SCHEMA = pa.schema([(COMMIT_TIME, pa.string()), (KEY, pa.string()), ("ts", pa.int64()), ("v", pa.string())])
 
@@ -200,9 +202,9 @@ def _log_commit(path: str, *, deletes: Optional[tuple[list[int], int]] = None,
     """A deltacommit writing one log file into the table's only file group: a delete block whose
     records carry an ordering value (as Java writes for a delete with a precombine value; hoodie's
     own deletes carry IntWrapper(0)) or a data block (an update of that file group)."""
-    from hoodie.format import naming as N
-    from hoodie.format import writer as W
-    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.file_group import naming as N
+    from hoodie.format.slice import writer as W
+    from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
 
     table = HoodieTable(path)
@@ -255,11 +257,11 @@ def _pending_compaction_with_partial_base(tmp_path) -> tuple[str, str]:
     base file at C whose rows differ from every committed version; then update 2 (c2) into C's slice."""
     import pyarrow.parquet as pq
 
-    from hoodie.format import instant as I
-    from hoodie.format import naming as N
-    from hoodie.format import plans
-    from hoodie.format import timeline as T
-    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.file_group import naming as N
+    from hoodie.format.timeline import plans
+    from hoodie.format.timeline import active as T
+    from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
     from tests.format.test_fsview import _data, _write
 
@@ -282,7 +284,7 @@ def _pending_compaction_with_partial_base(tmp_path) -> tuple[str, str]:
 
 def test_read_optimized_view_skips_the_base_file_of_a_pending_compaction(tmp_path) -> None:
     import hoodie
-    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
     from tests.format.test_fsview import _vals
     from tests.hudi_rs import read_hudi_rs
@@ -307,11 +309,11 @@ def test_time_travel_to_exactly_a_replacecommit_sees_the_replacement(tmp_path) -
     import json
 
     import hoodie
-    from hoodie.format import instant as I
-    from hoodie.format import plans
-    from hoodie.format import timeline as T
-    from hoodie.format.commit_metadata import CommitMetadata
-    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import plans
+    from hoodie.format.timeline import active as T
+    from hoodie.format.timeline.commit_metadata import CommitMetadata
+    from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
     from tests.format.test_fsview import _data, _vals, _write
 
@@ -342,10 +344,10 @@ def test_requested_only_instant_is_not_completed(tmp_path) -> None:
     """A write that only got as far as ``.requested`` (or ``.inflight``) is pending: its files are
     invisible to reads and views, and the timeline filters agree."""
     import hoodie
-    from hoodie.format import instant as I
-    from hoodie.format import naming as N
-    from hoodie.format import timeline as T
-    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.file_group import naming as N
+    from hoodie.format.timeline import active as T
+    from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
     from tests.format.test_fsview import _data, _uncommitted_write, _vals, _write
     from tests.hudi_rs import read_hudi_rs
@@ -374,10 +376,10 @@ def test_requested_only_instant_is_not_completed(tmp_path) -> None:
 
 
 def test_reserved_log_version_takes_the_highest_of_metric_and_links() -> None:
-    from hoodie.format import naming as N
-    from hoodie.format.compaction_plan import CompactionOperation
-    from hoodie.format.fsview import RESERVED_LOG_VERSION_METRIC
-    from hoodie.format.fsview import reserved_log_version as _reserved
+    from hoodie.format.file_group import naming as N
+    from hoodie.format.timeline.compaction_plan import CompactionOperation
+    from hoodie.format.file_group.fsview import RESERVED_LOG_VERSION_METRIC
+    from hoodie.format.file_group.fsview import reserved_log_version as _reserved
 
     def reserved_log_version(record: dict) -> int:
         return _reserved(CompactionOperation.from_avro(record))
@@ -402,8 +404,8 @@ def test_partitions_are_folders_with_partition_metadata_outside_the_metafolder(t
     """A folder is a partition only when it holds a ``.hoodie_partition_metadata`` file; folders
     with other files are not, and the metafolder (where the metadata table keeps partitions of its
     own) is never walked."""
-    from hoodie.format import naming as N
-    from hoodie.format.fsview import list_partitions
+    from hoodie.format.file_group import naming as N
+    from hoodie.format.file_group.fsview import list_partitions
     from hoodie.format.storage import Storage
 
     root = tmp_path / "t"
@@ -420,12 +422,12 @@ def test_partitions_are_folders_with_partition_metadata_outside_the_metafolder(t
 
 def test_views_of_a_non_partitioned_table_key_groups_by_the_empty_partition(tmp_path) -> None:
     """Pending compactions of a non-partitioned table (partitionPath "") are keyed by ("", fileId)."""
-    from hoodie.format import instant as I
-    from hoodie.format import naming as N
-    from hoodie.format import plans
-    from hoodie.format import timeline as T
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.file_group import naming as N
+    from hoodie.format.timeline import plans
+    from hoodie.format.timeline import active as T
     from hoodie.format.batch_write import write_arrow
-    from hoodie.format.fsview import RESERVED_LOG_VERSION_METRIC, FileSystemView, table_view
+    from hoodie.format.file_group.fsview import RESERVED_LOG_VERSION_METRIC, FileSystemView, table_view
     from hoodie.format.table import HoodieTable
 
     path = str(tmp_path / "t")
@@ -458,12 +460,12 @@ def test_read_optimized_view_with_replaced_groups_and_time_travel(tmp_path) -> N
     other groups; time travel returns the base file that was newest then."""
     import json
 
-    from hoodie.format import instant as I
-    from hoodie.format import plans
-    from hoodie.format import timeline as T
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import plans
+    from hoodie.format.timeline import active as T
     from hoodie.format.batch_write import write_arrow
-    from hoodie.format.commit_metadata import CommitMetadata
-    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.timeline.commit_metadata import CommitMetadata
+    from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
     from tests.format.test_fsview import OPTS, _data
 
@@ -504,7 +506,7 @@ def test_read_optimized_view_with_replaced_groups_and_time_travel(tmp_path) -> N
 P = "2024010100000000"  # instants P + "1", P + "2", ...: 17 digits, in order
 
 def _timeline_of(tmp_path, names: list[str]):
-    from hoodie.format import timeline as T
+    from hoodie.format.timeline import active as T
     from hoodie.format.storage import Storage
 
     st = Storage(str(tmp_path))
@@ -516,7 +518,7 @@ def _timeline_of(tmp_path, names: list[str]):
 
 def test_timeline_filters_at_their_boundaries(tmp_path) -> None:
     """Ranges are exact: before_or_on includes its instant, after excludes it, between is (begin, end]."""
-    from hoodie.format import instant as I
+    from hoodie.format.timeline import instant as I
 
     tl = _timeline_of(tmp_path, [
         P + "1.deltacommit.requested", P + "1.deltacommit.inflight", P + "1.deltacommit",
@@ -558,8 +560,8 @@ def test_timeline_filters_at_their_boundaries(tmp_path) -> None:
 
 def test_timeline_get_prefers_the_highest_state(tmp_path) -> None:
     """get() on a timeline that was not collapsed returns the most advanced state of the instant."""
-    from hoodie.format import instant as I
-    from hoodie.format import timeline as T
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import active as T
 
     insts = [I.Instant(P + "1", I.DELTA_COMMIT, st) for st in (I.State.INFLIGHT, I.State.COMPLETED, I.State.REQUESTED)]
     assert T.Timeline(insts).get(P + "1").state == I.State.COMPLETED
@@ -567,8 +569,8 @@ def test_timeline_get_prefers_the_highest_state(tmp_path) -> None:
 
 
 def test_timeline_reads_need_storage_and_name_the_file(tmp_path) -> None:
-    from hoodie.format import instant as I
-    from hoodie.format import timeline as T
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import active as T
     from hoodie.format.storage import Storage
 
     with pytest.raises(T.TimelineError, match="^this timeline was not loaded from storage$"):
@@ -585,8 +587,8 @@ def test_timeline_reads_need_storage_and_name_the_file(tmp_path) -> None:
 
 
 def test_timeline_transitions_refuse_the_wrong_state(tmp_path) -> None:
-    from hoodie.format import instant as I
-    from hoodie.format import timeline as T
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import active as T
     from hoodie.format.storage import Storage
 
     st = Storage(str(tmp_path))
@@ -620,11 +622,11 @@ def test_pending_compaction_opens_a_slice_in_its_own_group_only(tmp_path) -> Non
     it is empty; CDC log files are no table data."""
     import shutil
 
-    from hoodie.format import instant as I
-    from hoodie.format import plans
-    from hoodie.format import timeline as T
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import plans
+    from hoodie.format.timeline import active as T
     from hoodie.format.batch_write import write_arrow
-    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
     from tests.format.test_fsview import OPTS
 
@@ -670,8 +672,8 @@ def test_slices_older_than_the_active_timeline_are_visible_but_not_failed_first_
     import shutil
 
     import hoodie
-    from hoodie.format import instant as I
-    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
     from tests.format.test_fsview import _data, _vals, _write
 
@@ -699,10 +701,10 @@ def test_slices_older_than_the_active_timeline_are_visible_but_not_failed_first_
 def test_views_of_an_empty_timeline_and_of_a_plan_naming_a_vanished_group(tmp_path) -> None:
     """A table with no instant yet has no slices; a pending compaction whose file group has no
     file left opens an empty group (nothing to read) instead of failing."""
-    from hoodie.format import instant as I
-    from hoodie.format import plans
-    from hoodie.format import timeline as T
-    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import plans
+    from hoodie.format.timeline import active as T
+    from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.storage import Storage
     from hoodie.format.table import HoodieTable
     from tests.format.test_fsview import _data, _write

@@ -17,10 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hoodie.format import plans as PL
-from hoodie.format.avro_codec import zigzag_long
-from hoodie.format.compaction_plan import (
-    KIND, RESERVED_LOG_VERSION_METRIC, CompactionOperation, CompactionPlan, CompactionPlanStrategy, SymlinkOperation,
+from hoodie.format.timeline import plans as PL
+from hoodie.format.avro.encode import zigzag_long
+from hoodie.format.timeline.compaction_plan import (
+    KIND, RESERVED_LOG_VERSION_METRIC, CompactionOperation, CompactionPlan, CompactionPlanStrategy,
+    SymlinkOperation,
 )
 from hoodie.format.table import HoodieTable
 from tests.conftest import FIXTURE_DIR

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hoodie.format.eventtime import (
+from hoodie.format.slice.eventtime import (
     MAX_MS, MIN_MS, PLAUSIBLE_MS, UNIT_KEY, UNITS, EventTimeError, event_time_millis, millis_to_iso,
     parse_iso_millis,
 )

@@ -10,14 +10,14 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.format import instant as I
-from hoodie.format import naming as N
-from hoodie.format import plans
-from hoodie.format import timeline as T
-from hoodie.format import writer as W
+from hoodie.format.timeline import instant as I
+from hoodie.format.file_group import naming as N
+from hoodie.format.timeline import plans
+from hoodie.format.timeline import active as T
+from hoodie.format.slice import writer as W
 from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records, write_arrow
-from hoodie.format.commit_metadata import CommitMetadata
-from hoodie.format.fsview import FileSystemView
+from hoodie.format.timeline.commit_metadata import CommitMetadata
+from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 from tests.helpers import rows_of
 from tests.hudi_rs import read_hudi_rs
@@ -120,7 +120,7 @@ def test_rollback_block_cancels_target_blocks(tmp_path: Path) -> None:
     failed = _uncommitted_write(path, _data([1], 5, "bad"))
     table = HoodieTable(path)
     (sl,) = FileSystemView(table.storage, table.timeline).latest_file_slices("a")
-    from hoodie.format import logformat as L
+    from hoodie.format.log import logformat as L
 
     # Mark the failed instant as if it had completed: only the rollback block then hides it.
     rb = table.new_instant_time()

@@ -39,7 +39,7 @@ from hoodie.format.hfile.encoding import (
     parse_message, read_uvarint, read_vlong, write_uvarint, write_vlong,
 )
 from hoodie.format.hfile.trailer import TRAILER_SIZE, parse_trailer
-from hoodie.format.logformat import BlockType, read_log_file
+from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.storage import Storage
 
 

@@ -337,7 +337,7 @@ def test_overwrite_mode_failing_midway_leaves_the_old_table(tmp_path: Path, tabl
 def test_overwrite_mode_replaces_data_and_schema_keeping_history(tmp_path: Path, table_type: str) -> None:
     """The replacecommit takes the batch's schema (a column dropped, one retyped); time travel still
     reads the old table; upsert de-duplicates, insert keeps duplicates (as on an empty table)."""
-    from hoodie.format import instant as I
+    from hoodie.format.timeline import instant as I
     from hoodie.format.table import HoodieTable
 
     path = str(tmp_path / "t")

@@ -15,7 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hoodie.format import keygen as K
+from hoodie.format.keys import common as K_common
+from hoodie.format.keys import generators as K_generators
+from hoodie.format.keys import java_text as K_java_text
+from hoodie.format.keys import joda as K_joda
+from hoodie.format.keys import paths as K_paths
 from hoodie.format.properties import parse_properties
 from tests.conftest import fixture_table_path
 
@@ -42,8 +46,8 @@ def _base_files(root: Path, stem: str) -> list[Path]:
 @pytest.mark.parametrize("stem", FIXTURE_TABLES)
 def test_meta_columns_of_fixture_base_files(fixtures_root: Path, stem: str) -> None:
     props = _props(fixtures_root, stem)
-    gen = K.key_generator_from_config(props)
-    assert gen.java_class_name == props[K.TABLE_KEYGENERATOR_CLASS]
+    gen = K_generators.key_generator_from_config(props)
+    assert gen.java_class_name == props[K_common.TABLE_KEYGENERATOR_CLASS]
     files = _base_files(fixtures_root, stem)
     assert files
     for f in files:
@@ -62,7 +66,7 @@ def test_meta_columns_of_fixture_snapshot(fixtures_root: Path, stem: str) -> Non
     """The gold snapshot (Spark's read, log records merged in) carries Hudi's keys too."""
     gold = sorted((fixtures_root / stem / "gold_data").glob("*.parquet"))
     t = pq.read_table(gold[0])
-    gen = K.key_generator_from_config(_props(fixtures_root, stem))
+    gen = K_generators.key_generator_from_config(_props(fixtures_root, stem))
     keys, paths = gen.keys(t)
     assert keys.to_pylist() == t.column("_hoodie_record_key").to_pylist()
     assert paths.to_pylist() == t.column("_hoodie_partition_path").to_pylist()
@@ -70,11 +74,11 @@ def test_meta_columns_of_fixture_snapshot(fixtures_root: Path, stem: str) -> Non
 
 def test_fixture_partition_values_round_trip(fixtures_root: Path) -> None:
     stem = "sample_table_cow_v6_complexkeygen_hivestyle"
-    gen = K.key_generator_from_config(_props(fixtures_root, stem))
+    gen = K_generators.key_generator_from_config(_props(fixtures_root, stem))
     for f in _base_files(fixtures_root, stem):
         t = pq.read_table(f)
         path = t.column("_hoodie_partition_path")[0].as_py()
-        vals = K.partition_values(path, gen.partition_path_fields, gen.hive_style)
+        vals = K_paths.partition_values(path, gen.partition_path_fields, gen.hive_style)
         assert vals == {"byteField": str(t.column("byteField")[0].as_py()),
                         "shortField": str(t.column("shortField")[0].as_py())}
 
@@ -82,7 +86,7 @@ def test_fixture_partition_values_round_trip(fixtures_root: Path) -> None:
 # ------------------------------------------------------------------ Java value rendering
 
 def test_java_rendering_of_types() -> None:
-    js = K.java_strings
+    js = K_java_text.java_strings
     assert js(pa.array([1, -2, None], pa.int8())).to_pylist() == ["1", "-2", None]
     assert js(pa.array([2**62], pa.int64())).to_pylist() == [str(2**62)]
     assert js(pa.array([True, False])).to_pylist() == ["true", "false"]
@@ -109,7 +113,7 @@ def test_java_rendering_of_types() -> None:
 @settings(max_examples=50, deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_java_double_to_string_property(v: float) -> None:
-    s = K.java_double_to_string(v)
+    s = K_java_text.java_double_to_string(v)
     assert float(s) == v and math.copysign(1, float(s)) == math.copysign(1, v)
     mag = abs(v)
     if v == 0 or 1e-3 <= mag < 1e7:
@@ -125,14 +129,14 @@ def _table(**cols) -> pa.Table:
 
 
 def test_simple_record_key_and_errors() -> None:
-    gen = K.SimpleKeyGenerator("id", "p")
+    gen = K_generators.SimpleKeyGenerator("id", "p")
     assert gen.record_keys(_table(id=pa.array([1, 2]), p=pa.array(["a", "b"]))).to_pylist() == ["1", "2"]
     with pytest.raises(ValueError, match=r"record key field 'id' is null or empty in 2 of 3 rows"):
         gen.record_keys(_table(id=pa.array(["x", None, ""]), p=pa.array(["a", "b", "c"])))
 
 
 def test_complex_record_key() -> None:
-    gen = K.ComplexKeyGenerator(["id", "name"], ["p"])
+    gen = K_generators.ComplexKeyGenerator(["id", "name"], ["p"])
     t = _table(id=pa.array([1, None, 3]), name=pa.array(["Alice", "Bob", ""]), p=pa.array(["x"] * 3))
     assert gen.record_keys(t).to_pylist() == ["id:1,name:Alice", "id:__null__,name:Bob", "id:3,name:__empty__"]
     with pytest.raises(ValueError, match=r"record key fields \['id', 'name'\] are all null or empty in 1 of 2"):
@@ -141,27 +145,27 @@ def test_complex_record_key() -> None:
 
 def test_complex_single_field_encoding() -> None:
     t = _table(id=pa.array([7]), p=pa.array(["x"]))
-    assert K.ComplexKeyGenerator("id", "p").record_keys(t).to_pylist() == ["id:7"]
-    assert K.ComplexKeyGenerator("id", "p", encode_single_key_field_name=False).record_keys(t).to_pylist() == ["7"]
-    gen = K.key_generator_from_config({K.RECORDKEY_FIELD: "id", K.PARTITIONPATH_FIELD: "p",
-                                       K.KEYGENERATOR_TYPE: "COMPLEX", K.COMPLEX_KEYGEN_NEW_ENCODING: "true"})
+    assert K_generators.ComplexKeyGenerator("id", "p").record_keys(t).to_pylist() == ["id:7"]
+    assert K_generators.ComplexKeyGenerator("id", "p", encode_single_key_field_name=False).record_keys(t).to_pylist() == ["7"]
+    gen = K_generators.key_generator_from_config({K_common.RECORDKEY_FIELD: "id", K_common.PARTITIONPATH_FIELD: "p",
+                                       K_common.KEYGENERATOR_TYPE: "COMPLEX", K_common.COMPLEX_KEYGEN_NEW_ENCODING: "true"})
     assert gen.record_keys(t).to_pylist() == ["7"]
 
 
 def test_nonpartitioned_keys() -> None:
     t = _table(id=pa.array([1, 2]), name=pa.array(["a", None]))
-    one = K.NonpartitionedKeyGenerator("id")
+    one = K_generators.NonpartitionedKeyGenerator("id")
     assert one.record_keys(t).to_pylist() == ["1", "2"]
     assert one.partition_paths(t).to_pylist() == ["", ""]
-    assert K.NonpartitionedKeyGenerator("id,name").record_keys(t).to_pylist() == ["id:1,name:a", "id:2,name:__null__"]
-    assert K.GlobalDeleteKeyGenerator("id").record_keys(t).to_pylist() == ["id:1", "id:2"]
+    assert K_generators.NonpartitionedKeyGenerator("id,name").record_keys(t).to_pylist() == ["id:1,name:a", "id:2,name:__null__"]
+    assert K_generators.GlobalDeleteKeyGenerator("id").record_keys(t).to_pylist() == ["id:1", "id:2"]
 
 
 def test_nested_dictionary_and_chunked_columns() -> None:
     s = pa.array([{"k": 1}, {"k": 2}], pa.struct([("k", pa.int64())]))
     chunked = pa.chunked_array([pa.array(["a"]).dictionary_encode(), pa.array(["b"]).dictionary_encode()])
     t = pa.table({"s": s, "p": chunked})
-    keys, paths = K.SimpleKeyGenerator("s.k", "p").keys(t)
+    keys, paths = K_generators.SimpleKeyGenerator("s.k", "p").keys(t)
     assert keys.to_pylist() == ["1", "2"] and paths.to_pylist() == ["a", "b"]
 
 
@@ -169,44 +173,44 @@ def test_nested_dictionary_and_chunked_columns() -> None:
 
 def test_partition_path_default_and_hive_style() -> None:
     t = _table(id=pa.array([1, 2, 3]), a=pa.array(["x", None, ""]), b=pa.array([1, 2, None]))
-    assert K.SimpleKeyGenerator("id", "a").partition_paths(t).to_pylist() == [
+    assert K_generators.SimpleKeyGenerator("id", "a").partition_paths(t).to_pylist() == [
         "x", "__HIVE_DEFAULT_PARTITION__", "__HIVE_DEFAULT_PARTITION__"]
-    assert K.SimpleKeyGenerator("id", "a", hive_style=True).partition_paths(t).to_pylist() == [
+    assert K_generators.SimpleKeyGenerator("id", "a", hive_style=True).partition_paths(t).to_pylist() == [
         "a=x", "a=__HIVE_DEFAULT_PARTITION__", "a=__HIVE_DEFAULT_PARTITION__"]
-    assert K.ComplexKeyGenerator("id", "a,b", hive_style=True).partition_paths(t).to_pylist() == [
+    assert K_generators.ComplexKeyGenerator("id", "a,b", hive_style=True).partition_paths(t).to_pylist() == [
         "a=x/b=1", "a=__HIVE_DEFAULT_PARTITION__/b=2", "a=__HIVE_DEFAULT_PARTITION__/b=__HIVE_DEFAULT_PARTITION__"]
-    assert K.ComplexKeyGenerator("id", "a,b").partition_paths(t).to_pylist() == [
+    assert K_generators.ComplexKeyGenerator("id", "a,b").partition_paths(t).to_pylist() == [
         "x/1", "__HIVE_DEFAULT_PARTITION__/2", "__HIVE_DEFAULT_PARTITION__/__HIVE_DEFAULT_PARTITION__"]
 
 
 def test_url_encoding() -> None:
     vals = ["2024/01/01", "a:b=c", "100%", "x y", "é#?", "a\tb", "[1]^{2}*'\"\\", None]
     t = _table(id=pa.array(range(len(vals))), p=pa.array(vals))
-    assert K.SimpleKeyGenerator("id", "p", hive_style=True, url_encode=True).partition_paths(t).to_pylist() == [
+    assert K_generators.SimpleKeyGenerator("id", "p", hive_style=True, url_encode=True).partition_paths(t).to_pylist() == [
         "p=2024%2F01%2F01", "p=a%3Ab%3Dc", "p=100%25", "p=x y", "p=é%23%3F", "p=a%09b",
         "p=%5B1%5D%5E%7B2}%2A%27%22%5C", "p=__HIVE_DEFAULT_PARTITION__"]
     # Without encoding the values go into the path as they are.
-    assert K.SimpleKeyGenerator("id", "p").partition_paths(t).to_pylist()[0] == "2024/01/01"
+    assert K_generators.SimpleKeyGenerator("id", "p").partition_paths(t).to_pylist()[0] == "2024/01/01"
 
 
 @settings(max_examples=50, deadline=None)
 @given(st.text(min_size=1, max_size=30))
 def test_escape_unescape_round_trip(value: str) -> None:
-    escaped = K.escape_path_name(value)
+    escaped = K_java_text.escape_path_name(value)
     assert "/" not in escaped and "=" not in escaped
-    assert K.unescape_path_name(escaped) == value
-    assert K.partition_values(f"f={escaped}", ["f"], True, url_encoded=True) == {"f": value}
+    assert K_java_text.unescape_path_name(escaped) == value
+    assert K_paths.partition_values(f"f={escaped}", ["f"], True, url_encoded=True) == {"f": value}
 
 
 def test_unescape_java_quirks() -> None:
-    assert K.unescape_path_name("a%2Fb%3a") == "a/b:"
-    assert K.unescape_path_name("%zz%41x%4") == "%zzAx%4"  # not hex / too short: kept literally
-    assert K.unescape_path_name("%+A") == "\n"  # Integer.parseInt("+A", 16) == 10
-    assert K.escape_path_name("") == "__HIVE_DEFAULT_PARTITION__"
+    assert K_java_text.unescape_path_name("a%2Fb%3a") == "a/b:"
+    assert K_java_text.unescape_path_name("%zz%41x%4") == "%zzAx%4"  # not hex / too short: kept literally
+    assert K_java_text.unescape_path_name("%+A") == "\n"  # Integer.parseInt("+A", 16) == 10
+    assert K_java_text.escape_path_name("") == "__HIVE_DEFAULT_PARTITION__"
 
 
 def test_partition_values() -> None:
-    pv = K.partition_values
+    pv = K_paths.partition_values
     assert pv("byteField=10/shortField=300", ["byteField", "shortField"], True) == {
         "byteField": "10", "shortField": "300"}
     assert pv("10", ["byteField"], False) == {"byteField": "10"}
@@ -224,92 +228,92 @@ def test_partition_values() -> None:
 
 def test_inference_and_types() -> None:
     def kind(**cfg):
-        return type(K.key_generator_from_config(cfg)).__name__
+        return type(K_generators.key_generator_from_config(cfg)).__name__
 
-    assert kind(**{K.RECORDKEY_FIELD: "id", K.PARTITIONPATH_FIELD: "p"}) == "SimpleKeyGenerator"
-    assert kind(**{K.RECORDKEY_FIELD: "id,name", K.PARTITIONPATH_FIELD: "p"}) == "ComplexKeyGenerator"
-    assert kind(**{K.RECORDKEY_FIELD: "id", K.PARTITIONPATH_FIELD: "p,q"}) == "ComplexKeyGenerator"
-    assert kind(**{K.RECORDKEY_FIELD: "id"}) == "NonpartitionedKeyGenerator"
-    assert kind(**{K.RECORDKEY_FIELD: "id,name"}) == "NonpartitionedKeyGenerator"
-    assert kind(**{K.RECORDKEY_FIELD: "id", K.PARTITIONPATH_FIELD: "p:SIMPLE"}) == "CustomKeyGenerator"
+    assert kind(**{K_common.RECORDKEY_FIELD: "id", K_common.PARTITIONPATH_FIELD: "p"}) == "SimpleKeyGenerator"
+    assert kind(**{K_common.RECORDKEY_FIELD: "id,name", K_common.PARTITIONPATH_FIELD: "p"}) == "ComplexKeyGenerator"
+    assert kind(**{K_common.RECORDKEY_FIELD: "id", K_common.PARTITIONPATH_FIELD: "p,q"}) == "ComplexKeyGenerator"
+    assert kind(**{K_common.RECORDKEY_FIELD: "id"}) == "NonpartitionedKeyGenerator"
+    assert kind(**{K_common.RECORDKEY_FIELD: "id,name"}) == "NonpartitionedKeyGenerator"
+    assert kind(**{K_common.RECORDKEY_FIELD: "id", K_common.PARTITIONPATH_FIELD: "p:SIMPLE"}) == "CustomKeyGenerator"
     avro_complex = "org.apache.hudi.keygen.ComplexAvroKeyGenerator"
-    assert kind(**{K.TABLE_RECORDKEY_FIELDS: "id", K.TABLE_PARTITION_FIELDS: "p",
-                   K.TABLE_KEYGENERATOR_CLASS: avro_complex}) == "ComplexKeyGenerator"
-    assert kind(**{K.RECORDKEY_FIELD: "id", K.KEYGENERATOR_TYPE: "non_partition"}) == "NonpartitionedKeyGenerator"
+    assert kind(**{K_common.TABLE_RECORDKEY_FIELDS: "id", K_common.TABLE_PARTITION_FIELDS: "p",
+                   K_common.TABLE_KEYGENERATOR_CLASS: avro_complex}) == "ComplexKeyGenerator"
+    assert kind(**{K_common.RECORDKEY_FIELD: "id", K_common.KEYGENERATOR_TYPE: "non_partition"}) == "NonpartitionedKeyGenerator"
     # The class wins over the type, as in HoodieSparkKeyGeneratorFactory.
-    assert kind(**{K.RECORDKEY_FIELD: "id", K.PARTITIONPATH_FIELD: "p", K.KEYGENERATOR_TYPE: "COMPLEX",
-                   K.KEYGENERATOR_CLASS: "org.apache.hudi.keygen.SimpleKeyGenerator"}) == "SimpleKeyGenerator"
-    gen = K.key_generator_from_config({K.RECORDKEY_FIELD: "id", K.PARTITIONPATH_FIELD: "p",
-                                       K.KEYGENERATOR_CLASS: "org.apache.hudi.keygen.SimpleAvroKeyGenerator",
-                                       K.HIVE_STYLE_PARTITIONING: "TRUE", K.URL_ENCODE_PARTITIONING: "yes"})
+    assert kind(**{K_common.RECORDKEY_FIELD: "id", K_common.PARTITIONPATH_FIELD: "p", K_common.KEYGENERATOR_TYPE: "COMPLEX",
+                   K_common.KEYGENERATOR_CLASS: "org.apache.hudi.keygen.SimpleKeyGenerator"}) == "SimpleKeyGenerator"
+    gen = K_generators.key_generator_from_config({K_common.RECORDKEY_FIELD: "id", K_common.PARTITIONPATH_FIELD: "p",
+                                       K_common.KEYGENERATOR_CLASS: "org.apache.hudi.keygen.SimpleAvroKeyGenerator",
+                                       K_common.HIVE_STYLE_PARTITIONING: "TRUE", K_common.URL_ENCODE_PARTITIONING: "yes"})
     assert gen.java_class_name == "org.apache.hudi.keygen.SimpleAvroKeyGenerator"
     assert gen.hive_style is True and gen.url_encode is False  # Boolean.parseBoolean("yes") is false
-    assert K.key_generator_from_config({K.RECORDKEY_FIELD: "id"}).java_class_name == \
+    assert K_generators.key_generator_from_config({K_common.RECORDKEY_FIELD: "id"}).java_class_name == \
         "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
 
 
 def test_config_errors() -> None:
-    with pytest.raises(ValueError, match=re.escape(K.RECORDKEY_FIELD)):
-        K.key_generator_from_config({K.PARTITIONPATH_FIELD: "p"})
+    with pytest.raises(ValueError, match=re.escape(K_common.RECORDKEY_FIELD)):
+        K_generators.key_generator_from_config({K_common.PARTITIONPATH_FIELD: "p"})
     with pytest.raises(ValueError, match="unknown key generator class 'org.example.MyKeyGen'"):
-        K.key_generator_from_config({K.RECORDKEY_FIELD: "id", K.KEYGENERATOR_CLASS: "org.example.MyKeyGen"})
+        K_generators.key_generator_from_config({K_common.RECORDKEY_FIELD: "id", K_common.KEYGENERATOR_CLASS: "org.example.MyKeyGen"})
     with pytest.raises(ValueError, match="unknown key generator type 'FANCY'"):
-        K.key_generator_from_config({K.RECORDKEY_FIELD: "id", K.KEYGENERATOR_TYPE: "FANCY"})
+        K_generators.key_generator_from_config({K_common.RECORDKEY_FIELD: "id", K_common.KEYGENERATOR_TYPE: "FANCY"})
     with pytest.raises(ValueError, match="conflicting settings"):
-        K.key_generator_from_config({K.RECORDKEY_FIELD: "id", K.TABLE_RECORDKEY_FIELDS: "uuid"})
+        K_generators.key_generator_from_config({K_common.RECORDKEY_FIELD: "id", K_common.TABLE_RECORDKEY_FIELDS: "uuid"})
     with pytest.raises(ValueError, match="exactly one partition path field"):
-        K.key_generator_from_config({K.RECORDKEY_FIELD: "id", K.KEYGENERATOR_TYPE: "SIMPLE"})
+        K_generators.key_generator_from_config({K_common.RECORDKEY_FIELD: "id", K_common.KEYGENERATOR_TYPE: "SIMPLE"})
     with pytest.raises(ValueError, match="exactly one record key field"):
-        K.SimpleKeyGenerator("a,b", "p")
+        K_generators.SimpleKeyGenerator("a,b", "p")
     with pytest.raises(ValueError, match="field:TYPE"):
-        K.key_generator_from_config({K.RECORDKEY_FIELD: "id", K.PARTITIONPATH_FIELD: "p",
-                                     K.KEYGENERATOR_TYPE: "CUSTOM"})
+        K_generators.key_generator_from_config({K_common.RECORDKEY_FIELD: "id", K_common.PARTITIONPATH_FIELD: "p",
+                                     K_common.KEYGENERATOR_TYPE: "CUSTOM"})
 
 
 def test_missing_column_names_available_columns() -> None:
-    gen = K.SimpleKeyGenerator("id", "city")
+    gen = K_generators.SimpleKeyGenerator("id", "city")
     t = _table(id=pa.array([1]), town=pa.array(["x"]))
     with pytest.raises(ValueError, match=r"partition path field 'city' is not a column.*id, town"):
         gen.partition_paths(t)
     with pytest.raises(ValueError, match=r"record key field 'uuid' is not a column.*id, town"):
-        K.SimpleKeyGenerator("uuid", "town").record_keys(t)
+        K_generators.SimpleKeyGenerator("uuid", "town").record_keys(t)
 
 
 # ------------------------------------------------------------------ timestamp-based
 
 def _ts_paths(values, arrow_type, **cfg) -> list[str]:
-    config = {K.RECORDKEY_FIELD: "id", K.PARTITIONPATH_FIELD: "createTime",
-              K.KEYGENERATOR_CLASS: "org.apache.hudi.keygen.TimestampBasedKeyGenerator"}
+    config = {K_common.RECORDKEY_FIELD: "id", K_common.PARTITIONPATH_FIELD: "createTime",
+              K_common.KEYGENERATOR_CLASS: "org.apache.hudi.keygen.TimestampBasedKeyGenerator"}
     config.update(cfg)
-    gen = K.key_generator_from_config(config)
+    gen = K_generators.key_generator_from_config(config)
     return gen.partition_paths(pa.table({"id": pa.array(range(len(values))),
                                          "createTime": pa.array(values, arrow_type)})).to_pylist()
 
 
 # Expected values from Hudi's own TestTimestampBasedKeyGenerator.
 def test_timestamp_numeric_types() -> None:
-    gmt8 = {K.TS_OUTPUT_DATEFORMAT: "yyyy-MM-dd hh", K.TS_TIMEZONE: "GMT+8:00"}
-    assert _ts_paths([1578283932000, None], pa.int64(), **{K.TS_TYPE: "EPOCHMILLISECONDS"}, **gmt8) == [
+    gmt8 = {K_common.TS_OUTPUT_DATEFORMAT: "yyyy-MM-dd hh", K_common.TS_TIMEZONE: "GMT+8:00"}
+    assert _ts_paths([1578283932000, None], pa.int64(), **{K_common.TS_TYPE: "EPOCHMILLISECONDS"}, **gmt8) == [
         "2020-01-06 12", "1970-01-01 08"]
     assert _ts_paths([decimal.Decimal("1578283932000.0001")], pa.decimal128(20, 4),
-                     **{K.TS_TYPE: "EPOCHMILLISECONDS"}, **gmt8) == ["2020-01-06 12"]
-    assert _ts_paths([1578283932000], pa.int64(), **{K.TS_TYPE: "EPOCHMILLISECONDS",
-                                                     K.TS_OUTPUT_DATEFORMAT: "yyyy-MM-dd hh",
-                                                     K.TS_TIMEZONE: "GMT"}) == ["2020-01-06 04"]
-    assert _ts_paths([1578283932123456], pa.int64(), **{K.TS_TYPE: "EPOCHMICROSECONDS"}, **gmt8) == ["2020-01-06 12"]
-    assert _ts_paths([1578283932], pa.int32(), **{K.TS_TYPE: "UNIX_TIMESTAMP",
-                                                  K.TS_OUTPUT_DATEFORMAT: "yyyy/MM/dd",
-                                                  K.TS_OUTPUT_TIMEZONE: "UTC"}) == ["2020/01/06"]
-    assert _ts_paths([1578283932.9], pa.float64(), **{K.TS_TYPE: "UNIX_TIMESTAMP",
-                                                      K.TS_OUTPUT_DATEFORMAT: "HH:mm:ss.SSS"}) == ["04:12:12.000"]
+                     **{K_common.TS_TYPE: "EPOCHMILLISECONDS"}, **gmt8) == ["2020-01-06 12"]
+    assert _ts_paths([1578283932000], pa.int64(), **{K_common.TS_TYPE: "EPOCHMILLISECONDS",
+                                                     K_common.TS_OUTPUT_DATEFORMAT: "yyyy-MM-dd hh",
+                                                     K_common.TS_TIMEZONE: "GMT"}) == ["2020-01-06 04"]
+    assert _ts_paths([1578283932123456], pa.int64(), **{K_common.TS_TYPE: "EPOCHMICROSECONDS"}, **gmt8) == ["2020-01-06 12"]
+    assert _ts_paths([1578283932], pa.int32(), **{K_common.TS_TYPE: "UNIX_TIMESTAMP",
+                                                  K_common.TS_OUTPUT_DATEFORMAT: "yyyy/MM/dd",
+                                                  K_common.TS_OUTPUT_TIMEZONE: "UTC"}) == ["2020/01/06"]
+    assert _ts_paths([1578283932.9], pa.float64(), **{K_common.TS_TYPE: "UNIX_TIMESTAMP",
+                                                      K_common.TS_OUTPUT_DATEFORMAT: "HH:mm:ss.SSS"}) == ["04:12:12.000"]
 
 
 def test_timestamp_scalar() -> None:
-    cfg = {K.TS_TYPE: "SCALAR", K.TS_OUTPUT_DATEFORMAT: "yyyy-MM-dd hh", K.TS_TIMEZONE: "GMT",
+    cfg = {K_common.TS_TYPE: "SCALAR", K_common.TS_OUTPUT_DATEFORMAT: "yyyy-MM-dd hh", K_common.TS_TIMEZONE: "GMT",
            "hoodie.deltastreamer.keygen.timebased.timestamp.scalar.time.unit": "days"}
     assert _ts_paths([20000, None, 18736], pa.int64(), **cfg) == ["2024-10-04 12", "1970-01-02 12", "2021-04-19 12"]
-    micros = {K.TS_TYPE: "SCALAR", K.TS_OUTPUT_DATEFORMAT: "yyyy/MM/dd", K.TS_TIMEZONE: "GMT",
-              K.TS_SCALAR_TIME_UNIT: "MICROSECONDS", K.CONSISTENT_LOGICAL_TIMESTAMP: "true"}
+    micros = {K_common.TS_TYPE: "SCALAR", K_common.TS_OUTPUT_DATEFORMAT: "yyyy/MM/dd", K_common.TS_TIMEZONE: "GMT",
+              K_common.TS_SCALAR_TIME_UNIT: "MICROSECONDS", K_common.CONSISTENT_LOGICAL_TIMESTAMP: "true"}
     assert _ts_paths([1638513806000000, None], pa.timestamp("us", tz="UTC"), **micros) == ["2021/12/03", "1970/01/01"]
 
 
@@ -325,62 +329,62 @@ def test_timestamp_date_strings() -> None:
         ("2020-04-01T13:01:33-05:00", iso, "", "2020040113"),  # formatted in the parsed offset
     ]
     for value, fmt, out_tz, expected in cases:
-        assert _ts_paths([value], pa.string(), **{K.TS_TYPE: "DATE_STRING", K.TS_INPUT_DATEFORMAT: fmt,
-                                                  K.TS_OUTPUT_DATEFORMAT: "yyyyMMddHH",
-                                                  K.TS_OUTPUT_TIMEZONE: out_tz}) == [expected], value
+        assert _ts_paths([value], pa.string(), **{K_common.TS_TYPE: "DATE_STRING", K_common.TS_INPUT_DATEFORMAT: fmt,
+                                                  K_common.TS_OUTPUT_DATEFORMAT: "yyyyMMddHH",
+                                                  K_common.TS_OUTPUT_TIMEZONE: out_tz}) == [expected], value
     assert _ts_paths(["20200401"], pa.string(), **{
-        K.TS_TYPE: "DATE_STRING", K.TS_INPUT_DATEFORMAT: iso + ",yyyyMMdd", K.TS_INPUT_TIMEZONE: "UTC",
-        K.TS_OUTPUT_DATEFORMAT: "MM/dd/yyyy", K.TS_OUTPUT_TIMEZONE: "UTC"}) == ["04/01/2020"]
-    hh = {K.TS_TYPE: "DATE_STRING", "hoodie.deltastreamer.keygen.timebased.input.dateformat": "yyyy-MM-dd hh:mm:ss"}
+        K_common.TS_TYPE: "DATE_STRING", K_common.TS_INPUT_DATEFORMAT: iso + ",yyyyMMdd", K_common.TS_INPUT_TIMEZONE: "UTC",
+        K_common.TS_OUTPUT_DATEFORMAT: "MM/dd/yyyy", K_common.TS_OUTPUT_TIMEZONE: "UTC"}) == ["04/01/2020"]
+    hh = {K_common.TS_TYPE: "DATE_STRING", "hoodie.deltastreamer.keygen.timebased.input.dateformat": "yyyy-MM-dd hh:mm:ss"}
     assert _ts_paths(["2020-01-06 12:12:12"], pa.string(), **hh, **{
-        K.TS_OUTPUT_DATEFORMAT: "yyyy-MM-dd hh", K.TS_TIMEZONE: "GMT+8:00"}) == ["2020-01-06 12"]
+        K_common.TS_OUTPUT_DATEFORMAT: "yyyy-MM-dd hh", K_common.TS_TIMEZONE: "GMT+8:00"}) == ["2020-01-06 12"]
     # A null string becomes "1 ms after the epoch" printed with the first input format.
-    assert _ts_paths([None], pa.string(), **hh, **{K.TS_OUTPUT_DATEFORMAT: "yyyy-MM-dd hh:mm:ss",
-                                                   K.TS_TIMEZONE: "GMT"}) == ["1970-01-01 12:00:00"]
+    assert _ts_paths([None], pa.string(), **hh, **{K_common.TS_OUTPUT_DATEFORMAT: "yyyy-MM-dd hh:mm:ss",
+                                                   K_common.TS_TIMEZONE: "GMT"}) == ["1970-01-01 12:00:00"]
     with pytest.raises(ValueError, match="cannot parse partition value '2020-04-01 13:01:33.123-05:00'"):
         _ts_paths(["2020-04-01 13:01:33.123-05:00"], pa.string(), **{
-            K.TS_TYPE: "DATE_STRING", K.TS_INPUT_DATEFORMAT: iso, K.TS_OUTPUT_DATEFORMAT: "yyyyMMddHH"})
+            K_common.TS_TYPE: "DATE_STRING", K_common.TS_INPUT_DATEFORMAT: iso, K_common.TS_OUTPUT_DATEFORMAT: "yyyyMMddHH"})
 
 
 def test_timestamp_zones_hive_style_and_encoding() -> None:
-    base = {K.TS_TYPE: "EPOCHMILLISECONDS", K.TS_OUTPUT_DATEFORMAT: "yyyy/MM/dd",
-            K.TS_OUTPUT_TIMEZONE: "Asia/Kolkata", K.HIVE_STYLE_PARTITIONING: "true"}
+    base = {K_common.TS_TYPE: "EPOCHMILLISECONDS", K_common.TS_OUTPUT_DATEFORMAT: "yyyy/MM/dd",
+            K_common.TS_OUTPUT_TIMEZONE: "Asia/Kolkata", K_common.HIVE_STYLE_PARTITIONING: "true"}
     ms = 1704047400000  # 2023-12-31T18:30:00Z = 2024-01-01T00:00 in Kolkata
     assert _ts_paths([ms], pa.int64(), **base) == ["createTime=2024/01/01"]
-    assert _ts_paths([ms], pa.int64(), **base, **{K.URL_ENCODE_PARTITIONING: "true"}) == ["createTime=2024%2F01%2F01"]
+    assert _ts_paths([ms], pa.int64(), **base, **{K_common.URL_ENCODE_PARTITIONING: "true"}) == ["createTime=2024%2F01%2F01"]
     # No zone configured: Hudi uses the JVM default zone (jvm_timezone, UTC by default).
-    assert _ts_paths([ms], pa.int64(), **{K.TS_TYPE: "EPOCHMILLISECONDS", K.TS_OUTPUT_DATEFORMAT: "yyyy-MM-dd"}) == [
+    assert _ts_paths([ms], pa.int64(), **{K_common.TS_TYPE: "EPOCHMILLISECONDS", K_common.TS_OUTPUT_DATEFORMAT: "yyyy-MM-dd"}) == [
         "2023-12-31"]
     # A date column is read as its epoch day in the configured unit (Hudi quirk): 19000 days as DAYS.
     assert _ts_paths([dt.date(2022, 1, 8)], pa.date32(), **{
-        K.TS_TYPE: "SCALAR", K.TS_SCALAR_TIME_UNIT: "DAYS", K.TS_OUTPUT_DATEFORMAT: "yyyyMMdd"}) == ["20220108"]
+        K_common.TS_TYPE: "SCALAR", K_common.TS_SCALAR_TIME_UNIT: "DAYS", K_common.TS_OUTPUT_DATEFORMAT: "yyyyMMdd"}) == ["20220108"]
 
 
 def test_timestamp_errors() -> None:
-    with pytest.raises(ValueError, match=re.escape(K.TS_TYPE)):
-        _ts_paths([1], pa.int64(), **{K.TS_OUTPUT_DATEFORMAT: "yyyy"})
-    with pytest.raises(ValueError, match=re.escape(K.TS_OUTPUT_DATEFORMAT)):
-        _ts_paths([1], pa.int64(), **{K.TS_TYPE: "EPOCHMILLISECONDS"})
-    with pytest.raises(ValueError, match=re.escape(K.TS_INPUT_DATEFORMAT)):
-        _ts_paths(["x"], pa.string(), **{K.TS_TYPE: "DATE_STRING", K.TS_OUTPUT_DATEFORMAT: "yyyy"})
+    with pytest.raises(ValueError, match=re.escape(K_common.TS_TYPE)):
+        _ts_paths([1], pa.int64(), **{K_common.TS_OUTPUT_DATEFORMAT: "yyyy"})
+    with pytest.raises(ValueError, match=re.escape(K_common.TS_OUTPUT_DATEFORMAT)):
+        _ts_paths([1], pa.int64(), **{K_common.TS_TYPE: "EPOCHMILLISECONDS"})
+    with pytest.raises(ValueError, match=re.escape(K_common.TS_INPUT_DATEFORMAT)):
+        _ts_paths(["x"], pa.string(), **{K_common.TS_TYPE: "DATE_STRING", K_common.TS_OUTPUT_DATEFORMAT: "yyyy"})
     with pytest.raises(ValueError, match="Missing input formatter"):
-        _ts_paths(["2020"], pa.string(), **{K.TS_TYPE: "EPOCHMILLISECONDS", K.TS_OUTPUT_DATEFORMAT: "yyyy"})
+        _ts_paths(["2020"], pa.string(), **{K_common.TS_TYPE: "EPOCHMILLISECONDS", K_common.TS_OUTPUT_DATEFORMAT: "yyyy"})
     with pytest.raises(ValueError, match="no time unit"):
-        _ts_paths([1], pa.int64(), **{K.TS_TYPE: "MIXED", K.TS_INPUT_DATEFORMAT: "yyyy",
-                                      K.TS_OUTPUT_DATEFORMAT: "yyyy"})
+        _ts_paths([1], pa.int64(), **{K_common.TS_TYPE: "MIXED", K_common.TS_INPUT_DATEFORMAT: "yyyy",
+                                      K_common.TS_OUTPUT_DATEFORMAT: "yyyy"})
     with pytest.raises(ValueError, match="unknown time zone 'Mars/Olympus'"):
-        _ts_paths([1], pa.int64(), **{K.TS_TYPE: "EPOCHMILLISECONDS", K.TS_OUTPUT_DATEFORMAT: "yyyy",
-                                      K.TS_OUTPUT_TIMEZONE: "Mars/Olympus"})
+        _ts_paths([1], pa.int64(), **{K_common.TS_TYPE: "EPOCHMILLISECONDS", K_common.TS_OUTPUT_DATEFORMAT: "yyyy",
+                                      K_common.TS_OUTPUT_TIMEZONE: "Mars/Olympus"})
     with pytest.raises(ValueError, match="out of the supported range"):
         # Epoch microseconds read as seconds: an absurd year.
-        _ts_paths([1578283932123456], pa.int64(), **{K.TS_TYPE: "UNIX_TIMESTAMP", K.TS_OUTPUT_DATEFORMAT: "yyyy"})
+        _ts_paths([1578283932123456], pa.int64(), **{K_common.TS_TYPE: "UNIX_TIMESTAMP", K_common.TS_OUTPUT_DATEFORMAT: "yyyy"})
     with pytest.raises(ValueError, match="illegal pattern component 'q'"):
-        _ts_paths([1], pa.int64(), **{K.TS_TYPE: "EPOCHMILLISECONDS", K.TS_OUTPUT_DATEFORMAT: "yyyyq"})
+        _ts_paths([1], pa.int64(), **{K_common.TS_TYPE: "EPOCHMILLISECONDS", K_common.TS_OUTPUT_DATEFORMAT: "yyyyq"})
 
 
 def test_format_millis_pattern_letters() -> None:
     ms = pa.array([int(dt.datetime(2024, 3, 5, 14, 7, 9, 45000, tzinfo=dt.timezone.utc).timestamp() * 1000)])
-    f = lambda p, z="UTC": K.format_millis(ms, p, z)[0].as_py()  # noqa: E731
+    f = lambda p, z="UTC": K_joda.format_millis(ms, p, z)[0].as_py()  # noqa: E731
     assert f("yyyy-MM-dd'T'HH:mm:ss.SSS") == "2024-03-05T14:07:09.045"
     assert f("yy/M/d H:m:s S SS") == "24/3/5 14:7:9 0 04"
     assert f("MMM MMMM EEE EEEE e D w x") == "Mar March Tue Tuesday 2 65 10 2024"
@@ -392,16 +396,16 @@ def test_format_millis_pattern_letters() -> None:
 
 
 def test_custom_key_generator() -> None:
-    cfg = {K.RECORDKEY_FIELD: "id", K.PARTITIONPATH_FIELD: "region:simple,ts:TIMESTAMP",
-           K.KEYGENERATOR_CLASS: "org.apache.hudi.keygen.CustomKeyGenerator", K.HIVE_STYLE_PARTITIONING: "true",
-           K.TS_TYPE: "EPOCHMILLISECONDS", K.TS_OUTPUT_DATEFORMAT: "yyyyMMdd", K.TS_OUTPUT_TIMEZONE: "UTC"}
-    gen = K.key_generator_from_config(cfg)
+    cfg = {K_common.RECORDKEY_FIELD: "id", K_common.PARTITIONPATH_FIELD: "region:simple,ts:TIMESTAMP",
+           K_common.KEYGENERATOR_CLASS: "org.apache.hudi.keygen.CustomKeyGenerator", K_common.HIVE_STYLE_PARTITIONING: "true",
+           K_common.TS_TYPE: "EPOCHMILLISECONDS", K_common.TS_OUTPUT_DATEFORMAT: "yyyyMMdd", K_common.TS_OUTPUT_TIMEZONE: "UTC"}
+    gen = K_generators.key_generator_from_config(cfg)
     assert gen.partition_path_fields == ["region", "ts"]
     t = _table(id=pa.array([1, 2]), region=pa.array(["eu", None]), ts=pa.array([0, 86_400_000 * 366]))
     keys, paths = gen.keys(t)
     assert keys.to_pylist() == ["1", "2"]
     assert paths.to_pylist() == ["region=eu/ts=19700101", "region=__HIVE_DEFAULT_PARTITION__/ts=19710102"]
-    gen2 = K.key_generator_from_config(dict(cfg, **{K.RECORDKEY_FIELD: "id,region"}))
+    gen2 = K_generators.key_generator_from_config(dict(cfg, **{K_common.RECORDKEY_FIELD: "id,region"}))
     assert gen2.record_keys(t).to_pylist() == ["id:1,region:eu", "id:2,region:__null__"]
 
 
@@ -409,12 +413,12 @@ def test_vectorized_on_many_rows() -> None:
     n = 20_000
     t = pa.table({"id": pa.array(range(n)), "ts": pa.array([i * 3_600_000 for i in range(n)], pa.int64()),
                   "d": pa.array([i / 8 for i in range(n)])})
-    gen = K.TimestampBasedKeyGenerator("id", "ts", K.TimestampConfig("EPOCHMILLISECONDS", "yyyy/MM/dd/HH",
+    gen = K_generators.TimestampBasedKeyGenerator("id", "ts", K_generators.TimestampConfig("EPOCHMILLISECONDS", "yyyy/MM/dd/HH",
                                                                      output_timezone="UTC"))
     keys, paths = gen.keys(t)
     assert keys[n - 1].as_py() == str(n - 1)
     assert paths[n - 1].as_py() == dt.datetime.fromtimestamp((n - 1) * 3600, dt.timezone.utc).strftime("%Y/%m/%d/%H")
-    d = K.java_strings(t.column("d"))
+    d = K_java_text.java_strings(t.column("d"))
     assert pc.all(pc.equal(pc.cast(d, pa.float64()), t.column("d").combine_chunks())).as_py()
 
 
@@ -434,21 +438,21 @@ def test_partition_paths_are_folders_or_refused(rows: list[tuple], hive: bool, e
     decodes back to the row's values, or the batch is refused naming a bad value and its field."""
     fields = ["a", "b"] if two_fields else ["a"]
     data = pa.table({"k": [str(i) for i in range(len(rows))], "a": [r[0] for r in rows], "b": [r[1] for r in rows]})
-    kg = K.ComplexKeyGenerator(["k"], fields, hive, encode) if two_fields else K.SimpleKeyGenerator("k", "a", hive, encode)
+    kg = K_generators.ComplexKeyGenerator(["k"], fields, hive, encode) if two_fields else K_generators.SimpleKeyGenerator("k", "a", hive, encode)
     paths = kg.partition_paths(data)
-    bad = [p for p in paths.to_pylist() if K.partition_path_problem(p)]
+    bad = [p for p in paths.to_pylist() if K_paths.partition_path_problem(p)]
     if bad:
-        with pytest.raises(K.PartitionPathError) as e:
-            K.check_partition_paths(kg, data, paths)
+        with pytest.raises(K_paths.PartitionPathError) as e:
+            K_paths.check_partition_paths(kg, data, paths)
         msg = str(e.value)
         assert "Nothing was committed" in msg and re.search(r"partition field value (a|b)=", msg)
         return
-    K.check_partition_paths(kg, data, paths)
+    K_paths.check_partition_paths(kg, data, paths)
     for (a, b), path in zip(rows, paths.to_pylist()):
         for seg in path.split("/"):  # a folder below the base path, never hoodie's own
             assert seg not in ("", ".", "..", ".hoodie") and "\x00" not in seg and len(seg.encode()) <= 255
         try:
-            got = K.partition_values(path, fields, hive, url_encoded=encode)
+            got = K_paths.partition_values(path, fields, hive, url_encoded=encode)
         except ValueError:
             assert two_fields and not encode and "/" in f"{a}{b}"  # a '/' in one of several fields
             continue

@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hoodie.format.keygen import ComplexKeyGenerator, GlobalDeleteKeyGenerator, NonpartitionedKeyGenerator
+from hoodie.format.keys.generators import (
+    ComplexKeyGenerator, GlobalDeleteKeyGenerator, NonpartitionedKeyGenerator,
+)
 
 # Values built from the characters that matter to the encoding, plus the null/empty placeholders.
 value = st.one_of(st.none(), st.sampled_from(["", "__null__", "__empty__", "a:b", "x,b:y", "2024-01-01 10:00:00"]),

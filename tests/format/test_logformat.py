@@ -22,27 +22,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hoodie.format import logformat as lf
-from hoodie.format.avro_codec import avro_to_arrow_schema, java_decimal_bytes
-from hoodie.format.logformat import (
-    DELETE_RECORD_LIST_SCHEMA,
-    MAGIC,
-    ORDERING_WRAPPERS,
-    BlockType,
-    CorruptLogBlockWarning,
-    HeaderKey,
-    LogBlock,
-    LogFormatError,
-    encode_avro_data_block,
-    encode_block,
-    encode_command_block,
-    encode_delete_block,
-    encode_parquet_data_block,
-    event_time_from_schema,
-    read_log_file,
-    with_event_time,
-    commit_ordering_natural,
-    write_log_file,
+from hoodie.format.log import logformat as lf
+from hoodie.format.avro.schema import avro_to_arrow_schema, java_decimal_bytes
+from hoodie.format.log.logformat import (
+    DELETE_RECORD_LIST_SCHEMA, MAGIC, ORDERING_WRAPPERS, BlockType, CorruptLogBlockWarning, HeaderKey,
+    LogBlock, LogFormatError, encode_avro_data_block, encode_block, encode_command_block,
+    encode_delete_block, encode_parquet_data_block, event_time_from_schema, read_log_file, with_event_time,
+    commit_ordering_natural, write_log_file,
 )
 from hoodie.format.storage import Storage
 from tests.conftest import fixture_table_path

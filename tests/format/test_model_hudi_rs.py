@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 
 import hoodie
 from hoodie.format.batch_write import write_arrow
-from hoodie.format.fsview import FileSystemView
-from hoodie.format.keygen import PartitionPathError
-from hoodie.format.reader import read_file_slice, slice_record_keys
+from hoodie.format.file_group.fsview import FileSystemView
+from hoodie.format.keys.paths import PartitionPathError
+from hoodie.format.slice.reader import read_file_slice, slice_record_keys
 from hoodie.format.table import HoodieTable
 from tests.helpers import rows_of
 from tests.hudi_rs import read_hudi_rs

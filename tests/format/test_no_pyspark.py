@@ -10,8 +10,8 @@ import hoodie.format
 
 
 def test_format_imports_without_pyspark() -> None:
-    modules = sorted(m.name for m in pkgutil.iter_modules(hoodie.format.__path__, "hoodie.format."))
-    assert "hoodie.format.reader" in modules and "hoodie.format.logformat" in modules
+    modules = sorted(m.name for m in pkgutil.walk_packages(hoodie.format.__path__, "hoodie.format."))
+    assert "hoodie.format.slice.reader" in modules and "hoodie.format.log.logformat" in modules
     code = (
         "import sys\n"
         "class Block:\n"

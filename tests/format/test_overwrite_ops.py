@@ -8,8 +8,8 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.format import instant as I
-from hoodie.format import plans
+from hoodie.format.timeline import instant as I
+from hoodie.format.timeline import plans
 from hoodie.format.batch_write import WriteError, write_arrow
 from hoodie.format.table import HoodieTable
 from tests.hudi_rs import read_hudi_rs

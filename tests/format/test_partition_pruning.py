@@ -23,9 +23,10 @@ from hypothesis import strategies as st
 
 import hoodie
 from hoodie.format.batch_write import write_arrow
-from hoodie.format.keygen import PartitionPathError, SimpleKeyGenerator
-from hoodie.format.pruning import candidates, prune_partitions
-from hoodie.format.reader import plan_read
+from hoodie.format.keys.paths import PartitionPathError
+from hoodie.format.keys.generators import SimpleKeyGenerator
+from hoodie.format.slice.pruning import candidates, prune_partitions
+from hoodie.format.slice.reader import plan_read
 from hoodie.format.table import HoodieTable, create_table
 
 OPS = ["=", "!=", "<", "<=", ">", ">=", "in", "not in"]

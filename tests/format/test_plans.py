@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hoodie.format import plans as P
+from hoodie.format.timeline import plans as P
 from tests.conftest import fixture_table_path
 
 ROLLBACK_TABLE = "sample_table_mor_parquet_v6_nonpartitioned_rollback"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hoodie.format import naming as N
+from hoodie.format.file_group import naming as N
 from hoodie.format import properties as P
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, TableError, create_table, read_partition_metadata

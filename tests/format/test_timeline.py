@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hoodie.format import instant as I
-from hoodie.format import timeline as T
-from hoodie.format.commit_metadata import CommitMetadata, WriteStat
+from hoodie.format.timeline import instant as I
+from hoodie.format.timeline import active as T
+from hoodie.format.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable
 from tests.conftest import fixture_table_path

@@ -24,7 +24,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from hoodie.format import instant as I
+from hoodie.format.timeline import instant as I
 from hoodie.format.lock import table_lock
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable

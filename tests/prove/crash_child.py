@@ -22,13 +22,19 @@ import pyarrow as pa
 
 # Imported up front (see the module docstring): the operations import some of these lazily.
 import hoodie  # noqa: F401
-import hoodie.format.avro_codec  # noqa: F401
-import hoodie.format.keygen  # noqa: F401
-import hoodie.format.logformat  # noqa: F401
-import hoodie.format.reader  # noqa: F401
+import hoodie.format.avro.decode  # noqa: F401
+import hoodie.format.avro.encode  # noqa: F401
+import hoodie.format.avro.schema  # noqa: F401
+import hoodie.format.keys.common  # noqa: F401
+import hoodie.format.keys.generators  # noqa: F401
+import hoodie.format.keys.java_text  # noqa: F401
+import hoodie.format.keys.joda  # noqa: F401
+import hoodie.format.keys.paths  # noqa: F401
+import hoodie.format.log.logformat  # noqa: F401
+import hoodie.format.slice.reader  # noqa: F401
 import hoodie.metrics  # noqa: F401
 import hoodie.services.inline  # noqa: F401
-from hoodie.format import instant as I
+from hoodie.format.timeline import instant as I
 from hoodie.format.batch_write import write_arrow
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import run_clean

@@ -50,9 +50,9 @@ import pyarrow as pa
 
 import hoodie
 from hoodie.faults import ENV as FAULT_ENV
-from hoodie.format import naming as N
-from hoodie.format.fsview import list_partitions
-from hoodie.format.logformat import BlockType, read_log_file
+from hoodie.format.file_group import naming as N
+from hoodie.format.file_group.fsview import list_partitions
+from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import run_compaction
 from hoodie.services.ttl.service import last_ttl_instant

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from hoodie.format import instant as I
-from hoodie.format import timeline as T
+from hoodie.format.timeline import instant as I
+from hoodie.format.timeline import active as T
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import run_compaction
 from tests.prove import crash_child

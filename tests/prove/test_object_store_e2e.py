@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 import hoodie
-from hoodie.format import naming as N
+from hoodie.format.file_group import naming as N
 from hoodie.format.batch_write import write_arrow
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable

@@ -12,9 +12,9 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.format import instant as I
+from hoodie.format.timeline import instant as I
 from hoodie.format.batch_write import write_arrow
-from hoodie.format.fsview import list_partitions
+from hoodie.format.file_group.fsview import list_partitions
 from hoodie.format.storage import Storage
 from hoodie.services.clean import run_clean
 from hoodie.services.ttl import run_ttl
@@ -99,7 +99,7 @@ def test_partition_values_that_leave_the_table_are_refused(tmp_path: Path, value
     """Each value whose folder would be outside the table, in ``.hoodie``, or different on local and
     S3 storage is refused before anything is written; hive style makes a lone ``..`` or ``.hoodie``
     an ordinary ``p=..`` folder, and the error says so when it would."""
-    from hoodie.format.keygen import PartitionPathError, partition_path_problem
+    from hoodie.format.keys.paths import PartitionPathError, partition_path_problem
 
     o = opts("insert", **{"hoodie.datasource.write.hive_style_partitioning": str(hive).lower()})
     segment = f"p={value}" if hive else value
@@ -144,7 +144,7 @@ def test_url_encoding_makes_separator_values_one_folder(tmp_path: Path) -> None:
 def test_partition_inside_another_partition_is_refused(tmp_path: Path, first: str, second: str) -> None:
     """Java Hudi does not look inside a partition folder and hudi-rs reads only the innermost one:
     a partition inside another is refused, in one batch and against the table."""
-    from hoodie.format.keygen import PartitionPathError
+    from hoodie.format.keys.paths import PartitionPathError
 
     path = tmp_path / "t"
     with pytest.raises(PartitionPathError, match="inside partition .*both in this write"):
@@ -181,7 +181,7 @@ def test_partition_values_behave_the_same_on_s3_and_locally(moto_s3: dict, tmp_p
     """On S3, '.' turned an upsert into a second row, and 'a//b', 'a/' failed halfway with
     ``ArrowInvalid: Empty path component`` while local storage accepted them. Now every value gets
     one behaviour on both: the same refusal before anything is written, or the same rows back."""
-    from hoodie.format.keygen import PartitionPathError
+    from hoodie.format.keys.paths import PartitionPathError
 
     refused = [".", "a//b", "a/", "/a", "..", "a\x00b", "x" * 256]
     accepted = [".NET", "a\\b", "ü/ß", "x" * 255, "a b", "%2F"]

@@ -11,8 +11,8 @@ import pytest
 
 import hoodie
 
-from hoodie.format import naming as N
-from hoodie.format import writer as W
+from hoodie.format.file_group import naming as N
+from hoodie.format.slice import writer as W
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import plan_compaction, run_compaction, schedule_compaction
 from hoodie.services.compaction import partial as P
@@ -135,9 +135,9 @@ def test_interrupted_rollback_is_resumed_not_duplicated(tmp_path: Path, caplog) 
     taken for it."""
     import logging
 
-    from hoodie.format import instant as I
-    from hoodie.format import plans
-    from hoodie.format import timeline as T
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import plans
+    from hoodie.format.timeline import active as T
     from hoodie.services.rollback import pending_rollback_of, rollback, start_rollback
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_rollback import _data, _vals
@@ -173,8 +173,8 @@ def test_interrupted_rollback_is_resumed_not_duplicated(tmp_path: Path, caplog) 
 
 
 def test_new_rollback_writes_its_plan_and_an_empty_inflight(tmp_path: Path) -> None:
-    from hoodie.format import instant as I
-    from hoodie.format import plans
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import plans
     from hoodie.services.rollback import rollback
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_rollback import _data
@@ -198,7 +198,7 @@ def test_rollback_without_markers_lists_every_partition(tmp_path: Path) -> None:
     partition and files of other instants are left alone."""
     import shutil
 
-    from hoodie.format import writer as W
+    from hoodie.format.slice import writer as W
     from hoodie.services.rollback import rollback
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_rollback import _data, _vals
@@ -244,9 +244,9 @@ def test_rollback_without_markers_keeps_log_files_of_other_instants(tmp_path: Pa
 
 
 def test_rollback_refusals_name_the_reason(tmp_path: Path) -> None:
-    from hoodie.format import instant as I
-    from hoodie.format import plans
-    from hoodie.format import timeline as T
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import plans
+    from hoodie.format.timeline import active as T
     from hoodie.format.batch_write import write_arrow
     from hoodie.services.rollback import RollbackError, pending_failed_writes, rollback
     from tests.services.test_rollback import _data
@@ -298,11 +298,11 @@ def test_rollback_plan_and_metadata_in_nested_partitions(tmp_path: Path, caplog)
     import logging
     import shutil
 
-    from hoodie.format import instant as I
-    from hoodie.format import naming as N
-    from hoodie.format import plans
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.file_group import naming as N
+    from hoodie.format.timeline import plans
     from hoodie.format.batch_write import write_arrow
-    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.services.rollback import rollback
     from tests.services.test_rollback import OPTS
 
@@ -358,7 +358,7 @@ def test_rollback_plan_and_metadata_in_nested_partitions(tmp_path: Path, caplog)
 # -- compaction strategies (pure: synthetic slices, no table) -------------------------------------
 
 def _slice(partition: str, file_id: str, log_sizes: list[int], base_size: int | None = 10 * 1024 * 1024):
-    from hoodie.format.fsview import BaseFile, FileSlice, LogFile
+    from hoodie.format.file_group.fsview import BaseFile, FileSlice, LogFile
 
     base = None if base_size is None else BaseFile(partition, f"{file_id}_1-0-1_001.parquet", file_id, "001",
                                                    base_size)
@@ -589,7 +589,7 @@ def test_rollback_of_a_torn_log_file_with_markers_and_of_a_table_object(tmp_path
     when its marker names it, without warnings; rollback accepts an opened table too."""
     import warnings
 
-    from hoodie.format import instant as I
+    from hoodie.format.timeline import instant as I
     from hoodie.services.rollback import rollback
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_rollback import _data, _vals
@@ -608,7 +608,7 @@ def test_rollback_of_a_torn_log_file_with_markers_and_of_a_table_object(tmp_path
 
 
 def test_rollback_command_block_in_a_non_partitioned_table(tmp_path: Path) -> None:
-    from hoodie.format import naming as N
+    from hoodie.format.file_group import naming as N
     from hoodie.format.batch_write import write_arrow
     from hoodie.services.rollback import rollback
 
@@ -710,7 +710,7 @@ def test_event_index_counts_archived_blocks_as_committed_but_not_a_pending_first
     if that instant completed."""
     import warnings
 
-    from hoodie.format import instant as I
+    from hoodie.format.timeline import instant as I
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_compaction_support import batch, options
 
@@ -752,7 +752,7 @@ def test_event_index_counts_archived_blocks_as_committed_but_not_a_pending_first
 def _stats_table(root: Path):
     from types import SimpleNamespace
 
-    from hoodie.format import timeline as TL
+    from hoodie.format.timeline import active as TL
     from hoodie.format.storage import Storage
 
     st = Storage(str(root))
@@ -910,9 +910,9 @@ def test_partition_stats_persisted_by_a_ttl_replacecommit_are_the_starting_point
 # -- clean: what `hoodie clean --json` prints -----------------------------------------------------
 
 def test_clean_result_json_for_a_recovered_and_a_new_clean(tmp_path: Path) -> None:
-    from hoodie.format import instant as I
-    from hoodie.format import plans
-    from hoodie.format import timeline as TL
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import plans
+    from hoodie.format.timeline import active as TL
     from hoodie.services.clean import plan_clean, run_clean
     from tests.services.test_clean import _history
 
@@ -984,8 +984,8 @@ def test_clean_deletes_a_dropped_partition_with_its_checksum_files_only(tmp_path
 
 
 def test_clean_plan_from_avro_reads_the_earliest_instant_to_retain(tmp_path: Path) -> None:
-    from hoodie.format import instant as I
-    from hoodie.format import plans
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import plans
     from hoodie.services.clean import CleanPlan, plan_clean
     from tests.services.test_clean import _history
 
@@ -1011,7 +1011,7 @@ def test_clean_plan_from_avro_reads_the_earliest_instant_to_retain(tmp_path: Pat
 def test_event_index_headers_skip_foreign_blocks_and_mark_unknown_ranges(tmp_path: Path) -> None:
     """Reading headers goes on past a corrupt block and past blocks of uncommitted instants; a
     committed block without a range makes the whole file unknown."""
-    from hoodie.format import naming as N
+    from hoodie.format.file_group import naming as N
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_compaction_support import batch, options
 
@@ -1083,7 +1083,7 @@ def test_ttl_expires_only_strictly_after_the_retention(tmp_path: Path, strategy_
                                                        new_york_machine: None) -> None:
     """Hudi's rule: a partition expires when its age is greater than the retention; at exactly the
     retention it is kept (instants read in the table's UTC timeline zone, whatever the machine's)."""
-    from hoodie.format import instant as I
+    from hoodie.format.timeline import instant as I
     from hoodie.format.batch_write import write_arrow
     from hoodie.services.ttl.config import DAY_MS, TTLConfig
     from hoodie.services.ttl.strategies import create_strategy
@@ -1299,7 +1299,7 @@ def test_remove_empty_dir_local_and_object_store(tmp_path: Path, caplog) -> None
 
 
 def test_operation_links_of_a_plan_operation() -> None:
-    from hoodie.format.compaction_plan import CompactionOperation
+    from hoodie.format.timeline.compaction_plan import CompactionOperation
     from hoodie.services.compaction import partial as P
 
     def link(v: int) -> dict:
@@ -1458,7 +1458,7 @@ def test_ttl_selected_partitions_that_do_not_exist_name_the_fix(tmp_path: Path) 
 def test_clean_metadata_records_file_names_per_nested_partition(tmp_path: Path) -> None:
     """What Java reads back from ``<t>.clean``: per partition the policy, the planned and deleted
     file names (names, not paths, also for nested partitions) and whether the partition went."""
-    from hoodie.format import instant as I
+    from hoodie.format.timeline import instant as I
     from hoodie.format.batch_write import write_arrow
     from hoodie.services.clean import run_clean
     from tests.services.test_clean import batch, drop_partition, options
@@ -1496,7 +1496,7 @@ def test_clean_planner_goes_on_past_groups_it_must_keep(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     from hoodie.format.batch_write import write_arrow
-    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.services.clean import plan_clean
     from hoodie.services.ttl.service import delete_partitions  # a delete_partition replacecommit
     from tests.format.test_fsview import _uncommitted_write
@@ -1533,7 +1533,7 @@ def test_clean_planner_goes_on_past_groups_it_must_keep(tmp_path: Path) -> None:
 def test_keep_by_time_falls_back_to_slice_base_instants_only_with_an_archived_timeline(tmp_path: Path) -> None:
     """A partition whose writes all left the active timeline: with an archived timeline its newest
     slice's base instant is the reference; without one (or without data) it is never expired."""
-    from hoodie.format import instant as I
+    from hoodie.format.timeline import instant as I
     from hoodie.format.batch_write import write_arrow
     from hoodie.format.table import write_partition_metadata
     from hoodie.services.ttl.config import TTLConfig
@@ -1648,7 +1648,7 @@ def test_partial_compaction_naming_and_ordering_rules(monkeypatch) -> None:
     targets' write tokens, links made highest version first, and the link mode per storage."""
     from types import SimpleNamespace
 
-    from hoodie.format.fsview import LogFile
+    from hoodie.format.file_group.fsview import LogFile
     from hoodie.services.compaction import CompactionError
     from hoodie.services.compaction import partial as P
 
@@ -1740,11 +1740,11 @@ def test_pending_operations_of_every_kind_of_pending_instant(tmp_path: Path) -> 
     have recorded nothing yet."""
     import json
 
-    from hoodie.format import instant as I
-    from hoodie.format import plans
-    from hoodie.format import timeline as TL
-    from hoodie.format import writer as W
-    from hoodie.format.commit_metadata import CommitMetadata, WriteStat
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import plans
+    from hoodie.format.timeline import active as TL
+    from hoodie.format.slice import writer as W
+    from hoodie.format.timeline.commit_metadata import CommitMetadata, WriteStat
     from hoodie.services import clean as C
 
     root = tmp_path / "t"
@@ -1801,7 +1801,7 @@ def test_event_index_combines_several_stats_and_blocks_of_one_file(tmp_path: Pat
     """Older Java writers appended several commits to one log file: its range is the union of its
     stats' ranges (stats without records and without a range add nothing; one without a range
     makes the headers decide), or of its blocks' headers."""
-    from hoodie.format.commit_metadata import WriteStat
+    from hoodie.format.timeline.commit_metadata import WriteStat
     from hoodie.services.compaction.event_index import EMPTY, LogEventTime, min_event_time
 
     path = str(tmp_path / "t")

@@ -14,15 +14,15 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.format import instant as I
-from hoodie.format import naming as N
-from hoodie.format import plans
-from hoodie.format import timeline as T
-from hoodie.format import writer as W
+from hoodie.format.timeline import instant as I
+from hoodie.format.file_group import naming as N
+from hoodie.format.timeline import plans
+from hoodie.format.timeline import active as T
+from hoodie.format.slice import writer as W
 from hoodie.format.batch_write import write_arrow
-from hoodie.format.fsview import FileSystemView
-from hoodie.format.links import LINKS_KEY, Link, encode_links
-from hoodie.format.reader import read_file_slice
+from hoodie.format.file_group.fsview import FileSystemView
+from hoodie.format.file_group.links import LINKS_KEY, Link, encode_links
+from hoodie.format.slice.reader import read_file_slice
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import (
     CleanConfig, CleanError, CleanPlan, pending_operations, plan_clean, run_clean, maybe_clean_after_commit,

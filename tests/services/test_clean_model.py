@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hoodie
-from hoodie.format.fsview import FileSystemView
+from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import plan_clean, run_clean
 from tests.hudi_rs import read_hudi_rs

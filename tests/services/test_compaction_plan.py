@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from hoodie.format import instant as I
-from hoodie.format import naming as N
-from hoodie.format import plans as PL
-from hoodie.format import timeline as T
-from hoodie.format import writer as W
+from hoodie.format.timeline import instant as I
+from hoodie.format.file_group import naming as N
+from hoodie.format.timeline import plans as PL
+from hoodie.format.timeline import active as T
+from hoodie.format.slice import writer as W
 from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
-from hoodie.format.compaction_plan import CompactionPlan
-from hoodie.format.fsview import RESERVED_LOG_VERSION_METRIC, FileSystemView, reserved_log_version
-from hoodie.format.links import PARTIAL_PLAN_KEY
+from hoodie.format.timeline.compaction_plan import CompactionPlan
+from hoodie.format.file_group.fsview import RESERVED_LOG_VERSION_METRIC, FileSystemView, reserved_log_version
+from hoodie.format.file_group.links import PARTIAL_PLAN_KEY
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import (
     CompactionConfig, CompactionConfigError, CompactionError, plan_compaction, run_compaction, schedule_compaction,

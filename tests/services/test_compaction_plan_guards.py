@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hoodie.format import naming as N
+from hoodie.format.file_group import naming as N
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import run_compaction, schedule_compaction
 from hoodie.services.rollback import RollbackError, rollback

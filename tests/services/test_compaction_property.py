@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hoodie
-from hoodie.format import naming as N
+from hoodie.format.file_group import naming as N
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import run_clean
 from hoodie.services.compaction import freshness, run_compaction, schedule_compaction_result
@@ -200,7 +200,7 @@ def _files(path: str) -> dict[str, bytes]:
 
 
 def _failed_write(path: str, rs: list[tuple[int, int, int]], s: Setup) -> str:
-    from hoodie.format import writer as W
+    from hoodie.format.slice import writer as W
     from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
     from tests.services.test_compaction_support import batch, options
 
@@ -225,7 +225,7 @@ def _crashing_executor(tasks: list) -> list:
 
 def _run_interleaved(s: Setup, steps: list) -> dict[str, int]:
     """Run the steps; returns how often each outcome happened (refused rollbacks, moved logs...)."""
-    from hoodie.format import instant as I
+    from hoodie.format.timeline import instant as I
     from hoodie.services.compaction import run_compaction as run
     from hoodie.services.rollback import RollbackError, rollback
     from tests.services.test_compaction_support import UNBOUNDED

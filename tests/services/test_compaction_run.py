@@ -15,13 +15,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import hoodie
-from hoodie.format import instant as I
-from hoodie.format import logformat as L
-from hoodie.format import naming as N
-from hoodie.format import timeline as T
-from hoodie.format import writer as W
-from hoodie.format.commit_metadata import CommitMetadata
-from hoodie.format.links import LINKS_KEY, links_from_metadata
+from hoodie.format.timeline import instant as I
+from hoodie.format.log import logformat as L
+from hoodie.format.file_group import naming as N
+from hoodie.format.timeline import active as T
+from hoodie.format.slice import writer as W
+from hoodie.format.timeline.commit_metadata import CommitMetadata
+from hoodie.format.file_group.links import LINKS_KEY, links_from_metadata
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import (
@@ -271,8 +271,8 @@ def test_incremental_and_time_travel_unchanged_by_partial_compaction(tmp_path: P
 def test_duplicate_link_of_target_in_same_slice_is_read_once(tmp_path: Path) -> None:
     """The reader rule behind incremental/time-travel reads: a recorded link whose target is read in
     the same slice is skipped (here forced by listing a target under the link's slice)."""
-    from hoodie.format.fsview import FileSystemView
-    from hoodie.format.reader import _compaction_skips
+    from hoodie.format.file_group.fsview import FileSystemView
+    from hoodie.format.slice.reader import _compaction_skips
 
     path = str(tmp_path / "t")
     _history(path, Setup(ordering=False))
@@ -282,7 +282,7 @@ def test_duplicate_link_of_target_in_same_slice_is_read_once(tmp_path: Path) -> 
     view = FileSystemView(t.storage, t.timeline)
     (sl,) = view.latest_file_slices("all")
     link = res.links[0]
-    from hoodie.format.fsview import LogFile
+    from hoodie.format.file_group.fsview import LogFile
 
     target = LogFile("all", link.target, N.parse_log_file(link.target), 1)
     sl.log_files.append(target)
@@ -338,7 +338,7 @@ def test_plan_without_marker_is_refused(tmp_path: Path) -> None:
 
 def test_stock_plan_without_extensions_runs(tmp_path: Path) -> None:
     """A plan as Java Hudi writes it (no symlinkOperations field at all) runs as a full compaction."""
-    from hoodie.format import plans as PL
+    from hoodie.format.timeline import plans as PL
 
     path = str(tmp_path / "t")
     _history(path)
@@ -440,7 +440,7 @@ def test_reader_ignores_outputs_of_a_running_compaction(tmp_path: Path) -> None:
 
 def test_executor_returning_plain_write_stats_keeps_split_files(tmp_path: Path) -> None:
     """An engine may rebuild plain WriteStats from its tasks' results: split files must survive."""
-    from hoodie.format.commit_metadata import WriteStat
+    from hoodie.format.timeline.commit_metadata import WriteStat
 
     path = str(tmp_path / "t")
     write(path, "insert", [(1, 1, 0), (2, 1, 0)])

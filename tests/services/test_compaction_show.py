@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hoodie.format import instant as I
-from hoodie.format import timeline as T
+from hoodie.format.timeline import instant as I
+from hoodie.format.timeline import active as T
 from hoodie.format.table import HoodieTable
 import hoodie.interfaces.procedures  # noqa: F401  (registers the CALL procedures)
 from hoodie.interfaces.cli import main

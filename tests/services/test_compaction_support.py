@@ -9,9 +9,9 @@ from typing import Optional
 import pyarrow as pa
 
 import hoodie
-from hoodie.format import naming as N
+from hoodie.format.file_group import naming as N
 from hoodie.format.batch_write import write_arrow
-from hoodie.format.fsview import FileSystemView
+from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 from tests.helpers import rows_of
 

@@ -8,11 +8,11 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.format import instant as I
-from hoodie.format import logformat as L
-from hoodie.format import naming as N
+from hoodie.format.timeline import instant as I
+from hoodie.format.log import logformat as L
+from hoodie.format.file_group import naming as N
 from hoodie.format.batch_write import write_arrow
-from hoodie.format.fsview import FileSystemView
+from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 from hoodie.services.rollback import RollbackError, rollback, rollback_failed_writes
 from tests.format.test_fsview import _uncommitted_write

@@ -15,14 +15,14 @@ import pyarrow.parquet as pq
 import pytest
 
 import hoodie
-from hoodie.format import instant as I
-from hoodie.format import naming as N
-from hoodie.format import plans
-from hoodie.format import timeline as T
-from hoodie.format import writer as W
+from hoodie.format.timeline import instant as I
+from hoodie.format.file_group import naming as N
+from hoodie.format.timeline import plans
+from hoodie.format.timeline import active as T
+from hoodie.format.slice import writer as W
 from hoodie.format.batch_write import write_arrow
-from hoodie.format.commit_metadata import CommitMetadata
-from hoodie.format.fsview import FileSystemView, list_partitions
+from hoodie.format.timeline.commit_metadata import CommitMetadata
+from hoodie.format.file_group.fsview import FileSystemView, list_partitions
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import run_clean
 from hoodie.services.ttl import (

@@ -13,9 +13,9 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.format import instant as I
+from hoodie.format.timeline import instant as I
 from hoodie.format.batch_write import write_arrow
-from hoodie.format.fsview import FileSystemView
+from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import run_clean
 from hoodie.services.ttl import PartitionTTLStrategy, StashError, list_stashes, restore, run_ttl
@@ -221,9 +221,9 @@ def test_ttl_stash_clean_restore_on_object_store(moto_s3: dict) -> None:
 
 
 def test_restore_interrupted_before_its_commit_is_redone(tmp_path: Path) -> None:
-    from hoodie.format import naming as N
-    from hoodie.format import writer as W
-    from hoodie.format.commit_metadata import CommitMetadata
+    from hoodie.format.file_group import naming as N
+    from hoodie.format.slice import writer as W
+    from hoodie.format.timeline.commit_metadata import CommitMetadata
     from hoodie.services.ttl.stash import RESTORED_FROM_KEY
 
     path = str(tmp_path / "t")

@@ -11,12 +11,12 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hoodie.format import instant as I
-from hoodie.format import plans
-from hoodie.format import timeline as T
+from hoodie.format.timeline import instant as I
+from hoodie.format.timeline import plans
+from hoodie.format.timeline import active as T
 from hoodie.format.batch_write import write_arrow
-from hoodie.format.commit_metadata import CommitMetadata, WriteStat
-from hoodie.format.instant import State
+from hoodie.format.timeline.commit_metadata import CommitMetadata, WriteStat
+from hoodie.format.timeline.instant import State
 from hoodie.format.table import HoodieTable, create_table
 from hoodie.services.ttl import run_ttl
 from hoodie.services.ttl.stats import PartitionStats, forget, full_scan, partition_last_modified

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import hoodie
-from hoodie.format import instant as I
+from hoodie.format.timeline import instant as I
 from hoodie.format.batch_write import write_arrow
 from hoodie.format.table import HoodieTable
 from hoodie.services.ttl import run_ttl

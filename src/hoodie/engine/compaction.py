@@ -33,7 +33,7 @@ def spark_executor(spark: Any) -> Callable[[list], Sequence[Any]]:
         def execute(batches):
             from pyspark import TaskContext
 
-            from hoodie.format import naming as N
+            from hoodie.format.file_group import naming as N
 
             tc = TaskContext.get()
             mine = None

@@ -112,7 +112,7 @@ class HoodieDataSource(DataSource):
         return HoodieTable(path, _storage_options(self.options))
 
     def schema(self) -> StructType:
-        from hoodie.format.reader import plan_read
+        from hoodie.format.slice.reader import plan_read
 
         if "provider" in self.options:
             # Only a catalog CREATE TABLE passes the provider: refuse it here, at CREATE, rather than
@@ -138,7 +138,7 @@ class HoodieReader(DataSourceReader):
         self.spark_schema = schema
 
     def _plan(self):
-        from hoodie.format.reader import plan_read
+        from hoodie.format.slice.reader import plan_read
         from hoodie.format.table import HoodieTable
 
         table = HoodieTable(self.options["path"], _storage_options(self.options))
@@ -166,7 +166,7 @@ class HoodieReader(DataSourceReader):
         return [InputPartition(g) for g in groups] or [InputPartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from hoodie.format.reader import finish, read_base_file, read_file_slice
+        from hoodie.format.slice.reader import finish, read_base_file, read_file_slice
 
         plan = getattr(self, "_cached_plan", None) or self._plan()
         target = arrow_schema_for(self.spark_schema)

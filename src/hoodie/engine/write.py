@@ -25,7 +25,7 @@ from typing import Any, Mapping, Optional
 import pyarrow as pa
 
 from hoodie.errors import HoodieError
-from hoodie.format import naming as N
+from hoodie.format.file_group import naming as N
 from hoodie.format.batch_write import (
     IS_DELETED,
     OPERATION_TYPES,
@@ -47,12 +47,12 @@ from hoodie.format.batch_write import (
     replaced_file_groups,
     requested_content,
 )
-from hoodie.format.fsview import FileSystemView, check_partition_nesting
-from hoodie.format.keygen import PartitionPathError
-from hoodie.format.commit_metadata import WriteStat
+from hoodie.format.file_group.fsview import FileSystemView, check_partition_nesting
+from hoodie.format.keys.paths import PartitionPathError
+from hoodie.format.timeline.commit_metadata import WriteStat
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, table_exists
-from hoodie.format import writer as W
+from hoodie.format.slice import writer as W
 from hoodie.configs import warn_unknown_keys
 from hoodie.format.lock import table_lock
 from hoodie.faults import fault_point
@@ -316,8 +316,9 @@ def _grouped_by_partition(df, cfg: WriteConfig):
     """
     from pyspark.sql import functions as F
 
-    from hoodie.format.keygen import (ComplexKeyGenerator, NonpartitionedKeyGenerator, SimpleKeyGenerator,
-                                      key_generator_from_config)
+    from hoodie.format.keys.generators import (
+        ComplexKeyGenerator, NonpartitionedKeyGenerator, SimpleKeyGenerator, key_generator_from_config,
+    )
 
     kg = key_generator_from_config(cfg.keygen_props)
     if type(kg) in (SimpleKeyGenerator, ComplexKeyGenerator, NonpartitionedKeyGenerator):

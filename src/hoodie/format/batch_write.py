@@ -20,16 +20,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hoodie.errors import HoodieError
-from hoodie.format import instant as I
-from hoodie.format import naming as N
-from hoodie.format.bloom import BloomSpec
-from hoodie.format.commit_metadata import NULL_COMMIT, WriteStat
-from hoodie.format.eventtime import DEFAULT_UNIT, EventTimeError, event_time_millis, parse_unit
-from hoodie.format.eventtime import UNIT_KEY as EVENT_TIME_UNIT_KEY
-from hoodie.format.fsview import FileSlice, FileSystemView, check_partition_nesting
+from hoodie.format.timeline import instant as I
+from hoodie.format.file_group import naming as N
+from hoodie.format.slice.bloom import BloomSpec
+from hoodie.format.timeline.commit_metadata import NULL_COMMIT, WriteStat
+from hoodie.format.slice.eventtime import DEFAULT_UNIT, EventTimeError, event_time_millis, parse_unit
+from hoodie.format.slice.eventtime import UNIT_KEY as EVENT_TIME_UNIT_KEY
+from hoodie.format.file_group.fsview import FileSlice, FileSystemView, check_partition_nesting
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, TableError, create_table, table_exists
-from hoodie.format import writer as W
+from hoodie.format.slice import writer as W
 from hoodie.faults import fault_point
 
 OPERATIONS = ("insert", "bulk_insert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table",
@@ -223,7 +223,7 @@ class WriteConfig:
 def check_event_times(data: pa.Table, cfg: WriteConfig) -> None:
     """Convert the event-time column once before anything is written: a type that is no time, a
     number in another unit than ``hoodie.payload.event.time.unit`` or a value beyond year 9999
-    stops the write here (:mod:`hoodie.format.eventtime`)."""
+    stops the write here (:mod:`hoodie.format.slice.eventtime`)."""
     field = cfg.event_time_field
     if not field or cfg.operation == "delete_partition" or field not in data.column_names:
         return  # a missing column is reported by the writer, which knows whether it is needed
@@ -306,7 +306,8 @@ def overwrite_config(cfg: WriteConfig) -> WriteConfig:
 
 def prepare_records(data: pa.Table, cfg: WriteConfig) -> pa.Table:
     """Drop incoming meta columns, add ``_hoodie_record_key``/``_hoodie_partition_path``."""
-    from hoodie.format.keygen import check_partition_paths, key_generator_from_config
+    from hoodie.format.keys.paths import check_partition_paths
+    from hoodie.format.keys.generators import key_generator_from_config
 
     body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS or c == "_hoodie_operation"])
     check_event_times(body, cfg)
@@ -369,7 +370,7 @@ class FileGroupWork:
 
 
 def _avro_schema_for(data: pa.Table, cfg: WriteConfig, table: Optional[HoodieTable]) -> dict:
-    from hoodie.format.avro_codec import arrow_to_avro_schema
+    from hoodie.format.avro.schema import arrow_to_avro_schema
 
     body = pa.schema([f for f in data.schema if f.name not in META_COLUMNS and f.name != "_hoodie_operation"])
     new = arrow_to_avro_schema(body, f"{cfg.table_name}_record", f"hoodie.{cfg.table_name}")
@@ -390,7 +391,7 @@ def evolve_schema(old: dict, new: dict, allow_missing: bool = False) -> dict:
     (MissingSchemaFieldException) unless ``allow_missing``
     (``hoodie.write.set.null.for.missing.columns=true``): it then stays, written as null.
     """
-    from hoodie.format.avro_codec import avro_to_arrow_schema
+    from hoodie.format.avro.schema import avro_to_arrow_schema
 
     old_arrow = avro_to_arrow_schema(old)
     new_arrow = avro_to_arrow_schema(new)
@@ -470,9 +471,9 @@ def _slice_keys(table: HoodieTable, sl: FileSlice) -> pa.Array:
     Keys deleted in a log do not count: a later upsert of such a key is a new insert, which gives
     the expected row in every reader (routing it to the old file group would let the older base
     version outrank it on ordering and resurrect or drop it). Only key columns are read unless a
-    log block deletes keys (:func:`~hoodie.format.reader.slice_record_keys`).
+    log block deletes keys (:func:`~hoodie.format.slice.reader.slice_record_keys`).
     """
-    from hoodie.format.reader import slice_record_keys
+    from hoodie.format.slice.reader import slice_record_keys
 
     return slice_record_keys(table, sl)
 
@@ -612,7 +613,7 @@ def _split_soft_deletes(table: HoodieTable, sl: FileSlice, hits: pa.Table,
     dels = hits.filter(pa.array(gone))
     ups = hits.filter(pa.array(~gone))
     if table.merge_mode.use_ordering and cfg.precombine_field:
-        from hoodie.format.reader import read_file_slice
+        from hoodie.format.slice.reader import read_file_slice
 
         schema = table.arrow_schema()
         cols = ["_hoodie_record_key", "_hoodie_commit_time", cfg.precombine_field]
@@ -642,7 +643,7 @@ def _delete_table(hits: pa.Table, event_time_field: Optional[str] = None,
 
 def _full_records(recs: pa.Table, schema: pa.Schema) -> pa.Table:
     """Data columns in table-schema order (missing nullable columns become nulls)."""
-    from hoodie.format.reader import _conform
+    from hoodie.format.slice.reader import _conform
 
     data_schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
     return _conform(recs, data_schema)
@@ -651,7 +652,7 @@ def _full_records(recs: pa.Table, schema: pa.Schema) -> pa.Table:
 def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, avro_schema: dict,
                        cfg: WriteConfig, token: str, task_partition_id: int = 0) -> WriteStat:
     """Write the files of one file group (base file or log file) and return its write stat."""
-    from hoodie.format.avro_codec import avro_to_arrow_schema
+    from hoodie.format.avro.schema import avro_to_arrow_schema
 
     storage = table.storage
     data_schema = avro_to_arrow_schema(avro_schema)
@@ -691,7 +692,7 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
                      + [f for f in data_schema if f.name not in META_COLUMNS])
     # The work item names the base file it rewrites, so executors need no listing.
     if w.base_file:
-        from hoodie.format.reader import read_base_file
+        from hoodie.format.slice.reader import read_base_file
 
         # Rewritten records widen float to double as Hudi's merge handle does (Float.toString).
         old = read_base_file(storage, f"{w.partition}/{w.base_file}" if w.partition else w.base_file, full,
@@ -775,7 +776,7 @@ def action_for(table: HoodieTable, operation: str) -> str:
 
 def requested_content(operation: str) -> bytes:
     """What the ``.requested`` file holds: empty for commits, Avro for replacecommits."""
-    from hoodie.format import plans
+    from hoodie.format.timeline import plans
 
     if operation in OVERWRITE_OPERATIONS:
         # Spark's insert_overwrite writes an all-null HoodieRequestedReplaceMetadata.
@@ -829,7 +830,7 @@ def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict]
     st = Storage(base_path, storage_options)
     if table_exists(st):
         return HoodieTable(base_path, storage=st)
-    from hoodie.format.keygen import key_generator_from_config
+    from hoodie.format.keys.generators import key_generator_from_config
 
     kg = key_generator_from_config(cfg.keygen_props)
     return create_table(

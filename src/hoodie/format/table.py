@@ -14,9 +14,9 @@ import pyarrow as pa
 
 from hoodie.errors import HoodieError
 from hoodie.format import properties as P
-from hoodie.format.instant import InstantGenerator
+from hoodie.format.timeline.instant import InstantGenerator
 from hoodie.format.storage import Storage
-from hoodie.format.timeline import METAFOLDER, Timeline
+from hoodie.format.timeline.active import METAFOLDER, Timeline
 
 PROPS_FILE = f"{METAFOLDER}/hoodie.properties"
 META_COLUMNS = (
@@ -234,7 +234,7 @@ class HoodieTable:
 
     def arrow_schema(self, as_of: Optional[str] = None, with_meta: bool = True) -> pa.Schema:
         """The table schema in Arrow, with the 5 meta columns first when ``with_meta``."""
-        from hoodie.format.avro_codec import avro_to_arrow_schema
+        from hoodie.format.avro.schema import avro_to_arrow_schema
 
         data = avro_to_arrow_schema(self.avro_schema(as_of))
         data = pa.schema([f for f in data if f.name not in META_COLUMNS and f.name != OPERATION_COLUMN])

@@ -131,7 +131,7 @@ def _create(args: argparse.Namespace) -> int:
 
 
 def _show_partitions(args: argparse.Namespace) -> int:
-    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
 
     t = HoodieTable(args.base_path)
@@ -149,7 +149,7 @@ def _show_partitions(args: argparse.Namespace) -> int:
 
 
 def _show_file_slices(args: argparse.Namespace) -> int:
-    from hoodie.format.fsview import FileSystemView
+    from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
 
     t = HoodieTable(args.base_path)

@@ -28,7 +28,7 @@ Safety rules, whatever the policy:
 * Savepointed slices stay.
 * Replaced file groups (completed replacecommits) are removed entirely once the replacecommit is
   before ECTR, or at once under KEEP_LATEST_FILE_VERSIONS.
-* A log file that a live partial-compaction *symlink* targets is never deleted (``hoodie.format.links``);
+* A log file that a live partial-compaction *symlink* targets is never deleted (``hoodie.format.file_group.links``);
   links and copies go with the slice they belong to.
 * A partition folder is deleted only when, after the clean, nothing but ``.hoodie_partition_metadata``
   would remain in it (no live file group, no uncommitted file, no pending write touching it).
@@ -46,16 +46,16 @@ from typing import Any, Mapping, Optional
 from hoodie.errors import HoodieError
 from hoodie.configs import define, warn_unknown_keys
 from hoodie.faults import fault_point
-from hoodie.format import instant as I
-from hoodie.format import naming as N
-from hoodie.format import plans
-from hoodie.format import timeline as T
-from hoodie.format.fsview import FileSlice, FileSystemView, list_partitions
-from hoodie.format.instant import Instant, State
-from hoodie.format.links import Link, all_links
+from hoodie.format.timeline import instant as I
+from hoodie.format.file_group import naming as N
+from hoodie.format.timeline import plans
+from hoodie.format.timeline import active as T
+from hoodie.format.file_group.fsview import FileSlice, FileSystemView, list_partitions
+from hoodie.format.timeline.instant import Instant, State
+from hoodie.format.file_group.links import Link, all_links
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, write_partition_metadata
-from hoodie.format.timeline import Timeline
+from hoodie.format.timeline.active import Timeline
 
 log = logging.getLogger(__name__)
 
@@ -209,7 +209,7 @@ def _requested_avro(tl: Timeline, inst: Instant) -> Optional[dict]:
 
 def pending_operations(table: HoodieTable) -> PendingOperations:
     """Collect what pending instants touch (see :class:`PendingOperations`)."""
-    from hoodie.format.writer import marker_files
+    from hoodie.format.slice.writer import marker_files
 
     tl = table.timeline
     out = PendingOperations()

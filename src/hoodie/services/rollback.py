@@ -24,13 +24,13 @@ from typing import Iterable, Optional
 
 from hoodie.errors import HoodieError
 from hoodie.faults import fault_point
-from hoodie.format import instant as I
-from hoodie.format import naming as N
-from hoodie.format import plans
-from hoodie.format import timeline as T
-from hoodie.format import writer as W
-from hoodie.format.fsview import list_partitions
-from hoodie.format.instant import Instant, State
+from hoodie.format.timeline import instant as I
+from hoodie.format.file_group import naming as N
+from hoodie.format.timeline import plans
+from hoodie.format.timeline import active as T
+from hoodie.format.slice import writer as W
+from hoodie.format.file_group.fsview import list_partitions
+from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.table import HoodieTable
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ class RollbackResult:
 
 def _files_of_instant(table: HoodieTable, instant: str) -> tuple[list[str], list[str]]:
     """(files to delete, log files that need a rollback command block instead)."""
-    from hoodie.format.logformat import BlockType, read_log_file
+    from hoodie.format.log.logformat import BlockType, read_log_file
 
     storage = table.storage
     if _is_delete_partition(table, instant):
@@ -249,7 +249,7 @@ def check_pending_compactions(table: HoodieTable, target: Instant, files: Iterab
 
 
 def _execute(table: HoodieTable, target: Instant, stash: Optional[dict] = None) -> RollbackResult:
-    from hoodie.format import logformat as L
+    from hoodie.format.log import logformat as L
 
     storage = table.storage
     started = time.monotonic()

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from hoodie.errors import HoodieError
-from hoodie.format.bloom import BloomSpec
-from hoodie.format.eventtime import (
+from hoodie.format.slice.bloom import BloomSpec
+from hoodie.format.slice.eventtime import (
     DEFAULT_UNIT, EventTimeError, describe_millis, implausible, looks_like, parse_iso_millis, parse_unit,
 )
-from hoodie.format.eventtime import UNIT_KEY as EVENT_TIME_UNIT
+from hoodie.format.slice.eventtime import UNIT_KEY as EVENT_TIME_UNIT
 
 # -- Hudi keys (table-services-upstream.md §2.4, §2.5) ------------------------------------------
 STRATEGY = "hoodie.compaction.strategy"
@@ -214,7 +214,7 @@ class CompactionConfig:
 
 
 def _codec(value: Optional[str]) -> str:
-    from hoodie.format.writer import parquet_codec
+    from hoodie.format.slice.writer import parquet_codec
 
     try:
         return parquet_codec(value)

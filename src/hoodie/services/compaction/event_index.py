@@ -20,11 +20,13 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
 
-from hoodie.format import instant as I
-from hoodie.format import links as LK
-from hoodie.format import naming as N
-from hoodie.format.commit_metadata import WriteStat
-from hoodie.format.eventtime import DEFAULT_UNIT, UNIT_KEY, describe_millis, implausible, looks_like, to_millis_float
+from hoodie.format.timeline import instant as I
+from hoodie.format.file_group import links as LK
+from hoodie.format.file_group import naming as N
+from hoodie.format.timeline.commit_metadata import WriteStat
+from hoodie.format.slice.eventtime import (
+    DEFAULT_UNIT, UNIT_KEY, describe_millis, implausible, looks_like, to_millis_float,
+)
 from hoodie.format.table import HoodieTable
 
 
@@ -114,7 +116,7 @@ class EventTimeIndex:
         return self._start is not None and instant < self._start
 
     def _from_headers(self, path: str) -> LogEventTime:
-        from hoodie.format.logformat import BlockType, read_log_file
+        from hoodie.format.log.logformat import BlockType, read_log_file
 
         self.header_reads += 1
         lo: Optional[int] = None
@@ -158,7 +160,7 @@ class EventTimeIndex:
         return result
 
     def for_log(self, log) -> LogEventTime:
-        """The range of a :class:`~hoodie.format.fsview.LogFile`."""
+        """The range of a :class:`~hoodie.format.file_group.fsview.LogFile`."""
         return self.for_path(log.path)
 
 

@@ -36,15 +36,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie.format import logformat as L
-from hoodie.format import naming as N
-from hoodie.format import writer as W
-from hoodie.format.commit_metadata import WriteStat
-from hoodie.format.compaction_plan import CompactionOperation
-from hoodie.format.eventtime import event_time_millis
-from hoodie.format.fsview import LogFile
-from hoodie.format.merge import DeleteBatch, LogBatch, merge_commit_time, merge_ordering
-from hoodie.format.reader import block_data, read_base_file, scan_log_blocks
+from hoodie.format.log import logformat as L
+from hoodie.format.file_group import naming as N
+from hoodie.format.slice import writer as W
+from hoodie.format.timeline.commit_metadata import WriteStat
+from hoodie.format.timeline.compaction_plan import CompactionOperation
+from hoodie.format.slice.eventtime import event_time_millis
+from hoodie.format.file_group.fsview import LogFile
+from hoodie.format.slice.merge import DeleteBatch, LogBatch, merge_commit_time, merge_ordering
+from hoodie.format.slice.reader import block_data, read_base_file, scan_log_blocks
 from hoodie.format.table import HoodieTable
 
 from hoodie.services.compaction import keys as K

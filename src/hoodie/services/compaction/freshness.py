@@ -21,8 +21,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Union
 
-from hoodie.format.eventtime import MAX_MS, MIN_MS, millis_to_iso
-from hoodie.format.fsview import FileSystemView
+from hoodie.format.slice.eventtime import MAX_MS, MIN_MS, millis_to_iso
+from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 
 from hoodie.services.compaction import keys as K

@@ -4,7 +4,7 @@ into completed compaction commits (``extraMetadata`` of ``<t>.commit``). Stock H
 
 from __future__ import annotations
 
-from hoodie.format.links import LINKS_KEY, PARTIAL_PLAN_KEY
+from hoodie.format.file_group.links import LINKS_KEY, PARTIAL_PLAN_KEY
 
 # Plan and commit: which strategy planned the compaction.
 STRATEGY_KEY = "hoodie.compaction.strategy"

@@ -22,9 +22,9 @@ import os
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from hoodie.format import naming as N
-from hoodie.format.compaction_plan import CompactionOperation
-from hoodie.format.fsview import LogFile
+from hoodie.format.file_group import naming as N
+from hoodie.format.timeline.compaction_plan import CompactionOperation
+from hoodie.format.file_group.fsview import LogFile
 from hoodie.format.storage import Storage
 
 from hoodie.services.compaction.config import CompactionError

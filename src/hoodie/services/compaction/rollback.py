@@ -24,12 +24,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
 
-from hoodie.format import instant as I
-from hoodie.format import naming as N
-from hoodie.format import plans as PL
-from hoodie.format import timeline as T
-from hoodie.format.compaction_plan import CompactionPlan
-from hoodie.format.fsview import list_partitions
+from hoodie.format.timeline import instant as I
+from hoodie.format.file_group import naming as N
+from hoodie.format.timeline import plans as PL
+from hoodie.format.timeline import active as T
+from hoodie.format.timeline.compaction_plan import CompactionPlan
+from hoodie.format.file_group.fsview import list_partitions
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable
 
@@ -54,7 +54,7 @@ class RollbackResult:
 def is_split_file(storage: Storage, rel: str, instant: str) -> bool:
     """Whether a log file is an exact-split file of compaction ``instant``: its first block is a data
     block written under the compaction instant (writers never use a compaction instant)."""
-    from hoodie.format.logformat import BlockType, read_log_file
+    from hoodie.format.log.logformat import BlockType, read_log_file
 
     for block in read_log_file(storage, rel, warn=False):
         return block.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA) and block.instant_time == instant
@@ -198,7 +198,7 @@ def _rollback_compaction_locked(table: HoodieTable, instant: str) -> RollbackRes
 
 
 def _log_instants(storage: Storage, rel: str) -> set[str]:
-    from hoodie.format.logformat import BlockType, read_log_file
+    from hoodie.format.log.logformat import BlockType, read_log_file
 
     return {b.instant_time for b in read_log_file(storage, rel, warn=False)
             if b.block_type != BlockType.CORRUPT and b.instant_time}
@@ -283,7 +283,7 @@ def remove_compaction_plan(table_or_path: Union[str, HoodieTable], instant: str,
 
 
 def _remove_plan_locked(table: HoodieTable, instant: str) -> RollbackResult:
-    from hoodie.format import writer as W
+    from hoodie.format.slice import writer as W
     from hoodie.services.rollback import rollback_failed_writes
 
     storage = table.storage

@@ -27,13 +27,13 @@ from hoodie.configs import warn_unknown_keys
 
 from hoodie.faults import fault_point
 from hoodie.format.lock import LockError, TableLock, compaction_lock
-from hoodie.format import instant as I
-from hoodie.format import links as LK
-from hoodie.format import naming as N
-from hoodie.format import timeline as T
-from hoodie.format import writer as W
-from hoodie.format.commit_metadata import WriteStat
-from hoodie.format.compaction_plan import CompactionOperation
+from hoodie.format.timeline import instant as I
+from hoodie.format.file_group import links as LK
+from hoodie.format.file_group import naming as N
+from hoodie.format.timeline import active as T
+from hoodie.format.slice import writer as W
+from hoodie.format.timeline.commit_metadata import WriteStat
+from hoodie.format.timeline.compaction_plan import CompactionOperation
 from hoodie.format.table import HoodieTable
 
 from hoodie.services.compaction import keys as K
@@ -145,7 +145,7 @@ def _check_no_late_logs(table: HoodieTable, instant: str, ops: Sequence[Compacti
     old slice, which the commit makes invisible: its data would be lost. Files holding no block of a
     committed or still pending instant (failed writes, rollback command blocks) do not count.
     """
-    from hoodie.format.logformat import BlockType, read_log_file
+    from hoodie.format.log.logformat import BlockType, read_log_file
 
     tl = table.reload().timeline
     live = {i.timestamp for i in tl.commits().instants}

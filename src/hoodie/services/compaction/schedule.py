@@ -25,12 +25,12 @@ from typing import Any, Mapping, Optional, Union
 
 from hoodie.configs import warn_unknown_keys
 
-from hoodie.format import instant as I
-from hoodie.format import timeline as T
-from hoodie.format.compaction_plan import (
+from hoodie.format.timeline import instant as I
+from hoodie.format.timeline import active as T
+from hoodie.format.timeline.compaction_plan import (
     RESERVED_LOG_VERSION_METRIC, CompactionOperation, CompactionPlan, SymlinkOperation,
 )
-from hoodie.format.fsview import FileSystemView
+from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 
 from hoodie.services.compaction import keys as K

@@ -12,10 +12,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
-from hoodie.format import instant as I
-from hoodie.format.compaction_plan import CompactionPlan
+from hoodie.format.timeline import instant as I
+from hoodie.format.timeline.compaction_plan import CompactionPlan
 from hoodie.format.table import HoodieTable
-from hoodie.format.timeline import DamagedTimelineFileError, Timeline
+from hoodie.format.timeline.active import DamagedTimelineFileError, Timeline
 
 from hoodie.services.compaction import keys as K
 

@@ -23,9 +23,9 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Optional, Sequence
 
-from hoodie.format import instant as I
-from hoodie.format.compaction_plan import CompactionPlan
-from hoodie.format.fsview import FileSlice, LogFile
+from hoodie.format.timeline import instant as I
+from hoodie.format.timeline.compaction_plan import CompactionPlan
+from hoodie.format.file_group.fsview import FileSlice, LogFile
 
 from hoodie.services.compaction.config import CompactionConfig, CompactionConfigError, CompactionError
 from hoodie.services.compaction.event_index import unit_problem

@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from hoodie.format import instant as I
-from hoodie.format.plans import read_avro_metadata
+from hoodie.format.timeline import instant as I
+from hoodie.format.timeline.plans import read_avro_metadata
 from hoodie.format.table import HoodieTable
-from hoodie.format.timeline import Timeline
+from hoodie.format.timeline.active import Timeline
 
 from hoodie.services.compaction.config import CompactionConfig
 

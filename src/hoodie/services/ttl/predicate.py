@@ -16,7 +16,7 @@ Grammar (keywords are case-insensitive, column names resolve case-insensitively)
     column    := identifier | `back-quoted identifier`
     literal   := 'string' | "string" | number | TRUE | FALSE | NULL
 
-Partition values are strings (``hoodie.format.keygen.partition_values``); the default partition
+Partition values are strings (``hoodie.format.keys.paths.partition_values``); the default partition
 (``__HIVE_DEFAULT_PARTITION__``) is NULL. A comparison with a number literal compares numerically
 when the value is a number, and is unknown otherwise; string literals compare as strings
 (``day < '2024-01-01'`` works on ISO dates). Logic is SQL's three-valued logic: a partition is

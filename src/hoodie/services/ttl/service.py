@@ -23,11 +23,11 @@ from typing import Any, Callable, Mapping, Optional
 
 from hoodie.configs import warn_unknown_keys
 from hoodie.faults import fault_point
-from hoodie.format import instant as I
-from hoodie.format import plans
-from hoodie.format import timeline as T
-from hoodie.format.commit_metadata import CommitMetadata
-from hoodie.format.instant import Instant, State
+from hoodie.format.timeline import instant as I
+from hoodie.format.timeline import plans
+from hoodie.format.timeline import active as T
+from hoodie.format.timeline.commit_metadata import CommitMetadata
+from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import TTL_PARTITIONS_KEY, pending_operations
 from hoodie.services.ttl.config import (

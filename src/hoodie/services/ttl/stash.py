@@ -32,14 +32,14 @@ import pyarrow.compute as pc
 
 from hoodie.errors import HoodieError
 from hoodie.faults import fault_point
-from hoodie.format import instant as I
-from hoodie.format import naming as N
-from hoodie.format import writer as W
-from hoodie.format.commit_metadata import CommitMetadata
-from hoodie.format.fsview import FileSystemView
+from hoodie.format.timeline import instant as I
+from hoodie.format.file_group import naming as N
+from hoodie.format.slice import writer as W
+from hoodie.format.timeline.commit_metadata import CommitMetadata
+from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, write_partition_metadata
-from hoodie.format.timeline import METAFOLDER
+from hoodie.format.timeline.active import METAFOLDER
 from hoodie.services.ttl.config import MAX_ZONE_SKEW_MS, STASH_RETAIN_DAYS, TTLConfigError, parse_duration_ms
 
 log = logging.getLogger(__name__)
@@ -427,8 +427,8 @@ class _LaterWrites:
 
 def _file_keys(table: HoodieTable, path: str) -> list[str]:
     """Record keys a base file holds, or a log file writes or deletes (valid blocks only)."""
-    from hoodie.format.logformat import BlockType
-    from hoodie.format.reader import read_base_file, scan_log_blocks
+    from hoodie.format.log.logformat import BlockType
+    from hoodie.format.slice.reader import read_base_file, scan_log_blocks
 
     name = path.rsplit("/", 1)[-1]
     if N.is_base_file(name):
@@ -551,7 +551,7 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *, force: bool =
     written since) or when a user overwrite or delete_partition replaced the partition since;
     ``force=True`` restores the rows that are not known to have been written or deleted since.
     """
-    from hoodie.format.reader import read_file_slice
+    from hoodie.format.slice.reader import read_file_slice
     from hoodie.services.ttl.service import _lock_for, _refuse_metadata_table
 
     table = table_or_path if isinstance(table_or_path, HoodieTable) else HoodieTable(table_or_path, storage_options)

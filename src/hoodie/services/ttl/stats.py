@@ -24,10 +24,10 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from hoodie.format import instant as I
-from hoodie.format.instant import Instant
+from hoodie.format.timeline import instant as I
+from hoodie.format.timeline.instant import Instant
 from hoodie.format.table import HoodieTable
-from hoodie.format.timeline import Timeline
+from hoodie.format.timeline.active import Timeline
 
 STATS_KEY = "hoodie.partition.ttl.stats"
 STATS_VERSION = 1

@@ -28,11 +28,13 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from hoodie.format import instant as I
-from hoodie.format.fsview import FileSystemView, list_partitions
-from hoodie.format.keygen import DEFAULT_PARTITION_PATH, partition_values, unescape_path_name
+from hoodie.format.timeline import instant as I
+from hoodie.format.file_group.fsview import FileSystemView, list_partitions
+from hoodie.format.keys.common import DEFAULT_PARTITION_PATH
+from hoodie.format.keys.paths import partition_values
+from hoodie.format.keys.java_text import unescape_path_name
 from hoodie.format.table import HoodieTable, read_partition_metadata
-from hoodie.format.timeline import METAFOLDER
+from hoodie.format.timeline.active import METAFOLDER
 from hoodie.services.ttl.config import (
     EVENT_FORMAT, JAVA_CLASS_TYPES, KEEP_BY_CREATION_TIME, KEEP_BY_EVENT_TIME, KEEP_BY_TIME, LOCAL_SKEW, SELECTED,
     STRATEGY_CLASS, STRATEGY_TYPE, STRATEGY_TYPES, TIMELINE_TIMEZONE, TTLConfig, TTLConfigError, format_duration,

@@ -21,15 +21,10 @@ from typing import Any, Optional, Sequence
 
 import pyarrow as pa
 
-from hoodie.format.keygen import (
-    DEFAULT_PARTITION_PATH,
-    escape_path_name,
-    java_strings,
-    key_generator_from_config,
-    partition_values,
-    unescape_path_name,
-    value_partition_fields,
-)
+from hoodie.format.keys.common import DEFAULT_PARTITION_PATH
+from hoodie.format.keys.java_text import escape_path_name, java_strings, unescape_path_name
+from hoodie.format.keys.generators import key_generator_from_config
+from hoodie.format.keys.paths import partition_values, value_partition_fields
 from hoodie.format.table import HoodieTable
 
 Filter = tuple[str, str, Any]
@@ -57,7 +52,7 @@ def prune_partitions(table: HoodieTable, schema: pa.Schema, partitions: Sequence
     ``schema`` is the table's Arrow schema (the partition columns' types). Filters on other
     columns, and filters that cannot be evaluated, prune nothing.
     """
-    from hoodie.format.reader import ReadError, filter_expression
+    from hoodie.format.slice.reader import ReadError, filter_expression
 
     fields, simple = value_fields(table)
     by_col: dict[str, list[Filter]] = {}

@@ -17,15 +17,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hoodie.format import instant as I
-from hoodie.format import naming as N
-from hoodie.format.bloom import BloomFilter, BloomSpec
-from hoodie.format.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
-from hoodie.format.eventtime import DEFAULT_UNIT, min_max_millis
-from hoodie.format.instant import Instant, State
+from hoodie.format.timeline import instant as I
+from hoodie.format.file_group import naming as N
+from hoodie.format.slice.bloom import BloomFilter, BloomSpec
+from hoodie.format.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
+from hoodie.format.slice.eventtime import DEFAULT_UNIT, min_max_millis
+from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, write_partition_metadata
-from hoodie.format import timeline as T
+from hoodie.format.timeline import active as T
 
 META_AVRO_FIELDS = [{"name": c, "type": ["null", "string"], "default": None} for c in META_COLUMNS]
 DEFAULT_PARQUET_CODEC = "snappy"
@@ -233,7 +233,7 @@ def write_log_file(storage: Storage, *, partition: str, file_id: str, base_insta
     meta fields, plus min/max event time when ``event_time_field`` is set (numbers read in
     ``event_time_unit``; see docs/log-block-event-time.md). The file is created, never appended to.
     """
-    from hoodie.format import logformat as L
+    from hoodie.format.log import logformat as L
 
     started = time.monotonic()
     if version is None:

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 import fastavro
 import fastavro.validation
 
-from hoodie.format.avro_codec import zigzag_long
+from hoodie.format.avro.encode import zigzag_long
 
 NAMESPACE = "org.apache.hudi.avro.model"
 AVRO_MAGIC = b"Obj\x01"

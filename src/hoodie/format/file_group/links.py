@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Iterable
 
-from hoodie.format.commit_metadata import CommitMetadata
+from hoodie.format.timeline.commit_metadata import CommitMetadata
 
 LINKS_KEY = "hoodie.compaction.links"
 # Marker in a partial compaction plan's extraMetadata: stock Hudi ignores it, our executor requires it.

@@ -1,6 +1,6 @@
 """Typed compaction plans: ``HoodieCompactionPlan`` and ``HoodieCompactionOperation``, with hoodie's
 ``symlinkOperations`` extension, read and written through the Avro timeline codec of
-:mod:`hoodie.format.plans`.
+:mod:`hoodie.format.timeline.plans`.
 
 A plan is the single Avro record of ``<t>.compaction.requested`` (and of ``<t>.logcompaction.requested``).
 Plan version 2 (what Hudi 0.14/0.15 and hoodie write) holds file *names* relative to the operation's
@@ -30,8 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
-from hoodie.format import naming as N
-from hoodie.format import plans as PL
+from hoodie.format.file_group import naming as N
+from hoodie.format.timeline import plans as PL
 
 KIND = "HoodieCompactionPlan"
 
@@ -76,7 +76,7 @@ class SymlinkOperation:
 
     @classmethod
     def from_avro(cls, record: Mapping[str, Any]) -> "SymlinkOperation":
-        """From the Avro record (a dict as :func:`~hoodie.format.plans.read_avro_metadata` gives it)."""
+        """From the Avro record (a dict as :func:`~hoodie.format.timeline.plans.read_avro_metadata` gives it)."""
         return cls(record.get("symlink"), record.get("target"), _unknown(record, _SYMLINK_FIELDS))
 
     def to_avro(self, *, unknown_fields: bool = True) -> dict[str, Any]:
@@ -247,7 +247,7 @@ class CompactionPlan:
     # -- codec --------------------------------------------------------------------------------
     @classmethod
     def from_avro(cls, record: Mapping[str, Any]) -> "CompactionPlan":
-        """From the Avro record, as :func:`~hoodie.format.plans.read_avro_metadata` returns it."""
+        """From the Avro record, as :func:`~hoodie.format.timeline.plans.read_avro_metadata` returns it."""
         strategy = record.get("strategy")
         return cls(
             operations=tuple(CompactionOperation.from_avro(op) for op in record.get("operations") or ()),

@@ -15,12 +15,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hoodie.errors import HoodieError
-from hoodie.format.fsview import FileSlice, FileSystemView
-from hoodie.format.merge import IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_ordering
-from hoodie.format.pruning import prune_partitions
+from hoodie.format.file_group.fsview import FileSlice, FileSystemView
+from hoodie.format.slice.merge import IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_ordering
+from hoodie.format.slice.pruning import prune_partitions
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable
-from hoodie.format.timeline import Timeline
+from hoodie.format.timeline.active import Timeline
 
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
 Filter = tuple[str, str, Any]
@@ -53,7 +53,7 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], timeline: Timeli
       corrupt blocks;
     * corrupt blocks are skipped (the log reader has already warned).
     """
-    from hoodie.format.logformat import BlockType, read_log_file
+    from hoodie.format.log.logformat import BlockType, read_log_file
 
     completed = {i.timestamp for i in timeline.completed().commits().instants}
     start = timeline.first().timestamp if timeline.first() else None
@@ -103,7 +103,7 @@ def java_float_to_double(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     """float -> double as Hudi's record rewriting widens it: ``Double.valueOf(Float.toString(f))``
     (``HoodieAvroUtils.rewritePrimaryTypeWithDiffSchemaType``), so ``0.1f`` becomes ``0.1``, not
     the float's binary value ``0.10000000149011612``."""
-    from hoodie.format.keygen import java_double_to_string
+    from hoodie.format.keys.java_text import java_double_to_string
 
     arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     uniq = pc.unique(arr)
@@ -208,7 +208,7 @@ def slice_record_keys(table: HoodieTable, file_slice: FileSlice) -> pa.Array:
     slice with delete blocks is merged, because a delete may or may not win over a version; so
     is a slice with log blocks in a table with a ``_hoodie_is_deleted`` column.
     """
-    from hoodie.format.logformat import BlockType
+    from hoodie.format.log.logformat import BlockType
 
     storage = table.storage
     blocks: list[Any] = []
@@ -238,7 +238,7 @@ def slice_record_keys(table: HoodieTable, file_slice: FileSlice) -> pa.Array:
 def block_data(block: Any, schema: pa.Schema, java_floats: bool = False) -> pa.Table:
     """A data block's records projected onto ``schema`` (``java_floats`` as in :func:`_conform`)."""
     if java_floats and any(pa.types.is_float64(f.type) for f in schema) and block.schema_json:
-        from hoodie.format.avro_codec import avro_to_arrow_schema
+        from hoodie.format.avro.schema import avro_to_arrow_schema
 
         written = avro_to_arrow_schema(block.schema_json)
         narrow = {f.name for f in written if pa.types.is_float32(f.type)}
@@ -251,7 +251,7 @@ def block_data(block: Any, schema: pa.Schema, java_floats: bool = False) -> pa.T
 
 
 def _log_batches(blocks: Sequence[Any], schema: pa.Schema, java_floats: bool = False) -> list[LogBatch]:
-    from hoodie.format.logformat import BlockType
+    from hoodie.format.log.logformat import BlockType
 
     out: list[LogBatch] = []
     for b in blocks:
@@ -327,7 +327,7 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
     """Resolve a query into the file slices to read (pure metadata work, no data read).
 
     ``filters`` filter rows and prune partitions: a partition is skipped only when its folder
-    provably holds no passing row (:mod:`hoodie.format.pruning`).
+    provably holds no passing row (:mod:`hoodie.format.slice.pruning`).
     """
     if query_type not in QUERY_TYPES:
         raise ReadError(f"query_type {query_type!r} is not one of {', '.join(QUERY_TYPES)}")
@@ -394,7 +394,7 @@ def _compaction_skips(table: HoodieTable, view: FileSystemView, slices: Sequence
     """Log files a merged read must skip because their records are already read from another file.
 
     Partial compaction re-materializes log files under the compaction instant (links or copies,
-    plus exact-split output; see ``hoodie.format.links`` and docs/compaction.md). Those are not new
+    plus exact-split output; see ``hoodie.format.file_group.links`` and docs/compaction.md). Those are not new
     data, and must never be read next to the files they duplicate:
 
     * while the compaction is pending, a merged slice holds the previous slice's logs *and* the
@@ -406,7 +406,7 @@ def _compaction_skips(table: HoodieTable, view: FileSystemView, slices: Sequence
     never returned twice, nor as changes of the compaction instant (they keep their original
     ``_hoodie_commit_time``, which the incremental range filter checks).
     """
-    from hoodie.format.links import all_links
+    from hoodie.format.file_group.links import all_links
 
     # A file and its link (or a compaction's output) only share a slice when the view merges a
     # pending compaction's slice with the previous one; ordinary slices need no work here.

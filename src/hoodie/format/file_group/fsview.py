@@ -18,12 +18,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from hoodie.format import instant as I
-from hoodie.format import naming as N
+from hoodie.format.timeline import instant as I
+from hoodie.format.file_group import naming as N
 # RESERVED_LOG_VERSION_METRIC is re-exported: the plan format moved to compaction_plan, importers stay.
-from hoodie.format.compaction_plan import RESERVED_LOG_VERSION_METRIC, CompactionOperation
+from hoodie.format.timeline.compaction_plan import RESERVED_LOG_VERSION_METRIC, CompactionOperation
 from hoodie.format.storage import FileStatus, Storage
-from hoodie.format.timeline import METAFOLDER, DamagedTimelineFileError, Timeline
+from hoodie.format.timeline.active import METAFOLDER, DamagedTimelineFileError, Timeline
 
 log = logging.getLogger(__name__)
 # Damaged plan files already warned about in this process (one warning each, not one per view).
@@ -152,7 +152,8 @@ def check_partition_nesting(storage: Storage, partitions: Iterable[str], timelin
     Raises:
         PartitionPathError: naming both partitions and the fix; raised before anything is written.
     """
-    from hoodie.format.keygen import URL_ENCODE_PARTITIONING, PartitionPathError
+    from hoodie.format.keys.common import URL_ENCODE_PARTITIONING
+    from hoodie.format.keys.paths import PartitionPathError
 
     parts = sorted({p for p in partitions if p})
 
@@ -285,7 +286,7 @@ class FileSystemView:
     def _compaction_ops(self, instant: str, *, required: bool = True) -> tuple[CompactionOperation, ...]:
         """The operations of pending compaction ``instant``'s plan.
 
-        A damaged plan file raises :class:`~hoodie.format.timeline.DamagedTimelineFileError` when
+        A damaged plan file raises :class:`~hoodie.format.timeline.active.DamagedTimelineFileError` when
         ``required``; otherwise it counts as no operations, with a warning naming the file. Callers
         pass ``required=False`` only where that is still exact (see :meth:`file_groups`).
         """

@@ -34,15 +34,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hoodie.errors import HoodieError
-from hoodie.format.avro_codec import (
-    zigzag_long,
-    avro_to_arrow_schema,
-    conform_table,
-    decode_buffer,
-    decode_leading_field,
-    encode_records_array,
-    schema_to_json,
-)
+from hoodie.format.avro.encode import zigzag_long, encode_records_array
+from hoodie.format.avro.schema import avro_to_arrow_schema, conform_table, schema_to_json
+from hoodie.format.avro.decode import decode_buffer, decode_leading_field
 from hoodie.format.storage import Storage
 
 __all__ = [
@@ -313,7 +307,7 @@ class LogBlock:
         """Records of an AVRO_DATA or PARQUET_DATA block as a table.
 
         Without ``reader_schema`` the columns follow the block's SCHEMA header (Arrow mapping of
-        :func:`~hoodie.format.avro_codec.avro_to_arrow_schema`). With it, columns are projected
+        :func:`~hoodie.format.avro.schema.avro_to_arrow_schema`). With it, columns are projected
         to it: absent columns become nulls, types are widened where safe, and Parquet list/map
         child names (parquet-avro's ``array``) are normalised.
 

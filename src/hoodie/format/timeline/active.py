@@ -11,14 +11,14 @@ import functools
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence
 
 from hoodie.errors import HoodieError
-from hoodie.format import instant as I
-from hoodie.format.commit_metadata import CommitMetadata
-from hoodie.format.instant import Instant, State
+from hoodie.format.timeline import instant as I
+from hoodie.format.timeline.commit_metadata import CommitMetadata
+from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.lock import check_still_held
 from hoodie.format.storage import Storage
 
 if TYPE_CHECKING:  # imported where used, as the Avro codec is, so that loading the timeline stays light
-    from hoodie.format.compaction_plan import CompactionPlan
+    from hoodie.format.timeline.compaction_plan import CompactionPlan
 
 METAFOLDER = ".hoodie"
 
@@ -209,7 +209,7 @@ class Timeline:
             FileNotFoundError: the file is gone.
             DamagedTimelineFileError: the file is empty, truncated or not Avro (names the file and the fix).
         """
-        from hoodie.format.plans import read_avro_metadata
+        from hoodie.format.timeline.plans import read_avro_metadata
 
         storage = self._storage_or_fail()
         data = self.read_file(inst.file_name)
@@ -225,14 +225,14 @@ class Timeline:
 
     def compaction_plan(self, timestamp: str) -> "CompactionPlan":
         """The compaction plan, always read from ``<t>.compaction.requested``; see :meth:`read_avro`."""
-        from hoodie.format.compaction_plan import CompactionPlan
+        from hoodie.format.timeline.compaction_plan import CompactionPlan
 
         return CompactionPlan.from_avro(self.read_avro(Instant(timestamp, I.COMPACTION, State.REQUESTED)))
 
     def log_compaction_plan(self, timestamp: str) -> "CompactionPlan":
         """The log compaction plan (also a ``HoodieCompactionPlan``) of ``<t>.logcompaction.requested``;
         see :meth:`read_avro`."""
-        from hoodie.format.compaction_plan import CompactionPlan
+        from hoodie.format.timeline.compaction_plan import CompactionPlan
 
         return CompactionPlan.from_avro(self.read_avro(Instant(timestamp, I.LOG_COMPACTION, State.REQUESTED)))
 

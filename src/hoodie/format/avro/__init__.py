@@ -1,0 +1,1 @@
+"""Avro: schema conversion to and from Arrow, and the columnar datum decoder and encoder."""

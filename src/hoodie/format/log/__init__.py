@@ -1,0 +1,1 @@
+"""Hudi log files: blocks, headers and footers, read and written byte-exactly."""
