@@ -184,7 +184,7 @@ class Int(Rule[int]):
             return f"must be between {self.minimum} and {self.maximum}"
         if self.maximum != hi:
             return f"must be at most {self.maximum}"
-        return f"must be at least {self.minimum}"
+        return "must not be negative" if self.minimum == 0 else f"must be at least {self.minimum}"
 
     def describe(self) -> str:
         lo, hi = self.java_range
@@ -323,29 +323,40 @@ def format_duration(ms: Optional[int]) -> Optional[str]:
 
 class Duration(Rule[int]):
     """Milliseconds of an ISO-8601 duration or a plain number of days, within ``[minimum, maximum]``
-    milliseconds (``hint`` completes a range error)."""
+    (durations as text, e.g. ``"PT0S"``, ``"PT26H"``, shown as given in messages; ``hint`` completes
+    a range error)."""
 
     name = "duration"
 
-    def __init__(self, minimum: Optional[int] = None, maximum: int = JAVA_LONG_MAX, hint: str = "") -> None:
-        self.minimum = minimum
-        self.maximum = maximum
+    def __init__(self, minimum: Optional[str] = None, maximum: Optional[str] = None, hint: str = "") -> None:
+        self.minimum_text, self.maximum_text = minimum, maximum
+        self.minimum = None if minimum is None else duration_ms(minimum)
+        self.maximum = None if maximum is None else duration_ms(maximum)
         self.hint = hint
 
     def parse(self, text: str) -> int:
         ms = duration_ms(text)
-        if (self.minimum is not None and ms < self.minimum) or ms > self.maximum:
-            lo = "" if self.minimum is None else format_duration(self.minimum)
-            bound = (f"must be between {lo} and {format_duration(self.maximum)}" if self.maximum != JAVA_LONG_MAX
-                     else f"must be at least {lo}" if lo != "PT0S" else "must not be negative")
-            raise _Invalid(bound + (f" {self.hint}" if self.hint else ""))
+        low = self.minimum is not None and ms < self.minimum
+        high = self.maximum is not None and ms > self.maximum
+        if low or high:
+            if self.minimum is not None and self.maximum is not None:
+                bound = f"must be between {self.minimum_text} and {self.maximum_text}"
+            elif high:
+                bound = f"must be at most {self.maximum_text}"
+            else:
+                bound = "must not be negative" if self.minimum == 0 else f"must be at least {self.minimum_text}"
+            raise _Invalid(bound + (f" {self.hint}" if self.hint else ""), show_parsed=True)
         return ms
 
     def format(self, value: int) -> str:
         return format_duration(value) or "PT0S"
 
     def describe(self) -> str:
-        return "duration (ISO-8601 or days)"
+        if self.minimum_text is not None and self.maximum_text is not None:
+            return f"duration {self.minimum_text}..{self.maximum_text}"
+        if self.minimum_text is not None:
+            return f"duration >= {self.minimum_text}"
+        return "duration"
 
 
 def duration_ms(text: str) -> int:
@@ -398,6 +409,13 @@ BOOLEAN: Bool = Bool()
 INT: Int = Int()
 LONG: Int = Int(bits=64)
 LIST: ListOf = ListOf()
+DURATION: Duration = Duration()
+
+
+def parse_duration(text: Any, key: str) -> int:
+    """The duration rule applied to one value (e.g. a TTL rule's retention): milliseconds, or
+    :class:`ConfigValueError` naming ``key``."""
+    return DURATION.read(key, str(text).strip())
 
 
 def _text(value: Any) -> Optional[str]:
@@ -531,20 +549,33 @@ def _same(a: ConfigProperty[Any], b: ConfigProperty[Any]) -> bool:
         (b.key, b.type.describe(), b.default_text, b.doc, b.group, b.aliases)
 
 
+def _legacy_matches(old: ConfigProperty[Any], default: Any, group: str, aliases: Sequence[str]) -> bool:
+    """Whether an untyped definition agrees with the typed one (default, group and aliases)."""
+    text = default if default is None or isinstance(default, str) else old.type.format(default)
+    return (old.default_text, old.group, old.aliases) == (text, group, tuple(aliases))
+
+
 def define(key: str, default: Any, doc: str, group: str, aliases: Sequence[str] = (),
            type: Optional[ConfigType[Any]] = None) -> ConfigProperty[Any]:
     """Define and register a key; returns its :class:`ConfigProperty`.
 
     ``default`` is a typed value or its text (parsed by the type, so every default is one the rule
     accepts); ``type`` defaults to string. A key has one definition: defining it again differently is
-    a programming error (an identical definition, e.g. a re-imported module, is fine)."""
+    a programming error (an identical definition, e.g. a re-imported module, is fine). While
+    modules move to typed definitions, an untyped definition (no ``type``) of a key defined here with
+    a type is accepted when its default, group and aliases agree, and the typed definition stands."""
+    old = _REGISTRY.get(key)
+    if type is None and old is not None and not isinstance(old.type, Str) and _legacy_matches(old, default, group,
+                                                                                             aliases):
+        # A module not yet converted registers, untyped, a key whose typed definition is here (the
+        # clean keys): the typed definition stands.
+        return old
     t: ConfigType[Any] = type or STRING
     prop0: ConfigProperty[Any] = ConfigProperty(key, t, None, doc, group, aliases)
     typed = default
     if isinstance(default, str) and not isinstance(t, Str):
         typed = prop0.parse(default)
     prop = ConfigProperty(key, t, typed, doc, group, aliases)
-    old = _REGISTRY.get(key)
     if old is not None and not _same(old, prop):
         raise ValueError(f"config key {key} is defined twice, differently; keep one definition")
     for a in prop.aliases:
@@ -661,6 +692,29 @@ READ_END_INSTANT = define("hoodie.datasource.read.end.instanttime", None, "Incre
 SPLIT_TARGET_BYTES = define("hoodie.datasource.read.split.target.bytes", 128 * 1024 * 1024,
                             "Bytes of file slices grouped into one Spark task.", R, type=Int(minimum=1, bits=64))
 
+# -- clean: typed definitions of the keys hoodie.services.clean registers and parses today (its
+# CleanConfig moves to them; until then its untyped definitions defer to these) ---------------------
+CLEAN_POLICIES = ("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS")
+_CLEAN = "clean"
+CLEANER_POLICY = define("hoodie.cleaner.policy", "KEEP_LATEST_COMMITS",
+                        "Cleaning policy: KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS or KEEP_LATEST_BY_HOURS.",
+                        _CLEAN, aliases=("hoodie.clean.policy",), type=Enum(CLEAN_POLICIES, what="a cleaning policy"))
+CLEANER_COMMITS_RETAINED = define("hoodie.cleaner.commits.retained", 10,
+                                  "KEEP_LATEST_COMMITS: number of newest commits whose file versions stay queryable.",
+                                  _CLEAN, aliases=("hoodie.clean.commits.retained",), type=Int(minimum=1))
+CLEANER_FILE_VERSIONS_RETAINED = define("hoodie.cleaner.fileversions.retained", 3,
+                                        "KEEP_LATEST_FILE_VERSIONS: number of newest file slices kept per file group.",
+                                        _CLEAN, aliases=("hoodie.clean.fileversions.retained",), type=Int(minimum=1))
+# 0 hours is allowed: only the state after the newest commit must stay readable.
+CLEANER_HOURS_RETAINED = define("hoodie.cleaner.hours.retained", 24,
+                                "KEEP_LATEST_BY_HOURS: file versions needed by queries over the last N hours stay.",
+                                _CLEAN, aliases=("hoodie.clean.hours.retained",), type=Int(minimum=0))
+CLEAN_AUTOMATIC = define("hoodie.clean.automatic", True,
+                         "Run the cleaner after each commit (maybe_clean_after_commit).", _CLEAN, type=BOOLEAN)
+CLEAN_MAX_COMMITS = define("hoodie.clean.max.commits", 1,
+                           "Automatic clean runs once at least this many commits completed since the last clean.",
+                           _CLEAN, type=Int(minimum=1))
+
 
 def _load_services() -> None:
     for mod in SERVICE_CONFIG_MODULES:
@@ -728,5 +782,5 @@ def unknown_keys_checked() -> Iterator[None]:
 __all__ = [
     "ConfigProperty", "ConfigKey", "ConfigType", "ConfigValueError", "ConfigReader", "read", "define", "lookup",
     "all_configs", "known_keys", "warn_unknown_keys", "unknown_keys_checked", "Str", "Bool", "Int", "Float", "Enum",
-    "ListOf", "Duration", "Custom", "Rule", "STRING", "BOOLEAN", "INT", "LONG", "LIST", "duration_ms", "format_duration",
+    "ListOf", "Duration", "Custom", "Rule", "STRING", "BOOLEAN", "INT", "LONG", "LIST", "DURATION", "parse_duration", "duration_ms", "format_duration",
 ]

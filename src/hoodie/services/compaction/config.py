@@ -119,26 +119,26 @@ DEFAULT_ASYNC_INTERVAL_SECONDS: float = ASYNC_INTERVAL_SECONDS.default
 class CompactionConfig:
     """Every option scheduling, execution and the services read, with Hudi's defaults."""
 
-    strategy: str = DEFAULT_STRATEGY
-    logfile_size_threshold: int = 0
+    strategy: str = STRATEGY.default
+    logfile_size_threshold: int = LOGFILE_SIZE_THRESHOLD.default
     target_io_mb: int = DEFAULT_TARGET_IO_MB
-    logfile_num_threshold: int = 0
+    logfile_num_threshold: int = LOGFILE_NUM_THRESHOLD.default
     daybased_target_partitions: int = DEFAULT_DAYBASED_PARTITIONS
     partition_regex: Optional[str] = None
-    trigger: str = "NUM_COMMITS"
+    trigger: str = TRIGGER_STRATEGY.default
     max_delta_commits: int = DEFAULT_MAX_DELTA_COMMITS
     max_delta_seconds: int = DEFAULT_MAX_DELTA_SECONDS
-    inline: bool = False
-    schedule_inline: bool = False
+    inline: bool = INLINE.default
+    schedule_inline: bool = SCHEDULE_INLINE.default
     parquet_max_file_size: int = PARQUET_MAX_FILE_SIZE.default
-    parquet_codec: str = "snappy"
-    log_block_format: str = "avro"
+    parquet_codec: str = PARQUET_CODEC.default
+    log_block_format: str = LOG_BLOCK_FORMAT.default
     event_time_field: Optional[str] = None
-    event_time_unit: str = DEFAULT_UNIT
+    event_time_unit: str = EVENT_TIME_UNIT.default
     event_time_latency_ms: int = DEFAULT_EVENT_TIME_LATENCY_MS
     event_time_threshold_ms: Optional[int] = None
-    exact_split: bool = False
-    link_mode: str = "auto"
+    exact_split: bool = EVENT_TIME_EXACT_SPLIT.default
+    link_mode: str = LINK_MODE.default
     prometheus_file: Optional[str] = None
     pushgateway_url: Optional[str] = None
     async_interval_seconds: float = DEFAULT_ASYNC_INTERVAL_SECONDS
