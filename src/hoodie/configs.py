@@ -371,12 +371,16 @@ def duration_ms(text: str) -> int:
         ms = _exact_ms(plain.group(2), DAY_MS)
         total = -ms if plain.group(1) else ms
     else:
+        # A leading minus negates an ISO duration, as Java's Duration.parse reads -PT6H.
+        negative = t.startswith("-P")
+        t = t[1:] if negative else t
         if re.search(r"P[0-9]+(?:\.[0-9]+)?[YM]", t.split("T")[0]):
             raise _Invalid("has years or months, which have no fixed length; use days (P365D, P30D)")
         m = _ISO.match(t)
         if not m or t in ("P", "PT") or t.endswith("T"):
             raise _Invalid("is not a duration; use ISO-8601 such as P30D, PT36H, P1DT12H, P2W, or a number of days")
         total = sum(_exact_ms(m.group(name), unit) for name, unit in _ISO_UNITS.items() if m.group(name) is not None)
+        total = -total if negative else total
     if abs(total) > JAVA_LONG_MAX:
         raise _Invalid(f"is out of range (more than {JAVA_LONG_MAX} ms); give a retention such as P30D")
     return total
@@ -570,6 +574,8 @@ def define(key: str, default: Any, doc: str, group: str, aliases: Sequence[str] 
         # A module not yet converted registers, untyped, a key whose typed definition is here (the
         # clean keys): the typed definition stands.
         return old
+    if isinstance(default, str) and not default.strip():
+        default = None  # a blank value is unset by the rules, so a blank default is no default
     t: ConfigType[Any] = type or STRING
     prop0: ConfigProperty[Any] = ConfigProperty(key, t, None, doc, group, aliases)
     typed = default
@@ -608,8 +614,8 @@ TABLE_TYPE = define("hoodie.datasource.write.table.type", "COPY_ON_WRITE", "COPY
                     type=Enum(("COPY_ON_WRITE", "MERGE_ON_READ")))
 RECORD_KEY_FIELD = define("hoodie.datasource.write.recordkey.field", None, "Record key column(s), comma-separated.",
                           W, type=LIST)
-PARTITION_PATH_FIELD = define("hoodie.datasource.write.partitionpath.field", "",
-                              "Partition column(s), comma-separated.", W)
+PARTITION_PATH_FIELD = define("hoodie.datasource.write.partitionpath.field", None,
+                              "Partition column(s), comma-separated (none: an unpartitioned table).", W, type=LIST)
 PRECOMBINE_FIELD = define(
     "hoodie.datasource.write.precombine.field", None,
     "Ordering (precombine) column: the greatest value wins on duplicates and, with an ordering "
