@@ -14,10 +14,19 @@ import urllib.request
 from typing import Any, Mapping, Optional
 from urllib.parse import quote
 
-METRICS_FILE_KEY = "hoodie.metrics.prometheus.file"
-PUSHGATEWAY_URL_KEY = "hoodie.metrics.pushgateway.url"
-PUSHGATEWAY_HOST_KEY = "hoodie.metrics.pushgateway.host"
-PUSHGATEWAY_PORT_KEY = "hoodie.metrics.pushgateway.port"
+from hoodie.configs import Int, define
+
+_GROUP = "metrics"
+METRICS_FILE_KEY = define("hoodie.metrics.prometheus.file", None,
+                          "Write Prometheus metrics of writes, TTL and clean to this text file.", _GROUP)
+PUSHGATEWAY_URL_KEY = define("hoodie.metrics.pushgateway.url", None,
+                             "Push Prometheus metrics to this push gateway URL.", _GROUP)
+PUSHGATEWAY_HOST_KEY = define("hoodie.metrics.pushgateway.host", None,
+                              "Prometheus push gateway host (Hudi's key), used when no push gateway URL is set.",
+                              _GROUP)
+PUSHGATEWAY_PORT_KEY = define("hoodie.metrics.pushgateway.port", 9091,
+                              "Prometheus push gateway port (Hudi's key), with the host.", _GROUP,
+                              type=Int(1, 65535))
 ENV_FILE = "HOODIE_METRICS_FILE"
 
 Metrics = Mapping[str, tuple[Optional[float], str]]  # name -> (value, help)
@@ -42,16 +51,18 @@ def prometheus_text(job: str, metrics: Metrics, labels: Mapping[str, str]) -> st
 
 
 def _file_target(options: Mapping[str, Any]) -> Optional[str]:
-    return options.get(METRICS_FILE_KEY) or os.environ.get(ENV_FILE) or None
+    return METRICS_FILE_KEY.get(options) or os.environ.get(ENV_FILE) or None
 
 
-def _push_target(options: Mapping[str, Any]) -> Optional[str]:
-    url = options.get(PUSHGATEWAY_URL_KEY)
-    if url:
-        return str(url)
-    host = options.get(PUSHGATEWAY_HOST_KEY)
+def push_target(options: Mapping[str, Any], url_key: str = PUSHGATEWAY_URL_KEY) -> Optional[str]:
+    """The push gateway URL: ``url_key``, else Hudi's host and port keys; None when none is set.
+    A malformed port raises :class:`hoodie.configs.ConfigValueError` naming the key."""
+    url = options.get(url_key)
+    if url is not None and str(url).strip():
+        return str(url).strip()
+    host = PUSHGATEWAY_HOST_KEY.get(options)
     if host:
-        return f"http://{host}:{options.get(PUSHGATEWAY_PORT_KEY) or 9091}"
+        return f"http://{host}:{PUSHGATEWAY_PORT_KEY.get(options)}"
     return None
 
 
@@ -90,7 +101,7 @@ def push(url: str, job: str, text: str, labels: Mapping[str, str], timeout: floa
 def publish(job: str, metrics: Metrics, labels: Mapping[str, str], options: Mapping[str, Any]) -> Optional[str]:
     """Publish where the options say; returns the exposition text (None when nothing is configured)."""
     file_ = _file_target(options)
-    url = _push_target(options)
+    url = push_target(options)
     if not file_ and not url:
         return None
     text = prometheus_text(job, metrics, labels)
@@ -99,16 +110,6 @@ def publish(job: str, metrics: Metrics, labels: Mapping[str, str], options: Mapp
     if url:
         push(url, job, text, labels)
     return text
-
-
-def _register() -> None:
-    from hoodie.configs import define
-
-    define(METRICS_FILE_KEY, None, "Write Prometheus metrics of writes, TTL and clean to this text file.", "metrics")
-    define(PUSHGATEWAY_URL_KEY, None, "Push Prometheus metrics to this push gateway URL.", "metrics")
-
-
-_register()
 
 
 def publish_write(table_name: str, base_path: str, instant: str, operation: str, stats: Any,

@@ -50,33 +50,15 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional
 from urllib.parse import urlparse
 
+from hoodie.configs import Enum, Int, define, read
 from hoodie.errors import HoodieError
 from hoodie.format.storage import Storage, _s3_options
 
 log = logging.getLogger("hoodie.lock")
 
-PROVIDER = "hoodie.write.lock.provider"
-LOCK_PATH = "hoodie.write.lock.filesystem.path"
-EXPIRE_MINUTES = "hoodie.write.lock.filesystem.expire"
-WAIT_MS = "hoodie.write.lock.wait_time_ms"
-RETRY_MS = "hoodie.write.lock.wait_time_ms_between_retry"
-VALIDITY_SECS = "hoodie.write.lock.storage.validity.timeout.secs"
-HEARTBEAT_SECS = "hoodie.write.lock.storage.heartbeat.poll.secs"
-
 FILESYSTEM = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
 IN_PROCESS = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
-_PROVIDERS = {
-    "": FILESYSTEM, "filesystem": FILESYSTEM, FILESYSTEM: FILESYSTEM,
-    "inprocess": IN_PROCESS, "in_process": IN_PROCESS, IN_PROCESS: IN_PROCESS,
-}
 LOCK_FILE = "lock"
-DEFAULT_WAIT_MS = 60_000
-DEFAULT_RETRY_MS = 100
-# Hudi's StorageBasedLockProvider uses 300/30 s. hoodie takes a crashed holder's lock over at once
-# when it ran on this host, and otherwise waits for its lease: a minute keeps that wait short, and a
-# renewal every 5 s leaves room for a dozen failed renewals before the lease runs out.
-DEFAULT_VALIDITY_SECS = 60
-DEFAULT_HEARTBEAT_SECS = 5
 MIN_RENEWALS_PER_LEASE = 3
 GUARD_STALE_SECS = 30  # a take-over holds its guard for milliseconds
 RELEASE_RETRY_SECS = 10  # how long a release retries an unavailable store before leaving the lease to expire
@@ -91,40 +73,40 @@ class LockUnavailableError(LockError):
     the outcome of the request is unknown, and trying again may succeed."""
 
 
-def _register() -> None:
-    from hoodie.configs import define
-
-    g = "Concurrency"
-    define(PROVIDER, FILESYSTEM, "Lock provider: Hudi's FileSystemBasedLockProvider (a lock file; a conditional "
-           "put on S3) or InProcessLockProvider (threads of one process only). Other Hudi providers "
-           "(ZooKeeper, DynamoDB, Hive metastore) are refused.", g)
-    define(LOCK_PATH, None, "Folder of the lock file `lock` (default: the table's .hoodie folder).", g)
-    define(EXPIRE_MINUTES, "0", "A lock file older than this many minutes is stale and taken over (0: only a "
-           "dead owner's lock on the same host is).", g)
-    define(WAIT_MS, str(DEFAULT_WAIT_MS), "How long to wait for the table lock before failing, ms.", g)
-    define(RETRY_MS, str(DEFAULT_RETRY_MS), "Pause between attempts to take the lock, ms (randomized).", g)
-    define(VALIDITY_SECS, str(DEFAULT_VALIDITY_SECS), "Object stores: the lock's lease. A lease not renewed for "
-           "this long has expired and is taken over (a holder on this host whose process is gone at once).", g)
-    define(HEARTBEAT_SECS, str(DEFAULT_HEARTBEAT_SECS), "Object stores: how often the holder renews its "
-           f"lease; at most 1/{MIN_RENEWALS_PER_LEASE} of {VALIDITY_SECS}.", g)
-    define("hoodie.write.concurrency.mode", "single_writer", "Accepted for Hudi compatibility; hoodie takes "
-           "the table lock in every mode (docs/concurrency.md).", g)
-
-
-_register()
-
-
-def _int(options: Mapping[str, Any], key: str, default: int) -> int:
-    raw = options.get(key)
-    if raw is None or str(raw).strip() == "":
-        return default
-    try:
-        v = int(str(raw).strip())
-    except ValueError:
-        raise LockError(f"{key}={raw!r} is not an integer") from None
-    if v < 0:
-        raise LockError(f"{key}={raw!r} must not be negative")
-    return v
+_G = "Concurrency"
+PROVIDER = define("hoodie.write.lock.provider", FILESYSTEM,
+                  "Lock provider: Hudi's FileSystemBasedLockProvider (a lock file; a conditional put on S3) or "
+                  "InProcessLockProvider (threads of one process only); also filesystem / in_process. Other Hudi "
+                  "providers (ZooKeeper, DynamoDB, Hive metastore) are refused.", _G,
+                  type=Enum((FILESYSTEM, IN_PROCESS), what="available in hoodie",
+                            synonyms={"filesystem": FILESYSTEM, "inprocess": IN_PROCESS, "in_process": IN_PROCESS},
+                            hint="(the first takes a lock file, or a conditional put on S3; the second serves one "
+                                 "process only)"))
+LOCK_PATH = define("hoodie.write.lock.filesystem.path", None,
+                   "Folder of the lock file `lock` (default: the table's .hoodie folder).", _G)
+EXPIRE_MINUTES = define("hoodie.write.lock.filesystem.expire", 0,
+                        "A lock file older than this many minutes is stale and taken over (0: only a dead owner's "
+                        "lock on the same host is).", _G, type=Int(minimum=0))
+WAIT_MS = define("hoodie.write.lock.wait_time_ms", 60_000, "How long to wait for the table lock before failing, ms.",
+                 _G, type=Int(minimum=0, bits=64))
+RETRY_MS = define("hoodie.write.lock.wait_time_ms_between_retry", 100,
+                  "Pause between attempts to take the lock, ms (randomized).", _G, type=Int(minimum=0, bits=64))
+# Hudi's StorageBasedLockProvider uses 300/30 s. hoodie takes a crashed holder's lock over at once
+# when it ran on this host, and otherwise waits for its lease: a minute keeps that wait short, and a
+# renewal every 5 s leaves room for a dozen failed renewals before the lease runs out.
+VALIDITY_SECS = define("hoodie.write.lock.storage.validity.timeout.secs", 60,
+                       "Object stores: the lock's lease. A lease not renewed for this long has expired and is taken "
+                       "over (a holder on this host whose process is gone at once).", _G, type=Int(minimum=0))
+HEARTBEAT_SECS = define("hoodie.write.lock.storage.heartbeat.poll.secs", 5,
+                        f"Object stores: how often the holder renews its lease; at most 1/{MIN_RENEWALS_PER_LEASE} of "
+                        f"{VALIDITY_SECS}.", _G, type=Int(minimum=0))
+CONCURRENCY_MODE = define("hoodie.write.concurrency.mode", "single_writer",
+                          "Accepted for Hudi compatibility; hoodie takes the table lock in every mode "
+                          "(docs/concurrency.md).", _G)
+DEFAULT_WAIT_MS: int = WAIT_MS.default
+DEFAULT_RETRY_MS: int = RETRY_MS.default
+DEFAULT_VALIDITY_SECS: int = VALIDITY_SECS.default
+DEFAULT_HEARTBEAT_SECS: int = HEARTBEAT_SECS.default
 
 
 def _proc_start(pid: int) -> Optional[str]:
@@ -617,18 +599,15 @@ class TableLock:
     def __init__(self, storage: Storage, options: Optional[Mapping[str, Any]] = None, what: str = "",
                  name: str = LOCK_FILE) -> None:
         opts = dict(options or {})
-        provider = str(opts.get(PROVIDER) or "").strip()
-        if provider not in _PROVIDERS:
-            raise LockError(f"{PROVIDER}={provider!r} is not available in hoodie; use {FILESYSTEM} (a lock file, "
-                            f"or a conditional put on S3) or {IN_PROCESS} (one process only)")
-        self.provider = _PROVIDERS[provider]
+        r = read(opts, LockError)
+        self.provider = r.get(PROVIDER)
         self.what = what
-        self.wait_ms = _int(opts, WAIT_MS, DEFAULT_WAIT_MS)
-        self.retry_ms = max(1, _int(opts, RETRY_MS, DEFAULT_RETRY_MS))
-        self.expire_s = _int(opts, EXPIRE_MINUTES, 0) * 60
-        self.validity_ms = _int(opts, VALIDITY_SECS, DEFAULT_VALIDITY_SECS) * 1000
-        self.heartbeat_s = _int(opts, HEARTBEAT_SECS, DEFAULT_HEARTBEAT_SECS)
-        folder = opts.get(LOCK_PATH)
+        self.wait_ms = r.get(WAIT_MS)
+        self.retry_ms = max(1, r.get(RETRY_MS))
+        self.expire_s = r.get(EXPIRE_MINUTES) * 60
+        self.validity_ms = r.get(VALIDITY_SECS) * 1000
+        self.heartbeat_s = r.get(HEARTBEAT_SECS)
+        folder = r.get(LOCK_PATH)
         if folder:
             lock_storage, rel = Storage(str(folder), storage.storage_options), name
         else:

@@ -24,21 +24,35 @@ def _cell(text: str) -> str:
 
 
 def configuration_md() -> str:
-    """The configuration reference."""
+    """The configuration reference, built from the typed definitions in :mod:`hoodie.configs`."""
     from hoodie.configs import all_configs
 
     lines = ["# Configuration reference", "",
-             "Generated from `hoodie.configs` by `python -m hoodie.interfaces.docgen`; do not edit by hand.",
-             "Keys are Hudi's own wherever Hudi has one. Pass them as Spark write options, `--set KEY=VALUE`",
-             "on the CLI, or `options => 'k=v,...'` in CALL procedures.", ""]
+             "Generated from the typed definitions in `hoodie.configs` by `python -m hoodie.interfaces.docgen`;",
+             "do not edit by hand. Keys are Hudi's own wherever Hudi has one. Pass them as Spark write options,",
+             "`--set KEY=VALUE` on the CLI, or `options => 'k=v,...'` in CALL procedures.", "",
+             "Every value is parsed by the rule of its type, the same for every key (services and the CLI alike);",
+             "a value the rule refuses is an error naming the key, the value and what is accepted:", "",
+             "- Values are stripped of surrounding whitespace; an empty value means unset (the default applies).",
+             "- **boolean**: `true` or `false`, in any case. Anything else (`1`, `0`, `yes`, `no`) is refused: Hudi's",
+             "  Java reads every value but `true` as false, so `yes` would silently mean false.",
+             "- **int** / **long**: decimal digits with an optional sign, within Java's int / long range (as Hudi",
+             "  reads the key) and the bounds shown; no fractions, exponents, underscores or units (`120MB`).",
+             "- **number**: a finite decimal number within the bounds shown.",
+             "- **enum**: one of the values listed, in any case.",
+             "- **duration**: ISO-8601 (`P7D`, `PT36H`, `P1DT12H`, `P2W`) or a number of days (`30`, `1.5`).",
+             "- **list**: comma-separated; items are stripped and empty items dropped.",
+             "- **string**: any text.", "",
+             "A key may have aliases (older Hudi spellings): a value under an alias counts for the key; the key",
+             "and an alias set to different values is an error.", ""]
     group = None
     for c in all_configs():
         if c.group != group:
             group = c.group
-            lines += ["", f"## {group}", "", "| key | default | meaning |", "|---|---|---|"]
+            lines += ["", f"## {group}", "", "| key | type | default | meaning |", "|---|---|---|---|"]
         key = f"`{c.key}`" + (" (also " + ", ".join(f"`{a}`" for a in c.aliases) + ")" if c.aliases else "")
-        default = "" if c.default is None else f"`{c.default}`"
-        lines.append(f"| {key} | {_cell(default)} | {_cell(c.doc)} |")
+        default = "" if c.default_text is None else f"`{c.default_text}`"
+        lines.append(f"| {key} | {_cell(c.type.describe())} | {_cell(default)} | {_cell(c.doc)} |")
     return "\n".join(lines) + "\n"
 
 

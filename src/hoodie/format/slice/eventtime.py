@@ -26,14 +26,15 @@ from typing import Optional, Union
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from hoodie import configs as _configs
 from hoodie.errors import HoodieError
 
 ArrayLike = Union[pa.Array, pa.ChunkedArray]
 
-UNIT_KEY = "hoodie.payload.event.time.unit"
-DEFAULT_UNIT = "MILLISECONDS"
+UNIT_KEY = _configs.EVENT_TIME_UNIT  # the key's one definition (type, default, doc) is in hoodie.configs
+DEFAULT_UNIT: str = UNIT_KEY.default
 # java.util.concurrent.TimeUnit names (as Hudi's hoodie.keygen.timebased.timestamp.scalar.time.unit).
-UNITS = ("SECONDS", "MILLISECONDS", "MICROSECONDS", "NANOSECONDS")
+UNITS = _configs.EVENT_TIME_UNITS
 # Milliseconds per unit, as a float for range checks (exact conversions use integer arithmetic).
 _MS_PER = {"SECONDS": 1000.0, "MILLISECONDS": 1.0, "MICROSECONDS": 1e-3, "NANOSECONDS": 1e-6}
 _DECIMAL_MS_PER = {u: _decimal.Decimal(x) for u, x in
@@ -56,12 +57,10 @@ class EventTimeError(HoodieError, ValueError):
 
 def parse_unit(value: Optional[str]) -> str:
     """The unit named by ``hoodie.payload.event.time.unit`` (default ``MILLISECONDS``)."""
-    if value is None or str(value).strip() == "":
-        return DEFAULT_UNIT
-    u = str(value).strip().upper()
-    if u not in UNITS:
-        raise EventTimeError(f"{UNIT_KEY}={value!r} is not a unit; use one of {', '.join(UNITS)}")
-    return u
+    try:
+        return UNIT_KEY.get({UNIT_KEY: value})
+    except _configs.ConfigValueError as e:
+        raise EventTimeError(str(e)) from None
 
 
 def event_time_millis(values: ArrayLike, field_name: str = "event time", unit: str = DEFAULT_UNIT) -> pa.Array:

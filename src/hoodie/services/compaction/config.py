@@ -11,53 +11,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from hoodie import configs as C
+from hoodie.configs import BOOLEAN, Custom, Enum, Float, Int, define
 from hoodie.errors import HoodieError
 from hoodie.format.slice.bloom import BloomSpec
 from hoodie.format.slice.eventtime import (
-    DEFAULT_UNIT, EventTimeError, describe_millis, implausible, looks_like, parse_iso_millis, parse_unit,
+    DEFAULT_UNIT, EventTimeError, describe_millis, implausible, looks_like, parse_iso_millis,
 )
-from hoodie.format.slice.eventtime import UNIT_KEY as EVENT_TIME_UNIT
+from hoodie.metrics import PUSHGATEWAY_HOST_KEY as HUDI_PUSHGATEWAY_HOST
+from hoodie.metrics import PUSHGATEWAY_PORT_KEY as HUDI_PUSHGATEWAY_PORT
+from hoodie.services.compaction import keys as K
 
-# -- Hudi keys (table-services-upstream.md §2.4, §2.5) ------------------------------------------
-STRATEGY = "hoodie.compaction.strategy"
-LOGFILE_SIZE_THRESHOLD = "hoodie.compaction.logfile.size.threshold"
-TARGET_IO = "hoodie.compaction.target.io"
-LOGFILE_NUM_THRESHOLD = "hoodie.compaction.logfile.num.threshold"
-DAYBASED_TARGET_PARTITIONS = "hoodie.compaction.daybased.target.partitions"
-PARTITION_REGEX = "hoodie.compaction.partition.path.regex"
-TRIGGER_STRATEGY = "hoodie.compact.inline.trigger.strategy"
-MAX_DELTA_COMMITS = "hoodie.compact.inline.max.delta.commits"
-MAX_DELTA_SECONDS = "hoodie.compact.inline.max.delta.seconds"
-INLINE = "hoodie.compact.inline"
-SCHEDULE_INLINE = "hoodie.compact.schedule.inline"
-PARQUET_MAX_FILE_SIZE = "hoodie.parquet.max.file.size"
-PARQUET_CODEC = "hoodie.parquet.compression.codec"
-LOG_BLOCK_FORMAT = "hoodie.logfile.data.block.format"
-EVENT_TIME_FIELD = "hoodie.payload.event.time.field"
-
-# -- our keys -----------------------------------------------------------------------------------
-EVENT_TIME_LATENCY_MS = "hoodie.compaction.event.time.data.latency.ms"
-EVENT_TIME_THRESHOLD = "hoodie.compaction.event.time.threshold"
-EVENT_TIME_EXACT_SPLIT = "hoodie.compaction.event.time.exact.split"
-LINK_MODE = "hoodie.compaction.partial.link.mode"
-PROMETHEUS_FILE = "hoodie.compaction.metrics.prometheus.file"
-PUSHGATEWAY_URL = "hoodie.compaction.metrics.pushgateway.url"
-# Hudi's own push-gateway keys, accepted as an alternative to the URL.
-HUDI_PUSHGATEWAY_HOST = "hoodie.metrics.pushgateway.host"
-HUDI_PUSHGATEWAY_PORT = "hoodie.metrics.pushgateway.port"
-ASYNC_INTERVAL_SECONDS = "hoodie.compaction.async.interval.seconds"
+# Keys shared with writes, defined once in hoodie.configs.
+PARQUET_MAX_FILE_SIZE = C.PARQUET_MAX_FILE_SIZE
+PARQUET_CODEC = C.PARQUET_CODEC
+LOG_BLOCK_FORMAT = C.LOG_BLOCK_FORMAT
+EVENT_TIME_FIELD = C.EVENT_TIME_FIELD
+EVENT_TIME_UNIT = C.EVENT_TIME_UNIT
 
 DEFAULT_STRATEGY = "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy"
-DEFAULT_TARGET_IO_MB = 500 * 1024
-DEFAULT_MAX_DELTA_COMMITS = 5
-DEFAULT_MAX_DELTA_SECONDS = 3600
-DEFAULT_DAYBASED_PARTITIONS = 10
-DEFAULT_PARQUET_MAX_FILE_SIZE = 120 * 1024 * 1024
-# One hour: data is expected to arrive at most an hour after its event time, so a compaction
-# scheduled at C covers events up to C - 1h. Matches the default time trigger (3600 s).
-DEFAULT_EVENT_TIME_LATENCY_MS = 3_600_000
-DEFAULT_ASYNC_INTERVAL_SECONDS = 60.0
-
 TRIGGERS = ("NUM_COMMITS", "NUM_COMMITS_AFTER_LAST_REQUEST", "TIME_ELAPSED", "NUM_AND_TIME", "NUM_OR_TIME",
             "EVENT_TIME_TRIGGER")
 LINK_MODES = ("auto", "symlink", "copy")
@@ -67,49 +39,11 @@ class CompactionError(HoodieError):
     """A compaction cannot be scheduled, run or rolled back; the message says why and what to do."""
 
 
-class CompactionConfigError(CompactionError, ValueError):
+class CompactionConfigError(CompactionError, C.ConfigValueError):
     """A compaction option has an invalid value."""
 
 
-def _bool(opts: Mapping[str, str], key: str, default: bool) -> bool:
-    v = opts.get(key)
-    if v is None or v == "":
-        return default
-    s = str(v).strip().lower()
-    if s in ("true", "1", "yes"):
-        return True
-    if s in ("false", "0", "no"):
-        return False
-    raise CompactionConfigError(f"{key}={v!r} is not a boolean; use true or false")
-
-
-def _int(opts: Mapping[str, str], key: str, default: int, minimum: Optional[int] = None) -> int:
-    v = opts.get(key)
-    if v is None or v == "":
-        return default
-    try:
-        n = int(str(v).strip())
-    except ValueError:
-        raise CompactionConfigError(f"{key}={v!r} is not an integer") from None
-    if minimum is not None and n < minimum:
-        raise CompactionConfigError(f"{key}={n} must be >= {minimum}")
-    return n
-
-
-def _float(opts: Mapping[str, str], key: str, default: float, minimum: Optional[float] = None) -> float:
-    v = opts.get(key)
-    if v is None or v == "":
-        return default
-    try:
-        x = float(str(v).strip())
-    except ValueError:
-        raise CompactionConfigError(f"{key}={v!r} is not a number") from None
-    if minimum is not None and x < minimum:
-        raise CompactionConfigError(f"{key}={x} must be >= {minimum}")
-    return x
-
-
-def parse_threshold(value: str, key: str = EVENT_TIME_THRESHOLD) -> int:
+def parse_threshold(value: str, key: str = K.THRESHOLD_KEY) -> int:
     """An explicit event-time threshold: epoch milliseconds, or ISO-8601 (naive means UTC)."""
     s = str(value).strip()
     if s.lstrip("-").isdigit():
@@ -127,30 +61,86 @@ def parse_threshold(value: str, key: str = EVENT_TIME_THRESHOLD) -> int:
         raise CompactionConfigError(str(e)) from None
 
 
+# -- keys (Hudi's: table-services-upstream.md §2.4, §2.5; then the event-time and partial-compaction
+# keys this project adds) -----------------------------------------------------------------------
+_G = "compaction"
+STRATEGY = define(K.STRATEGY_KEY, DEFAULT_STRATEGY,
+                  "Compaction strategy: a Hudi class name (LogFileSizeBased, LogFileNumBased, BoundedIO, UnBounded, "
+                  "DayBased, BoundedPartitionAware, UnBoundedPartitionAware, PartitionRegexBased, EventTimeBased) or a "
+                  "dotted Python class; several comma-separated for Composite.", _G)
+LOGFILE_SIZE_THRESHOLD = define("hoodie.compaction.logfile.size.threshold", 0,
+                                "LogFileSizeBased: slices with less log data (bytes) are skipped.", _G,
+                                type=Int(minimum=0, bits=64))
+TARGET_IO = define("hoodie.compaction.target.io", 500 * 1024, "BoundedIO budget per compaction, MB.", _G,
+                   type=Int(bits=64))
+LOGFILE_NUM_THRESHOLD = define("hoodie.compaction.logfile.num.threshold", 0,
+                               "LogFileNumBased: slices with fewer log files are skipped.", _G, type=Int(minimum=0))
+DAYBASED_TARGET_PARTITIONS = define("hoodie.compaction.daybased.target.partitions", 10,
+                                    "DayBased: number of latest day partitions.", _G, type=Int(minimum=0))
+PARTITION_REGEX = define("hoodie.compaction.partition.path.regex", None,
+                         "PartitionRegexBased: partitions matching this regex are compacted.", _G)
+TRIGGER_STRATEGY = define("hoodie.compact.inline.trigger.strategy", "NUM_COMMITS",
+                          "When to schedule: " + ", ".join(TRIGGERS) + ".", _G,
+                          type=Enum(TRIGGERS, what="a compaction trigger strategy"))
+MAX_DELTA_COMMITS = define("hoodie.compact.inline.max.delta.commits", 5,
+                           "Delta commits before a compaction is scheduled.", _G, type=Int(minimum=0))
+MAX_DELTA_SECONDS = define("hoodie.compact.inline.max.delta.seconds", 3600,
+                           "Seconds before a compaction is scheduled.", _G, type=Int(minimum=0))
+INLINE = define("hoodie.compact.inline", False, "Schedule and run compaction after each write.", _G, type=BOOLEAN)
+SCHEDULE_INLINE = define("hoodie.compact.schedule.inline", False, "Only schedule compaction after each write.", _G,
+                         type=BOOLEAN)
+# One hour: data is expected to arrive at most an hour after its event time, so a compaction
+# scheduled at C covers events up to C - 1h. Matches the default time trigger (3600 s).
+EVENT_TIME_LATENCY_MS = define("hoodie.compaction.event.time.data.latency.ms", 3_600_000,
+                               "EventTimeBased: threshold T = compaction instant - this latency (ms).", _G,
+                               type=Int(minimum=0, bits=64))
+EVENT_TIME_THRESHOLD = define(K.THRESHOLD_KEY, None, "EventTimeBased: explicit threshold T (epoch ms or ISO-8601).",
+                              _G, type=Custom("epoch ms or ISO-8601", parse_threshold))
+EVENT_TIME_EXACT_SPLIT = define(K.EXACT_SPLIT_KEY, False,
+                                "EventTimeBased: keep records after T out of the new base file.", _G, type=BOOLEAN)
+LINK_MODE = define("hoodie.compaction.partial.link.mode", "auto",
+                   "Remaining log files of a partial compaction: auto (symlink if possible), symlink, copy.", _G,
+                   type=Enum(LINK_MODES, what="a link mode"))
+PROMETHEUS_FILE = define("hoodie.compaction.metrics.prometheus.file", None,
+                         "Write compaction metrics to this Prometheus text file.", _G)
+PUSHGATEWAY_URL = define("hoodie.compaction.metrics.pushgateway.url", None,
+                         "Push compaction metrics to this Prometheus push gateway URL (default: from "
+                         f"{HUDI_PUSHGATEWAY_HOST} and {HUDI_PUSHGATEWAY_PORT}).", _G)
+ASYNC_INTERVAL_SECONDS = define("hoodie.compaction.async.interval.seconds", 60.0,
+                                "Async compaction service poll interval.", _G, type=Float(minimum=0.0))
+
+DEFAULT_TARGET_IO_MB: int = TARGET_IO.default
+DEFAULT_MAX_DELTA_COMMITS: int = MAX_DELTA_COMMITS.default
+DEFAULT_MAX_DELTA_SECONDS: int = MAX_DELTA_SECONDS.default
+DEFAULT_DAYBASED_PARTITIONS: int = DAYBASED_TARGET_PARTITIONS.default
+DEFAULT_EVENT_TIME_LATENCY_MS: int = EVENT_TIME_LATENCY_MS.default
+DEFAULT_ASYNC_INTERVAL_SECONDS: float = ASYNC_INTERVAL_SECONDS.default
+
+
 @dataclass
 class CompactionConfig:
     """Every option scheduling, execution and the services read, with Hudi's defaults."""
 
-    strategy: str = DEFAULT_STRATEGY
-    logfile_size_threshold: int = 0
+    strategy: str = STRATEGY.default
+    logfile_size_threshold: int = LOGFILE_SIZE_THRESHOLD.default
     target_io_mb: int = DEFAULT_TARGET_IO_MB
-    logfile_num_threshold: int = 0
+    logfile_num_threshold: int = LOGFILE_NUM_THRESHOLD.default
     daybased_target_partitions: int = DEFAULT_DAYBASED_PARTITIONS
     partition_regex: Optional[str] = None
-    trigger: str = "NUM_COMMITS"
+    trigger: str = TRIGGER_STRATEGY.default
     max_delta_commits: int = DEFAULT_MAX_DELTA_COMMITS
     max_delta_seconds: int = DEFAULT_MAX_DELTA_SECONDS
-    inline: bool = False
-    schedule_inline: bool = False
-    parquet_max_file_size: int = DEFAULT_PARQUET_MAX_FILE_SIZE
-    parquet_codec: str = "snappy"
-    log_block_format: str = "avro"
+    inline: bool = INLINE.default
+    schedule_inline: bool = SCHEDULE_INLINE.default
+    parquet_max_file_size: int = PARQUET_MAX_FILE_SIZE.default
+    parquet_codec: str = PARQUET_CODEC.default
+    log_block_format: str = LOG_BLOCK_FORMAT.default
     event_time_field: Optional[str] = None
-    event_time_unit: str = DEFAULT_UNIT
+    event_time_unit: str = EVENT_TIME_UNIT.default
     event_time_latency_ms: int = DEFAULT_EVENT_TIME_LATENCY_MS
     event_time_threshold_ms: Optional[int] = None
-    exact_split: bool = False
-    link_mode: str = "auto"
+    exact_split: bool = EVENT_TIME_EXACT_SPLIT.default
+    link_mode: str = LINK_MODE.default
     prometheus_file: Optional[str] = None
     pushgateway_url: Optional[str] = None
     async_interval_seconds: float = DEFAULT_ASYNC_INTERVAL_SECONDS
@@ -164,62 +154,48 @@ class CompactionConfig:
         table created with ``hoodie.payload.event.time.field`` among its properties)."""
         o: dict[str, str] = {str(k): str(v) for k, v in (table_props or {}).items()}
         o.update({str(k): str(v) for k, v in (options or {}).items() if v is not None})
-        trigger = (o.get(TRIGGER_STRATEGY) or "NUM_COMMITS").strip().upper()
-        if trigger not in TRIGGERS:
-            raise CompactionConfigError(f"{TRIGGER_STRATEGY}={trigger!r} is not one of {', '.join(TRIGGERS)}")
-        link_mode = (o.get(LINK_MODE) or "auto").strip().lower()
-        if link_mode not in LINK_MODES:
-            raise CompactionConfigError(f"{LINK_MODE}={link_mode!r} is not one of {', '.join(LINK_MODES)}")
-        block = (o.get(LOG_BLOCK_FORMAT) or "avro").strip().lower()
-        if block not in ("avro", "parquet"):
-            raise CompactionConfigError(f"{LOG_BLOCK_FORMAT}={block!r} is not avro or parquet")
-        threshold = o.get(EVENT_TIME_THRESHOLD)
-        push = o.get(PUSHGATEWAY_URL) or None
-        if push is None and o.get(HUDI_PUSHGATEWAY_HOST):
-            port = _int(o, HUDI_PUSHGATEWAY_PORT, 9091, 1)
-            push = f"http://{o[HUDI_PUSHGATEWAY_HOST]}:{port}"
+        r = C.read(o, CompactionConfigError)
+        push = r.get(PUSHGATEWAY_URL)
+        if push is None and r.get(HUDI_PUSHGATEWAY_HOST):
+            push = f"http://{r.get(HUDI_PUSHGATEWAY_HOST)}:{r.get(HUDI_PUSHGATEWAY_PORT)}"
         try:
             bloom = BloomSpec.from_options(o)
-            unit = parse_unit(o.get(EVENT_TIME_UNIT))
         except ValueError as e:
             raise CompactionConfigError(str(e)) from None
-        cfg = cls(
-            strategy=(o.get(STRATEGY) or DEFAULT_STRATEGY).strip(),
-            logfile_size_threshold=_int(o, LOGFILE_SIZE_THRESHOLD, 0, 0),
-            target_io_mb=_int(o, TARGET_IO, DEFAULT_TARGET_IO_MB),
-            logfile_num_threshold=_int(o, LOGFILE_NUM_THRESHOLD, 0, 0),
-            daybased_target_partitions=_int(o, DAYBASED_TARGET_PARTITIONS, DEFAULT_DAYBASED_PARTITIONS, 0),
-            partition_regex=o.get(PARTITION_REGEX) or None,
-            trigger=trigger,
-            max_delta_commits=_int(o, MAX_DELTA_COMMITS, DEFAULT_MAX_DELTA_COMMITS, 0),
-            max_delta_seconds=_int(o, MAX_DELTA_SECONDS, DEFAULT_MAX_DELTA_SECONDS, 0),
-            inline=_bool(o, INLINE, False),
-            schedule_inline=_bool(o, SCHEDULE_INLINE, False),
-            parquet_max_file_size=_int(o, PARQUET_MAX_FILE_SIZE, DEFAULT_PARQUET_MAX_FILE_SIZE, 1),
-            parquet_codec=_codec(o.get(PARQUET_CODEC)),
-            log_block_format=block,
-            event_time_field=o.get(EVENT_TIME_FIELD) or None,
-            event_time_unit=unit,
-            event_time_latency_ms=_int(o, EVENT_TIME_LATENCY_MS, DEFAULT_EVENT_TIME_LATENCY_MS, 0),
-            event_time_threshold_ms=parse_threshold(threshold) if threshold not in (None, "") else None,
-            exact_split=_bool(o, EVENT_TIME_EXACT_SPLIT, False),
-            link_mode=link_mode,
-            prometheus_file=o.get(PROMETHEUS_FILE) or None,
+        return cls(
+            strategy=r.get(STRATEGY),
+            logfile_size_threshold=r.get(LOGFILE_SIZE_THRESHOLD),
+            target_io_mb=r.get(TARGET_IO),
+            logfile_num_threshold=r.get(LOGFILE_NUM_THRESHOLD),
+            daybased_target_partitions=r.get(DAYBASED_TARGET_PARTITIONS),
+            partition_regex=r.get(PARTITION_REGEX),
+            trigger=r.get(TRIGGER_STRATEGY),
+            max_delta_commits=r.get(MAX_DELTA_COMMITS),
+            max_delta_seconds=r.get(MAX_DELTA_SECONDS),
+            inline=r.get(INLINE),
+            schedule_inline=r.get(SCHEDULE_INLINE),
+            parquet_max_file_size=r.get(PARQUET_MAX_FILE_SIZE),
+            parquet_codec=_codec(r.get(PARQUET_CODEC)),
+            log_block_format=r.get(LOG_BLOCK_FORMAT),
+            event_time_field=r.get(EVENT_TIME_FIELD),
+            event_time_unit=r.get(EVENT_TIME_UNIT),
+            event_time_latency_ms=r.get(EVENT_TIME_LATENCY_MS),
+            event_time_threshold_ms=r.get(EVENT_TIME_THRESHOLD),
+            exact_split=r.get(EVENT_TIME_EXACT_SPLIT),
+            link_mode=r.get(LINK_MODE),
+            prometheus_file=r.get(PROMETHEUS_FILE),
             pushgateway_url=push,
-            async_interval_seconds=_float(o, ASYNC_INTERVAL_SECONDS, DEFAULT_ASYNC_INTERVAL_SECONDS, 0.0),
+            async_interval_seconds=r.get(ASYNC_INTERVAL_SECONDS),
             bloom=bloom,
             options=o,
         )
-        return cfg
 
 
 def _codec(value: Optional[str]) -> str:
+    """pyarrow's name of a Hudi codec name (already checked by the codec rule)."""
     from hoodie.format.slice.writer import parquet_codec
 
-    try:
-        return parquet_codec(value)
-    except ValueError as e:
-        raise CompactionConfigError(str(e)) from None
+    return parquet_codec(value)
 
 
 def as_config(config: Any = None, table_props: Optional[Mapping[str, str]] = None) -> CompactionConfig:
@@ -236,35 +212,3 @@ __all__ = [
     "TRIGGERS", "LINK_MODES",
 ]
 
-
-def _register() -> None:
-    """Register the compaction keys with :mod:`hoodie.configs` (unknown-key warnings, docs table)."""
-    from hoodie.configs import define
-
-    g = "compaction"
-    define(STRATEGY, DEFAULT_STRATEGY, "Compaction strategy: a Hudi class name (LogFileSizeBased, LogFileNumBased, "
-           "BoundedIO, UnBounded, DayBased, BoundedPartitionAware, UnBoundedPartitionAware, PartitionRegexBased, "
-           "EventTimeBased) or a dotted Python class; several comma-separated for Composite.", g)
-    define(LOGFILE_SIZE_THRESHOLD, "0", "LogFileSizeBased: slices with less log data (bytes) are skipped.", g)
-    define(TARGET_IO, str(DEFAULT_TARGET_IO_MB), "BoundedIO budget per compaction, MB.", g)
-    define(LOGFILE_NUM_THRESHOLD, "0", "LogFileNumBased: slices with fewer log files are skipped.", g)
-    define(DAYBASED_TARGET_PARTITIONS, str(DEFAULT_DAYBASED_PARTITIONS), "DayBased: number of latest day partitions.", g)
-    define(PARTITION_REGEX, None, "PartitionRegexBased: partitions matching this regex are compacted.", g)
-    define(TRIGGER_STRATEGY, "NUM_COMMITS", "When to schedule: " + ", ".join(TRIGGERS) + ".", g)
-    define(MAX_DELTA_COMMITS, str(DEFAULT_MAX_DELTA_COMMITS), "Delta commits before a compaction is scheduled.", g)
-    define(MAX_DELTA_SECONDS, str(DEFAULT_MAX_DELTA_SECONDS), "Seconds before a compaction is scheduled.", g)
-    define(INLINE, "false", "Schedule and run compaction after each write.", g)
-    define(SCHEDULE_INLINE, "false", "Only schedule compaction after each write.", g)
-    define(EVENT_TIME_LATENCY_MS, str(DEFAULT_EVENT_TIME_LATENCY_MS),
-           "EventTimeBased: threshold T = compaction instant - this latency (ms).", g)
-    define(EVENT_TIME_THRESHOLD, None, "EventTimeBased: explicit threshold T (epoch ms or ISO-8601).", g)
-    define(EVENT_TIME_EXACT_SPLIT, "false", "EventTimeBased: keep records after T out of the new base file.", g)
-    define(LINK_MODE, "auto", "Remaining log files of a partial compaction: auto (symlink if possible), symlink, copy.", g)
-    define(PROMETHEUS_FILE, None, "Write compaction metrics to this Prometheus text file.", g)
-    define(PUSHGATEWAY_URL, None, "Push compaction metrics to this Prometheus push gateway URL.", g)
-    define(HUDI_PUSHGATEWAY_HOST, None, "Prometheus push gateway host (Hudi's key).", g)
-    define(HUDI_PUSHGATEWAY_PORT, None, "Prometheus push gateway port (Hudi's key).", g)
-    define(ASYNC_INTERVAL_SECONDS, str(DEFAULT_ASYNC_INTERVAL_SECONDS), "Async compaction service poll interval.", g)
-
-
-_register()

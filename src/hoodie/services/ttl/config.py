@@ -1,112 +1,27 @@
-"""Partition TTL configuration: keys, defaults, retention durations and per-partition rules.
+"""Partition TTL configuration: parsing the keys (defined in :mod:`hoodie.services.ttl.keys`),
+retention durations and per-partition rules.
 
-Keys follow Hudi 1.x's ``HoodieTTLConfig`` where Hudi has one; the RFC-65 spellings are accepted
-as aliases (``hoodie.partition.ttl.strategy``, ``hoodie.partition.ttl.days.retain``,
-``hoodie.partition.ttl.partition.selected``). Keys Hudi does not have are ours and documented in
-docs/ttl.md. Setting a key and one of its aliases to different values is an error.
+Every key is read through its typed definition (:mod:`hoodie.configs`: one rule per type, aliases
+resolved in one place); setting a key and one of its aliases to different values is an error.
 """
 
 from __future__ import annotations
 
-import decimal
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from hoodie.errors import HoodieError
-from hoodie.configs import define
-
-DAY_MS = 86_400_000
-
-
-class TTLConfigError(HoodieError, ValueError):
-    """Partition TTL is misconfigured; the message names the key and how to fix it."""
-
-
-_GROUP = "ttl"
-
-INLINE = "hoodie.partition.ttl.inline"
-STRATEGY_CLASS = "hoodie.partition.ttl.strategy.class"
-STRATEGY_TYPE = "hoodie.partition.ttl.management.strategy.type"
-DAYS_RETAIN = "hoodie.partition.ttl.strategy.days.retain"
-RETENTION = "hoodie.partition.ttl.strategy.retention"
-SELECTED = "hoodie.partition.ttl.strategy.partition.selected"
-PREDICATE = "hoodie.partition.ttl.strategy.partition.predicate"
-RULES = "hoodie.partition.ttl.rules"
-MAX_DELETE = "hoodie.partition.ttl.strategy.max.delete.partitions"
-COUNT_TABLE_SERVICES = "hoodie.partition.ttl.strategy.count.table.services"
-STATS_INCREMENTAL = "hoodie.partition.ttl.strategy.stats.incremental"
-EVENT_FORMAT = "hoodie.partition.ttl.strategy.event.time.format"
-EVENT_START_INDEX = "hoodie.partition.ttl.strategy.event.time.segment.start.index"
-EVENT_TIMEZONE = "hoodie.partition.ttl.strategy.event.time.timezone"
-EVENT_AGE_FROM = "hoodie.partition.ttl.strategy.event.time.age.from"
-EVENT_DELETE_DEFAULT = "hoodie.partition.ttl.strategy.event.time.delete.hive.default.partition"
-STASH_ENABLED = "hoodie.partition.ttl.stash.enabled"
-STASH_RETAIN_DAYS = "hoodie.partition.ttl.stash.retain.days"
-LOCAL_SKEW = "hoodie.partition.ttl.local.timeline.skew"
-TIMELINE_TIMEZONE = "hoodie.table.timeline.timezone"
-# UTC offsets run from -12:00 to +14:00: two writers' wall clocks can differ by up to 26 hours.
-MAX_ZONE_SKEW_MS = 26 * 3_600_000
-ASYNC_ENABLED = "hoodie.ttl.async.enabled"
-ASYNC_MAX_COMMITS = "hoodie.ttl.async.max.commits"
-ASYNC_POLL_MS = "hoodie.ttl.async.poll.interval.ms"
-
-ALIASES: dict[str, tuple[str, ...]] = {
-    STRATEGY_TYPE: ("hoodie.partition.ttl.strategy",),
-    DAYS_RETAIN: ("hoodie.partition.ttl.days.retain",),
-    SELECTED: ("hoodie.partition.ttl.partition.selected",),
-    PREDICATE: ("hoodie.partition.ttl.predicate",),
-}
-
-KEEP_BY_TIME = "KEEP_BY_TIME"
-KEEP_BY_CREATION_TIME = "KEEP_BY_CREATION_TIME"
-KEEP_BY_EVENT_TIME = "KEEP_BY_EVENT_TIME"
-STRATEGY_TYPES = (KEEP_BY_TIME, KEEP_BY_CREATION_TIME, KEEP_BY_EVENT_TIME)
-
-_DEFS = [
-    (INLINE, "false", "Run partition TTL right after each commit (inline table service)."),
-    (STRATEGY_CLASS, None, "Dotted path of a PartitionTTLStrategy subclass (module.Class); takes "
-                           "precedence over the strategy type. Hudi's Java class names of the built-in "
-                           "strategies map to the built-ins."),
-    (STRATEGY_TYPE, KEEP_BY_TIME, "Built-in strategy: KEEP_BY_TIME, KEEP_BY_CREATION_TIME or "
-                                  "KEEP_BY_EVENT_TIME (case-insensitive)."),
-    (DAYS_RETAIN, "-1", "Whole days a partition is kept (an integer, as Hudi reads it). Must be positive "
-                        "when TTL runs (unless every candidate partition is covered by a rule)."),
-    (RETENTION, None, "Retention as an ISO-8601 duration (P7D, PT36H, P1DT12H, P2W) or a number of "
-                      "days, at least PT1H; an alternative to days.retain (set one of them)."),
-    (SELECTED, None, "Comma-separated exact partition paths to consider (default: all partitions)."),
-    (PREDICATE, None, "SQL-like predicate over partition columns selecting the partitions to consider, "
-                      "e.g. region IN ('eu','us') AND day < '2024-01-01'."),
-    (RULES, None, "Per-partition retention rules: a JSON list of {\"partition\": glob, \"retention\": "
-                  "duration} or 'glob:duration;glob:duration'. The most specific matching glob wins."),
-    (MAX_DELETE, "1000", "At most this many partitions are deleted by one TTL run (oldest first)."),
-    (COUNT_TABLE_SERVICES, "false", "KEEP_BY_TIME: whether compaction, log compaction and clustering "
-                                    "count as modifications of a partition."),
-    (STATS_INCREMENTAL, "true", "KEEP_BY_TIME: reuse the partition last-modified times recorded by the "
-                                "previous TTL run and read only newer instants."),
-    (EVENT_FORMAT, "yyyy-MM-dd", "KEEP_BY_EVENT_TIME: Java-style date pattern of the partition value; a "
-                                 "'/' spans several path segments (yyyy/MM/dd/HH)."),
-    (EVENT_START_INDEX, "0", "KEEP_BY_EVENT_TIME: zero-based index of the first path segment holding the time."),
-    (EVENT_TIMEZONE, "UTC", "KEEP_BY_EVENT_TIME: zone of the partition values (UTC, LOCAL, an IANA name "
-                            "such as Asia/Shanghai, or an offset such as +08:00)."),
-    (EVENT_AGE_FROM, "END", "KEEP_BY_EVENT_TIME: age counts from the START or the END of the partition's "
-                            "period (END: a 1-day TTL keeps yesterday's daily partition all of today)."),
-    (EVENT_DELETE_DEFAULT, "false", "KEEP_BY_EVENT_TIME: whether __HIVE_DEFAULT_PARTITION__ counts as expired."),
-    (STASH_ENABLED, "false", "Move expired partitions' files to .hoodie/.stashedForDeletion/<instant>/ "
-                             "after the TTL commit, so `hoodie ttl restore` can bring them back."),
-    (STASH_RETAIN_DAYS, "7", "Days a stash is kept before clean or TTL runs delete it."),
-    (LOCAL_SKEW, "PT26H", "LOCAL timelines only (hoodie.table.timeline.timezone=LOCAL, instants are writers' "
-                          "wall-clock times): how far writers' time zones may be from this process's. "
-                          "KEEP_BY_TIME and KEEP_BY_CREATION_TIME keep partitions whose age exceeds the retention "
-                          "by no more than this (the stash retention gets the same margin). PT26H covers every "
-                          "pair of zones; PT0S when every writer and TTL run share one zone."),
-    (ASYNC_ENABLED, "false", "Run TTL asynchronously (a background thread) as writes happen."),
-    (ASYNC_MAX_COMMITS, "4", "Async TTL runs once at least this many commits completed since the last TTL run."),
-    (ASYNC_POLL_MS, "1000", "How often the async TTL service checks the timeline without being notified."),
-]
-for _k, _d, _doc in _DEFS:
-    define(_k, _d, _doc, _GROUP, aliases=ALIASES.get(_k, ()))
+from hoodie import configs as C
+from hoodie.configs import format_duration
+from hoodie.services.ttl.keys import (
+    ALIASES, ASYNC_ENABLED, ASYNC_MAX_COMMITS, ASYNC_POLL_MS, COUNT_TABLE_SERVICES, DAY_MS, DAYS_RETAIN,
+    EVENT_AGE_FROM, EVENT_DELETE_DEFAULT, EVENT_FORMAT, EVENT_START_INDEX, EVENT_TIMEZONE, INLINE, KEEP_BY_CREATION_TIME,
+    KEEP_BY_EVENT_TIME, KEEP_BY_TIME, LOCAL_SKEW, MAX_DELETE, MAX_ZONE_SKEW_MS, MIN_RETENTION_MS, PREDICATE, RETENTION,
+    RULES, SELECTED, STASH_ENABLED, STASH_RETAIN_DAYS, STATS_INCREMENTAL, STRATEGY_CLASS, STRATEGY_TYPE, STRATEGY_TYPES,
+    TIMELINE_TIMEZONE, TTLConfigError,
+)
+from hoodie.services.ttl.predicate import parse_predicate
 
 # Hudi's Java strategy classes, so a config written for Hudi keeps working here.
 JAVA_CLASS_TYPES = {
@@ -115,93 +30,36 @@ JAVA_CLASS_TYPES = {
     "org.apache.hudi.table.action.ttl.strategy.KeepByCreationTimeStrategy": KEEP_BY_CREATION_TIME,
     "org.apache.hudi.table.action.ttl.strategy.KeepByEventTimeStrategy": KEEP_BY_EVENT_TIME,
 }
+JAVA_INT_MAX = C.JAVA_INT_MAX  # Hudi reads days.retain with getInt
+MAX_RETENTION_MS = C.JAVA_LONG_MAX  # Hudi keeps ttlMillis in a Java long
 
 
 # -- durations --------------------------------------------------------------------------------------
 
-_ISO = re.compile(
-    r"^P(?:(?P<w>[0-9]+(?:\.[0-9]+)?)W)?(?:(?P<d>[0-9]+(?:\.[0-9]+)?)D)?"
-    r"(?:T(?:(?P<h>[0-9]+(?:\.[0-9]+)?)H)?(?:(?P<m>[0-9]+(?:\.[0-9]+)?)M)?(?:(?P<s>[0-9]+(?:\.[0-9]+)?)S)?)?$"
-)
-JAVA_INT_MAX = 2**31 - 1  # Hudi reads days.retain with getInt
-MAX_RETENTION_MS = 2**63 - 1  # Hudi keeps ttlMillis in a Java long
-MIN_RETENTION_MS = 3_600_000  # PT1H: anything shorter is a typo (1e-7 days is 9 ms), not a TTL
-_MAX_DIGITS = 30  # longer numbers are typos; also keeps int() below Python's digit limit
-_EXACT = decimal.Context(prec=200)
-
-
-def _exact_ms(number: str, unit_ms: int, key: str, text: str) -> int:
-    """``number`` (ASCII digits, maybe a fraction) times ``unit_ms``, exactly, rounded half-even
-    to whole milliseconds; no float on the way, so no overflow and no inf/nan."""
-    if len(number.replace(".", "").lstrip("0")) > _MAX_DIGITS:
-        raise TTLConfigError(f"{key}={text!r} is implausibly large; give a retention such as P30D")
-    if "." not in number:
-        return int(number) * unit_ms
-    return int((_EXACT.multiply(decimal.Decimal(number), decimal.Decimal(unit_ms)))
-               .to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
-
-
 def parse_duration_ms(text: str, key: str = RETENTION) -> int:
     """Milliseconds of a retention: an ISO-8601 duration (``P7D``, ``PT36H``, ``P1DT12H``, ``P2W``)
-    or a plain number of days (``30``, ``1.5``). Exact decimal arithmetic, so large values never
-    overflow or lose precision; ``inf``, ``nan`` and exponents (``1e-7``) are not durations."""
-    t = str(text).strip().upper()
-    if not t:
-        raise TTLConfigError(f"{key} is empty; give a duration such as P30D or a number of days")
-    plain = re.fullmatch(r"(-?)([0-9]+(?:\.[0-9]+)?)", t)
-    if plain:
-        ms = _exact_ms(plain.group(2), DAY_MS, key, text)
-        total = -ms if plain.group(1) else ms
-    else:
-        if re.search(r"P[0-9]+(?:\.[0-9]+)?[YM]", t.split("T")[0]):
-            raise TTLConfigError(f"{key}={text!r}: years and months have no fixed length; use days (P365D, P30D)")
-        m = _ISO.match(t)
-        if not m or t in ("P", "PT") or t.endswith("T"):
-            raise TTLConfigError(f"{key}={text!r} is not a duration; use ISO-8601 such as P30D, PT36H, "
-                                 "P1DT12H, P2W, or a number of days")
-        units = {"w": 7 * DAY_MS, "d": DAY_MS, "h": 3_600_000, "m": 60_000, "s": 1000}
-        total = sum(_exact_ms(m.group(name), unit, key, text) for name, unit in units.items()
-                    if m.group(name) is not None)
-    if abs(total) > MAX_RETENTION_MS:
-        raise TTLConfigError(f"{key}={text!r} is out of range (more than {MAX_RETENTION_MS} ms); "
-                             "give a retention such as P30D")
-    return total
+    or a plain number of days (``30``, ``1.5``), by hoodie's duration rule (:mod:`hoodie.configs`).
+    Exact decimal arithmetic, so large values never overflow or lose precision; ``inf``, ``nan``
+    and exponents (``1e-7``) are not durations."""
+    try:
+        return C.parse_duration(text, key)
+    except C.ConfigValueError as e:
+        raise TTLConfigError(str(e)) from None
 
 
 def parse_retention_ms(text: str, key: str = RETENTION) -> int:
     """A TTL retention (``hoodie.partition.ttl.strategy.retention`` or a rule's): a duration as
     :func:`parse_duration_ms` reads it, at least ``PT1H``."""
     ms = parse_duration_ms(text, key)
+    _check_retention(ms, key, text)
+    return ms
+
+
+def _check_retention(ms: int, key: str, text: str) -> None:
     if ms < MIN_RETENTION_MS:
         what = "keeps nothing" if ms <= 0 else "is implausibly short"
         raise TTLConfigError(f"{key}={text!r} {what}; a retention must be positive and at least "
                              f"{format_duration(MIN_RETENTION_MS)} (e.g. P30D, PT36H, or a number of days)")
-    return ms
-
-
-def format_duration(ms: Optional[int]) -> Optional[str]:
-    """An ISO-8601 duration for milliseconds (``P30D``, ``P1DT12H``, ``PT0.5S``)."""
-    if ms is None:
-        return None
-    sign = "-" if ms < 0 else ""
-    ms = abs(int(ms))
-    days, rem = divmod(ms, DAY_MS)
-    h, rem = divmod(rem, 3_600_000)
-    m, rem = divmod(rem, 60_000)
-    s, milli = divmod(rem, 1000)
-    out = f"{sign}P"
-    if days:
-        out += f"{days}D"
-    t = ""
-    if h:
-        t += f"{h}H"
-    if m:
-        t += f"{m}M"
-    if s or milli:
-        t += f"{s}.{milli:03d}S".replace(".000S", "S")
-    if t:
-        out += "T" + t
-    return out if out not in ("P", "-P") else "PT0S"
 
 
 # -- rules ------------------------------------------------------------------------------------------
@@ -313,131 +171,82 @@ def parse_rules(text: Optional[str]) -> tuple[TTLRule, ...]:
 
 # -- config -----------------------------------------------------------------------------------------
 
-def _lookup(o: Mapping[str, str], key: str) -> Optional[str]:
-    found = [(k, o[k]) for k in (key, *ALIASES.get(key, ())) if k in o and str(o[k]).strip() != ""]
-    if not found:
-        return None
-    values = {v.strip() for _, v in found}
-    if len(values) > 1:
-        raise TTLConfigError(f"{' and '.join(k for k, _ in found)} are both set, to different values "
-                             f"({', '.join(repr(v) for _, v in found)}); keep only {key}")
-    return found[0][1].strip()
-
-
-def _bool(o: Mapping[str, str], key: str, default: bool) -> bool:
-    v = _lookup(o, key)
-    if v is None:
-        return default
-    if v.lower() not in ("true", "false"):
-        raise TTLConfigError(f"{key}={v!r}: use true or false")
-    return v.lower() == "true"
-
-
-def _int(o: Mapping[str, str], key: str, default: int, minimum: int) -> int:
-    v = _lookup(o, key)
-    if v is None:
-        return default
-    try:
-        n = int(v)
-    except ValueError:
-        raise TTLConfigError(f"{key}={v!r} is not an integer") from None
-    if n < minimum:
-        raise TTLConfigError(f"{key}={n} must be at least {minimum}")
-    return n
-
-
 @dataclass(frozen=True)
 class TTLConfig:
     """Parsed partition TTL settings. ``options`` keeps every raw key for user strategies."""
 
-    inline: bool = False
+    inline: bool = INLINE.default
     strategy_class: Optional[str] = None
-    strategy_type: str = KEEP_BY_TIME
+    strategy_type: str = STRATEGY_TYPE.default
     retention_ms: Optional[int] = None
     retention_key: Optional[str] = None
     retention_text: Optional[str] = None
     selected: tuple[str, ...] = ()
     predicate: Optional[str] = None
     rules: tuple[TTLRule, ...] = ()
-    max_delete_partitions: int = 1000
-    count_table_services: bool = False
-    stats_incremental: bool = True
-    event_time_format: str = "yyyy-MM-dd"
-    event_time_segment_start: int = 0
-    event_time_timezone: str = "UTC"
-    event_time_age_from: str = "END"
-    event_time_delete_default_partition: bool = False
-    stash_enabled: bool = False
-    stash_retain_ms: int = 7 * DAY_MS
-    async_enabled: bool = False
-    async_max_commits: int = 4
-    async_poll_ms: int = 1000
-    local_skew_ms: int = MAX_ZONE_SKEW_MS
+    max_delete_partitions: int = MAX_DELETE.default
+    count_table_services: bool = COUNT_TABLE_SERVICES.default
+    stats_incremental: bool = STATS_INCREMENTAL.default
+    event_time_format: str = EVENT_FORMAT.default
+    event_time_segment_start: int = EVENT_START_INDEX.default
+    event_time_timezone: str = EVENT_TIMEZONE.default
+    event_time_age_from: str = EVENT_AGE_FROM.default
+    event_time_delete_default_partition: bool = EVENT_DELETE_DEFAULT.default
+    stash_enabled: bool = STASH_ENABLED.default
+    stash_retain_ms: int = STASH_RETAIN_DAYS.default
+    async_enabled: bool = ASYNC_ENABLED.default
+    async_max_commits: int = ASYNC_MAX_COMMITS.default
+    async_poll_ms: int = ASYNC_POLL_MS.default
+    local_skew_ms: int = LOCAL_SKEW.default
     options: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_options(cls, options: Optional[Mapping[str, Any]] = None) -> "TTLConfig":
         """Parse TTL keys from write/CLI options; every error names the key and the fix."""
         o = {str(k): str(v) for k, v in (options or {}).items() if v is not None}
-        stype = (_lookup(o, STRATEGY_TYPE) or KEEP_BY_TIME).upper()
-        if stype not in STRATEGY_TYPES:
-            raise TTLConfigError(f"{STRATEGY_TYPE}={stype!r} is not a TTL strategy type; use one of "
-                                 f"{', '.join(STRATEGY_TYPES)} (or set {STRATEGY_CLASS})")
-        days = _lookup(o, DAYS_RETAIN)
-        dur = _lookup(o, RETENTION)
+        r = C.read(o, TTLConfigError)
+        days = r.get(DAYS_RETAIN) if r.is_set(DAYS_RETAIN) else None
+        dur = r.get(RETENTION)
         retention_ms = retention_key = retention_text = None
-        if days is not None and dur is not None:
-            d_ms = _days_ms(days)
-            if d_ms != parse_retention_ms(dur):
-                raise TTLConfigError(f"{DAYS_RETAIN}={days} and {RETENTION}={dur} disagree; set only one")
         if dur is not None:
-            retention_ms, retention_key, retention_text = parse_retention_ms(dur), RETENTION, dur
+            _check_retention(dur, RETENTION, r.raw(RETENTION) or "")
+        if days is not None and dur is not None and days * DAY_MS != dur:
+            raise TTLConfigError(f"{DAYS_RETAIN}={r.raw(DAYS_RETAIN)} and {RETENTION}={r.raw(RETENTION)} disagree; "
+                                 "set only one")
+        if dur is not None:
+            retention_ms, retention_key, retention_text = dur, RETENTION, r.raw(RETENTION)
         elif days is not None:
-            retention_ms, retention_key, retention_text = _days_ms(days), DAYS_RETAIN, days
-        selected = tuple(p.strip().strip("/") for p in (_lookup(o, SELECTED) or "").split(",") if p.strip())
-        age_from = (_lookup(o, EVENT_AGE_FROM) or "END").upper()
-        if age_from not in ("START", "END"):
-            raise TTLConfigError(f"{EVENT_AGE_FROM}={age_from!r}: use START or END")
-        stash_days = _lookup(o, STASH_RETAIN_DAYS)
-        stash_ms = 7 * DAY_MS if stash_days is None else parse_duration_ms(stash_days, STASH_RETAIN_DAYS)
-        if stash_ms < 0:
-            raise TTLConfigError(f"{STASH_RETAIN_DAYS}={stash_days} must not be negative")
-        skew_text = _lookup(o, LOCAL_SKEW)
-        skew_ms = MAX_ZONE_SKEW_MS if skew_text is None else parse_duration_ms(skew_text, LOCAL_SKEW)
-        if not 0 <= skew_ms <= MAX_ZONE_SKEW_MS:
-            raise TTLConfigError(f"{LOCAL_SKEW}={skew_text} must be between PT0S and PT26H (the largest difference "
-                                 "between two time zones)")
-        cfg = cls(
-            inline=_bool(o, INLINE, False),
-            strategy_class=_lookup(o, STRATEGY_CLASS),
-            strategy_type=stype,
+            # Integer arithmetic: 10000 days must not overflow (Hudi bug #19075).
+            retention_ms, retention_key, retention_text = days * DAY_MS, DAYS_RETAIN, r.raw(DAYS_RETAIN)
+        predicate = r.get(PREDICATE)
+        if predicate is not None:
+            parse_predicate(predicate)  # syntax errors surface now, columns are checked per table
+        return cls(
+            inline=r.get(INLINE),
+            strategy_class=r.get(STRATEGY_CLASS),
+            strategy_type=r.get(STRATEGY_TYPE),
             retention_ms=retention_ms,
             retention_key=retention_key,
             retention_text=retention_text,
-            selected=selected,
-            predicate=_lookup(o, PREDICATE),
-            rules=parse_rules(_lookup(o, RULES)),
-            max_delete_partitions=_int(o, MAX_DELETE, 1000, 0),
-            count_table_services=_bool(o, COUNT_TABLE_SERVICES, False),
-            stats_incremental=_bool(o, STATS_INCREMENTAL, True),
-            event_time_format=_lookup(o, EVENT_FORMAT) or "yyyy-MM-dd",
-            event_time_segment_start=_int(o, EVENT_START_INDEX, 0, 0),
-            event_time_timezone=_lookup(o, EVENT_TIMEZONE) or "UTC",
-            event_time_age_from=age_from,
-            event_time_delete_default_partition=_bool(o, EVENT_DELETE_DEFAULT, False),
-            stash_enabled=_bool(o, STASH_ENABLED, False),
-            stash_retain_ms=stash_ms,
-            async_enabled=_bool(o, ASYNC_ENABLED, False),
-            async_max_commits=_int(o, ASYNC_MAX_COMMITS, 4, 1),
-            async_poll_ms=_int(o, ASYNC_POLL_MS, 1000, 10),
-            local_skew_ms=skew_ms,
+            selected=tuple(p.strip("/") for p in r.get(SELECTED) or () if p.strip("/")),
+            predicate=predicate,
+            rules=parse_rules(r.get(RULES)),
+            max_delete_partitions=r.get(MAX_DELETE),
+            count_table_services=r.get(COUNT_TABLE_SERVICES),
+            stats_incremental=r.get(STATS_INCREMENTAL),
+            event_time_format=r.get(EVENT_FORMAT),
+            event_time_segment_start=r.get(EVENT_START_INDEX),
+            event_time_timezone=r.get(EVENT_TIMEZONE),
+            event_time_age_from=r.get(EVENT_AGE_FROM),
+            event_time_delete_default_partition=r.get(EVENT_DELETE_DEFAULT),
+            stash_enabled=r.get(STASH_ENABLED),
+            stash_retain_ms=r.get(STASH_RETAIN_DAYS),
+            async_enabled=r.get(ASYNC_ENABLED),
+            async_max_commits=r.get(ASYNC_MAX_COMMITS),
+            async_poll_ms=r.get(ASYNC_POLL_MS),
+            local_skew_ms=r.get(LOCAL_SKEW),
             options=o,
         )
-        if cfg.predicate is not None:
-            from hoodie.services.ttl.predicate import parse_predicate
-
-            parse_predicate(cfg.predicate)  # syntax errors surface now, columns are checked per table
-        return cfg
 
     @property
     def strategy_name(self) -> str:
@@ -475,21 +284,6 @@ class TTLConfig:
                 f"or {RULES}")
 
 
-def _days_ms(days: str) -> int:
-    """``days.retain`` in milliseconds. Hudi reads the key as a Java int, so only whole numbers are
-    accepted (``0`` and negatives are Hudi's "disabled" and refused when TTL runs)."""
-    t = days.strip()
-    if not re.fullmatch(r"[+-]?[0-9]+", t):
-        raise TTLConfigError(
-            f"{DAYS_RETAIN}={days!r} is not a whole number of days; Hudi reads this key as an integer "
-            f"(e.g. {DAYS_RETAIN}=30). For a retention that is not whole days set {RETENTION} to an "
-            f"ISO-8601 duration instead (e.g. {RETENTION}=PT36H; at least {format_duration(MIN_RETENTION_MS)})")
-    if len(t.lstrip("+-").lstrip("0")) > 10 or not -JAVA_INT_MAX - 1 <= int(t) <= JAVA_INT_MAX:
-        raise TTLConfigError(f"{DAYS_RETAIN}={days} is out of range: Hudi reads it as a Java int "
-                             f"(at most {JAVA_INT_MAX}); give the days to keep, e.g. {DAYS_RETAIN}=30")
-    return int(t) * DAY_MS  # integer arithmetic: 10000 days must not overflow (Hudi bug #19075)
-
-
 def parse_options_string(options: Optional[str]) -> dict[str, str]:
     """``"k1=v1,k2=v2"`` as Hudi's ``HoodieCLIUtils.extractOptions`` reads it (split on commas, then on
     the first ``=``). Values cannot contain commas; use the structured parameters for those."""
@@ -506,6 +300,10 @@ def parse_options_string(options: Optional[str]) -> dict[str, str]:
 
 
 __all__ = [
+    "ALIASES", "STRATEGY_CLASS", "STRATEGY_TYPE", "DAYS_RETAIN", "RETENTION", "SELECTED", "PREDICATE", "RULES",
+    "MAX_DELETE", "STASH_RETAIN_DAYS", "INLINE", "ASYNC_ENABLED", "ASYNC_MAX_COMMITS", "ASYNC_POLL_MS",
+    "COUNT_TABLE_SERVICES", "STATS_INCREMENTAL", "EVENT_FORMAT", "EVENT_START_INDEX", "EVENT_TIMEZONE",
+    "EVENT_AGE_FROM", "EVENT_DELETE_DEFAULT", "STASH_ENABLED", "JAVA_INT_MAX", "MAX_RETENTION_MS",
     "TTLConfig", "TTLConfigError", "TTLRule", "parse_duration_ms", "parse_retention_ms", "format_duration",
     "parse_rules", "MIN_RETENTION_MS",
     "parse_options_string", "STRATEGY_TYPES", "KEEP_BY_TIME", "KEEP_BY_CREATION_TIME", "KEEP_BY_EVENT_TIME",

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from hoodie.services.ttl.config import PREDICATE, TTLConfigError
+from hoodie.services.ttl.keys import PREDICATE, TTLConfigError
 
 Tri = Optional[bool]  # True, False, or None (unknown)
 

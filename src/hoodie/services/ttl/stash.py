@@ -40,7 +40,8 @@ from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, write_partition_metadata
 from hoodie.format.timeline.active import METAFOLDER
-from hoodie.services.ttl.config import MAX_ZONE_SKEW_MS, STASH_RETAIN_DAYS, TTLConfigError, parse_duration_ms
+from hoodie.configs import read
+from hoodie.services.ttl.keys import MAX_ZONE_SKEW_MS, STASH_RETAIN_DAYS, TTLConfigError
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ RESTORED_FROM_KEY = "hoodie.partition.ttl.restored.from"
 MOVING, COMPLETE, RESTORED = "moving", "complete", "restored"
 # A rollback of the TTL commit is moving the files back (UNSTASHING), or has (ROLLED_BACK).
 UNSTASHING, ROLLED_BACK = "unstashing", "rolled_back"
-DEFAULT_RETAIN_MS = 7 * 86_400_000
+DEFAULT_RETAIN_MS: int = STASH_RETAIN_DAYS.default
 
 
 class StashError(HoodieError):
@@ -59,13 +60,7 @@ class StashError(HoodieError):
 
 def stash_retain_ms(options: Optional[Mapping[str, Any]]) -> int:
     """``hoodie.partition.ttl.stash.retain.days`` in milliseconds (default 7 days)."""
-    raw = (options or {}).get(STASH_RETAIN_DAYS)
-    if raw is None or str(raw).strip() == "":
-        return DEFAULT_RETAIN_MS
-    ms = parse_duration_ms(str(raw), STASH_RETAIN_DAYS)
-    if ms < 0:
-        raise TTLConfigError(f"{STASH_RETAIN_DAYS}={raw} must not be negative")
-    return ms
+    return read(options, TTLConfigError).get(STASH_RETAIN_DAYS)
 
 
 def _stash_root(instant: str) -> str:

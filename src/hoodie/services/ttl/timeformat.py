@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Optional
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from hoodie.services.ttl.config import EVENT_FORMAT, EVENT_TIMEZONE, TTLConfigError
+from hoodie.services.ttl.keys import EVENT_FORMAT, EVENT_TIMEZONE, TTLConfigError
 
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 # Unit order, coarse to fine; the finest unit present sets the length of a period.
