@@ -10,13 +10,13 @@ from hoodie.format.metadata.errors import MetadataTableError
 from hoodie.format.metadata.listing import (
     MetadataFileListing, file_system_view, metadata_listing, metadata_read_enabled,
 )
-from hoodie.format.metadata.records import FileInfo, FilesRecord, combine, merge_into, merge_log_over_base
+from hoodie.format.metadata.records import FileInfo, FilesRecord, combine, fold, merge_into
 from hoodie.format.metadata.table import (
     ENABLE_KEY, FilesSlice, MetadataTable, MetadataTableNotFoundError, files_partition_available,
 )
 
 __all__ = [
     "MetadataTable", "MetadataTableError", "MetadataTableNotFoundError", "MetadataFileListing", "FilesSlice",
-    "FileInfo", "FilesRecord", "combine", "merge_into", "merge_log_over_base",
+    "FileInfo", "FilesRecord", "combine", "merge_into", "fold",
     "file_system_view", "metadata_listing", "metadata_read_enabled", "files_partition_available", "ENABLE_KEY",
 ]

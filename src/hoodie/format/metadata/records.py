@@ -21,8 +21,14 @@ and 1.x), newer over older:
 * a live entry of a type-2 record with size <= 0 is refused (``validatePayload``: "Existing files
   should have size > 0").
 
-Log records are merged in log order first, then the result is merged over the base file's record
-(Hudi's two-stage flow), so the same functions serve both stages.
+Order: hoodie folds the records into the base file's records one by one, oldest first (as hudi-rs
+does: base records, then each log record in log order). Hudi's Java readers merge in two stages
+instead (the log records among themselves, then the result over the base record), and that order
+brings a base file's entry back in three cases: a file listed again in the logs (a log file that
+grew) and then deleted in the logs; a file deleted twice in the logs (0.14/0.15 drop the repeated
+tombstone); a key deleted in the logs and written again. Storage no longer holds such a file, so
+the one-stage order is the one whose listing matches storage; it equals Java's wherever Java's is
+consistent. See ``docs/metadata-table.md``.
 """
 
 from __future__ import annotations
@@ -119,22 +125,14 @@ def merge_into(acc: dict[str, FilesRecord], records: Iterable[FilesRecord], *,
             rec, prev, keep_repeated_tombstones=keep_repeated_tombstones, where=where)
 
 
-def merge_log_over_base(base: Mapping[str, FilesRecord], log: Mapping[str, FilesRecord], *,
-                        keep_repeated_tombstones: bool = False, where: str = "") -> dict[str, FilesRecord]:
-    """The final records: each merged log record over the base record of the same key; keys whose
-    final record is an empty payload are dropped."""
-    out: dict[str, FilesRecord] = {}
-    for key in set(base) | set(log):
-        b, lg = base.get(key), log.get(key)
-        if lg is None:
-            rec = b
-        elif b is None:
-            rec = lg
-        else:
-            rec = combine(lg, b, keep_repeated_tombstones=keep_repeated_tombstones, where=where)
-        if rec is not None and not rec.deleted:
-            out[key] = rec
-    return out
+def fold(base: Mapping[str, FilesRecord], batches: Iterable[Iterable[FilesRecord]], *,
+         keep_repeated_tombstones: bool = False, where: str = "") -> dict[str, FilesRecord]:
+    """The final records: the base file's records, then every batch (log block) in log order merged
+    over them key by key; keys whose final record is an empty payload are dropped."""
+    acc = dict(base)
+    for batch in batches:
+        merge_into(acc, batch, keep_repeated_tombstones=keep_repeated_tombstones, where=where)
+    return {k: r for k, r in acc.items() if not r.deleted}
 
 
 class RecordDecoder:
@@ -175,6 +173,6 @@ def partition_name(key: str) -> str:
 
 __all__ = [
     "ALL_PARTITIONS_KEY", "NON_PARTITIONED_NAME", "TYPE_PARTITION_LIST", "TYPE_FILE_LIST",
-    "FileInfo", "FilesRecord", "RecordDecoder", "combine", "merge_into", "merge_log_over_base",
+    "FileInfo", "FilesRecord", "RecordDecoder", "combine", "merge_into", "fold",
     "deleted_record", "partition_name",
 ]

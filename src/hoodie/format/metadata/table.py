@@ -23,7 +23,8 @@ in ``docs/metadata-table.md``. In short:
    table); the instants undone by completed data-table rollbacks and restores after the earliest
    valid instant; completed MDT rollbacks and restores; completed MDT deltacommits starting with
    ``00000000000000`` (initialisation).
-3. **Merging** (``HoodieMetadataPayload``): :mod:`hoodie.format.metadata.records`.
+3. **Merging** (``HoodieMetadataPayload``): :mod:`hoodie.format.metadata.records` (base records
+   first, then each log block's in log order).
 
 hoodie adds two checks of its own, because Java would return a silently wrong listing in both
 cases: the MDT must have an entry for every completed data-table write, clean (and, on v6, rollback)
@@ -45,8 +46,7 @@ from hoodie.format import properties as P
 from hoodie.format.hfile import HFileError, HFileReader
 from hoodie.format.metadata.errors import LIST_THROUGH_STORAGE, MetadataTableError
 from hoodie.format.metadata.records import (
-    ALL_PARTITIONS_KEY, FilesRecord, RecordDecoder, deleted_record, merge_into, merge_log_over_base,
-    partition_name,
+    ALL_PARTITIONS_KEY, FilesRecord, RecordDecoder, deleted_record, fold, partition_name,
 )
 from hoodie.format.metadata.timelines import ActiveTimeline, TimelineInstant, rolled_back_instants
 from hoodie.format.storage import Storage
@@ -454,12 +454,9 @@ class MetadataTable:
             base = self._base_records(sl.base_file) if sl.base_file else {}
             scan = self._scan_logs(sl.log_files)
             self._check_corrupt(sl, scan)
-            log_acc: dict[str, FilesRecord] = {}
-            for block in scan.blocks:
-                merge_into(log_acc, self._block_records(block), keep_repeated_tombstones=self.keep_repeated_tombstones,
-                           where=self.storage.uri(block.log_file))
-            self._records = merge_log_over_base(base, log_acc, keep_repeated_tombstones=self.keep_repeated_tombstones,
-                                                where=self.storage.uri(FILES_PARTITION))
+            self._records = fold(base, (self._block_records(b) for b in scan.blocks),
+                                 keep_repeated_tombstones=self.keep_repeated_tombstones,
+                                 where=self.storage.uri(FILES_PARTITION))
             self.scan = scan
         return self._records
 
