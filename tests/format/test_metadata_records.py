@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -10,7 +9,7 @@ from hypothesis import strategies as st
 
 from hoodie.format.metadata import MetadataTable, MetadataTableError
 from hoodie.format.metadata.records import (
-    FileInfo, FilesRecord, RecordDecoder, combine, deleted_record, fold, merge_into,
+    FileInfo, FilesRecord, RecordDecoder, combine, deleted_record, fold,
 )
 from hoodie.format.storage import Storage
 from tests.format.metadata_builder import SCHEMA_JSON, MdtBuilder, encode_value

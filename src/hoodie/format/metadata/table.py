@@ -35,7 +35,6 @@ Every refusal is a :class:`MetadataTableError` naming the file or instant and th
 
 from __future__ import annotations
 
-import logging
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Union
@@ -51,7 +50,6 @@ from hoodie.format.metadata.records import (
 from hoodie.format.metadata.timelines import ActiveTimeline, TimelineInstant, rolled_back_instants
 from hoodie.format.storage import Storage
 
-log = logging.getLogger(__name__)
 
 METADATA_FOLDER = ".hoodie/metadata"
 FILES_PARTITION = "files"
