@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Protocol
 
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import naming as N
@@ -113,6 +113,19 @@ class FileGroup:
     def ordered_slices(self) -> list[FileSlice]:
         """Slices from newest to oldest base instant."""
         return [self.slices[k] for k in sorted(self.slices, reverse=True)]
+
+
+class FileListing(Protocol):
+    """Where a view gets partitions and files from instead of storage (the metadata table's
+    ``files`` partition: :class:`hoodie.format.metadata.MetadataFileListing`)."""
+
+    def partitions(self) -> list[str]:
+        """Partition paths (``""`` for a non-partitioned table)."""
+        ...
+
+    def list_files(self, partition: str) -> list[FileStatus]:
+        """The files of one partition."""
+        ...
 
 
 def list_partitions(storage: Storage) -> list[str]:
@@ -212,9 +225,12 @@ class FileSystemView:
     """Slices of a table as of an instant, built from one listing per partition."""
 
     def __init__(self, storage: Storage, timeline: Timeline,
-                 listing: Optional[dict[str, list[FileStatus]]] = None) -> None:
+                 listing: Optional[dict[str, list[FileStatus]]] = None,
+                 file_listing: Optional[FileListing] = None) -> None:
         self.storage = storage
         self.timeline = timeline
+        # Lists through the metadata table instead of storage when given (hoodie.format.metadata).
+        self.file_listing = file_listing
         self._listing: dict[str, list[FileStatus]] = dict(listing or {})
         self._groups: dict[str, dict[str, FileGroup]] = {}
         self._partitions: Optional[list[str]] = None
@@ -241,12 +257,14 @@ class FileSystemView:
     def partitions(self) -> list[str]:
         """All partition paths of the table (listed once)."""
         if self._partitions is None:
-            self._partitions = list_partitions(self.storage)
+            self._partitions = (self.file_listing.partitions() if self.file_listing is not None
+                                else list_partitions(self.storage))
         return self._partitions
 
     def _list(self, partition: str) -> list[FileStatus]:
         if partition not in self._listing:
-            entries = self.storage.list_dir(partition)
+            entries = (self.file_listing.list_files(partition) if self.file_listing is not None
+                       else self.storage.list_dir(partition))
             self._listing[partition] = [e for e in entries if not e.is_dir]
         return self._listing[partition]
 
@@ -424,7 +442,7 @@ def table_view(storage: Storage, timeline: Optional[Timeline] = None) -> FileSys
 
 
 __all__ = [
-    "BaseFile", "LogFile", "FileSlice", "FileGroup", "FileSystemView", "list_partitions", "table_view",
+    "BaseFile", "LogFile", "FileSlice", "FileGroup", "FileSystemView", "FileListing", "list_partitions", "table_view",
     "check_partition_nesting",
     "METAFOLDER", "RESERVED_LOG_VERSION_METRIC", "reserved_log_version",
 ]

@@ -323,11 +323,14 @@ class ReadPlan:
 
 def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Optional[str] = None,
               begin: Optional[str] = None, end: Optional[str] = None,
-              columns: Optional[Sequence[str]] = None, filters: Optional[Sequence[Any]] = None) -> ReadPlan:
+              columns: Optional[Sequence[str]] = None, filters: Optional[Sequence[Any]] = None,
+              options: Optional[dict[str, Any]] = None) -> ReadPlan:
     """Resolve a query into the file slices to read (pure metadata work, no data read).
 
     ``filters`` filter rows and prune partitions: a partition is skipped only when its folder
-    provably holds no passing row (:mod:`hoodie.format.slice.pruning`).
+    provably holds no passing row (:mod:`hoodie.format.slice.pruning`). ``options`` are Hudi read
+    options; ``hoodie.metadata.enable=true`` lists through the metadata table when its ``files``
+    partition is available (:mod:`hoodie.format.metadata.listing`).
     """
     if query_type not in QUERY_TYPES:
         raise ReadError(f"query_type {query_type!r} is not one of {', '.join(QUERY_TYPES)}")
@@ -353,7 +356,9 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
     out_cols = _out_columns(full_schema, columns)
     flt = _normalize_filters(filters)
     row_filter = filter_expression(flt, full_schema) if flt else None
-    view = FileSystemView(table.storage, tl)
+    from hoodie.format.metadata.listing import metadata_listing
+
+    view = FileSystemView(table.storage, tl, file_listing=metadata_listing(table, options))
     partitions = prune_partitions(table, full_schema, view.partitions(), flt) if flt else view.partitions()
     slices: list[FileSlice] = []
     if query_type == "read_optimized":
@@ -482,7 +487,8 @@ def finish(plan: ReadPlan, t: pa.Table) -> pa.Table:
 def read_table(base_path: str, *, query_type: str = "snapshot", as_of: Optional[str] = None,
                begin: Optional[str] = None, end: Optional[str] = None,
                columns: Optional[Sequence[str]] = None, filters: Optional[Sequence[Any]] = None,
-               storage_options: Optional[dict[str, Any]] = None) -> pa.Table:
+               storage_options: Optional[dict[str, Any]] = None,
+               options: Optional[dict[str, Any]] = None) -> pa.Table:
     """Read a Hudi table-version-6 table into one Arrow table, without Spark or a JVM.
 
     Args:
@@ -495,10 +501,12 @@ def read_table(base_path: str, *, query_type: str = "snapshot", as_of: Optional[
         filters: ``[(column, op, value), ...]`` AND-ed; ops ``= != < <= > >= in, not in``.
             Filters on partition columns prune partitions.
         storage_options: credentials/endpoint for object stores (``endpoint_url``, ``access_key``...).
+        options: Hudi read options; ``{"hoodie.metadata.enable": "true"}`` lists files through the
+            metadata table (default false, as Hudi 0.14/0.15 readers; see docs/metadata-table.md).
     """
     table = HoodieTable(base_path, storage_options)
     plan = plan_read(table, query_type=query_type, as_of=as_of, begin=begin, end=end,
-                     columns=columns, filters=filters)
+                     columns=columns, filters=filters, options=options)
     parts = list(iter_plan(plan))
     if not parts:
         return pa.schema([plan.schema.field(c) if c in plan.schema.names else pa.field(c, pa.string())
