@@ -54,8 +54,12 @@ from hoodie.format.file_group.fsview import FileSlice, FileSystemView, list_part
 from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.file_group.links import Link, all_links
 from hoodie.format.storage import Storage
+from hoodie.format.slice.writer import marker_files
 from hoodie.format.table import HoodieTable, write_partition_metadata
 from hoodie.format.timeline.active import Timeline
+from hoodie.services.delete_partition import is_delete_partition
+from hoodie.services.transaction import Operation, Transaction
+from hoodie.services.transaction import refuse_metadata_table as _refuse_metadata_table
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +177,8 @@ class PendingOperations:
 
     ``write_partitions`` maps a partition to the pending writes (commit, deltacommit, non-clustering
     replacecommit) that touch it, found from their inflight metadata and markers. ``unknown_writes``
-    are pending writes whose partitions cannot be known yet (requested only, no markers).
+    are pending writes whose partitions cannot be known yet (requested only, no markers; a pending
+    delete_partition, labelled ``delete_partition <instant>``, never names them, as in Hudi).
     ``service_partitions`` maps a partition to pending compaction / log compaction / clustering
     instants; ``file_groups`` maps (partition, fileId) to the pending table service holding it and
     ``compaction_base`` to the smallest base instant a pending (log) compaction operation reads.
@@ -189,7 +194,9 @@ class PendingOperations:
         """Why a table service must leave ``partition`` alone now (empty: it may proceed)."""
         out = [f"pending write {w} touches it" for w in self.write_partitions.get(partition, [])]
         out += [f"pending {s}" for s in self.service_partitions.get(partition, [])]
-        out += [f"pending write {w} has not recorded its partitions yet (no markers); "
+        out += [f"pending {w} does not name its partitions; let it finish or roll it back (hoodie rollback)"
+                if w.startswith("delete_partition ") else
+                f"pending write {w} has not recorded its partitions yet (no markers); "
                 "let it finish or roll it back (hoodie rollback)" for w in self.unknown_writes]
         return out
 
@@ -209,8 +216,6 @@ def _requested_avro(tl: Timeline, inst: Instant) -> Optional[dict]:
 
 def pending_operations(table: HoodieTable) -> PendingOperations:
     """Collect what pending instants touch (see :class:`PendingOperations`)."""
-    from hoodie.format.slice.writer import marker_files
-
     tl = table.timeline
     out = PendingOperations()
     for inst in tl.pending().instants:
@@ -235,8 +240,11 @@ def pending_operations(table: HoodieTable) -> PendingOperations:
             continue
         if inst.action not in (I.COMMIT, I.DELTA_COMMIT, I.REPLACE_COMMIT):
             continue
+        label = f"{inst.action} {ts}"
         if inst.action == I.REPLACE_COMMIT:
             req = _requested_avro(tl, inst)
+            if is_delete_partition(req):
+                label = f"delete_partition {ts}"
             cplan = (req or {}).get("clusteringPlan")
             if cplan:
                 label = f"clustering {ts}"
@@ -268,9 +276,9 @@ def pending_operations(table: HoodieTable) -> PendingOperations:
         for path, _ in marker_files(table.storage, ts):
             parts.add(path.rpartition("/")[0])
         if not parts:
-            out.unknown_writes.append(f"{inst.action} {ts}")
+            out.unknown_writes.append(label)
         for p in parts:
-            out.write_partitions.setdefault(p, []).append(f"{inst.action} {ts}")
+            out.write_partitions.setdefault(p, []).append(label)
     return out
 
 
@@ -708,8 +716,9 @@ def _delete_partition_folder(storage: Storage, partition: str) -> bool:
     return True
 
 
-def _execute(table: HoodieTable, instant: Instant, plan: CleanPlan, started: float) -> CleanResult:
-    """Delete the plan's files and partitions, then complete the clean instant (idempotent)."""
+def _delete(table: HoodieTable, instant: Instant, plan: CleanPlan, started: float) -> tuple[CleanResult, bytes]:
+    """Delete the plan's files and partitions (idempotent); returns the result and the clean
+    instant's completed content (Avro ``HoodieCleanMetadata``)."""
     storage = table.storage
     res = CleanResult(instant.timestamp, plan)
     policy = plan.policy
@@ -741,12 +750,24 @@ def _execute(table: HoodieTable, instant: Instant, plan: CleanPlan, started: flo
     e = plan.earliest_instant_to_retain
     md = plans.clean_metadata(instant.timestamp, int((time.monotonic() - started) * 1000),
                               e.timestamp if e else "", plan.last_completed_commit, part_meta)
+    return res, plans.write_avro_metadata("HoodieCleanMetadata", md)
+
+
+def _complete(table: HoodieTable, instant: Instant, res: CleanResult, content: bytes) -> Instant:
+    """Complete the clean instant (its commit point)."""
     fault_point("clean.before_complete")
     inflight = Instant(instant.timestamp, I.CLEAN, State.INFLIGHT)
-    T.transition_to_complete(storage, inflight, plans.write_avro_metadata("HoodieCleanMetadata", md))
+    done = T.transition_to_complete(table.storage, inflight, content)
     table.reload()
     log.info("clean %s deleted %d files and %d partitions", instant.timestamp, res.total_deleted,
              len(res.deleted_partitions))
+    return done
+
+
+def _execute(table: HoodieTable, instant: Instant, plan: CleanPlan, started: float) -> CleanResult:
+    """Delete the plan's files and partitions, then complete the clean instant (idempotent)."""
+    res, content = _delete(table, instant, plan, started)
+    _complete(table, instant, res, content)
     return res
 
 
@@ -817,40 +838,69 @@ def _run_clean_once(base_path: str | HoodieTable, config: Optional[Mapping[str, 
         if pending:
             plan.notes.append(f"pending clean(s) {', '.join(pending)} would be re-executed first")
         return CleanResult(None, plan, dry_run=True)
-    from hoodie.format.lock import TableLock
+    op = CleanOperation(cfg)
+    Transaction(op, op, table=table, options=cfg.options).run()
+    assert op.outcome is not None
+    return op.outcome
 
-    with TableLock(table.storage, cfg.options, "clean"):
-        return _clean_locked(table.reload(), cfg)
 
+class CleanOperation(Operation):
+    """A clean as a transaction's operation (and its own in-process executor): interrupted cleans
+    are finished and stashes settled first, then a plan is made; an empty plan commits nothing."""
 
-def _clean_locked(table: HoodieTable, cfg: "CleanConfig") -> CleanResult:
-    refuse_metadata_table(table, "a clean")
-    recovered = _finish_pending_cleans(table)
-    purged = _stash_housekeeping(table, cfg)
-    table.reload()
-    started = time.monotonic()
-    now = table.new_instant_time()
-    plan = plan_clean(table, cfg, now)
-    if plan.is_empty():
-        return CleanResult(None, plan, recovered=recovered, stash_purged=purged)
-    data = plans.write_avro_metadata("HoodieCleanerPlan", plan.to_avro(table.storage))
-    req = T.create_requested(table.storage, now, I.CLEAN, data)
-    T.transition_to_inflight(table.storage, req, data)
-    fault_point("clean.after_inflight")
-    res = _execute(table, req, plan, started)
-    res.recovered = recovered
-    res.stash_purged = purged
-    return res
+    what = "clean"
+
+    def __init__(self, cfg: CleanConfig) -> None:
+        self.cfg = cfg
+        self.plan: Optional[CleanPlan] = None
+        self.recovered: list[CleanResult] = []
+        self.purged: list[str] = []
+        self.started = time.monotonic()
+        self.now = ""
+        self.outcome: Optional[CleanResult] = None
+
+    def prepare(self, txn: Transaction) -> bool:
+        """Finish interrupted cleans, settle TTL stashes, plan; False when nothing is to delete."""
+        table = txn.open_table()
+        refuse_metadata_table(table, "a clean")
+        self.recovered = _finish_pending_cleans(table)
+        self.purged = _stash_housekeeping(table, self.cfg)
+        table.reload()
+        self.started = time.monotonic()
+        self.now = table.new_instant_time()
+        self.plan = plan_clean(table, self.cfg, self.now)
+        if self.plan.is_empty():
+            self.outcome = CleanResult(None, self.plan, recovered=self.recovered, stash_purged=self.purged)
+            return False
+        return True
+
+    def start(self, txn: Transaction) -> Instant:
+        """``.clean.requested`` and ``.clean.inflight``, both holding the plan."""
+        assert txn.table is not None and self.plan is not None
+        data = plans.write_avro_metadata("HoodieCleanerPlan", self.plan.to_avro(txn.table.storage))
+        req = T.create_requested(txn.table.storage, self.now, I.CLEAN, data)
+        inflight = T.transition_to_inflight(txn.table.storage, req, data)
+        fault_point("clean.after_inflight")
+        return inflight
+
+    def execute(self, txn: Transaction) -> tuple[CleanResult, bytes]:
+        """Delete the planned files and partitions."""
+        assert txn.table is not None and txn.instant is not None and self.plan is not None
+        return _delete(txn.table, txn.instant, self.plan, self.started)
+
+    def complete(self, txn: Transaction, result: tuple[CleanResult, bytes]) -> Instant:
+        """The completed clean instant (``HoodieCleanMetadata``)."""
+        assert txn.table is not None and txn.instant is not None
+        res, content = result
+        res.recovered = self.recovered
+        res.stash_purged = self.purged
+        self.outcome = res
+        return _complete(txn.table, txn.instant, res, content)
 
 
 def refuse_metadata_table(table: HoodieTable, what: str) -> None:
     """Table services here do not maintain a metadata table; refuse to make one stale."""
-    if table.has_metadata_table:
-        raise CleanError(
-            f"{table.base_path} has a Hudi metadata table (hoodie.table.metadata.partitions="
-            f"{table.props.get('hoodie.table.metadata.partitions')}); hoodie does not maintain it, so {what} "
-            "would leave it stale for Java readers. Disable it first (run a Hudi write with "
-            "hoodie.metadata.enable=false, which deletes .hoodie/metadata), then retry")
+    _refuse_metadata_table(table, what, CleanError)
 
 
 def _stash_housekeeping(table: HoodieTable, cfg: CleanConfig) -> list[str]:
