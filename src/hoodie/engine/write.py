@@ -18,6 +18,7 @@ its key columns are read, inside the task that needs them) and the input is shuf
 
 from __future__ import annotations
 
+import importlib
 import json
 from typing import Any, Mapping, Optional
 
@@ -37,6 +38,9 @@ from hoodie.format.batch_write import (
     prepare_records,
 )
 from hoodie.format.file_group.fsview import check_partition_nesting
+from hoodie.format.keys.generators import (
+    ComplexKeyGenerator, NonpartitionedKeyGenerator, SimpleKeyGenerator, key_generator_from_config,
+)
 from hoodie.format.keys.paths import PartitionPathError
 from hoodie.format.timeline.commit_metadata import WriteStat
 from hoodie.format.storage import Storage
@@ -53,6 +57,7 @@ PART = "_hoodie_partition_path"
 
 
 def _arrow_schema_of(df) -> pa.Schema:
+    # pyspark is imported where used, as in the rest of the engine: hoodie's core runs without it.
     from pyspark.sql.pandas.types import to_arrow_schema
 
     return to_arrow_schema(df.schema, timezone="UTC", prefers_large_types=False)
@@ -190,8 +195,6 @@ def _task_error_class(kind: str) -> type[Exception]:
     """The class of an error a check task reported (``module:qualname``), so the driver raises what
     the pure-Python writer raises (``PartitionPathError``, ``WriteError``...); ValueError for
     anything that is not a hoodie error taking one message."""
-    import importlib
-
     module, _, name = kind.partition(":")
     if module.startswith("hoodie."):
         try:
@@ -277,10 +280,6 @@ def _grouped_by_partition(df, cfg: WriteConfig):
     values to one path: their partition path is computed first (a ``mapInArrow`` stage).
     """
     from pyspark.sql import functions as F
-
-    from hoodie.format.keys.generators import (
-        ComplexKeyGenerator, NonpartitionedKeyGenerator, SimpleKeyGenerator, key_generator_from_config,
-    )
 
     kg = key_generator_from_config(cfg.keygen_props)
     if type(kg) in (SimpleKeyGenerator, ComplexKeyGenerator, NonpartitionedKeyGenerator):

@@ -30,6 +30,11 @@ from hoodie.format.file_group.fsview import FileSlice, FileSystemView, check_par
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, TableError, create_table, table_exists
 from hoodie.format.slice import writer as W
+from hoodie.format.avro.schema import arrow_to_avro_schema, avro_to_arrow_schema
+from hoodie.format.keys.generators import key_generator_from_config
+from hoodie.format.keys.paths import check_partition_paths
+from hoodie.format.slice.reader import _conform, read_base_file, read_file_slice, slice_record_keys
+from hoodie.format.timeline import plans
 from hoodie.faults import fault_point
 
 OPERATIONS = ("insert", "bulk_insert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table",
@@ -306,9 +311,6 @@ def overwrite_config(cfg: WriteConfig) -> WriteConfig:
 
 def prepare_records(data: pa.Table, cfg: WriteConfig) -> pa.Table:
     """Drop incoming meta columns, add ``_hoodie_record_key``/``_hoodie_partition_path``."""
-    from hoodie.format.keys.paths import check_partition_paths
-    from hoodie.format.keys.generators import key_generator_from_config
-
     body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS or c == "_hoodie_operation"])
     check_event_times(body, cfg)
     kg = key_generator_from_config(cfg.keygen_props)
@@ -372,8 +374,6 @@ class FileGroupWork:
 def avro_schema_for(schema: pa.Schema, cfg: WriteConfig, table: Optional[HoodieTable]) -> dict:
     """The table schema after writing data of ``schema`` (meta columns ignored): the new table's,
     or the existing table's evolved by it (:func:`evolve_schema`)."""
-    from hoodie.format.avro.schema import arrow_to_avro_schema
-
     body = pa.schema([f for f in schema if f.name not in META_COLUMNS and f.name != "_hoodie_operation"])
     new = arrow_to_avro_schema(body, f"{cfg.table_name}_record", f"hoodie.{cfg.table_name}")
     if table is None:
@@ -393,8 +393,6 @@ def evolve_schema(old: dict, new: dict, allow_missing: bool = False) -> dict:
     (MissingSchemaFieldException) unless ``allow_missing``
     (``hoodie.write.set.null.for.missing.columns=true``): it then stays, written as null.
     """
-    from hoodie.format.avro.schema import avro_to_arrow_schema
-
     old_arrow = avro_to_arrow_schema(old)
     new_arrow = avro_to_arrow_schema(new)
     old_fields = {f["name"]: f for f in old.get("fields", [])}
@@ -475,8 +473,6 @@ def _slice_keys(table: HoodieTable, sl: FileSlice) -> pa.Array:
     version outrank it on ordering and resurrect or drop it). Only key columns are read unless a
     log block deletes keys (:func:`~hoodie.format.slice.reader.slice_record_keys`).
     """
-    from hoodie.format.slice.reader import slice_record_keys
-
     return slice_record_keys(table, sl)
 
 
@@ -615,8 +611,6 @@ def _split_soft_deletes(table: HoodieTable, sl: FileSlice, hits: pa.Table,
     dels = hits.filter(pa.array(gone))
     ups = hits.filter(pa.array(~gone))
     if table.merge_mode.use_ordering and cfg.precombine_field:
-        from hoodie.format.slice.reader import read_file_slice
-
         schema = table.arrow_schema()
         cols = ["_hoodie_record_key", "_hoodie_commit_time", cfg.precombine_field]
         if IS_DELETED in schema.names:
@@ -645,8 +639,6 @@ def _delete_table(hits: pa.Table, event_time_field: Optional[str] = None,
 
 def _full_records(recs: pa.Table, schema: pa.Schema) -> pa.Table:
     """Data columns in table-schema order (missing nullable columns become nulls)."""
-    from hoodie.format.slice.reader import _conform
-
     data_schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
     return _conform(recs, data_schema)
 
@@ -654,8 +646,6 @@ def _full_records(recs: pa.Table, schema: pa.Schema) -> pa.Table:
 def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, avro_schema: dict,
                        cfg: WriteConfig, token: str, task_partition_id: int = 0) -> WriteStat:
     """Write the files of one file group (base file or log file) and return its write stat."""
-    from hoodie.format.avro.schema import avro_to_arrow_schema
-
     storage = table.storage
     data_schema = avro_to_arrow_schema(avro_schema)
     if w.kind == "insert":
@@ -694,8 +684,6 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
                      + [f for f in data_schema if f.name not in META_COLUMNS])
     # The work item names the base file it rewrites, so executors need no listing.
     if w.base_file:
-        from hoodie.format.slice.reader import read_base_file
-
         # Rewritten records widen float to double as Hudi's merge handle does (Float.toString).
         old = read_base_file(storage, f"{w.partition}/{w.base_file}" if w.partition else w.base_file, full,
                              java_floats=True)
@@ -778,8 +766,6 @@ def action_for(table: HoodieTable, operation: str) -> str:
 
 def requested_content(operation: str) -> bytes:
     """What the ``.requested`` file holds: empty for commits, Avro for overwrite replacecommits."""
-    from hoodie.format.timeline import plans
-
     if operation in OVERWRITE_OPERATIONS:
         # Spark's insert_overwrite writes an all-null HoodieRequestedReplaceMetadata.
         return plans.write_avro_metadata("HoodieRequestedReplaceMetadata", plans.requested_replace_metadata(None))
@@ -816,8 +802,6 @@ def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict]
     st = Storage(base_path, storage_options)
     if table_exists(st):
         return HoodieTable(base_path, storage=st)
-    from hoodie.format.keys.generators import key_generator_from_config
-
     kg = key_generator_from_config(cfg.keygen_props)
     return create_table(
         base_path, table_name=cfg.table_name, table_type=cfg.table_type,

@@ -46,6 +46,7 @@ from typing import Any, Mapping, Optional
 from hoodie.errors import HoodieError
 from hoodie.configs import define, warn_unknown_keys
 from hoodie.faults import fault_point
+from hoodie.metrics import publish
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import naming as N
 from hoodie.format.timeline import plans
@@ -810,8 +811,6 @@ def run_clean(base_path: str | HoodieTable, config: Optional[Mapping[str, Any] |
         warn_unknown_keys(config)
     res = _run_clean_once(base_path, config, dry_run, storage_options=storage_options)
     if not dry_run:
-        from hoodie.metrics import publish
-
         table = base_path if isinstance(base_path, HoodieTable) else HoodieTable(base_path, storage_options)
         publish("clean", {
             "files_deleted": (sum(len(v) for v in res.deleted.values()), "Files the last clean deleted"),

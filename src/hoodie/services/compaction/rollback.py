@@ -33,7 +33,7 @@ from hoodie.format.file_group.fsview import list_partitions
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable
 
-from hoodie.services.compaction import partial as P
+import hoodie.services.compaction.partial as P
 from hoodie.services.compaction.config import CompactionError
 from hoodie.format.lock import LockError, TableLock, compaction_lock
 from hoodie.format.log.logformat import BlockType, read_log_file

@@ -27,6 +27,7 @@ from hoodie.configs import warn_unknown_keys
 
 from hoodie.faults import fault_point
 from hoodie.format.lock import LockError, compaction_lock
+from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import links as LK
 from hoodie.format.file_group import naming as N
@@ -36,8 +37,8 @@ from hoodie.format.timeline.commit_metadata import WriteStat
 from hoodie.format.timeline.compaction_plan import CompactionOperation
 from hoodie.format.table import HoodieTable
 
-from hoodie.services.compaction import keys as K
-from hoodie.services.compaction import partial as P
+import hoodie.services.compaction.keys as K
+import hoodie.services.compaction.partial as P
 from hoodie.services.compaction.config import CompactionConfig, CompactionError, as_config
 from hoodie.services.compaction.execute import CompactionTask, compacted_log_names, execute_operation
 from hoodie.services.compaction.freshness import compute_watermark
@@ -146,8 +147,6 @@ def _check_no_late_logs(table: HoodieTable, instant: str, ops: Sequence[Compacti
     old slice, which the commit makes invisible: its data would be lost. Files holding no block of a
     committed or still pending instant (failed writes, rollback command blocks) do not count.
     """
-    from hoodie.format.log.logformat import BlockType, read_log_file
-
     tl = table.reload().timeline
     live = {i.timestamp for i in tl.commits().instants}
     first = tl.first()
