@@ -1204,7 +1204,7 @@ def _partition_with_metafile(root: Path, partition: str) -> bytes:
 
 def test_delete_partition_folder_removes_emptied_parents_only(tmp_path: Path) -> None:
     from hoodie.format.storage import Storage
-    from hoodie.services import clean as C
+    from hoodie.services.clean import executor as C
 
     root = tmp_path / "t"
     _partition_with_metafile(root, "y=2024/m=01/d=01")
@@ -1222,7 +1222,7 @@ def test_delete_partition_folder_keeps_a_partition_a_writer_adds_to(tmp_path: Pa
     import logging
 
     from hoodie.format.storage import Storage
-    from hoodie.services import clean as C
+    from hoodie.services.clean import executor as C
 
     root = tmp_path / "t"
     st = Storage(str(root))
@@ -1269,7 +1269,7 @@ def test_remove_empty_dir_local_and_object_store(tmp_path: Path, caplog) -> None
     from types import SimpleNamespace
 
     from hoodie.format.storage import Storage
-    from hoodie.services import clean as C
+    from hoodie.services.clean import executor as C
 
     root = tmp_path / "t"
     (root / "full").mkdir(parents=True)

@@ -26,7 +26,7 @@ from hoodie.format.slice.bloom import BloomSpec
 from hoodie.format.timeline.commit_metadata import NULL_COMMIT, WriteStat
 from hoodie.format.slice.eventtime import DEFAULT_UNIT, EventTimeError, event_time_millis, parse_unit
 from hoodie.format.slice.eventtime import UNIT_KEY as EVENT_TIME_UNIT_KEY
-from hoodie.format.file_group.fsview import FileSlice, FileSystemView, check_partition_nesting
+from hoodie.format.file_group.fsview import FileSlice, FileSystemView
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, TableError, create_table, table_exists
 from hoodie.format.slice import writer as W
@@ -35,7 +35,6 @@ from hoodie.format.keys.generators import key_generator_from_config
 from hoodie.format.keys.paths import check_partition_paths
 from hoodie.format.slice.reader import _conform, read_base_file, read_file_slice, slice_record_keys
 from hoodie.format.timeline import plans
-from hoodie.faults import fault_point
 
 OPERATIONS = ("insert", "bulk_insert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table",
               "delete_partition")

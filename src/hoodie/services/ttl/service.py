@@ -29,7 +29,7 @@ from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.table import HoodieTable
 from hoodie.metrics import publish
 from hoodie.services import delete_partition as DP
-from hoodie.services.clean import TTL_PARTITIONS_KEY, pending_operations
+from hoodie.services.clean.pending import TTL_PARTITIONS_KEY, pending_operations
 from hoodie.services.rollback_action import live_instants
 from hoodie.services.transaction import Operation, Transaction, refuse_metadata_table
 from hoodie.services.ttl.config import (
