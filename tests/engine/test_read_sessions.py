@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hoodie
-from hoodie.format.batch_write import write_arrow
+from hoodie.services.write import write_arrow
 
 pytestmark = pytest.mark.spark
 PUSHDOWN = "spark.sql.python.filterPushdown.enabled"

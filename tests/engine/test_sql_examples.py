@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hoodie
-from hoodie.format.batch_write import write_arrow
+from hoodie.services.write import write_arrow
 from hoodie.interfaces.catalog import CatalogError
 from hoodie.interfaces.sql import PROCEDURES, _load_procedures, bind, parse_call, resolve_table
 

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hoodie.format.batch_write import WriteError, write_arrow
+from hoodie.services.write import WriteError, write_arrow
 from hoodie.format.slice.bloom import (
     BLOOM_FOOTER_KEY, BLOOM_TYPE_FOOTER_KEY, BloomFilter, BloomSpec, read_bloom_filter,
 )

@@ -234,7 +234,7 @@ def test_delete_with_equal_ordering_value_agrees_with_hudi_rs(tmp_path, late_ts:
     ts 4, 5 or 6: below the delete's value it stays deleted; equal to it, the record's later commit
     wins (hudi-rs's rule); above it, the record wins. hoodie and hudi-rs agree on every step."""
     import hoodie
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from tests.hudi_rs import read_hudi_rs
 
     def values(t: pa.Table) -> dict[int, str]:
@@ -426,7 +426,7 @@ def test_views_of_a_non_partitioned_table_key_groups_by_the_empty_partition(tmp_
     from hoodie.format.file_group import naming as N
     from hoodie.format.timeline import plans
     from hoodie.format.timeline import active as T
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.format.file_group.fsview import RESERVED_LOG_VERSION_METRIC, FileSystemView, table_view
     from hoodie.format.table import HoodieTable
 
@@ -463,7 +463,7 @@ def test_read_optimized_view_with_replaced_groups_and_time_travel(tmp_path) -> N
     from hoodie.format.timeline import instant as I
     from hoodie.format.timeline import plans
     from hoodie.format.timeline import active as T
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.format.timeline.commit_metadata import CommitMetadata
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
@@ -625,7 +625,7 @@ def test_pending_compaction_opens_a_slice_in_its_own_group_only(tmp_path) -> Non
     from hoodie.format.timeline import instant as I
     from hoodie.format.timeline import plans
     from hoodie.format.timeline import active as T
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
     from tests.format.test_fsview import OPTS

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.format.batch_write import WriteError, write_arrow
+from hoodie.services.write import WriteError, write_arrow
 from tests.hudi_rs import read_hudi_rs
 
 

@@ -10,7 +10,7 @@ import pytest
 import hoodie
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
-from hoodie.format.batch_write import WriteError, write_arrow
+from hoodie.services.write import WriteError, write_arrow
 from hoodie.format.table import HoodieTable
 from tests.hudi_rs import read_hudi_rs
 

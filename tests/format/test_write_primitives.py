@@ -12,7 +12,7 @@ import pytest
 
 import hoodie
 from hoodie.format.log import logformat as L
-from hoodie.format.batch_write import WriteError, write_arrow
+from hoodie.services.write import WriteError, write_arrow
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 from tests.hudi_rs import read_hudi_rs

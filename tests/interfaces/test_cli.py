@@ -41,7 +41,7 @@ def test_create_show_rollback_and_metrics_file(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["table_type"] == "MERGE_ON_READ"
     import pyarrow as pa
 
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
 
     metrics = tmp_path / "m.prom"
     opts = {"hoodie.table.name": "t", "hoodie.datasource.write.operation": "upsert",

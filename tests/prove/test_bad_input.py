@@ -20,7 +20,7 @@ import pytest
 
 import hoodie
 from hoodie.format import storage as S
-from hoodie.format.batch_write import WriteError, write_arrow
+from hoodie.services.write import WriteError, write_arrow
 from hoodie.format.slice.reader import ReadError
 from hoodie.format.table import HoodieTable, TableError
 from hoodie.services.clean import CleanError, run_clean

@@ -121,7 +121,7 @@ def test_write_stat_without_deletes_is_used_as_is(tmp_path: Path) -> None:
 # -- rollback -------------------------------------------------------------------------------------
 
 def _rb_table(path: str, table_type: str = "MERGE_ON_READ") -> dict[str, str]:
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from tests.services.test_rollback import OPTS, _data
 
     o = {**OPTS, "hoodie.datasource.write.table.type": table_type}
@@ -225,7 +225,7 @@ def test_rollback_without_markers_keeps_log_files_of_other_instants(tmp_path: Pa
 
     from hoodie.services.rollback import rollback
     from tests.format.test_fsview import _uncommitted_write
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from tests.services.test_rollback import _data, _vals
 
     path = str(tmp_path / "t")
@@ -247,7 +247,7 @@ def test_rollback_refusals_name_the_reason(tmp_path: Path) -> None:
     from hoodie.format.timeline import instant as I
     from hoodie.format.timeline import plans
     from hoodie.format.timeline import active as T
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.services.rollback import RollbackError, pending_failed_writes, rollback
     from tests.services.test_rollback import _data
 
@@ -301,7 +301,7 @@ def test_rollback_plan_and_metadata_in_nested_partitions(tmp_path: Path, caplog)
     from hoodie.format.timeline import instant as I
     from hoodie.format.file_group import naming as N
     from hoodie.format.timeline import plans
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.services.rollback import rollback
     from tests.services.test_rollback import OPTS
@@ -609,7 +609,7 @@ def test_rollback_of_a_torn_log_file_with_markers_and_of_a_table_object(tmp_path
 
 def test_rollback_command_block_in_a_non_partitioned_table(tmp_path: Path) -> None:
     from hoodie.format.file_group import naming as N
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.services.rollback import rollback
 
     path = str(tmp_path / "t")
@@ -950,7 +950,7 @@ def test_clean_result_json_for_a_recovered_and_a_new_clean(tmp_path: Path) -> No
 def test_clean_deletes_a_dropped_partition_with_its_checksum_files_only(tmp_path: Path) -> None:
     """Hadoop writes ``.<name>.crc`` beside files: those of doomed files and of the partition
     metafile go with the partition; any other file (a foreign checksum too) keeps it."""
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.services.clean import plan_clean, run_clean
     from tests.services.test_clean import batch, drop_partition, options
 
@@ -1084,7 +1084,7 @@ def test_ttl_expires_only_strictly_after_the_retention(tmp_path: Path, strategy_
     """Hudi's rule: a partition expires when its age is greater than the retention; at exactly the
     retention it is kept (instants read in the table's UTC timeline zone, whatever the machine's)."""
     from hoodie.format.timeline import instant as I
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.services.ttl.config import DAY_MS, TTLConfig
     from hoodie.services.ttl.strategies import create_strategy
     from tests.services.test_ttl import opts, ten_rows
@@ -1204,7 +1204,7 @@ def _partition_with_metafile(root: Path, partition: str) -> bytes:
 
 def test_delete_partition_folder_removes_emptied_parents_only(tmp_path: Path) -> None:
     from hoodie.format.storage import Storage
-    from hoodie.services import clean as C
+    from hoodie.services.clean import executor as C
 
     root = tmp_path / "t"
     _partition_with_metafile(root, "y=2024/m=01/d=01")
@@ -1222,7 +1222,7 @@ def test_delete_partition_folder_keeps_a_partition_a_writer_adds_to(tmp_path: Pa
     import logging
 
     from hoodie.format.storage import Storage
-    from hoodie.services import clean as C
+    from hoodie.services.clean import executor as C
 
     root = tmp_path / "t"
     st = Storage(str(root))
@@ -1269,7 +1269,7 @@ def test_remove_empty_dir_local_and_object_store(tmp_path: Path, caplog) -> None
     from types import SimpleNamespace
 
     from hoodie.format.storage import Storage
-    from hoodie.services import clean as C
+    from hoodie.services.clean import executor as C
 
     root = tmp_path / "t"
     (root / "full").mkdir(parents=True)
@@ -1322,7 +1322,7 @@ def test_keep_by_event_time_reasons_for_unreadable_partition_values(tmp_path: Pa
     the reason, and logged; when no partition parses at all the run is refused, naming up to three."""
     import logging
 
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.services.ttl import TTLConfigError, run_ttl
     from tests.services.test_ttl import opts, ten_rows
 
@@ -1362,7 +1362,7 @@ def test_keep_by_event_time_reasons_for_unreadable_partition_values(tmp_path: Pa
 
 
 def test_keep_by_event_time_hive_style_and_creation_time_metafiles(tmp_path: Path) -> None:
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.services.ttl import run_ttl
     from tests.services.test_ttl import opts, ten_rows
 
@@ -1459,7 +1459,7 @@ def test_clean_metadata_records_file_names_per_nested_partition(tmp_path: Path) 
     """What Java reads back from ``<t>.clean``: per partition the policy, the planned and deleted
     file names (names, not paths, also for nested partitions) and whether the partition went."""
     from hoodie.format.timeline import instant as I
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.services.clean import run_clean
     from tests.services.test_clean import batch, drop_partition, options
 
@@ -1495,7 +1495,7 @@ def test_clean_planner_goes_on_past_groups_it_must_keep(tmp_path: Path) -> None:
 
     import pyarrow.parquet as pq
 
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.services.clean import plan_clean
     from hoodie.services.ttl.service import delete_partitions  # a delete_partition replacecommit
@@ -1534,7 +1534,7 @@ def test_keep_by_time_falls_back_to_slice_base_instants_only_with_an_archived_ti
     """A partition whose writes all left the active timeline: with an archived timeline its newest
     slice's base instant is the reference; without one (or without data) it is never expired."""
     from hoodie.format.timeline import instant as I
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.format.table import write_partition_metadata
     from hoodie.services.ttl.config import TTLConfig
     from hoodie.services.ttl.strategies import create_strategy
@@ -1573,7 +1573,7 @@ def test_ttl_decisions_without_a_rule_without_data_and_without_a_reference(tmp_p
     older than the retention but no live data (kept, nothing to delete), no reference at all."""
     import json
 
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.format.table import write_partition_metadata
     from hoodie.services.ttl.config import DAY_MS, TTLConfig
     from hoodie.services.ttl.strategies import create_strategy
@@ -1617,7 +1617,7 @@ def test_ttl_decisions_without_a_rule_without_data_and_without_a_reference(tmp_p
 def test_keep_by_event_time_reads_url_encoded_partition_values(tmp_path: Path) -> None:
     """With hoodie.datasource.write.partitionpath.urlencode, a value such as 2024-01-01 05:00 is stored
     as 2024-01-01 05%3A00; the strategy decodes it before parsing."""
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.services.ttl import TTLConfigError, run_ttl
     from tests.services.test_ttl import opts, ten_rows
 
@@ -1683,7 +1683,7 @@ def test_keep_by_event_time_default_partition_below_a_first_level(tmp_path: Path
     """The event time starts at segment 1 (region=.../day=...); a null day is the hive default
     partition: kept, or expired with delete.hive.default.partition; a table holding only default
     partitions is no configuration error."""
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.services.ttl import run_ttl
     from tests.services.test_ttl import opts, ten_rows
 
@@ -1719,7 +1719,7 @@ class _ExpireP0(PartitionTTLStrategy):
 
 
 def test_user_ttl_strategy_decisions_name_the_strategy(tmp_path: Path) -> None:
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.services.ttl.config import TTLConfig
     from hoodie.services.ttl.strategies import create_strategy
     from tests.services.test_ttl import opts, ten_rows
@@ -1840,7 +1840,7 @@ def test_event_index_combines_several_stats_and_blocks_of_one_file(tmp_path: Pat
 def test_ttl_predicate_skips_partitions_whose_path_does_not_fit_the_fields(tmp_path: Path, caplog) -> None:
     import logging
 
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.format.table import write_partition_metadata
     from hoodie.services.ttl import run_ttl
     from tests.services.test_ttl import opts, ten_rows

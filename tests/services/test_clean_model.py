@@ -154,7 +154,7 @@ def _run(table_type: str, ops: list) -> None:
 
 
 def hoodie_write(path: str, table_type: str, kind: str, data: list[tuple[int, int]]) -> str:
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
 
     return write_arrow(path, batch([(k, part_of(k), v) for k, v in data]), options(table_type, kind))
 

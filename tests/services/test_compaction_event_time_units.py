@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.format.batch_write import WriteError, write_arrow
+from hoodie.services.write import WriteError, write_arrow
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import (
     CompactionError, freshness, run_compaction, schedule_compaction, schedule_compaction_result,

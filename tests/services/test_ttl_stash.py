@@ -14,7 +14,7 @@ import pytest
 
 import hoodie
 from hoodie.format.timeline import instant as I
-from hoodie.format.batch_write import write_arrow
+from hoodie.services.write import write_arrow
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import run_clean

@@ -12,6 +12,8 @@ from typing import Any, Callable, Sequence
 
 import pyarrow as pa
 
+from hoodie.format.file_group import naming as N
+
 
 def spark_executor(spark: Any) -> Callable[[list], Sequence[Any]]:
     """An executor for ``run_compaction(executor=...)`` that runs each task in its own Spark task."""
@@ -19,6 +21,7 @@ def spark_executor(spark: Any) -> Callable[[list], Sequence[Any]]:
     def run(tasks: list) -> list:
         if not tasks:
             return []
+        # pyspark is imported where used: hoodie's core runs without it.
         from pyspark.sql.types import BinaryType, StructField, StructType
 
         # The tasks travel once per executor as a broadcast; the job is spark.range with one
@@ -32,8 +35,6 @@ def spark_executor(spark: Any) -> Callable[[list], Sequence[Any]]:
 
         def execute(batches):
             from pyspark import TaskContext
-
-            from hoodie.format.file_group import naming as N
 
             tc = TaskContext.get()
             mine = None

@@ -18,50 +18,46 @@ its key columns are read, inside the task that needs them) and the input is shuf
 
 from __future__ import annotations
 
+import importlib
 import json
-import time
 from typing import Any, Mapping, Optional
 
 import pyarrow as pa
 
 from hoodie.errors import HoodieError
+from hoodie.engine.compaction import spark_executor
 from hoodie.format.file_group import naming as N
 from hoodie.format.batch_write import (
     IS_DELETED,
-    OPERATION_TYPES,
-    OVERWRITE_OPERATIONS,
     PARTITIONS_TO_DELETE,
     PostCommitError,
     WriteConfig,
     WriteError,
-    WritePlan,
-    _avro_schema_for,
-    action_for,
-    check_compaction_plans,
-    commit_delete_partitions,
-    commit_write,
     execute_file_group,
-    open_or_create,
-    overwrite_config,
-    publish_write_metrics,
-    replaced_file_groups,
-    requested_content,
+    plan_write,
+    prepare_records,
 )
-from hoodie.format.file_group.fsview import FileSystemView, check_partition_nesting
+from hoodie.format.file_group.fsview import check_partition_nesting
+from hoodie.format.keys.generators import (
+    ComplexKeyGenerator, NonpartitionedKeyGenerator, SimpleKeyGenerator, key_generator_from_config,
+)
 from hoodie.format.keys.paths import PartitionPathError
 from hoodie.format.timeline.commit_metadata import WriteStat
 from hoodie.format.storage import Storage
-from hoodie.format.table import META_COLUMNS, HoodieTable, table_exists
+from hoodie.format.table import META_COLUMNS, HoodieTable, read_partition_metadata
 from hoodie.format.slice import writer as W
 from hoodie.configs import warn_unknown_keys
-from hoodie.format.lock import table_lock
 from hoodie.faults import fault_point
+from hoodie.services.rollback import rollback
+from hoodie.services.transaction import Transaction
+from hoodie.services.write import WriteOperation, WriteOutcome, run_write
 
 KEY = "_hoodie_record_key"
 PART = "_hoodie_partition_path"
 
 
 def _arrow_schema_of(df) -> pa.Schema:
+    # pyspark is imported where used, as in the rest of the engine: hoodie's core runs without it.
     from pyspark.sql.pandas.types import to_arrow_schema
 
     return to_arrow_schema(df.schema, timezone="UTC", prefers_large_types=False)
@@ -92,21 +88,67 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
     warn_unknown_keys(opts)
     st = Storage(base_path, storage_options)
     op = opts.get("hoodie.datasource.write.operation", "upsert")
-    instant: Optional[str] = None
     # The table lock covers the whole write (docs/concurrency.md); inline services take it again.
-    try:
-        with table_lock(st, opts, f"Spark write ({op})"):
-            table, instant = _write_locked(df, st, base_path, opts, storage_options, mode)
-    except PostCommitError:
-        raise
-    except Exception as e:
-        if instant is None:
-            raise
-        raise PostCommitError(instant, base_path, "releasing the table lock", e) from e
-    from hoodie.services.inline import run_inline_services
+    return run_write(st, opts, SparkWriteExecutor(df, opts), mode=mode, instant=opts.get("hoodie.write.instant"),
+                     storage_options=storage_options, what=f"Spark write ({op})",
+                     compaction_executor=spark_executor(df.sparkSession))
 
-    run_inline_services(table, opts, spark=df.sparkSession, committed_instant=instant)
-    return instant
+
+class SparkWriteExecutor:
+    """The write executor of the Spark engine (:class:`hoodie.services.write.WriteExecutor`):
+    record checks in one Spark job over the key columns, then one task per table partition."""
+
+    def __init__(self, df: Any, opts: dict[str, str]) -> None:
+        self.df = df
+        self.opts = opts
+        arrow_schema = _arrow_schema_of(df)
+        self.schema = pa.schema([f for f in arrow_schema
+                                 if f.name not in META_COLUMNS and f.name != "_hoodie_operation"])
+
+    def body(self) -> Any:
+        """The input without meta columns."""
+        return self.df.select(*self.schema.names)
+
+    def body_schema(self) -> pa.Schema:
+        """The input's schema without meta columns."""
+        return self.schema
+
+    def check(self, op: WriteOperation, existing: Optional[HoodieTable]) -> None:
+        """Every record check, in one Spark job, before anything is written."""
+        if op.config.operation != "delete_partition" or not self.opts.get(PARTITIONS_TO_DELETE):
+            _check_records(self.body(), op.config)
+
+    def partitions_to_delete(self, op: WriteOperation) -> list[str]:
+        """``hoodie.datasource.write.partitions.to.delete``, or the partitions of the input rows."""
+        parts = [p.strip() for p in self.opts.get(PARTITIONS_TO_DELETE, "").split(",") if p.strip()]
+        if parts:
+            return parts
+        try:
+            return sorted(r[0] for r in _with_keys(self.body(), op.config, self.schema)
+                          .select(PART).distinct().collect())
+        except Exception as e:
+            refused = _partition_error_from_task(e)
+            if refused is None:
+                raise
+            raise PartitionPathError(refused) from e
+
+    def execute(self, txn: Transaction) -> WriteOutcome:
+        """Write every file group on Spark; reconcile markers on the driver."""
+        op = txn.operation
+        assert isinstance(op, WriteOperation) and txn.table is not None and txn.instant is not None
+        table, cfg, instant = txn.table, op.config, txn.instant.timestamp
+        stats = _write_partitions(self.body(), table, cfg, instant, op.avro_schema)
+        if cfg.operation not in ("delete", "delete_partition"):
+            check_partition_nesting(table.storage, {s.partition_path or "" for s in stats}, table.timeline)
+        fault_point("write.after_files")
+        _reconcile_markers(table, instant, stats)
+        return WriteOutcome(stats, sorted({s.partition_path or "" for s in stats}))
+
+    def abort(self, txn: Transaction, error: BaseException) -> None:
+        """A failed Spark write is rolled back at once (see :func:`_roll_back_refused`)."""
+        assert txn.table is not None and txn.instant is not None
+        if isinstance(error, Exception):
+            _roll_back_refused(txn.table, txn.instant.timestamp, error)
 
 
 def _key_columns(cfg: WriteConfig, columns: list[str]) -> list[str]:
@@ -127,8 +169,6 @@ def _check_records(df, cfg: WriteConfig) -> None:
     One Spark job reading only the key columns. Without it, a bad row would fail a task after
     the commit had started, with files already written (rolled back later, but not refused)."""
     from pyspark.sql.types import StringType, StructField, StructType
-
-    from hoodie.format.batch_write import prepare_records
 
     cols = _key_columns(cfg, list(df.columns))
     if not cols:  # every key column is missing: key generation names them
@@ -155,8 +195,6 @@ def _task_error_class(kind: str) -> type[Exception]:
     """The class of an error a check task reported (``module:qualname``), so the driver raises what
     the pure-Python writer raises (``PartitionPathError``, ``WriteError``...); ValueError for
     anything that is not a hoodie error taking one message."""
-    import importlib
-
     module, _, name = kind.partition(":")
     if module.startswith("hoodie."):
         try:
@@ -168,73 +206,6 @@ def _task_error_class(kind: str) -> type[Exception]:
     return ValueError
 
 
-def _write_locked(df, st: Storage, base_path: str, opts: dict[str, str],
-                  storage_options: Optional[dict[str, Any]], mode: str) -> tuple[HoodieTable, str]:
-    started = time.monotonic()
-    existing = HoodieTable(base_path, storage=st) if table_exists(st) else None
-    cfg = WriteConfig.from_options(opts, existing, overwrite=mode == "overwrite")
-    replace = mode == "overwrite" and existing is not None
-    if replace:
-        cfg = overwrite_config(cfg)
-    from hoodie.services.inline import check_inline_options
-
-    check_inline_options(opts, cfg.table_type == "MERGE_ON_READ", existing.props if existing else None)
-    arrow_schema = _arrow_schema_of(df)
-    body_schema = pa.schema([f for f in arrow_schema if f.name not in META_COLUMNS and f.name != "_hoodie_operation"])
-    if cfg.operation != "delete_partition" or not opts.get(PARTITIONS_TO_DELETE):
-        _check_records(df.select(*body_schema.names), cfg)
-    if cfg.operation in ("delete", "delete_partition") and existing is not None:
-        avro_schema = existing.avro_schema()
-    else:
-        # An overwrite's batch is the table's new content: its schema is the new table schema.
-        avro_schema = _avro_schema_for(body_schema.empty_table(), cfg, None if replace else existing)
-    table = existing or open_or_create(base_path, cfg, avro_schema, storage_options)
-    from hoodie.services.rollback import rollback_failed_writes
-
-    rollback_failed_writes(table)
-    check_compaction_plans(table)
-    table.reload()
-    if cfg.operation == "delete_partition":
-        parts = [p.strip() for p in opts.get(PARTITIONS_TO_DELETE, "").split(",") if p.strip()]
-        if not parts:
-            try:
-                parts = sorted(r[0] for r in _with_keys(df.select(*body_schema.names), cfg, body_schema)
-                               .select(PART).distinct().collect())
-            except Exception as e:
-                refused = _partition_error_from_task(e)
-                if refused is None:
-                    raise
-                raise PartitionPathError(refused) from e
-        if not parts:
-            raise WriteError(f"delete_partition needs {PARTITIONS_TO_DELETE} or input rows naming the partitions")
-        return table, commit_delete_partitions(table, parts, opts.get("hoodie.write.instant"))
-    inflight = W.start_commit(table, action_for(table, cfg.operation), opts.get("hoodie.write.instant"),
-                              operation_type=OPERATION_TYPES[cfg.operation],
-                              requested_content=requested_content(cfg.operation))
-    instant = inflight.timestamp
-    try:
-        stats = _write_partitions(df.select(*body_schema.names), table, cfg, instant, avro_schema)
-        if cfg.operation not in ("delete", "delete_partition"):
-            check_partition_nesting(table.storage, {s.partition_path or "" for s in stats}, table.timeline)
-    except Exception as e:
-        _roll_back_refused(table, instant, e)
-        raise
-    fault_point("write.after_files")
-    _reconcile_markers(table, instant, stats)
-    plan = WritePlan(table, cfg, instant, avro_schema, [], OPERATION_TYPES[cfg.operation])
-    fault_point("write.before_complete")
-    replaced = None
-    if cfg.operation in OVERWRITE_OPERATIONS:
-        parts = (FileSystemView(table.storage, table.timeline).partitions()
-                 if cfg.operation == "insert_overwrite_table"
-                 else sorted({s.partition_path or "" for s in stats}))
-        replaced = replaced_file_groups(table, parts)
-    commit_write(plan, stats, replaced=replaced)
-    fault_point("write.after_complete")
-    publish_write_metrics(table, instant, OPERATION_TYPES[cfg.operation], stats, started, opts)
-    return table, instant
-
-
 def _roll_back_refused(table: HoodieTable, instant: str, error: Exception) -> None:
     """Undo a write that failed before its commit: roll the instant back now, under the lock this
     write holds (rather than leave it to the next writer), and remove the partition metafiles it
@@ -243,8 +214,6 @@ def _roll_back_refused(table: HoodieTable, instant: str, error: Exception) -> No
     A partition path refused in a task is raised again on the driver as a ``PartitionPathError``
     with the task's message; other errors get a note saying the instant was rolled back.
     """
-    from hoodie.services.rollback import rollback
-
     storage = table.storage
     created = {path.rpartition("/")[0] for path, _ in W.marker_files(storage, instant)}
     try:
@@ -280,8 +249,6 @@ def _partition_error_from_task(error: Exception) -> Optional[str]:
 
 
 def _metafile_instant(storage: Storage, partition: str) -> Optional[str]:
-    from hoodie.format.table import read_partition_metadata
-
     meta = read_partition_metadata(storage, partition)
     return meta.get("commitTime") if meta else None
 
@@ -289,8 +256,6 @@ def _metafile_instant(storage: Storage, partition: str) -> Optional[str]:
 def _with_keys(df, cfg: WriteConfig, body_schema: pa.Schema):
     """Add ``_hoodie_record_key`` and ``_hoodie_partition_path`` on executors with the key generator."""
     from pyspark.sql.types import StringType, StructField, StructType
-
-    from hoodie.format.batch_write import prepare_records
 
     body_cols = [f.name for f in body_schema]
     df = df.select(*body_cols)
@@ -315,10 +280,6 @@ def _grouped_by_partition(df, cfg: WriteConfig):
     values to one path: their partition path is computed first (a ``mapInArrow`` stage).
     """
     from pyspark.sql import functions as F
-
-    from hoodie.format.keys.generators import (
-        ComplexKeyGenerator, NonpartitionedKeyGenerator, SimpleKeyGenerator, key_generator_from_config,
-    )
 
     kg = key_generator_from_config(cfg.keygen_props)
     if type(kg) in (SimpleKeyGenerator, ComplexKeyGenerator, NonpartitionedKeyGenerator):
@@ -358,15 +319,13 @@ def _write_partitions(keyed, table: HoodieTable, cfg: WriteConfig, instant: str,
     def run_partition(t: pa.Table) -> pa.Table:
         from pyspark import TaskContext
 
-        from hoodie.format.batch_write import plan_write, prepare_records
-
         if t.num_rows == 0:
             return pa.table({"stat": pa.array([], pa.string())})
         tc = TaskContext.get()
         if KEY not in t.column_names:
             t = prepare_records(t, cfg)
-        tbl = HoodieTable(base_path, storage_options)
-        tbl._timeline = timeline  # the driver's listing: every task sees the same timeline
+        # The driver's listing: every task sees the same timeline.
+        tbl = HoodieTable(base_path, storage_options).with_timeline(timeline)
         plan = plan_write(tbl, t, cfg, instant, avro_schema)
         stats = []
         for i, w in enumerate(plan.work):

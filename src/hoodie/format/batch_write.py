@@ -3,15 +3,15 @@
 A write is split the way Hudi splits it: key generation, de-duplication by key, tagging against
 the existing records (a simple index: the keys of the latest slices of the affected partitions),
 then one unit of work per file group. ``plan_write`` and ``execute_file_group`` are what the Spark
-engine distributes (one task per file group); ``write_arrow`` runs them in this process, which is
-what the demo, the tests and small jobs use.
+engine distributes (one task per file group); :func:`hoodie.services.write.write_arrow` runs them in
+this process, which is what the demo, the tests and small jobs use. Every write commits through the
+transaction of :mod:`hoodie.services.write`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
@@ -26,11 +26,15 @@ from hoodie.format.slice.bloom import BloomSpec
 from hoodie.format.timeline.commit_metadata import NULL_COMMIT, WriteStat
 from hoodie.format.slice.eventtime import DEFAULT_UNIT, EventTimeError, event_time_millis, parse_unit
 from hoodie.format.slice.eventtime import UNIT_KEY as EVENT_TIME_UNIT_KEY
-from hoodie.format.file_group.fsview import FileSlice, FileSystemView, check_partition_nesting
+from hoodie.format.file_group.fsview import FileSlice, FileSystemView
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, TableError, create_table, table_exists
 from hoodie.format.slice import writer as W
-from hoodie.faults import fault_point
+from hoodie.format.avro.schema import arrow_to_avro_schema, avro_to_arrow_schema
+from hoodie.format.keys.generators import key_generator_from_config
+from hoodie.format.keys.paths import check_partition_paths
+from hoodie.format.slice.reader import _conform, read_base_file, read_file_slice, slice_record_keys
+from hoodie.format.timeline import plans
 
 OPERATIONS = ("insert", "bulk_insert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table",
               "delete_partition")
@@ -306,9 +310,6 @@ def overwrite_config(cfg: WriteConfig) -> WriteConfig:
 
 def prepare_records(data: pa.Table, cfg: WriteConfig) -> pa.Table:
     """Drop incoming meta columns, add ``_hoodie_record_key``/``_hoodie_partition_path``."""
-    from hoodie.format.keys.paths import check_partition_paths
-    from hoodie.format.keys.generators import key_generator_from_config
-
     body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS or c == "_hoodie_operation"])
     check_event_times(body, cfg)
     kg = key_generator_from_config(cfg.keygen_props)
@@ -369,10 +370,10 @@ class FileGroupWork:
     reserved_log_version: int = 0
 
 
-def _avro_schema_for(data: pa.Table, cfg: WriteConfig, table: Optional[HoodieTable]) -> dict:
-    from hoodie.format.avro.schema import arrow_to_avro_schema
-
-    body = pa.schema([f for f in data.schema if f.name not in META_COLUMNS and f.name != "_hoodie_operation"])
+def avro_schema_for(schema: pa.Schema, cfg: WriteConfig, table: Optional[HoodieTable]) -> dict:
+    """The table schema after writing data of ``schema`` (meta columns ignored): the new table's,
+    or the existing table's evolved by it (:func:`evolve_schema`)."""
+    body = pa.schema([f for f in schema if f.name not in META_COLUMNS and f.name != "_hoodie_operation"])
     new = arrow_to_avro_schema(body, f"{cfg.table_name}_record", f"hoodie.{cfg.table_name}")
     if table is None:
         return new
@@ -391,8 +392,6 @@ def evolve_schema(old: dict, new: dict, allow_missing: bool = False) -> dict:
     (MissingSchemaFieldException) unless ``allow_missing``
     (``hoodie.write.set.null.for.missing.columns=true``): it then stays, written as null.
     """
-    from hoodie.format.avro.schema import avro_to_arrow_schema
-
     old_arrow = avro_to_arrow_schema(old)
     new_arrow = avro_to_arrow_schema(new)
     old_fields = {f["name"]: f for f in old.get("fields", [])}
@@ -473,8 +472,6 @@ def _slice_keys(table: HoodieTable, sl: FileSlice) -> pa.Array:
     version outrank it on ordering and resurrect or drop it). Only key columns are read unless a
     log block deletes keys (:func:`~hoodie.format.slice.reader.slice_record_keys`).
     """
-    from hoodie.format.slice.reader import slice_record_keys
-
     return slice_record_keys(table, sl)
 
 
@@ -613,8 +610,6 @@ def _split_soft_deletes(table: HoodieTable, sl: FileSlice, hits: pa.Table,
     dels = hits.filter(pa.array(gone))
     ups = hits.filter(pa.array(~gone))
     if table.merge_mode.use_ordering and cfg.precombine_field:
-        from hoodie.format.slice.reader import read_file_slice
-
         schema = table.arrow_schema()
         cols = ["_hoodie_record_key", "_hoodie_commit_time", cfg.precombine_field]
         if IS_DELETED in schema.names:
@@ -643,8 +638,6 @@ def _delete_table(hits: pa.Table, event_time_field: Optional[str] = None,
 
 def _full_records(recs: pa.Table, schema: pa.Schema) -> pa.Table:
     """Data columns in table-schema order (missing nullable columns become nulls)."""
-    from hoodie.format.slice.reader import _conform
-
     data_schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
     return _conform(recs, data_schema)
 
@@ -652,8 +645,6 @@ def _full_records(recs: pa.Table, schema: pa.Schema) -> pa.Table:
 def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, avro_schema: dict,
                        cfg: WriteConfig, token: str, task_partition_id: int = 0) -> WriteStat:
     """Write the files of one file group (base file or log file) and return its write stat."""
-    from hoodie.format.avro.schema import avro_to_arrow_schema
-
     storage = table.storage
     data_schema = avro_to_arrow_schema(avro_schema)
     if w.kind == "insert":
@@ -692,8 +683,6 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
                      + [f for f in data_schema if f.name not in META_COLUMNS])
     # The work item names the base file it rewrites, so executors need no listing.
     if w.base_file:
-        from hoodie.format.slice.reader import read_base_file
-
         # Rewritten records widen float to double as Hudi's merge handle does (Float.toString).
         old = read_base_file(storage, f"{w.partition}/{w.base_file}" if w.partition else w.base_file, full,
                              java_floats=True)
@@ -775,15 +764,11 @@ def action_for(table: HoodieTable, operation: str) -> str:
 
 
 def requested_content(operation: str) -> bytes:
-    """What the ``.requested`` file holds: empty for commits, Avro for replacecommits."""
-    from hoodie.format.timeline import plans
-
+    """What the ``.requested`` file holds: empty for commits, Avro for overwrite replacecommits."""
     if operation in OVERWRITE_OPERATIONS:
         # Spark's insert_overwrite writes an all-null HoodieRequestedReplaceMetadata.
         return plans.write_avro_metadata("HoodieRequestedReplaceMetadata", plans.requested_replace_metadata(None))
-    if operation == "delete_partition":
-        return plans.write_avro_metadata("HoodieRequestedReplaceMetadata",
-                                         plans.requested_replace_metadata("DELETE_PARTITION"))
+    # delete_partition replacecommits are written by hoodie.services.delete_partition alone.
     return b""
 
 
@@ -809,20 +794,6 @@ def partitions_to_delete(options: Mapping[str, Any], records: Optional[pa.Table]
     return sorted(pc.unique(records.column("_hoodie_partition_path")).to_pylist())
 
 
-def commit_delete_partitions(table: HoodieTable, partitions: Sequence[str], instant: Optional[str] = None) -> str:
-    """A ``delete_partition`` replacecommit over ``partitions`` (no data files are touched)."""
-    all_parts = set(FileSystemView(table.storage, table.timeline).partitions())
-    missing = [p for p in partitions if p not in all_parts]
-    if missing:
-        raise WriteError(f"delete_partition: partition(s) {missing} do not exist in {table.base_path}")
-    replaced = replaced_file_groups(table, partitions)
-    inflight = W.start_commit(table, I.REPLACE_COMMIT, instant, operation_type="DELETE_PARTITION",
-                              requested_content=requested_content("delete_partition"))
-    plan = WritePlan(table, None, inflight.timestamp, table.avro_schema(), [], "DELETE_PARTITION")  # type: ignore[arg-type]
-    commit_write(plan, [], replaced=replaced)
-    return inflight.timestamp
-
-
 def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict],
                    storage_options: Optional[dict[str, Any]] = None, database: Optional[str] = None,
                    extra_props: Optional[dict[str, str]] = None) -> HoodieTable:
@@ -830,8 +801,6 @@ def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict]
     st = Storage(base_path, storage_options)
     if table_exists(st):
         return HoodieTable(base_path, storage=st)
-    from hoodie.format.keys.generators import key_generator_from_config
-
     kg = key_generator_from_config(cfg.keygen_props)
     return create_table(
         base_path, table_name=cfg.table_name, table_type=cfg.table_type,
@@ -843,105 +812,6 @@ def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict]
     )
 
 
-def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
-                storage_options: Optional[dict[str, Any]] = None, instant: Optional[str] = None,
-                mode: str = "append") -> str:
-    """Write Arrow data as one commit, in this process (no Spark). Returns the instant time.
-
-    ``options`` are Hudi datasource keys (``hoodie.table.name``, ``hoodie.datasource.write.*``...).
-    ``mode="overwrite"`` replaces an existing table's data with the batch (an
-    insert_overwrite_table replacecommit, :func:`overwrite_config`); ``"append"`` writes into it.
-    Both create the table when absent. Options and data are checked before anything is written.
-    The write holds the table lock (``hoodie.format.lock``) from its rollback of failed writes to
-    its commit; the inline services it enables run after it, each under the lock again. A failure
-    after the commit raises :class:`PostCommitError`.
-    """
-    from hoodie.configs import warn_unknown_keys
-    from hoodie.format.lock import table_lock
-    from hoodie.services.inline import run_inline_services
-
-    if mode not in ("append", "overwrite"):
-        raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")
-    warn_unknown_keys(options)
-    st = Storage(base_path, storage_options)
-    op = str(options.get("hoodie.datasource.write.operation") or "upsert")
-    done: Optional[str] = None
-    try:
-        with table_lock(st, options, f"write ({op})"):
-            table, done = _write_arrow_locked(st, base_path, data, options, storage_options, instant, mode)
-    except PostCommitError:
-        raise
-    except Exception as e:
-        if done is None:
-            raise
-        raise PostCommitError(done, base_path, "releasing the table lock", e) from e
-    run_inline_services(table, options, committed_instant=done)
-    return done
-
-
-def _write_arrow_locked(st: Storage, base_path: str, data: pa.Table, options: Mapping[str, Any],
-                        storage_options: Optional[dict[str, Any]], instant: Optional[str],
-                        mode: str) -> tuple[HoodieTable, str]:
-    started = time.monotonic()
-    existing = HoodieTable(base_path, storage=st) if table_exists(st) else None
-    cfg = WriteConfig.from_options(options, existing, overwrite=mode == "overwrite")
-    replace = mode == "overwrite" and existing is not None
-    if replace:
-        cfg = overwrite_config(cfg)
-    from hoodie.services.inline import check_inline_options
-
-    check_inline_options(options, cfg.table_type == "MERGE_ON_READ", existing.props if existing else None)
-    body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS])
-    check_event_times(body, cfg)  # before a new table is created
-    # Every check of the data (keys, partition paths, precombine values, schema) runs before the
-    # table is created or anything is written.
-    records = prepare_records(data, cfg)
-    if cfg.operation not in ("delete", "delete_partition"):
-        check_partition_nesting(st, pc.unique(records.column("_hoodie_partition_path")).to_pylist(),
-                                existing.timeline if existing is not None else None)
-    if cfg.operation in ("delete", "delete_partition") and existing is not None:
-        avro_schema = existing.avro_schema()
-    else:
-        # An overwrite's batch is the table's new content: its schema is the new table schema.
-        avro_schema = _avro_schema_for(body, cfg, None if replace else existing)
-    table = existing or open_or_create(base_path, cfg, avro_schema, storage_options)
-    from hoodie.services.rollback import rollback_failed_writes
-
-    rollback_failed_writes(table)
-    check_compaction_plans(table)
-    if cfg.operation == "delete_partition":
-        return table, commit_delete_partitions(table, partitions_to_delete(options, records), instant)
-    inflight = W.start_commit(table, action_for(table, cfg.operation), instant,
-                              operation_type=OPERATION_TYPES[cfg.operation],
-                              requested_content=requested_content(cfg.operation))
-    plan = plan_write(table, records, cfg, inflight.timestamp, avro_schema)
-    stats = []
-    for i, w in enumerate(plan.work):
-        stats.append(execute_file_group(table, w, instant=inflight.timestamp, avro_schema=avro_schema, cfg=cfg,
-                                        token=N.write_token(i, 1, i), task_partition_id=i))
-        fault_point("write.after_file_group")
-    fault_point("write.before_complete")
-    replaced = None
-    if cfg.operation in OVERWRITE_OPERATIONS:
-        parts = (FileSystemView(table.storage, table.timeline).partitions() if cfg.operation == "insert_overwrite_table"
-                 else sorted(pc.unique(records.column("_hoodie_partition_path")).to_pylist()))
-        replaced = replaced_file_groups(table, parts)
-    commit_write(plan, stats, replaced=replaced)
-    publish_write_metrics(table, inflight.timestamp, plan.operation_type, stats, started, options)
-    return table, inflight.timestamp
-
-
-def publish_write_metrics(table: HoodieTable, instant: str, operation_type: str, stats: Sequence[WriteStat],
-                          started: float, options: Mapping[str, Any]) -> None:
-    """Publish a committed write's metrics; a failure raises :class:`PostCommitError` (committed)."""
-    from hoodie.metrics import publish_write
-
-    try:
-        publish_write(table.name, table.base_path, instant, operation_type, stats,
-                      int((time.monotonic() - started) * 1000), options)
-    except Exception as e:
-        raise PostCommitError(instant, table.base_path, "publishing the write's metrics", e) from e
-
-__all__ = ["WriteConfig", "WriteError", "PostCommitError", "check_compaction_plans", "plan_write", "execute_file_group", "commit_write", "write_arrow",
-           "prepare_records", "dedupe", "evolve_schema", "open_or_create", "overwrite_config", "FileGroupWork",
+__all__ = ["WriteConfig", "WriteError", "PostCommitError", "check_compaction_plans", "plan_write", "execute_file_group",
+           "commit_write", "avro_schema_for", "prepare_records", "dedupe", "evolve_schema", "open_or_create", "overwrite_config", "FileGroupWork",
            "WritePlan"]

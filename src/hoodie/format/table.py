@@ -203,6 +203,12 @@ class HoodieTable:
             self._timeline = Timeline.load(self.storage)
         return self._timeline
 
+    def with_timeline(self, timeline: Timeline) -> "HoodieTable":
+        """Use ``timeline`` (a listing made elsewhere, such as the Spark driver's, so that every
+        task sees the same instants) until :meth:`reload`; returns ``self``."""
+        self._timeline = timeline
+        return self
+
     def reload(self) -> "HoodieTable":
         """Forget the cached timeline so the next access lists ``.hoodie`` again."""
         self._timeline = None

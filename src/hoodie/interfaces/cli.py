@@ -31,7 +31,7 @@ def _demo(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
     import hoodie
-    from hoodie.format.batch_write import write_arrow
+    from hoodie.services.write import write_arrow
     from hoodie.interfaces.quickstart import claim_base_path
 
     base = args.base_path

@@ -1,13 +1,26 @@
 """Inline table services run right after a write commits, in Hudi's order:
 compaction (``hoodie.compact.inline`` / ``hoodie.compact.schedule.inline``), partition TTL
 (``hoodie.partition.ttl.inline``), then automatic clean (``hoodie.clean.automatic``, true by default
-as in Hudi; the clean policy decides whether anything is old enough to delete)."""
+as in Hudi; the clean policy decides whether anything is old enough to delete).
+
+Each is a post-commit hook of the write's transaction (:func:`post_commit_hooks`): a service that
+fails raises :class:`~hoodie.format.batch_write.PostCommitError` naming the committed write.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional
 
+from hoodie.configs import unknown_keys_checked
 from hoodie.format.table import HoodieTable
+from hoodie.services.clean import CleanConfig, maybe_clean_after_commit
+from hoodie.services.compaction.config import as_config
+from hoodie.services.compaction.runner import Executor as CompactionExecutor
+from hoodie.services.compaction.runner import maybe_compact_inline
+from hoodie.services.compaction.strategies import resolve_strategy
+from hoodie.services.transaction import Hook, Transaction
+from hoodie.services.ttl.config import TTLConfig
+from hoodie.services.ttl.service import maybe_run_async_ttl, maybe_run_inline_ttl
 
 
 def _flag(options: Mapping[str, Any], key: str, default: bool) -> bool:
@@ -31,89 +44,53 @@ def check_inline_options(options: Mapping[str, Any], is_mor: bool,
     """
     if is_mor and (_flag(options, "hoodie.compact.inline", False)
                    or _flag(options, "hoodie.compact.schedule.inline", False)):
-        from hoodie.services.compaction.config import as_config
-        from hoodie.services.compaction.strategies import resolve_strategy
-
         resolve_strategy(as_config(options, table_props))
     if _flag(options, "hoodie.partition.ttl.inline", False) or _flag(options, "hoodie.ttl.async.enabled", False):
-        from hoodie.services.ttl.config import TTLConfig
-
         ttl = TTLConfig.from_options(options)
         if not ttl.strategy_class:
             ttl.require_retention()
     if _flag(options, "hoodie.clean.automatic", True):
-        from hoodie.services.clean import CleanConfig
-
         CleanConfig.from_options(options)
 
 
-def run_inline_services(table: HoodieTable, options: Mapping[str, Any], spark: Optional[Any] = None,
-                        committed_instant: Optional[str] = None) -> dict:
-    """Run the inline services the options enable; returns what each did (for logs and tests).
-
-    ``committed_instant``: the write that just committed. A service failing then raises
-    :class:`~hoodie.format.batch_write.PostCommitError` naming that instant and the service (the
-    service's own error chained), so the caller does not take the committed write for failed.
-    """
-    from hoodie.configs import unknown_keys_checked
-
-    # The write has already warned about unknown keys in these options.
-    with unknown_keys_checked():
-        return _run_inline_services(table, options, spark, committed_instant)
+def post_commit_hooks(options: Mapping[str, Any],
+                      compaction_executor: Optional[CompactionExecutor] = None) -> list[Hook]:
+    """The inline services ``options`` enable, as post-commit hooks of a write's transaction, in
+    Hudi's order. ``compaction_executor`` runs inline compaction's operations (the Spark engine
+    passes its own; default: in this process)."""
+    hooks = []
+    for name, _key, enabled, run in _services(options, compaction_executor):
+        if enabled:
+            hooks.append(Hook(name, _hook(options, run)))
+    return hooks
 
 
-def _run_inline_services(table: HoodieTable, options: Mapping[str, Any], spark: Optional[Any],
-                         committed_instant: Optional[str]) -> dict:
-    done: dict[str, Any] = {}
-    for name, key, enabled, run in _services(table, options, spark):
-        if not enabled:
-            continue
-        try:
-            done[key] = run(table.reload())
-        except Exception as e:
-            if committed_instant is None:
-                raise
-            from hoodie.format.batch_write import PostCommitError
-
-            raise PostCommitError(committed_instant, table.base_path, name, e) from e
-    return done
+def _hook(options: Mapping[str, Any], run: Callable[[HoodieTable], Any]) -> Callable[[Transaction], Any]:
+    def hook(txn: Transaction) -> Any:
+        assert txn.table is not None
+        # The write has already warned about unknown keys in these options.
+        with unknown_keys_checked():
+            return run(txn.table.reload())
+    return hook
 
 
-def _services(table: HoodieTable, options: Mapping[str, Any],
-              spark: Optional[Any]) -> list[tuple[str, str, bool, Callable[[HoodieTable], Any]]]:
+def _services(options: Mapping[str, Any], compaction_executor: Optional[CompactionExecutor]
+              ) -> list[tuple[str, str, bool, Callable[[HoodieTable], Any]]]:
     """(service name, result key, enabled, run) in Hudi's order: compaction, TTL, clean."""
 
     def compaction(t: HoodieTable) -> Any:
-        from hoodie.services.compaction import maybe_compact_inline
-
-        executor = None
-        if spark is not None:
-            from hoodie.engine.compaction import spark_executor
-
-            executor = spark_executor(spark)
-        return maybe_compact_inline(t, options, executor=executor)
-
-    def ttl(t: HoodieTable) -> Any:
-        from hoodie.services.ttl import maybe_run_inline_ttl
-
-        return maybe_run_inline_ttl(t, options)
-
-    def ttl_async(t: HoodieTable) -> Any:
-        from hoodie.services.ttl import maybe_run_async_ttl
-
-        return maybe_run_async_ttl(t, options)
-
-    def clean(t: HoodieTable) -> Any:
-        from hoodie.services.clean import maybe_clean_after_commit
-
-        return maybe_clean_after_commit(t, options)
+        if not t.is_mor:
+            return None  # compaction applies to merge-on-read tables only
+        return maybe_compact_inline(t, options, executor=compaction_executor)
 
     return [
-        ("compaction", "compaction", table.is_mor and (_flag(options, "hoodie.compact.inline", False)
-                                                       or _flag(options, "hoodie.compact.schedule.inline", False)),
-         compaction),
-        ("partition TTL", "ttl", _flag(options, "hoodie.partition.ttl.inline", False), ttl),
-        ("async partition TTL", "ttl_async", _flag(options, "hoodie.ttl.async.enabled", False), ttl_async),
+        ("compaction", "compaction", _flag(options, "hoodie.compact.inline", False)
+         or _flag(options, "hoodie.compact.schedule.inline", False), compaction),
+        ("partition TTL", "ttl", _flag(options, "hoodie.partition.ttl.inline", False),
+         lambda t: maybe_run_inline_ttl(t, options)),
+        ("async partition TTL", "ttl_async", _flag(options, "hoodie.ttl.async.enabled", False),
+         lambda t: maybe_run_async_ttl(t, options)),
         # Hudi's default: clean after every commit.
-        ("clean", "clean", _flag(options, "hoodie.clean.automatic", True), clean),
+        ("clean", "clean", _flag(options, "hoodie.clean.automatic", True),
+         lambda t: maybe_clean_after_commit(t, options)),
     ]

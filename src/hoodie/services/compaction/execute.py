@@ -47,8 +47,8 @@ from hoodie.format.slice.merge import DeleteBatch, LogBatch, merge_commit_time, 
 from hoodie.format.slice.reader import block_data, read_base_file, scan_log_blocks
 from hoodie.format.table import HoodieTable
 
-from hoodie.services.compaction import keys as K
-from hoodie.services.compaction import partial as P
+import hoodie.services.compaction.keys as K
+import hoodie.services.compaction.partial as P
 from hoodie.services.compaction.config import CompactionConfig, CompactionError, as_config
 
 SRC = "__hoodie_compaction_src"  # 0: base file row, 1: log row (dropped before writing)

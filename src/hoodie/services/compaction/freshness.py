@@ -25,7 +25,7 @@ from hoodie.format.slice.eventtime import MAX_MS, MIN_MS, millis_to_iso
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 
-from hoodie.services.compaction import keys as K
+import hoodie.services.compaction.keys as K
 from hoodie.services.compaction.event_index import EventTimeIndex, min_event_time, unit_problem
 
 log = logging.getLogger("hoodie.compaction")

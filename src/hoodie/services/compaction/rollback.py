@@ -33,9 +33,12 @@ from hoodie.format.file_group.fsview import list_partitions
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable
 
-from hoodie.services.compaction import partial as P
+import hoodie.services.compaction.partial as P
 from hoodie.services.compaction.config import CompactionError
-from hoodie.services.rollback import pending_rollback_of, start_rollback
+from hoodie.format.lock import LockError, TableLock, compaction_lock
+from hoodie.format.log.logformat import BlockType, read_log_file
+from hoodie.format.slice import writer as W
+from hoodie.services.rollback_action import pending_rollback_of, rollback_failed_writes, start_rollback
 
 log = logging.getLogger("hoodie.compaction")
 
@@ -54,8 +57,6 @@ class RollbackResult:
 def is_split_file(storage: Storage, rel: str, instant: str) -> bool:
     """Whether a log file is an exact-split file of compaction ``instant``: its first block is a data
     block written under the compaction instant (writers never use a compaction instant)."""
-    from hoodie.format.log.logformat import BlockType, read_log_file
-
     for block in read_log_file(storage, rel, warn=False):
         return block.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA) and block.instant_time == instant
     return True  # an empty file: a split file whose write was cut short
@@ -136,8 +137,6 @@ def _under_compaction_locks(table_or_path: Union[str, HoodieTable], instant: str
     """Run ``fn(table, instant)`` holding the compaction's own lock (refused while another process
     executes it) and the table lock, on a freshly loaded table."""
     table = table_or_path.reload() if isinstance(table_or_path, HoodieTable) else HoodieTable(str(table_or_path), storage_options)
-    from hoodie.format.lock import LockError, TableLock, compaction_lock
-
     own = compaction_lock(table.storage, instant)
     try:
         own.acquire()
@@ -198,8 +197,6 @@ def _rollback_compaction_locked(table: HoodieTable, instant: str) -> RollbackRes
 
 
 def _log_instants(storage: Storage, rel: str) -> set[str]:
-    from hoodie.format.log.logformat import BlockType, read_log_file
-
     return {b.instant_time for b in read_log_file(storage, rel, warn=False)
             if b.block_type != BlockType.CORRUPT and b.instant_time}
 
@@ -283,9 +280,6 @@ def remove_compaction_plan(table_or_path: Union[str, HoodieTable], instant: str,
 
 
 def _remove_plan_locked(table: HoodieTable, instant: str) -> RollbackResult:
-    from hoodie.format.slice import writer as W
-    from hoodie.services.rollback import rollback_failed_writes
-
     storage = table.storage
     requested = I.Instant(instant, I.COMPACTION, I.State.REQUESTED)
     inflight = I.Instant(instant, I.COMPACTION, I.State.INFLIGHT)

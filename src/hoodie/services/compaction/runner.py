@@ -26,7 +26,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 from hoodie.configs import warn_unknown_keys
 
 from hoodie.faults import fault_point
-from hoodie.format.lock import LockError, TableLock, compaction_lock
+from hoodie.format.lock import LockError, compaction_lock
+from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import links as LK
 from hoodie.format.file_group import naming as N
@@ -36,8 +37,8 @@ from hoodie.format.timeline.commit_metadata import WriteStat
 from hoodie.format.timeline.compaction_plan import CompactionOperation
 from hoodie.format.table import HoodieTable
 
-from hoodie.services.compaction import keys as K
-from hoodie.services.compaction import partial as P
+import hoodie.services.compaction.keys as K
+import hoodie.services.compaction.partial as P
 from hoodie.services.compaction.config import CompactionConfig, CompactionError, as_config
 from hoodie.services.compaction.execute import CompactionTask, compacted_log_names, execute_operation
 from hoodie.services.compaction.freshness import compute_watermark
@@ -45,6 +46,7 @@ from hoodie.services.compaction.metrics import push_prometheus, write_prometheus
 from hoodie.services.compaction.rollback import is_split_file, rollback_compaction
 from hoodie.services.compaction.schedule import open_table, schedule_compaction_result
 from hoodie.services.compaction.strategies import resolve_strategy
+from hoodie.services.transaction import Hook, Operation, Transaction
 
 log = logging.getLogger("hoodie.compaction")
 
@@ -145,8 +147,6 @@ def _check_no_late_logs(table: HoodieTable, instant: str, ops: Sequence[Compacti
     old slice, which the commit makes invisible: its data would be lost. Files holding no block of a
     committed or still pending instant (failed writes, rollback command blocks) do not count.
     """
-    from hoodie.format.log.logformat import BlockType, read_log_file
-
     tl = table.reload().timeline
     live = {i.timestamp for i in tl.commits().instants}
     first = tl.first()
@@ -230,55 +230,107 @@ def _run_one(table: HoodieTable, instant: str, cfg: CompactionConfig, executor: 
 
 def _run_one_locked(table: HoodieTable, instant: str, cfg: CompactionConfig,
                     executor: Optional[Executor]) -> CompactionResult:
-    storage = table.storage
     # The start and the commit hold the table lock; the execution between them does not (writers
     # go on, adding log files to the slices the plan opens), so it holds this compaction's own lock.
-    with TableLock(storage, cfg.options, f"compaction {instant} (start)"):
-        tl = table.reload().timeline
+    op = CompactionCommit(instant, cfg)
+    Transaction(op, _TaskExecutor(executor or _in_process_executor(table, cfg)), table=table, options=cfg.options,
+                post_commit=[Hook("publishing the compaction's metrics", op.publish)]).run()
+    assert op.outcome is not None
+    return op.outcome
+
+
+class _TaskExecutor:
+    """The transaction's executor of a compaction: hands the plan's tasks to ``run`` (in this
+    process, or the engine's Spark executor) and checks it returned a stat per operation."""
+
+    def __init__(self, run: Executor) -> None:
+        self.run = run
+
+    def execute(self, txn: Transaction) -> list[WriteStat]:
+        """Run every operation of the plan; returns their write stats."""
+        op = txn.operation
+        assert isinstance(op, CompactionCommit) and txn.table is not None
+        table, instant, ops = txn.table, op.instant, op.ops
+        tasks = [CompactionTask(table.base_path, instant, o, dict(op.cfg.options), op.extra, i,
+                                table.storage.storage_options or None) for i, o in enumerate(ops)]
+        stats = list(self.run(tasks))
+        got = {(s.partition_path or "", s.file_id) for s in stats}
+        missing = [(o.partition, o.file_id) for o in ops if (o.partition, o.file_id) not in got]
+        if missing or len(stats) != len(ops):
+            raise CompactionError(f"compaction {instant}: the executor returned {len(stats)} stat(s) for {len(ops)} "
+                                  f"operation(s) (missing {missing[:3]}); nothing was committed, the compaction is "
+                                  "left inflight")
+        return stats
+
+
+class CompactionCommit(Operation):
+    """Executing and committing one compaction plan as a transaction's operation. Its work runs
+    without the table lock (``execute_unlocked``); a failure leaves the compaction inflight, and
+    the next run rolls it back first."""
+
+    execute_unlocked = True
+
+    def __init__(self, instant: str, cfg: CompactionConfig) -> None:
+        self.instant = instant
+        self.cfg = cfg
+        self.what = f"compaction {instant} (start)"
+        self.commit_what = f"compaction {instant} (commit)"
+        self.ops: list[CompactionOperation] = []
+        self.extra: dict[str, str] = {}
+        self.mode = ""
+        self.links: list[LK.Link] = []
+        self.link_sizes = 0
+        self.rolled_back = False
+        self.started = time.monotonic()
+        self.outcome: Optional[CompactionResult] = None
+
+    def prepare(self, txn: Transaction) -> bool:
+        """Check the plan; an inflight one (an earlier run died) is rolled back first."""
+        instant = self.instant
+        table = txn.open_table()
+        tl = table.timeline
         if tl.has_file(I.instant_file_name(instant, I.COMMIT, I.State.COMPLETED)):
             raise CompactionError(f"compaction {instant} is already completed")
         requested = I.Instant(instant, I.COMPACTION, I.State.REQUESTED)
         if not tl.has_file(requested.file_name):
             raise CompactionError(f"there is no compaction plan {instant}")
-        rolled_back = False
         if tl.has_file(I.instant_file_name(instant, I.COMPACTION, I.State.INFLIGHT)):
             log.info("compaction %s is inflight from an earlier run: rolling it back first", instant)
             rollback_compaction(table, instant)
-            rolled_back = True
+            self.rolled_back = True
             tl = table.reload().timeline
         plan = tl.compaction_plan(instant)
-        ops = list(plan.operations)
-        extra = dict(plan.extra_metadata)
-        for op in ops:
-            if op.is_partial and extra.get(K.PARTIAL_PLAN_KEY) != "true":
+        self.ops = list(plan.operations)
+        self.extra = dict(plan.extra_metadata)
+        for op in self.ops:
+            if op.is_partial and self.extra.get(K.PARTIAL_PLAN_KEY) != "true":
                 raise CompactionError(f"compaction {instant}: partial operations without the {K.PARTIAL_PLAN_KEY} "
                                       "marker; refusing an inconsistent plan")
-        mode = P.resolve_link_mode(storage, cfg.link_mode)
+        self.mode = P.resolve_link_mode(table.storage, self.cfg.link_mode)
         _check_no_pending_writes_before(table, instant)
-        started = time.monotonic()
-        inflight = T.transition_to_inflight(storage, requested, b"")
+        return True
+
+    def start(self, txn: Transaction) -> I.Instant:
+        """``<C>.compaction.inflight`` (empty), then the plan's links, highest version first."""
+        assert txn.table is not None
+        storage = txn.table.storage
+        self.started = time.monotonic()
+        inflight = T.transition_to_inflight(storage, I.Instant(self.instant, I.COMPACTION, I.State.REQUESTED), b"")
         fault_point("compaction.after_inflight")
-        table.reload()
-        links: list[LK.Link] = []
-        link_sizes = 0
-        for op in ops:
+        txn.table.reload()
+        for op in self.ops:
             planned = P.operation_links(op)
-            P.materialize_links(storage, planned, mode)
+            P.materialize_links(storage, planned, self.mode)
             for l in planned:
-                links.append(LK.Link(l.partition, l.file_id, l.link, l.target, mode))
-                link_sizes += storage.size(l.target_path)
+                self.links.append(LK.Link(l.partition, l.file_id, l.link, l.target, self.mode))
+                self.link_sizes += storage.size(l.target_path)
         fault_point("compaction.after_links")
-    tasks = [CompactionTask(table.base_path, instant, op, dict(cfg.options), extra, i,
-                            table.storage.storage_options or None) for i, op in enumerate(ops)]
-    run = executor or _in_process_executor(table, cfg)
-    stats = list(run(tasks))
-    got = {(s.partition_path or "", s.file_id) for s in stats}
-    missing = [(op.partition, op.file_id) for op in ops if (op.partition, op.file_id) not in got]
-    if missing or len(stats) != len(ops):
-        raise CompactionError(f"compaction {instant}: the executor returned {len(stats)} stat(s) for {len(ops)} "
-                              f"operation(s) (missing {missing[:3]}); nothing was committed, the compaction is "
-                              "left inflight")
-    with TableLock(storage, cfg.options, f"compaction {instant} (commit)"):
+        return inflight
+
+    def complete(self, txn: Transaction, result: list[WriteStat]) -> I.Instant:
+        """Remove failed attempts' files, refuse late log files, then ``<C>.commit``."""
+        assert txn.table is not None and txn.instant is not None
+        table, instant, ops, stats, extra, links = txn.table, self.instant, self.ops, result, self.extra, self.links
         stray = _reconcile(table, instant, ops, stats)
         if stray:
             log.info("compaction %s: removed %d file(s) of failed task attempts", instant, len(stray))
@@ -294,8 +346,8 @@ def _run_one_locked(table: HoodieTable, instant: str, cfg: CompactionConfig,
             extra_links={l.link_path: l.target_path for l in links},
             completing=(instant, {op.file_group for op in ops}))
         threshold = int(extra[K.THRESHOLD_KEY]) if extra.get(K.THRESHOLD_KEY) else None
-        duration = int((time.monotonic() - started) * 1000)
-        metrics = _metrics(cfg, instant, ops, stats, links, link_sizes, duration, wm, threshold, mode)
+        duration = int((time.monotonic() - self.started) * 1000)
+        metrics = _metrics(self.cfg, instant, ops, stats, links, self.link_sizes, duration, wm, threshold, self.mode)
         commit_extra = {K.STRATEGY_KEY: extra.get(K.STRATEGY_KEY, ""), K.METRICS_KEY: json.dumps(metrics, separators=(",", ":")),
                         K.WATERMARK_STATUS_KEY: wm.status}
         if wm.min_ms is not None:
@@ -312,11 +364,17 @@ def _run_one_locked(table: HoodieTable, instant: str, cfg: CompactionConfig,
         meta = W.commit_metadata_for(stats, avro_schema=table.avro_schema(instant), operation_type="COMPACT",
                                      compacted=True, extra=commit_extra)
         fault_point("compaction.before_commit")
-        W.complete_commit(table, inflight, meta)
-    log.info("completed compaction %s on %s: %d operation(s), %d link(s), %d ms", instant, table.base_path,
-             len(ops), len(links), duration)
-    _publish(cfg, table, metrics)
-    return CompactionResult(instant, stats, links, split_files, metrics, threshold, wm.min_ms, wm.status, rolled_back)
+        done = W.complete_commit(table, txn.instant, meta)
+        log.info("completed compaction %s on %s: %d operation(s), %d link(s), %d ms", instant, table.base_path,
+                 len(ops), len(links), duration)
+        self.outcome = CompactionResult(instant, list(stats), links, split_files, metrics, threshold, wm.min_ms,
+                                        wm.status, self.rolled_back)
+        return done
+
+    def publish(self, txn: Transaction) -> None:
+        """Publish the committed compaction's metrics (a post-commit hook)."""
+        assert txn.table is not None and self.outcome is not None
+        _publish(self.cfg, txn.table, self.outcome.metrics)
 
 
 def run_compaction(table_or_path: Union[str, HoodieTable], instant: Optional[str] = None, config: Any = None,

@@ -33,8 +33,8 @@ from hoodie.format.timeline.compaction_plan import (
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 
-from hoodie.services.compaction import keys as K
-from hoodie.services.compaction import partial as P
+import hoodie.services.compaction.keys as K
+import hoodie.services.compaction.partial as P
 from hoodie.services.compaction.config import CompactionError, as_config
 from hoodie.services.compaction.event_index import EventTimeIndex
 from hoodie.services.compaction.strategies import (

@@ -17,7 +17,7 @@ from hoodie.format.timeline.compaction_plan import CompactionPlan
 from hoodie.format.table import HoodieTable
 from hoodie.format.timeline.active import DamagedTimelineFileError, Timeline
 
-from hoodie.services.compaction import keys as K
+import hoodie.services.compaction.keys as K
 
 
 @dataclass(frozen=True)

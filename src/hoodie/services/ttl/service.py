@@ -12,7 +12,6 @@ and the cleaner deletes their files and folders later. Nothing expired means no 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import datetime as _dt
 import json
 import time
@@ -26,45 +25,33 @@ from hoodie.faults import fault_point
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
 from hoodie.format.timeline import active as T
-from hoodie.format.timeline.commit_metadata import CommitMetadata
 from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.table import HoodieTable
-from hoodie.services.clean import TTL_PARTITIONS_KEY, pending_operations
+from hoodie.metrics import publish
+from hoodie.services import delete_partition as DP
+from hoodie.services.clean.pending import TTL_PARTITIONS_KEY, pending_operations
+from hoodie.services.rollback_action import live_instants
+from hoodie.services.transaction import Operation, Transaction, refuse_metadata_table
 from hoodie.services.ttl.config import (
     DAYS_RETAIN, LOCAL_SKEW, MAX_DELETE, PREDICATE, RETENTION, STRATEGY_TYPE, TIMELINE_TIMEZONE, TTLConfig,
     TTLConfigError, format_duration, parse_options_string,
 )
+from hoodie.services.ttl.stash import TTL_MARKER_KEY, TTL_STASH_KEY, finish_pending_stashes, purge_expired_stashes, \
+    stash_partitions
 from hoodie.services.ttl.stats import STATS_KEY, remember
 from hoodie.services.ttl.strategies import EXPIRED, KEPT, SKIPPED, PartitionDecision, create_strategy
 
 log = logging.getLogger(__name__)
 
-DELETE_PARTITION = "DELETE_PARTITION"
-TTL_MARKER_KEY = "hoodie.partition.ttl.instant"  # in TTL commits' extraMetadata: which run made it
+DELETE_PARTITION = DP.DELETE_PARTITION
 TTL_REASONS_KEY = "hoodie.partition.ttl.reasons"
 TTL_STRATEGY_KEY = "hoodie.partition.ttl.strategy.name"
-TTL_STASH_KEY = "hoodie.partition.ttl.stash"
-
-_locks_guard = threading.Lock()
-_active: set[tuple[str, str]] = set()  # (table uri, instant) of TTL commits being written here
-
-
-def _lock_for(table: HoodieTable, options: Any = None, what: str = "partition TTL",
-              dry_run: bool = False) -> Any:
-    """The table lock (hoodie.format.lock) for a TTL run or a restore; a dry run writes nothing and
-    takes none."""
-    if dry_run:
-        return contextlib.nullcontext()
-    from hoodie.format.lock import TableLock
-
-    return TableLock(table.storage, options if isinstance(options, Mapping) else None, what)
 
 
 def active_instants(base_uri: Optional[str] = None) -> set[str]:
-    """Instants of TTL commits this process is writing right now (writers' eager rollback must
-    leave them alone)."""
-    with _locks_guard:
-        return {ts for uri, ts in _active if base_uri is None or uri == base_uri}
+    """Instants this process is committing right now, TTL runs included (writers' eager rollback
+    leaves them alone; :func:`hoodie.services.rollback_action.live_instants`)."""
+    return live_instants(base_uri)
 
 
 @dataclass
@@ -123,39 +110,15 @@ def _cfg(options: Optional[Mapping[str, Any] | TTLConfig]) -> TTLConfig:
 
 def delete_partitions(table: HoodieTable, partition_to_replace_file_ids: Mapping[str, list[str]], *,
                       instant: Optional[str] = None, extra_metadata: Optional[Mapping[str, str]] = None) -> Instant:
-    """Commit a ``delete_partition`` replacecommit removing the given file groups (Hudi's format).
+    """Commit a ``delete_partition`` replacecommit removing the given file groups (Hudi's format,
+    :mod:`hoodie.services.delete_partition`), in its own transaction; returns the completed instant.
 
     The completed metadata carries the table schema (readers such as hudi-rs take the schema from the
-    newest commit). The inflight file names the partitions (``hoodie.partition.ttl.partitions``) so
-    pending-operation checks know what a pending instant touches.
+    newest commit).
     """
     if not partition_to_replace_file_ids:
         raise TTLConfigError("delete_partitions needs at least one partition with file groups")
-    storage = table.storage
-    ts = instant or table.new_instant_time()
-    requested = plans.write_avro_metadata("HoodieRequestedReplaceMetadata",
-                                          plans.requested_replace_metadata(DELETE_PARTITION))
-    key = (storage.uri(), ts)
-    with _locks_guard:
-        _active.add(key)
-    try:
-        req = T.create_requested(storage, ts, I.REPLACE_COMMIT, requested)
-        inflight = CommitMetadata(operation_type=DELETE_PARTITION, extra_metadata={
-            TTL_PARTITIONS_KEY: json.dumps(sorted(partition_to_replace_file_ids), separators=(",", ":"))})
-        inf = T.transition_to_inflight(storage, req, inflight.to_json_bytes())
-        fault_point("ttl.after_inflight")
-        extra = {"schema": json.dumps(table.avro_schema(), separators=(",", ":"))}
-        extra.update(extra_metadata or {})
-        done = CommitMetadata(
-            partition_to_write_stats={}, compacted=False, extra_metadata=extra, operation_type=DELETE_PARTITION,
-            partition_to_replace_file_ids={p: sorted(ids) for p, ids in sorted(partition_to_replace_file_ids.items())},
-        )
-        completed = T.transition_to_complete(storage, inf, done.to_json_bytes())
-    finally:
-        with _locks_guard:
-            _active.discard(key)
-    table.reload()
-    return completed
+    return DP.delete_partitions(table, partition_to_replace_file_ids, instant=instant, extra_metadata=extra_metadata)
 
 
 def _abort_stale_ttl_instants(table: HoodieTable) -> list[str]:
@@ -165,25 +128,12 @@ def _abort_stale_ttl_instants(table: HoodieTable) -> list[str]:
     is a complete rollback. Instants another thread of this process is writing are left alone.
     """
     tl = table.timeline
-    mine = active_instants(table.storage.uri())
+    mine = live_instants(table.storage.uri())
     aborted = []
     for inst in tl.pending().by_actions(I.REPLACE_COMMIT).instants:
         if inst.timestamp in mine:
             continue
-        ours = False
-        if inst.is_inflight:
-            try:
-                meta = tl.commit_metadata(inst)
-                ours = meta.operation_type == DELETE_PARTITION and TTL_PARTITIONS_KEY in meta.extra_metadata
-            except (FileNotFoundError, ValueError):
-                ours = False
-        else:
-            try:
-                req = plans.read_avro_metadata(tl.read_file(inst.requested_file_name))
-                ours = req.get("operationType") == DELETE_PARTITION and not req.get("clusteringPlan")
-            except (FileNotFoundError, ValueError):
-                ours = False
-        if not ours:
+        if not _is_delete_partition(tl, inst):
             continue
         T.delete_instant_files(table.storage, inst.timestamp, I.REPLACE_COMMIT, [State.INFLIGHT, State.REQUESTED])
         log.warning("aborted the pending TTL delete_partition instant %s left by an interrupted run "
@@ -194,13 +144,22 @@ def _abort_stale_ttl_instants(table: HoodieTable) -> list[str]:
     return aborted
 
 
-def _refuse_metadata_table(table: HoodieTable, what: str) -> None:
-    from hoodie.services.clean import CleanError, refuse_metadata_table
-
+def _is_delete_partition(tl: T.Timeline, inst: Instant) -> bool:
+    """Whether the pending replacecommit ``inst`` is a delete_partition (no clustering plan)."""
     try:
-        refuse_metadata_table(table, what)
-    except CleanError as e:
-        raise TTLConfigError(str(e)) from None
+        req = plans.read_avro_metadata(tl.read_file(inst.requested_file_name))
+        if req.get("operationType") == DELETE_PARTITION and not req.get("clusteringPlan"):
+            return True
+    except (FileNotFoundError, ValueError):
+        pass
+    if not inst.is_inflight:
+        return False
+    try:
+        # Before the one delete_partition writer, TTL runs named their partitions in the inflight file.
+        meta = tl.commit_metadata(inst)
+        return meta.operation_type == DELETE_PARTITION and TTL_PARTITIONS_KEY in meta.extra_metadata
+    except (FileNotFoundError, ValueError):
+        return False
 
 
 def _check_table(table: HoodieTable) -> None:
@@ -227,8 +186,6 @@ def run_ttl(table_or_path: str | HoodieTable, options: Optional[Mapping[str, Any
     result = _run_ttl_once(table_or_path, options, dry_run=dry_run, instant_time=instant_time,
                            storage_options=storage_options)
     if not dry_run:
-        from hoodie.metrics import publish
-
         opts = options if isinstance(options, Mapping) else {}
         table = _open(table_or_path, storage_options)
         publish("ttl", {
@@ -246,13 +203,37 @@ def _run_ttl_once(table_or_path: str | HoodieTable, options: Optional[Mapping[st
     table = _open(table_or_path, storage_options)
     cfg = _cfg(options)
     _check_table(table)
-    with _lock_for(table, options, dry_run=dry_run):
-        table.reload()
+    op = TTLOperation(cfg, dry_run=dry_run, instant_time=instant_time)
+    # A dry run writes nothing and takes no lock.
+    Transaction(op, table=table, options=options if isinstance(options, Mapping) else None, lock=not dry_run).run()
+    assert op.result is not None
+    return op.result
+
+
+class TTLOperation(Operation):
+    """A partition TTL run as a transaction's operation: :meth:`prepare` decides (under the lock)
+    which partitions expire; when any does, their delete_partition replacecommit is committed
+    (:class:`~hoodie.services.delete_partition.DeletePartitionOperation`) and, with the stash
+    enabled, :meth:`finalize` moves their files aside."""
+
+    what = "partition TTL"
+
+    def __init__(self, cfg: TTLConfig, *, dry_run: bool = False, instant_time: Optional[str] = None) -> None:
+        self.cfg = cfg
+        self.dry_run = dry_run
+        self.instant_time = instant_time
+        self.result: Optional[TTLResult] = None
+        self.delete: Optional[DP.DeletePartitionOperation] = None
+        self.stats: Any = None
+
+    def prepare(self, txn: Transaction) -> bool:
+        """Housekeeping (stale TTL instants, stashes), then the strategy's decisions; True when
+        partitions expire (and this is no dry run)."""
+        cfg, dry_run = self.cfg, self.dry_run
+        table = txn.open_table()
         aborted: list[str] = []
         if not dry_run:
-            _refuse_metadata_table(table, "a TTL commit")
-            from hoodie.services.ttl.stash import finish_pending_stashes, purge_expired_stashes
-
+            refuse_metadata_table(table, "a TTL commit", TTLConfigError)
             aborted = _abort_stale_ttl_instants(table)
             if finish_pending_stashes(table, cfg.stash_retain_ms):
                 table.reload()
@@ -260,6 +241,7 @@ def _run_ttl_once(table_or_path: str | HoodieTable, options: Optional[Mapping[st
                                   margin_ms=cfg.local_skew_ms if table.timeline_timezone == "LOCAL" else 0)
         tl = table.timeline
         last = tl.last()
+        instant_time = self.instant_time
         if instant_time is not None:
             instant_time = I.fix_instant_compatibility(instant_time) if len(instant_time) == 14 else instant_time
             if not dry_run and last is not None and instant_time <= last.timestamp:
@@ -269,14 +251,16 @@ def _run_ttl_once(table_or_path: str | HoodieTable, options: Optional[Mapping[st
         reference, clock_warning = _age_reference(table, now, cfg) if instant_time is None else (now, None)
         strategy = create_strategy(table, reference, cfg)
         result = TTLResult(None, now, strategy.name, dry_run, aborted=aborted)
+        self.result = result
         if clock_warning:
             result.warnings.append(clock_warning)
         if not tl.completed_writes():
             log.warning("partition TTL on %s: the table has no completed commit yet; nothing to expire",
                         table.base_path)
-            return result
+            return False
         decisions = strategy.decisions()
         stats = strategy.stats
+        self.stats = stats
         if stats is not None:
             result.stats_scanned_instants = stats.scanned_instants
             result.stats_incremental = stats.incremental
@@ -302,7 +286,7 @@ def _run_ttl_once(table_or_path: str | HoodieTable, options: Optional[Mapping[st
                 log.log(level, "partition TTL skips %s: %s", d.partition, d.reason)
         p2r = {p: live[p] for p in result.expired_partitions}
         if dry_run or not p2r:
-            return result
+            return False
         extra = {
             TTL_MARKER_KEY: now,
             TTL_STRATEGY_KEY: strategy.name,
@@ -315,19 +299,34 @@ def _run_ttl_once(table_or_path: str | HoodieTable, options: Optional[Mapping[st
             extra[STATS_KEY] = stats.encode()
         if cfg.stash_enabled:
             extra[TTL_STASH_KEY] = "true"
-        completed = delete_partitions(table, p2r, instant=now, extra_metadata=extra)
-        result.instant = completed.timestamp
-        result.partition_to_replace_file_ids = p2r
-        if stats is not None:
-            remember(table, stats)
-        log.info("partition TTL %s deleted %d partition(s): %s", now, len(p2r), ", ".join(sorted(p2r)))
-        if cfg.stash_enabled:
-            from hoodie.services.ttl.stash import stash_partitions
+        self.delete = DP.DeletePartitionOperation(p2r, instant=now, extra_metadata=extra, fault="ttl.after_inflight")
+        return True
 
+    def start(self, txn: Transaction) -> Instant:
+        """The delete_partition replacecommit's requested and inflight files."""
+        assert self.delete is not None
+        return self.delete.start(txn)
+
+    def complete(self, txn: Transaction, result: Any) -> Instant:
+        """The completed delete_partition replacecommit."""
+        assert self.delete is not None
+        return self.delete.complete(txn, None)
+
+    def finalize(self, txn: Transaction) -> None:
+        """Remember the partition stats; stash the expired files when asked to."""
+        assert self.delete is not None and self.result is not None and txn.table is not None
+        assert txn.completed is not None
+        result, table = self.result, txn.table
+        p2r = self.delete.partition_to_replace_file_ids
+        result.instant = txn.completed.timestamp
+        result.partition_to_replace_file_ids = p2r
+        if self.stats is not None:
+            remember(table, self.stats)
+        log.info("partition TTL %s deleted %d partition(s): %s", result.instant, len(p2r), ", ".join(sorted(p2r)))
+        if self.cfg.stash_enabled:
             fault_point("ttl.before_stash")
-            stash_partitions(table, now, p2r)
+            stash_partitions(table, result.instant, p2r)
             result.stashed = True
-        return result
 
 
 def _age_reference(table: HoodieTable, ttl_instant: str, cfg: TTLConfig) -> tuple[str, Optional[str]]:

@@ -41,6 +41,10 @@ from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, write_partition_metadata
 from hoodie.format.timeline.active import METAFOLDER
 from hoodie.configs import read
+from hoodie.format.timeline.instant import Instant
+from hoodie.format.log.logformat import BlockType
+from hoodie.format.slice.reader import read_base_file, read_file_slice, scan_log_blocks
+from hoodie.services.transaction import Operation, Transaction, refuse_metadata_table
 from hoodie.services.ttl.keys import MAX_ZONE_SKEW_MS, STASH_RETAIN_DAYS, TTLConfigError
 
 log = logging.getLogger(__name__)
@@ -48,6 +52,8 @@ log = logging.getLogger(__name__)
 STASH_DIR = f"{METAFOLDER}/.stashedForDeletion"
 MANIFEST = "stash.json"
 RESTORED_FROM_KEY = "hoodie.partition.ttl.restored.from"
+TTL_MARKER_KEY = "hoodie.partition.ttl.instant"  # in TTL commits' extraMetadata: which run made it
+TTL_STASH_KEY = "hoodie.partition.ttl.stash"  # in TTL commits' extraMetadata: their files are stashed
 MOVING, COMPLETE, RESTORED = "moving", "complete", "restored"
 # A rollback of the TTL commit is moving the files back (UNSTASHING), or has (ROLLED_BACK).
 UNSTASHING, ROLLED_BACK = "unstashing", "rolled_back"
@@ -166,8 +172,6 @@ def finish_pending_stashes(table: HoodieTable, retain_ms: int = DEFAULT_RETAIN_M
     with the TTL commit still in effect the files are stashed again (a retried rollback brings them
     back); with the commit gone the rollback had moved every file, and only its bookkeeping is left.
     """
-    from hoodie.services.ttl.service import TTL_STASH_KEY
-
     storage = table.storage
     tl = table.timeline
     done: list[str] = []
@@ -213,8 +217,6 @@ def stash_to_unstash(table: HoodieTable, instant: str) -> Optional[dict]:
     rollback has to move stashed files back, None when nothing was moved (no stash asked for, or
     the move never started). Raises :class:`StashError` when the stashed files are gone, so that
     no rollback reports success with the rows still missing."""
-    from hoodie.services.ttl.service import TTL_STASH_KEY
-
     tl = table.timeline
     inst = tl.get(instant)
     if inst is None or not inst.is_completed or inst.action != I.REPLACE_COMMIT:
@@ -422,9 +424,6 @@ class _LaterWrites:
 
 def _file_keys(table: HoodieTable, path: str) -> list[str]:
     """Record keys a base file holds, or a log file writes or deletes (valid blocks only)."""
-    from hoodie.format.log.logformat import BlockType
-    from hoodie.format.slice.reader import read_base_file, scan_log_blocks
-
     name = path.rsplit("/", 1)[-1]
     if N.is_base_file(name):
         schema = pa.schema([pa.field("_hoodie_record_key", pa.string())])
@@ -446,8 +445,6 @@ def _later_writes(table: HoodieTable, ttl_instant: str, partitions: list[str]) -
     partition or, when a later TTL run stashed them, in its stash. Files the cleaner removed are
     reported as missing: the keys deleted through them can then no longer be known.
     """
-    from hoodie.services.ttl.service import TTL_MARKER_KEY
-
     storage = table.storage
     tl = table.timeline
     wanted = set(partitions)
@@ -546,14 +543,33 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *, force: bool =
     written since) or when a user overwrite or delete_partition replaced the partition since;
     ``force=True`` restores the rows that are not known to have been written or deleted since.
     """
-    from hoodie.format.slice.reader import read_file_slice
-    from hoodie.services.ttl.service import _lock_for, _refuse_metadata_table
-
     table = table_or_path if isinstance(table_or_path, HoodieTable) else HoodieTable(table_or_path, storage_options)
-    storage = table.storage
-    with _lock_for(table, None, f"restore of TTL stash {ttl_instant}"):
-        table.reload()
-        _refuse_metadata_table(table, "a restore commit")
+    op = RestoreOperation(ttl_instant, force=force)
+    Transaction(op, op, table=table).run()
+    return op.result
+
+
+class RestoreOperation(Operation):
+    """A stash restore as a transaction's operation (and its own in-process executor). A restore
+    is a write: like every writer, the transaction rolls back failed writes first (an interrupted
+    restore among them, even one that only got as far as its empty .requested file)."""
+
+    rollback_failed_writes = True
+
+    def __init__(self, ttl_instant: str, *, force: bool = False) -> None:
+        self.ttl_instant = ttl_instant
+        self.force = force
+        self.what = f"restore of TTL stash {ttl_instant}"
+        self.result = RestoreResult(None, ttl_instant)
+        self.doc: dict = {}
+        self.later: dict[str, _LaterWrites] = {}
+
+    def prepare(self, txn: Transaction) -> bool:
+        """Read the manifest; settle interrupted stashes and rollbacks; False when already restored."""
+        table = txn.open_table()
+        storage = table.storage
+        ttl_instant = self.ttl_instant
+        refuse_metadata_table(table, "a restore commit", TTLConfigError)
         doc = read_manifest(storage, ttl_instant)
         if doc is None:
             known = ", ".join(_stash_instants(storage)) or "none"
@@ -576,34 +592,43 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *, force: bool =
         if existing is not None:
             doc.update(state=RESTORED, restored_by=existing)
             _write_manifest(storage, ttl_instant, doc)
-            return RestoreResult(existing, ttl_instant, already_restored=True)
+            self.result = RestoreResult(existing, ttl_instant, already_restored=True)
+            return False
         if doc.get("state") == MOVING:
             meta = table.timeline.commit_metadata(I.Instant(ttl_instant, I.REPLACE_COMMIT))
             doc = stash_partitions(table, ttl_instant, meta.partition_to_replace_file_ids or {})
-        # A restore is a write: like every writer, roll back failed writes first (an interrupted
-        # restore among them, even one that only got as far as its empty .requested file).
-        from hoodie.services.rollback import rollback_failed_writes
+        self.doc = doc
+        return True
 
-        rollback_failed_writes(table)
-        table.reload()
-        later = _later_writes(table, ttl_instant, sorted(doc.get("partitions", {})))
-        if not force:
-            _refuse_unsafe_restore(ttl_instant, later)
+    def check(self, txn: Transaction) -> None:
+        """Refuse a restore that could undo a later write (unless forced)."""
+        assert txn.table is not None
+        self.later = _later_writes(txn.table, self.ttl_instant, sorted(self.doc.get("partitions", {})))
+        if not self.force:
+            _refuse_unsafe_restore(self.ttl_instant, self.later)
+
+    def start(self, txn: Transaction) -> Instant:
+        """An INSERT commit (deltacommit on merge-on-read) naming the TTL instant it restores."""
+        assert txn.table is not None
+        return W.start_commit(txn.table, W.write_action_for(txn.table), operation_type="INSERT",
+                              inflight=CommitMetadata(operation_type="INSERT",
+                                                      extra_metadata={RESTORED_FROM_KEY: self.ttl_instant}))
+
+    def execute(self, txn: Transaction) -> list:
+        """Write every stashed file group's slice as of before the TTL run, without the rows
+        written or deleted since, as new base files; returns their write stats."""
+        assert txn.table is not None and txn.instant is not None
+        table, storage, result = txn.table, txn.table.storage, self.result
+        ttl_instant, new_instant = self.ttl_instant, txn.instant.timestamp
         before = table.timeline.filter(lambda i: i.timestamp < ttl_instant)
         schema = table.arrow_schema()
-        avro_schema = table.avro_schema()
-        result = RestoreResult(None, ttl_instant)
-        action = W.write_action_for(table)
-        inflight = W.start_commit(table, action, operation_type="INSERT", inflight=CommitMetadata(
-            operation_type="INSERT", extra_metadata={RESTORED_FROM_KEY: ttl_instant}))
-        new_instant = inflight.timestamp
         stats = []
         task = 0
-        for p, entry in sorted(doc.get("partitions", {}).items()):
+        for p, entry in sorted(self.doc.get("partitions", {}).items()):
             stash_p = f"{_stash_root(ttl_instant)}/{p}"
             listing = [e for e in storage.list_dir(stash_p) if not e.is_dir]
             view = FileSystemView(storage, before, listing={stash_p: listing})
-            live = pa.array(sorted(later[p].keys), pa.string())
+            live = pa.array(sorted(self.later[p].keys), pa.string())
             n_rows = n_superseded = 0
             for sl in view.latest_file_slices(stash_p):
                 rows = read_file_slice(table, sl, schema)
@@ -626,9 +651,20 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *, force: bool =
                 n_rows += rows.num_rows
             result.rows[p] = n_rows
             result.superseded_rows[p] = n_superseded
-        meta = W.commit_metadata_for(stats, avro_schema=avro_schema, operation_type="INSERT",
-                                     extra={RESTORED_FROM_KEY: ttl_instant})
-        W.complete_commit(table, inflight, meta)
+        return stats
+
+    def complete(self, txn: Transaction, result: Any) -> Instant:
+        """The restore commit (the commit point)."""
+        assert txn.table is not None and txn.instant is not None
+        meta = W.commit_metadata_for(result, avro_schema=txn.table.avro_schema(), operation_type="INSERT",
+                                     extra={RESTORED_FROM_KEY: self.ttl_instant})
+        return W.complete_commit(txn.table, txn.instant, meta)
+
+    def finalize(self, txn: Transaction) -> None:
+        """Mark the stash restored (its files stay until the retention), warn about lost deletes."""
+        assert txn.table is not None and txn.completed is not None
+        table, result, ttl_instant = txn.table, self.result, self.ttl_instant
+        new_instant = txn.completed.timestamp
         result.instant = new_instant
         deletes = _later_deletes(table, ttl_instant)
         if deletes and any(result.rows.values()):
@@ -638,16 +674,15 @@ def restore(table_or_path: str | HoodieTable, ttl_instant: str, *, force: bool =
                 "restored rows: delete it again if so")
         for w in result.warnings:
             log.warning("restore of TTL stash %s: %s", ttl_instant, w)
-        doc.update(state=RESTORED, restored_by=new_instant,
-                   restored_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+        self.doc.update(state=RESTORED, restored_by=new_instant,
+                        restored_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
         # The stashed files stay until the stash retention: rolling back the restore commit makes
         # them restorable again (reopen_stash).
-        _write_manifest(storage, ttl_instant, doc)
+        _write_manifest(table.storage, ttl_instant, self.doc)
         log.info("restored %d row(s) of TTL instant %s as commit %s", sum(result.rows.values()), ttl_instant,
                  new_instant)
-        return result
 
 
-__all__ = ["stash_partitions", "finish_pending_stashes", "purge_expired_stashes", "list_stashes", "restore",
+__all__ = ["RestoreOperation", "TTL_MARKER_KEY", "TTL_STASH_KEY", "stash_partitions", "finish_pending_stashes", "purge_expired_stashes", "list_stashes", "restore",
            "RestoreResult", "StashInfo", "StashError", "read_manifest", "stash_retain_ms", "STASH_DIR",
            "RESTORED_FROM_KEY", "stash_to_unstash", "unstash", "finish_unstash", "reopen_stash"]

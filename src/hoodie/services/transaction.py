@@ -1,0 +1,308 @@
+"""One commit path: the transaction every write and table service commits through.
+
+A :class:`Transaction` runs one :class:`Operation` (a write, a delete_partition, a clean, a rollback,
+a compaction commit, a TTL run, a stash restore) in one order of steps:
+
+1. take the table lock (:mod:`hoodie.format.lock`);
+2. ``operation.prepare``: read and check what the operation needs (it may create the table, or find
+   that there is nothing to commit: then the transaction ends here without an instant);
+3. roll back failed writes (Hudi's EAGER policy), for operations that write data;
+4. ``operation.check``: checks against the table as the rollback left it;
+5. ``operation.start``: the requested and inflight instant files, with the action's content;
+6. ``executor.execute``: the work, in this process or on Spark (the engine passes its executor in;
+   services never import the engine). An operation that runs for long without blocking writers
+   (compaction) releases the lock for this step and takes it again after;
+7. pre-commit hooks: after the work, before the instant completes (the metadata table must be
+   updated at the same instant, before the data commit completes);
+8. ``operation.complete`` writes the completed instant (the commit point), then
+   ``operation.finalize`` does what the action does after it under the lock (a rollback removes the
+   rolled-back instant's files, a TTL run stashes the expired files);
+9. release the lock;
+10. post-commit hooks (metrics, inline compaction, partition TTL, clean, catalog freshness). A hook
+    that fails raises :class:`~hoodie.format.batch_write.PostCommitError` naming the committed
+    instant: the commit stays committed and the error says so.
+
+A failure in steps 6-7 calls ``operation.abort`` (by default nothing: the instant stays pending,
+and the next writer rolls it back) and propagates; nothing is committed.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Sequence
+
+from hoodie.errors import HoodieError
+from hoodie.format.batch_write import PostCommitError
+from hoodie.format.lock import TableLock
+from hoodie.format.storage import Storage
+from hoodie.format.table import HoodieTable
+from hoodie.format.timeline.instant import Instant
+from hoodie.services.rollback_action import register_live_instant, rollback_failed_writes, unregister_live_instant
+
+log = logging.getLogger(__name__)
+
+
+class Executor(Protocol):
+    """Does an operation's work between its inflight instant and its commit (step 6).
+
+    The pure-Python executors run it in this process; the Spark engine passes its own (one task per
+    file group or compaction operation). Returns what the operation's ``complete`` records.
+    """
+
+    def execute(self, txn: "Transaction") -> Any:
+        """Run the work of ``txn.operation`` for the inflight instant ``txn.instant``."""
+
+
+class NoWork:
+    """The executor of operations whose work is done by ``start`` and ``complete`` alone (a
+    delete_partition replacecommit writes no data file)."""
+
+    def execute(self, txn: "Transaction") -> Any:
+        """Nothing to do; returns None."""
+        return None
+
+
+@dataclass(frozen=True)
+class Hook:
+    """A step run before (pre-commit) or after (post-commit) the commit. ``name`` is what a
+    :class:`~hoodie.format.batch_write.PostCommitError` says failed (``clean``, ``compaction``,
+    ``partition TTL``, ``publishing the write's metrics``...)."""
+
+    name: str
+    run: Callable[["Transaction"], Any]
+
+
+class Operation(abc.ABC):
+    """One action committed through a :class:`Transaction`; subclasses say what each step writes.
+
+    Class attributes: ``what`` names the operation in lock files and messages;
+    ``rollback_failed_writes`` makes the transaction roll back failed writes first (writes do, table
+    services leave pending writes alone); ``execute_unlocked`` releases the table lock while the
+    executor runs (``commit_what`` then names the second lock).
+    """
+
+    what: str = "operation"
+    commit_what: Optional[str] = None
+    rollback_failed_writes: bool = False
+    execute_unlocked: bool = False
+
+    def prepare(self, txn: "Transaction") -> bool:
+        """Read and check what the operation needs, under the lock; set ``txn.table``. Returns False
+        when there is nothing to commit (the transaction then ends without an instant)."""
+        txn.table = txn.open_table()
+        return True
+
+    def check(self, txn: "Transaction") -> None:
+        """Checks after failed writes were rolled back, before any timeline file is written."""
+
+    @abc.abstractmethod
+    def start(self, txn: "Transaction") -> Instant:
+        """Create the requested and inflight instant files; returns the inflight instant."""
+
+    @abc.abstractmethod
+    def complete(self, txn: "Transaction", result: Any) -> Instant:
+        """Write the completed instant file (the commit point) from the executor's ``result``."""
+
+    def finalize(self, txn: "Transaction") -> None:
+        """What the action does after its commit, still under the lock."""
+
+    def abort(self, txn: "Transaction", error: BaseException) -> None:
+        """The work or a pre-commit hook failed (``error`` propagates after this). By default the
+        instant stays pending: it is a failed write, which the next writer rolls back."""
+
+
+class Transaction:
+    """Runs one :class:`Operation` through the steps of the module docstring.
+
+    ``table`` (or ``storage``, for a write that may create the table) names the table;
+    ``options`` configure the lock (``hoodie.write.lock.*``); ``lock=False`` is for dry runs, which
+    write nothing. After :meth:`run`: ``instant`` (inflight) and ``completed`` are set when an
+    instant was committed, ``result`` holds what the executor returned, ``hook_results`` what each
+    hook returned, and ``steps`` the steps run, in order (for logs and tests).
+    """
+
+    def __init__(self, operation: Operation, executor: Optional[Executor] = None, *,
+                 table: Optional[HoodieTable] = None, storage: Optional[Storage] = None,
+                 options: Optional[Mapping[str, Any]] = None, pre_commit: Sequence[Hook] = (),
+                 post_commit: Sequence[Hook] = (), lock: bool = True) -> None:
+        if table is None and storage is None:
+            raise ValueError("a transaction needs the table or its storage")
+        self.operation = operation
+        self.executor: Executor = executor or NoWork()
+        self.table: Optional[HoodieTable] = table
+        self.storage: Storage = table.storage if table is not None else storage  # type: ignore[assignment]
+        self.options: dict[str, Any] = dict(options or {})
+        self.pre_commit: list[Hook] = list(pre_commit)
+        self.post_commit: list[Hook] = list(post_commit)
+        self.lock = lock
+        self.instant: Optional[Instant] = None
+        self.completed: Optional[Instant] = None
+        self.result: Any = None
+        self.hook_results: dict[str, Any] = {}
+        self.steps: list[str] = []
+        self._live: tuple[str, str] = ("", "")
+
+    # -- helpers for operations --------------------------------------------------------------------
+
+    def open_table(self) -> HoodieTable:
+        """The table, freshly loaded (operations on an existing table call this in ``prepare``)."""
+        if self.table is None:
+            self.table = HoodieTable(self.storage.base_uri, storage=self.storage)
+        return self.table.reload()
+
+    @property
+    def committed_instant(self) -> Optional[str]:
+        """The instant time committed, or None."""
+        return self.completed.timestamp if self.completed is not None else None
+
+    def _step(self, name: str) -> None:
+        self.steps.append(name)
+        for observer in list(_observers):
+            observer(self, name)
+
+    @contextlib.contextmanager
+    def _locked(self, what: str) -> Iterator[None]:
+        if not self.lock:
+            yield
+            return
+        with TableLock(self.storage, self.options, what):
+            yield
+
+    # -- the one sequence ------------------------------------------------------------------------------
+
+    def run(self) -> "Transaction":
+        """Run the operation (see the module docstring); returns ``self``.
+
+        Raises what the operation raises before its commit (nothing committed), or
+        :class:`~hoodie.format.batch_write.PostCommitError` for a failure after it.
+        """
+        op = self.operation
+        self._step("begin")
+        try:
+            if op.execute_unlocked:
+                with self._locked(op.what):
+                    started = self._begin()
+                if started:
+                    # Writers go on meanwhile; the operation guards its own work (compaction's lock).
+                    self._guarded(self._execute)
+                    with self._locked(op.commit_what or op.what):
+                        self._guarded(self._pre_commit)
+                        self._commit()
+            else:
+                with self._locked(op.what):
+                    if self._begin():
+                        self._guarded(self._execute)
+                        self._guarded(self._pre_commit)
+                        self._commit()
+        except PostCommitError:
+            raise
+        except Exception as e:
+            if self.completed is None:
+                raise
+            # The commit point passed: a finalize step or releasing the lock failed after it.
+            raise PostCommitError(self.completed.timestamp, self.storage.base_uri, "releasing the table lock",
+                                  e) from e
+        self._step("unlock")
+        if self.completed is not None:
+            self._run_post_commit()
+        return self
+
+    def _begin(self) -> bool:
+        """Steps 2-5 under the lock; False when there is nothing to commit."""
+        op = self.operation
+        self._step("lock")
+        self._step("prepare")
+        if not op.prepare(self):
+            self._step("nothing to commit")
+            return False
+        assert self.table is not None, f"{type(op).__name__}.prepare must set txn.table"
+        if op.rollback_failed_writes:
+            self._step("rollback failed writes")
+            rollback_failed_writes(self.table)
+            self.table.reload()
+        self._step("check")
+        op.check(self)
+        self._step("start")
+        self.instant = op.start(self)
+        # Until it completes, this process's own instant is no failed write to roll back.
+        self._live = register_live_instant(self.storage.uri(), self.instant.timestamp)
+        return True
+
+    def _guarded(self, step: Callable[[], None]) -> None:
+        """Run a step between start and commit; on failure let the operation abort, then raise."""
+        try:
+            step()
+        except BaseException as e:
+            self._step("abort")
+            unregister_live_instant(self._live)
+            self.operation.abort(self, e)
+            raise
+
+    def _execute(self) -> None:
+        self._step("execute")
+        self.result = self.executor.execute(self)
+
+    def _pre_commit(self) -> None:
+        for hook in self.pre_commit:
+            self._step(f"pre-commit {hook.name}")
+            self.hook_results[hook.name] = hook.run(self)
+
+    def _commit(self) -> None:
+        self._step("complete")
+        try:
+            self.completed = self.operation.complete(self, self.result)
+        finally:
+            unregister_live_instant(self._live)
+        self._step("finalize")
+        self.operation.finalize(self)
+
+    def _run_post_commit(self) -> None:
+        assert self.completed is not None
+        for hook in self.post_commit:
+            self._step(f"post-commit {hook.name}")
+            try:
+                self.hook_results[hook.name] = hook.run(self)
+            except PostCommitError:
+                raise
+            except Exception as e:
+                raise PostCommitError(self.completed.timestamp, self.storage.base_uri, hook.name, e) from e
+
+
+# Observers of transaction steps, (transaction, step name) -> None: tests and tracing.
+_observers: list[Callable[[Transaction, str], None]] = []
+_observers_guard = threading.Lock()
+
+
+@contextlib.contextmanager
+def observe(observer: Callable[[Transaction, str], None]) -> Iterator[None]:
+    """Call ``observer(transaction, step)`` for every step of every transaction while in the block."""
+    with _observers_guard:
+        _observers.append(observer)
+    try:
+        yield
+    finally:
+        with _observers_guard:
+            _observers.remove(observer)
+
+
+class MetadataTableError(HoodieError):
+    """The table has a Hudi metadata table, which hoodie does not maintain yet."""
+
+
+def refuse_metadata_table(table: HoodieTable, what: str, error: type[Exception] = MetadataTableError) -> None:
+    """Table services here do not maintain a metadata table; refuse (raising ``error``) to make one
+    stale."""
+    if table.has_metadata_table:
+        raise error(
+            f"{table.base_path} has a Hudi metadata table (hoodie.table.metadata.partitions="
+            f"{table.props.get('hoodie.table.metadata.partitions')}); hoodie does not maintain it, so {what} "
+            "would leave it stale for Java readers. Disable it first (run a Hudi write with "
+            "hoodie.metadata.enable=false, which deletes .hoodie/metadata), then retry")
+
+
+__all__ = ["Transaction", "Operation", "Executor", "NoWork", "Hook", "observe", "refuse_metadata_table",
+           "MetadataTableError"]

@@ -1,0 +1,286 @@
+"""Writes (insert, upsert, delete, overwrites, delete_partition) as transactions: the one write
+sequence of the pure-Python writer (:func:`write_arrow`) and the Spark engine
+(``hoodie.spark.write``, which passes its :class:`WriteExecutor` in).
+
+:class:`WriteOperation` parses and checks the options and data, creates the table when absent,
+writes the requested/inflight instant of the operation (a commit, deltacommit or replacecommit;
+:mod:`hoodie.services.delete_partition` for delete_partition) and commits the write stats the
+executor returns. Planning and executing the file groups is the format core's
+(:mod:`hoodie.format.batch_write`); the executor decides where it runs. After the commit the
+transaction publishes the write's metrics and runs the inline services the options enable
+(:mod:`hoodie.services.inline`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Protocol, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hoodie.configs import warn_unknown_keys
+from hoodie.faults import fault_point
+from hoodie.format import batch_write as B
+from hoodie.format.batch_write import PostCommitError, WriteConfig, WriteError
+from hoodie.format.file_group import naming as N
+from hoodie.format.file_group.fsview import FileSystemView, check_partition_nesting
+from hoodie.format.slice import writer as W
+from hoodie.format.storage import Storage
+from hoodie.format.table import META_COLUMNS, HoodieTable, table_exists
+from hoodie.format.timeline.commit_metadata import WriteStat
+from hoodie.format.timeline.instant import Instant
+from hoodie.metrics import publish_write
+from hoodie.services import inline
+from hoodie.services.delete_partition import DeletePartitionOperation
+from hoodie.services.transaction import Hook, Operation, Transaction
+
+METRICS_HOOK = "publishing the write's metrics"
+
+
+@dataclass
+class WriteOutcome:
+    """What an executor wrote: the write stats, and the partitions the input touched (an
+    insert_overwrite replaces the file groups of those)."""
+
+    stats: list[WriteStat]
+    partitions: list[str] = field(default_factory=list)
+
+
+class WriteExecutor(Protocol):
+    """Where a write's data work runs: in this process (:class:`ArrowWriteExecutor`) or on Spark
+    (the engine's). The operation calls these in this order, under the table lock."""
+
+    def body_schema(self) -> pa.Schema:
+        """The input's schema without meta columns (the table schema is derived from it)."""
+
+    def check(self, op: "WriteOperation", existing: Optional[HoodieTable]) -> None:
+        """Check every record (keys, partition paths, precombine values...) before anything is
+        written; raise the first error found."""
+
+    def partitions_to_delete(self, op: "WriteOperation") -> list[str]:
+        """The partitions of a delete_partition write."""
+
+    def execute(self, txn: Transaction) -> WriteOutcome:
+        """Write the file groups of ``txn.operation`` for the inflight instant ``txn.instant``."""
+
+    def abort(self, txn: Transaction, error: BaseException) -> None:
+        """The work failed before the commit (``error`` propagates after this)."""
+
+
+class WriteOperation(Operation):
+    """One write as a transaction's operation (see the module docstring)."""
+
+    rollback_failed_writes = True
+
+    def __init__(self, storage: Storage, options: Mapping[str, Any], executor: WriteExecutor, *,
+                 mode: str = "append", instant: Optional[str] = None,
+                 storage_options: Optional[dict[str, Any]] = None, what: str = "write") -> None:
+        self.storage = storage
+        self.options = options
+        self.executor = executor
+        self.mode = mode
+        self.instant_time = instant
+        self.storage_options = storage_options
+        self.what = what
+        self.started = time.monotonic()
+        self.cfg: Optional[WriteConfig] = None
+        self.existing: Optional[HoodieTable] = None
+        self.avro_schema: dict = {}
+        self.delete: Optional[DeletePartitionOperation] = None
+
+    @property
+    def config(self) -> WriteConfig:
+        """The parsed write config (set by :meth:`prepare`)."""
+        assert self.cfg is not None
+        return self.cfg
+
+    @property
+    def operation_type(self) -> str:
+        """Hudi's operationType of this write (``UPSERT``...)."""
+        return B.OPERATION_TYPES[self.config.operation]
+
+    def prepare(self, txn: Transaction) -> bool:
+        """Parse the options against the table, check every record, create the table when absent."""
+        self.started = time.monotonic()
+        st = self.storage
+        existing = HoodieTable(st.base_uri, storage=st) if table_exists(st) else None
+        self.existing = existing
+        cfg = WriteConfig.from_options(self.options, existing, overwrite=self.mode == "overwrite")
+        replace = self.mode == "overwrite" and existing is not None
+        if replace:
+            cfg = B.overwrite_config(cfg)
+        self.cfg = cfg
+        # The inline services run after the commit: a misconfiguration found only then would raise
+        # with the data committed, so their options are checked now.
+        inline.check_inline_options(self.options, cfg.table_type == "MERGE_ON_READ",
+                                    existing.props if existing else None)
+        self.executor.check(self, existing)
+        if cfg.operation in ("delete", "delete_partition") and existing is not None:
+            self.avro_schema = existing.avro_schema()
+        else:
+            # An overwrite's batch is the table's new content: its schema is the new table schema.
+            self.avro_schema = B.avro_schema_for(self.executor.body_schema(), cfg, None if replace else existing)
+        txn.table = existing or B.open_or_create(st.base_uri, cfg, self.avro_schema, self.storage_options)
+        return True
+
+    def check(self, txn: Transaction) -> None:
+        """Pending compaction plans must be readable; a delete_partition resolves its partitions."""
+        assert txn.table is not None
+        B.check_compaction_plans(txn.table)
+        txn.table.reload()
+        if self.config.operation != "delete_partition":
+            return
+        parts = self.executor.partitions_to_delete(self)
+        if not parts:
+            raise WriteError(f"delete_partition needs {B.PARTITIONS_TO_DELETE} or input rows naming the partitions")
+        table = txn.table
+        all_parts = set(FileSystemView(table.storage, table.timeline).partitions())
+        missing = [p for p in parts if p not in all_parts]
+        if missing:
+            raise WriteError(f"delete_partition: partition(s) {missing} do not exist in {table.base_path}")
+        self.delete = DeletePartitionOperation(B.replaced_file_groups(table, parts), instant=self.instant_time)
+
+    def start(self, txn: Transaction) -> Instant:
+        """The requested and inflight instant of the write's action."""
+        assert txn.table is not None
+        if self.delete is not None:
+            return self.delete.start(txn)
+        op = self.config.operation
+        return W.start_commit(txn.table, B.action_for(txn.table, op), self.instant_time,
+                              operation_type=self.operation_type, requested_content=B.requested_content(op))
+
+    def execute(self, txn: Transaction) -> Optional[WriteOutcome]:
+        """The transaction's executor step: the executor's file groups (a delete_partition has none)."""
+        if self.delete is not None:
+            return None
+        return self.executor.execute(txn)
+
+    def complete(self, txn: Transaction, result: Optional[WriteOutcome]) -> Instant:
+        """Commit the write stats (replacing the overwritten file groups)."""
+        assert txn.table is not None and txn.instant is not None
+        if self.delete is not None:
+            return self.delete.complete(txn, None)
+        assert result is not None
+        table = txn.table
+        cfg = self.config
+        fault_point("write.before_complete")
+        replaced = None
+        if cfg.operation in B.OVERWRITE_OPERATIONS:
+            parts = (FileSystemView(table.storage, table.timeline).partitions()
+                     if cfg.operation == "insert_overwrite_table" else sorted(result.partitions))
+            replaced = B.replaced_file_groups(table, parts)
+        plan = B.WritePlan(table, cfg, txn.instant.timestamp, self.avro_schema, [], self.operation_type)
+        done = B.commit_write(plan, result.stats, replaced=replaced)
+        fault_point("write.after_complete")
+        return done
+
+    def abort(self, txn: Transaction, error: BaseException) -> None:
+        """Let the executor undo its work (the Spark engine rolls the instant back at once)."""
+        if self.delete is None:
+            self.executor.abort(txn, error)
+
+    def metrics_hook(self) -> Hook:
+        """Publish the committed write's metrics (a post-commit hook)."""
+
+        def publish(txn: Transaction) -> Any:
+            assert txn.table is not None and txn.completed is not None
+            stats = txn.result.stats if isinstance(txn.result, WriteOutcome) else []
+            return publish_write(txn.table.name, txn.table.base_path, txn.completed.timestamp, self.operation_type,
+                                 stats, int((time.monotonic() - self.started) * 1000), self.options)
+
+        return Hook(METRICS_HOOK, publish)
+
+
+def run_write(storage: Storage, options: Mapping[str, Any], executor: WriteExecutor, *, mode: str = "append",
+              instant: Optional[str] = None, storage_options: Optional[dict[str, Any]] = None,
+              what: str = "write", compaction_executor: Optional[Any] = None,
+              pre_commit: Sequence[Hook] = (), post_commit: Sequence[Hook] = ()) -> str:
+    """Run one write through a :class:`~hoodie.services.transaction.Transaction`; returns the
+    committed instant time.
+
+    ``executor`` does the data work; ``compaction_executor`` runs inline compaction's operations
+    (the Spark engine passes its own). ``post_commit`` hooks run after the write's metrics and
+    before the inline services. A failure after the commit raises :class:`PostCommitError`.
+    """
+    if mode not in ("append", "overwrite"):
+        raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")
+    op = WriteOperation(storage, options, executor, mode=mode, instant=instant, storage_options=storage_options,
+                        what=what)
+    hooks = [op.metrics_hook(), *post_commit, *inline.post_commit_hooks(options, compaction_executor)]
+    txn = Transaction(op, op, storage=storage, options=options, pre_commit=pre_commit, post_commit=hooks).run()
+    assert txn.completed is not None
+    return txn.completed.timestamp
+
+
+class ArrowWriteExecutor:
+    """The pure-Python write executor: plans and writes every file group in this process."""
+
+    def __init__(self, data: pa.Table, options: Mapping[str, Any]) -> None:
+        self.data = data
+        self.options = options
+        self.records: Optional[pa.Table] = None
+
+    def body_schema(self) -> pa.Schema:
+        """The input's schema without meta columns."""
+        return self.data.drop_columns([c for c in self.data.column_names if c in META_COLUMNS]).schema
+
+    def check(self, op: WriteOperation, existing: Optional[HoodieTable]) -> None:
+        """Every check of the data (keys, partition paths, precombine values, schema) runs before
+        the table is created or anything is written."""
+        cfg = op.config
+        body = self.data.drop_columns([c for c in self.data.column_names if c in META_COLUMNS])
+        B.check_event_times(body, cfg)
+        self.records = B.prepare_records(self.data, cfg)
+        if cfg.operation not in ("delete", "delete_partition"):
+            check_partition_nesting(op.storage, pc.unique(self.records.column("_hoodie_partition_path")).to_pylist(),
+                                    existing.timeline if existing is not None else None)
+
+    def partitions_to_delete(self, op: WriteOperation) -> list[str]:
+        """``hoodie.datasource.write.partitions.to.delete``, or the partitions of the input rows."""
+        return B.partitions_to_delete(self.options, self.records)
+
+    def execute(self, txn: Transaction) -> WriteOutcome:
+        """Plan the write and write its file groups one after another."""
+        op = txn.operation
+        assert isinstance(op, WriteOperation) and txn.table is not None and txn.instant is not None
+        assert self.records is not None
+        instant = txn.instant.timestamp
+        plan = B.plan_write(txn.table, self.records, op.config, instant, op.avro_schema)
+        stats = []
+        for i, w in enumerate(plan.work):
+            stats.append(B.execute_file_group(txn.table, w, instant=instant, avro_schema=op.avro_schema,
+                                              cfg=op.config, token=N.write_token(i, 1, i), task_partition_id=i))
+            fault_point("write.after_file_group")
+        parts = sorted(pc.unique(self.records.column("_hoodie_partition_path")).to_pylist())
+        return WriteOutcome(stats, parts)
+
+    def abort(self, txn: Transaction, error: BaseException) -> None:
+        """Nothing: the instant stays pending and the next writer rolls it back."""
+
+
+def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
+                storage_options: Optional[dict[str, Any]] = None, instant: Optional[str] = None,
+                mode: str = "append") -> str:
+    """Write Arrow data as one commit, in this process (no Spark). Returns the instant time.
+
+    ``options`` are Hudi datasource keys (``hoodie.table.name``, ``hoodie.datasource.write.*``...).
+    ``mode="overwrite"`` replaces an existing table's data with the batch (an
+    insert_overwrite_table replacecommit, :func:`~hoodie.format.batch_write.overwrite_config`);
+    ``"append"`` writes into it. Both create the table when absent. Options and data are checked
+    before anything is written. The write holds the table lock (``hoodie.format.lock``) from its
+    rollback of failed writes to its commit; the inline services it enables run after it, each
+    under the lock again. A failure after the commit raises :class:`PostCommitError`.
+    """
+    if mode not in ("append", "overwrite"):
+        raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")
+    warn_unknown_keys(options)
+    st = Storage(base_path, storage_options)
+    op = str(options.get("hoodie.datasource.write.operation") or "upsert")
+    return run_write(st, options, ArrowWriteExecutor(data, options), mode=mode, instant=instant,
+                     storage_options=storage_options, what=f"write ({op})")
+
+
+__all__ = ["write_arrow", "run_write", "WriteOperation", "WriteExecutor", "WriteOutcome", "ArrowWriteExecutor",
+           "PostCommitError", "WriteError", "METRICS_HOOK"]
