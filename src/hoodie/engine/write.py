@@ -18,6 +18,7 @@ its key columns are read, inside the task that needs them) and the input is shuf
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 from typing import Any, Mapping, Optional
@@ -91,7 +92,8 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
     # The table lock covers the whole write (docs/concurrency.md); inline services take it again.
     return run_write(st, opts, SparkWriteExecutor(df, opts), mode=mode, instant=opts.get("hoodie.write.instant"),
                      storage_options=storage_options, what=f"Spark write ({op})",
-                     compaction_executor=spark_executor(df.sparkSession))
+                     # Built when inline compaction runs: options are validated before Spark is touched.
+                     compaction_executor=lambda tasks: spark_executor(df.sparkSession)(tasks))
 
 
 class SparkWriteExecutor:
@@ -101,9 +103,13 @@ class SparkWriteExecutor:
     def __init__(self, df: Any, opts: dict[str, str]) -> None:
         self.df = df
         self.opts = opts
-        arrow_schema = _arrow_schema_of(df)
-        self.schema = pa.schema([f for f in arrow_schema
-                                 if f.name not in META_COLUMNS and f.name != "_hoodie_operation"])
+
+    @functools.cached_property
+    def schema(self) -> pa.Schema:
+        """The input's Arrow schema without meta columns (read from Spark on first use, after the
+        options were validated)."""
+        return pa.schema([f for f in _arrow_schema_of(self.df)
+                          if f.name not in META_COLUMNS and f.name != "_hoodie_operation"])
 
     def body(self) -> Any:
         """The input without meta columns."""
