@@ -1,4 +1,5 @@
-"""Shared test fixtures: the Java-written Hudi v6 tables from ../shared/fixtures/hudi-v6."""
+"""Shared test fixtures (the Java-written Hudi v6 tables from ../shared/fixtures/hudi-v6) and the
+Hypothesis profiles (docs/testing.md)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,68 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, is_hypothesis_test, settings
+from hypothesis.errors import InvalidArgument
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE_DIR = Path(os.environ.get("HOODIE_FIXTURES", REPO.parent / "shared" / "fixtures" / "hudi-v6"))
 FIXTURE_ZIPS = sorted(FIXTURE_DIR.glob("*.zip"))
+
+# Hypothesis profiles. Per-test counts are written for "ci" and pass through tests.helpers.examples,
+# which scales them by the active profile's max_examples / 100 (so by LONG_FACTOR under "long").
+LONG_FACTOR = 10
+_BASE = settings.get_profile("default")
+# "ci", the default everywhere: derandomized. Each test draws the same examples on every run
+# (seeded from the test's own code), so a red run is the change's fault, re-running the test
+# reproduces it exactly, and the run's length is stable. The price is that the default run
+# explores nothing new; exploring is the long profile's job. No deadline and no too_slow check:
+# both measure time, and the machines are shared, so they would fail at random.
+settings.register_profile("ci", _BASE, max_examples=100, derandomize=True, database=None, deadline=None,
+                          print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+# "long", behind -m slow: random seeds on every run and LONG_FACTOR times the examples; the example
+# database (.hypothesis/, git-ignored) replays any failure it found first on the next run.
+settings.register_profile("long", _BASE, max_examples=100 * LONG_FACTOR, derandomize=False, deadline=None,
+                          print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _selects_slow(markexpr: str) -> bool:
+    """Whether the -m expression lets a test marked only ``slow`` through (an empty one lets all through)."""
+    if not markexpr:
+        return True
+    from _pytest.mark.expression import Expression
+
+    try:
+        return Expression.compile(markexpr).evaluate(lambda name, **kwargs: name == "slow")
+    except SyntaxError:
+        return False  # pytest reports the malformed expression itself
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Load the Hypothesis profile: --hypothesis-profile, else $HYPOTHESIS_PROFILE, else "long" when
+    the run includes the slow tests (``-m slow``) and "ci" otherwise."""
+    slow = _selects_slow(config.getoption("markexpr"))
+    name = (config.getoption("--hypothesis-profile") or os.environ.get("HYPOTHESIS_PROFILE")
+            or ("long" if slow else "ci"))
+    try:
+        settings.load_profile(name)
+    except InvalidArgument:
+        raise pytest.UsageError(f"unknown Hypothesis profile {name!r}; use ci (the default) or long") from None
+    if settings.get_profile(name).max_examples > 100 and not slow:
+        raise pytest.UsageError(
+            f"the Hypothesis profile {name!r} makes every Hypothesis test a slow test, and this run "
+            "excludes slow tests; run the long suite with `python3 -m pytest -m slow`")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under a profile with more examples than "ci", every Hypothesis test is a slow test, so the
+    default run (``-m 'not slow'``) never runs a long property and ``-m slow`` runs them all. Tests
+    that call @given inside their body declare it with ``@pytest.mark.hypothesis``."""
+    if settings().max_examples <= 100:
+        return
+    for item in items:
+        if isinstance(item, pytest.Function) and (is_hypothesis_test(item.obj) or item.get_closest_marker("hypothesis")):
+            item.add_marker(pytest.mark.slow)
 
 
 def unzip_fixture(zip_path: Path, dest: Path) -> Path:
@@ -56,3 +115,10 @@ def fixture_copy(fixtures_root: Path, tmp_path: Path):
         return dst
 
     return _copy
+
+
+def pytest_report_header() -> str:
+    """Name the Hypothesis profile at the top of every run (pytest -v shows Hypothesis' own line)."""
+    s = settings()
+    return (f"hypothesis profile {settings.get_current_profile_name()!r}: "
+            f"{'derandomized' if s.derandomize else 'random'}, per-test counts x{s.max_examples // 100}")

@@ -9,6 +9,15 @@ from typing import Any, Iterable, Sequence
 import pyarrow as pa
 
 
+def examples(n: int) -> int:
+    """Hypothesis ``max_examples`` for a test that draws ``n`` examples under the default "ci"
+    profile: scaled by the active profile's max_examples / 100 (``n`` under "ci", 10 n under "long";
+    tests/conftest.py). Evaluated when the test module is imported, after the profile is loaded."""
+    from hypothesis import settings
+
+    return max(1, n * settings().max_examples // 100)
+
+
 def normalize(v: Any) -> Any:
     """A hashable, order-comparable form of a value: naive UTC timestamps, tuples for lists/maps."""
     if isinstance(v, _dt.datetime):

@@ -1,21 +1,23 @@
-"""A small Spark write job run in a child process by the crash and local-cluster tests.
+"""A small Spark write job, run in a child process by the crash and local-cluster tests, or in the
+test run's own session through :func:`run_step`.
 
-usage: python -m tests.engine.spark_job MASTER BASE_PATH STEP [storage-options-json]
-STEP 0 inserts ids 0..49, STEP n>0 upserts ids 0..9 with v = "s<n>", then prints the instant.
+usage: python -m tests.engine.spark_job MASTER BASE_PATH STEPS [storage-options-json]
+STEPS is one step or several separated by commas, all run in one session. STEP 0 inserts ids 0..49,
+STEP n>0 upserts ids 0..9 with v = "s<n>"; each step prints one JSON line with its instant and the
+row count read back.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from typing import Any, Optional
 
 
-def main() -> None:
-    master, base, step = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    so = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
+def run_step(spark: Any, base: str, step: int, so: Optional[dict] = None) -> dict:
+    """Write step ``step`` to ``base`` with ``spark`` and read the table back on the same session."""
     import hoodie.spark as hs
 
-    spark = hs.session(master, app_name="hoodie-child")
     opts = {
         "hoodie.table.name": "child", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
         "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "p",
@@ -29,8 +31,18 @@ def main() -> None:
     reader = spark.read.format("hoodie")
     for k, v in (so or {}).items():
         reader = reader.option(f"hoodie.storage.{k}", v)
-    n = reader.load(base).count()
-    print(json.dumps({"instant": instant, "count": n}))
+    return {"instant": instant, "count": reader.load(base).count()}
+
+
+def main() -> None:
+    master, base = sys.argv[1], sys.argv[2]
+    steps = [int(s) for s in sys.argv[3].split(",")]
+    so = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
+    import hoodie.spark as hs
+
+    spark = hs.session(master, app_name="hoodie-child")
+    for step in steps:
+        print(json.dumps(run_step(spark, base, step, so)), flush=True)
     spark.stop()
 
 

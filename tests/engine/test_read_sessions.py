@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import hoodie
 from hoodie.services.write import write_arrow
+from tests.helpers import examples
 
 pytestmark = pytest.mark.spark
 PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
@@ -109,7 +110,7 @@ def session_table(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[d
     return path, _write(path)
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=examples(6), deadline=None)
 @given(pushdown=st.sampled_from([None, "true", "false"]), register_again=st.booleans(),
        tz=st.sampled_from(["UTC", "America/Los_Angeles", "Asia/Kolkata"]), arrow=st.sampled_from([None, "false"]),
        flt=st.sampled_from(sorted(FILTERS)))

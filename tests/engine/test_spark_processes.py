@@ -1,5 +1,10 @@
-"""Spark writes in child processes: a real multi-executor cluster, a driver killed mid-write,
-and an object store (moto_server on 127.0.0.1) reached only from Python."""
+"""Spark writes across processes: a real multi-executor cluster, a driver killed mid-write, and an
+object store (moto_server on 127.0.0.1) reached only from Python.
+
+Each JVM a test starts costs 10-40 s, so the default run starts two: the cluster runs both of its
+writes in one child driver, and the steps around the killed driver and the object-store writes use
+the run's shared session. The ``-m slow`` twins (``*_driver_per_step``) run every step in a child
+driver of its own, so each write also meets fresh executors and Python workers."""
 
 from __future__ import annotations
 
@@ -13,22 +18,31 @@ import pytest
 
 import hoodie
 from hoodie.format.table import HoodieTable
+from tests.engine.spark_job import run_step
 from tests.hudi_rs import read_hudi_rs
 from tests.s3 import moto_s3  # noqa: F401
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[2]
+CLUSTER = "local-cluster[2,1,1024]"
 
 
-def _job(master: str, base: str, step: int, env_extra: dict | None = None, so: dict | None = None,
+def _job(master: str, base: str, steps: str, env_extra: dict | None = None, so: dict | None = None,
          timeout: int = 400) -> subprocess.CompletedProcess:
+    """Run ``steps`` (``"0"``, ``"0,1"``) of tests/engine/spark_job.py in one child driver."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env.update(env_extra or {})
-    args = [sys.executable, "-m", "tests.engine.spark_job", master, base, str(step)]
+    args = [sys.executable, "-m", "tests.engine.spark_job", master, base, steps]
     if so:
         args.append(json.dumps(so))
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env, cwd=str(REPO))
+
+
+def _counts(out: subprocess.CompletedProcess) -> list[int]:
+    """The row counts the child read back after each of its steps."""
+    assert out.returncode == 0, out.stderr[-3000:]
+    return [json.loads(line)["count"] for line in out.stdout.splitlines() if line.startswith("{")]
 
 
 def _values(path: str, so: dict | None = None) -> dict[int, str]:
@@ -36,49 +50,86 @@ def _values(path: str, so: dict | None = None) -> dict[int, str]:
     return dict(zip(t.column("id").to_pylist(), t.column("v").to_pylist()))
 
 
-def test_local_cluster_two_executors(tmp_path: Path) -> None:
-    """local-cluster gives separate executor JVMs and Python workers: nothing may rely on driver state."""
-    base = str(tmp_path / "t")
-    out = _job("local-cluster[2,1,1024]", base, 0)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1])["count"] == 50
-    out = _job("local-cluster[2,1,1024]", base, 1)
-    assert out.returncode == 0, out.stderr[-3000:]
+def _check_cluster_table(base: str) -> None:
     expected = {i: ("s1" if i < 10 else "s0") for i in range(50)}
     assert _values(base) == expected
     theirs = read_hudi_rs(base)
     assert dict(zip(theirs.column("id").to_pylist(), theirs.column("v").to_pylist())) == expected
 
 
-def test_driver_killed_mid_write_then_recovers(tmp_path: Path) -> None:
+def test_local_cluster_two_executors(tmp_path: Path) -> None:
+    """local-cluster gives separate executor JVMs and Python workers: nothing may rely on driver state.
+    One child driver inserts, then upserts."""
     base = str(tmp_path / "t")
-    assert _job("local[2]", base, 0).returncode == 0
-    # SIGKILL after the executors wrote their files, before the commit.
-    out = _job("local[2]", base, 1, {"HOODIE_FAULT_POINTS": "write.after_files"})
+    assert _counts(_job(CLUSTER, base, "0,1")) == [50, 50]
+    _check_cluster_table(base)
+
+
+@pytest.mark.slow
+def test_local_cluster_two_executors_driver_per_step(tmp_path: Path) -> None:
+    """As above, with the insert and the upsert each in a cluster of its own."""
+    base = str(tmp_path / "t")
+    assert _counts(_job(CLUSTER, base, "0")) == [50]
+    assert _counts(_job(CLUSTER, base, "1")) == [50]
+    _check_cluster_table(base)
+
+
+def _killed_write(tmp_path: Path, base: str) -> str:
+    """SIGKILL a child driver after its executors wrote their files, before the commit; check what
+    it left and that every reader still sees the committed state. Returns the failed instant."""
+    out = _job("local[2]", base, "1", {"HOODIE_FAULT_POINTS": "write.after_files"})
     assert out.returncode == -9, out.stderr[-2000:]
-    t = HoodieTable(base)
-    pending = t.timeline.pending().instants
+    pending = HoodieTable(base).timeline.pending().instants
     assert len(pending) == 1 and pending[0].action == "deltacommit"
     assert any(".log." in p.name for p in (tmp_path / "t" / "p0").iterdir()), "the killed write left files"
     committed = {i: "s0" for i in range(50)}
     assert _values(base) == committed
     theirs = read_hudi_rs(base)
     assert dict(zip(theirs.column("id").to_pylist(), theirs.column("v").to_pylist())) == committed
-    # The next write rolls the failed one back and succeeds.
-    out = _job("local[2]", base, 2)
-    assert out.returncode == 0, out.stderr[-3000:]
+    return pending[0].timestamp
+
+
+def _check_recovered(tmp_path: Path, base: str, failed: str) -> None:
+    """The next write rolled the failed one back and succeeded."""
     t = HoodieTable(base)
     assert [i.action for i in t.timeline.completed()].count("rollback") == 1
     assert not t.timeline.pending()
     assert _values(base) == {i: ("s2" if i < 10 else "s0") for i in range(50)}
-    assert not any(pending[0].timestamp in p.name for p in (tmp_path / "t" / ".hoodie").iterdir())
+    assert not any(failed in p.name for p in (tmp_path / "t" / ".hoodie").iterdir())
 
 
-def test_spark_write_to_object_store(moto_s3: dict, tmp_path: Path) -> None:
+def test_driver_killed_mid_write_then_recovers(spark, tmp_path: Path) -> None:
+    """The killed write runs in a child driver; the write before it and the recovering write after
+    it run in this run's session."""
+    base = str(tmp_path / "t")
+    assert run_step(spark, base, 0)["count"] == 50
+    failed = _killed_write(tmp_path, base)
+    assert run_step(spark, base, 2)["count"] == 50
+    _check_recovered(tmp_path, base, failed)
+
+
+@pytest.mark.slow
+def test_driver_killed_mid_write_then_recovers_driver_per_step(tmp_path: Path) -> None:
+    """As above, with the insert and the recovering write in child drivers of their own."""
+    base = str(tmp_path / "t")
+    assert _counts(_job("local[2]", base, "0")) == [50]
+    failed = _killed_write(tmp_path, base)
+    assert _counts(_job("local[2]", base, "2")) == [50]
+    _check_recovered(tmp_path, base, failed)
+
+
+def test_spark_write_to_object_store(spark, moto_s3: dict, tmp_path: Path) -> None:
+    """Executors write to S3 through Python; the JVM has no S3 connector configured."""
     base = "s3://hoodie-test/spark_t"
-    out = _job("local[2]", base, 0, so=moto_s3)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1])["count"] == 50
-    out = _job("local[2]", base, 1, so=moto_s3)
-    assert out.returncode == 0, out.stderr[-3000:]
+    assert run_step(spark, base, 0, so=moto_s3)["count"] == 50
+    assert run_step(spark, base, 1, so=moto_s3)["count"] == 50
+    assert _values(base, moto_s3) == {i: ("s1" if i < 10 else "s0") for i in range(50)}
+
+
+@pytest.mark.slow
+def test_spark_write_to_object_store_driver_per_step(moto_s3: dict, tmp_path: Path) -> None:
+    """As above, with each write in a child driver of its own."""
+    base = "s3://hoodie-test/spark_t_children"
+    assert _counts(_job("local[2]", base, "0", so=moto_s3)) == [50]
+    assert _counts(_job("local[2]", base, "1", so=moto_s3)) == [50]
     assert _values(base, moto_s3) == {i: ("s1" if i < 10 else "s0") for i in range(50)}

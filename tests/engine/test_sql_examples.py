@@ -20,6 +20,7 @@ import hoodie
 from hoodie.services.write import write_arrow
 from hoodie.interfaces.catalog import CatalogError
 from hoodie.interfaces.sql import PROCEDURES, _load_procedures, bind, parse_call, resolve_table
+from tests.helpers import examples
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[2]
@@ -114,7 +115,7 @@ def test_every_documented_sql_statement_runs(spark, events: tuple[str, str], whe
 READ_ONLY = ("show_commits", "show_compaction", "show_freshness")
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(proc=st.sampled_from(sorted({p.name for p in PROCEDURES.values()})),
        form=st.sampled_from(["name", "db.name", "`db`.`name`", "path", "path/"]), upper=st.booleans(),
        ro=st.booleans(), current=st.sampled_from([DB, "default"]), shadow=st.booleans(), with_base=st.booleans())

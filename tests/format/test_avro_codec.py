@@ -28,6 +28,7 @@ from hoodie.format.avro.encode import encode_records
 from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.storage import Storage
 from tests.conftest import fixture_table_path
+from tests.helpers import examples
 
 QUICKSTART = "quickstart_trips_table_mor_avro_v6_trips_8i1u"
 ROLLBACK = "sample_table_mor_parquet_v6_nonpartitioned_rollback"
@@ -461,7 +462,7 @@ def _tables(draw) -> pa.Table:
     return pa.table(cols)
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_tables())
 def test_round_trip_random_tables(table: pa.Table) -> None:
     avro = arrow_to_avro_schema(table.schema, "rec", "hoodie.test")
@@ -511,7 +512,7 @@ def _without_local_timestamps(table: pa.Table) -> pa.Table | None:
     return None if any(has_local(f.type) for f in table.schema) else table
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=50))
 def test_varints_match_fastavro(values: list[int]) -> None:
     schema = {"type": "record", "name": "r", "fields": [{"name": "v", "type": "long"}]}

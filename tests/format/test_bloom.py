@@ -30,6 +30,7 @@ from hoodie.format.slice.bloom import (
 from hoodie.format.storage import Storage
 from hoodie.format.timeline.active import Timeline
 from tests.conftest import FIXTURE_ZIPS
+from tests.helpers import examples
 
 
 # ------------------------------------------------------------------------------------------------
@@ -152,7 +153,7 @@ _keys = st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), m
                  min_size=0, max_size=60)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(keys=_keys, nr=st.integers(1, 12), max_nr=st.integers(1, 40),
        fpp=st.sampled_from([0.5, 0.1, 0.01, 1e-4]))
 def test_vectorised_builder_matches_the_java_model(keys: list[str], nr: int, max_nr: int, fpp: float) -> None:
@@ -172,7 +173,7 @@ def test_vectorised_builder_matches_the_java_model(keys: list[str], nr: int, max
         assert BloomFilter.deserialize(ours.serialize(), "DYNAMIC_V0").might_contain(pa.array(keys)).all()
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(keys=_keys.filter(bool))
 def test_simple_filter_matches_the_model(keys: list[str]) -> None:
     spec = BloomSpec(num_entries=20, fpp=0.01, filter_type="SIMPLE")

@@ -26,6 +26,7 @@ from hoodie.format.timeline.compaction_plan import (
 from hoodie.format.table import HoodieTable
 from tests.conftest import FIXTURE_DIR
 from tests.services.test_compaction_support import UNBOUNDED, Setup, event_time_config, write
+from tests.helpers import examples
 
 
 def _shared_fixtures() -> Path:
@@ -181,7 +182,7 @@ def _plans(draw: Any) -> dict[str, Any]:
     return _drop_some(draw, plan, ("operations", "extraMetadata", "version", "strategy", "preserveHoodieMetadata"))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(record=_plans(), sync=st.binary(min_size=16, max_size=16))
 def test_random_plans_round_trip_byte_identical(record: dict[str, Any], sync: bytes) -> None:
     data = PL.write_avro_metadata(KIND, record, sync_marker=sync)  # today's encoding of the dict
@@ -193,7 +194,7 @@ def test_random_plans_round_trip_byte_identical(record: dict[str, Any], sync: by
     assert pickle.loads(pickle.dumps(plan)) == plan  # operations travel to Spark tasks pickled
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(record=_plans(), extra_op=st.dictionaries(st.sampled_from(["futureA", "futureB"]), _ints, min_size=1),
        extra_plan=st.dictionaries(st.sampled_from(["missingSchedulePartitions", "futureC"]), st.lists(_text)))
 def test_unknown_writer_fields_are_kept_by_to_avro_and_dropped_by_to_bytes(record, extra_op, extra_plan) -> None:

@@ -22,6 +22,7 @@ from hoodie.format.slice.eventtime import (
     MAX_MS, MIN_MS, PLAUSIBLE_MS, UNIT_KEY, UNITS, EventTimeError, event_time_millis, millis_to_iso,
     parse_iso_millis,
 )
+from tests.helpers import examples
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 TICKS_PER_MS = {"s": Fraction(1, 1000), "ms": Fraction(1), "us": Fraction(1000), "ns": Fraction(1_000_000)}
@@ -37,7 +38,7 @@ def _floor_ms(raw: object, per_ms: Fraction) -> int:
 
 # -- typed columns: by their type, every unit and zone ------------------------------------------
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.sampled_from(["s", "ms", "us", "ns"]), st.sampled_from(ZONES),
        st.lists(st.one_of(st.none(), st.integers(-(2**63) + 1, 2**63 - 1)), max_size=12),
        st.sampled_from(UNITS))
@@ -52,7 +53,7 @@ def test_timestamps_convert_by_their_type(unit: str, tz: str, ticks: list, confi
             event_time_millis(arr, "ts", configured)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.one_of(st.none(), st.dates()), max_size=8), st.sampled_from([pa.date32(), pa.date64()]),
        st.sampled_from(UNITS))
 def test_dates_are_midnight_utc(days: list, date_type: pa.DataType, configured: str) -> None:
@@ -92,7 +93,7 @@ def _exact(v: object, kind: str, unit: str) -> int:
     return _floor_ms(v, UNIT_PER_MS[unit])
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(st.data(), st.sampled_from(UNITS), st.sampled_from(UNITS),
        st.sampled_from(["int64", "int32", "double", "decimal", "string"]))
 def test_numbers_are_read_in_the_configured_unit(data: st.DataObject, stored: str, configured: str, kind: str) -> None:
@@ -115,7 +116,7 @@ def test_numbers_are_read_in_the_configured_unit(data: st.DataObject, stored: st
         assert f"{UNIT_KEY}={stored}" in str(e.value) and "'ts'" in str(e.value)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=6), st.sampled_from(UNITS))
 def test_no_number_beyond_year_9999_gets_through(values: list, configured: str) -> None:
     """Whatever is accepted is a real date (the freshness report renders it); nothing overflows."""

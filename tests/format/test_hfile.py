@@ -41,6 +41,7 @@ from hoodie.format.hfile.encoding import (
 from hoodie.format.hfile.trailer import TRAILER_SIZE, parse_trailer
 from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.storage import Storage
+from tests.helpers import examples
 
 
 def _shared_fixtures() -> Path:
@@ -472,7 +473,7 @@ options_st = st.fixed_dictionaries({
 })
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(keys=keys_st, data=st.data(), options=options_st)
 def test_round_trip(keys, data, options):
     values = data.draw(st.lists(st.binary(max_size=300), min_size=len(keys), max_size=len(keys)))
@@ -494,7 +495,7 @@ def test_round_trip(keys, data, options):
         assert r.last_key == keys[-1] and r.first_key == keys[0]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(counts=st.lists(st.integers(1, 6), min_size=1, max_size=40),
        block_size=st.sampled_from([1, 60, 1000]))
 def test_round_trip_repeated_keys(counts, block_size):
@@ -562,7 +563,7 @@ def test_small_file_is_valid():
     _read_everything(SMALL, True)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=st.data(), verify=st.booleans())
 def test_corrupt_input_only_raises_hfile_error(data, verify):
     buf = bytearray(SMALL)
@@ -677,7 +678,7 @@ def test_crc32c_known_values():
     assert crc32c(big) == _crc32c_py(big)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=st.binary(max_size=5000), chunk=st.sampled_from([1, 3, 4, 63, 64, 100, 512, 4096, 16384]),
        tail=st.sampled_from([0, 0, 0, 17000, 40000]))
 def test_crc32c_chunks_match_the_definition(data, chunk, tail):

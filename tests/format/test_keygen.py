@@ -22,6 +22,7 @@ from hoodie.format.keys import joda as K_joda
 from hoodie.format.keys import paths as K_paths
 from hoodie.format.properties import parse_properties
 from tests.conftest import fixture_table_path
+from tests.helpers import examples
 
 FIXTURE_TABLES = [
     "quickstart_trips_table_mor_avro_v6_trips_8i1u",
@@ -110,7 +111,7 @@ def test_java_rendering_of_types() -> None:
         js(pa.array([b"x"]), what="record key field 'b'")
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_java_double_to_string_property(v: float) -> None:
     s = K_java_text.java_double_to_string(v)
@@ -193,7 +194,7 @@ def test_url_encoding() -> None:
     assert K_generators.SimpleKeyGenerator("id", "p").partition_paths(t).to_pylist()[0] == "2024/01/01"
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.text(min_size=1, max_size=30))
 def test_escape_unescape_round_trip(value: str) -> None:
     escaped = K_java_text.escape_path_name(value)
@@ -430,7 +431,7 @@ _PART_VALUE = st.none() | st.sampled_from(["", ".", "..", ".hoodie", ".NET", "a/
     | st.text(_SEGMENT_CHARS, max_size=6)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.tuples(_PART_VALUE, _PART_VALUE), min_size=1, max_size=4), st.booleans(), st.booleans(),
        st.booleans())
 def test_partition_paths_are_folders_or_refused(rows: list[tuple], hive: bool, encode: bool, two_fields: bool) -> None:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hoodie.format.keys.generators import (
     ComplexKeyGenerator, GlobalDeleteKeyGenerator, NonpartitionedKeyGenerator,
 )
+from tests.helpers import examples
 
 # Values built from the characters that matter to the encoding, plus the null/empty placeholders.
 value = st.one_of(st.none(), st.sampled_from(["", "__null__", "__empty__", "a:b", "x,b:y", "2024-01-01 10:00:00"]),
@@ -25,7 +26,7 @@ def _ambiguous(v: Optional[str]) -> bool:
     return v is not None and ("," in v or v in ("__null__", "__empty__"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(rows, st.sampled_from([ComplexKeyGenerator, NonpartitionedKeyGenerator, GlobalDeleteKeyGenerator]),
        st.sampled_from([["a", "b"], ["a", "b", "c"]]))
 def test_composite_keys_are_unique_or_refused(data: list[tuple], cls: type, fields: list[str]) -> None:

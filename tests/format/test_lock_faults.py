@@ -21,6 +21,7 @@ from hoodie.services.write import write_arrow
 from hoodie.format.lock import LockError, TableLock, lock_status, table_lock
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable
+from tests.helpers import examples
 
 BUCKET = "hoodie-lock-faults"
 S3_OPTIONS = {"region": "us-east-1", "access_key": "testing", "secret_key": "testing"}
@@ -443,6 +444,7 @@ def _outcome(call: Callable[[], Any]) -> Any:
     return r["Body"].read() if "Body" in r else r.get("ETag")
 
 
+@pytest.mark.hypothesis
 def test_memory_s3_answers_as_moto(moto_module: Any) -> None:
     """The in-memory store of the model answers every sequence of conditional puts, gets and
     deletes exactly as moto does (result, error code, ETag)."""
@@ -455,7 +457,7 @@ def test_memory_s3_answers_as_moto(moto_module: Any) -> None:
                              st.sampled_from(["current", "old", "bogus"]), st.sampled_from([b"a", b"b", b"c"])),
                    min_size=3, max_size=8)
 
-    @settings(max_examples=25, deadline=None, derandomize=True)
+    @settings(max_examples=examples(25), deadline=None)
     @given(ops=ops)
     def run(ops: list[tuple[str, str, bytes]]) -> None:
         key = f"diff-{uuid.uuid4().hex[:8]}"
@@ -488,7 +490,7 @@ def moto_module() -> Iterator[Any]:
         yield real
 
 
-def _run_model(store: Any, monkeypatch: pytest.MonkeyPatch, examples: int, max_steps: int) -> None:
+def _run_model(store: Any, monkeypatch: pytest.MonkeyPatch, n_examples: int, max_steps: int) -> None:
     import uuid
 
     from hypothesis import given, settings
@@ -501,7 +503,7 @@ def _run_model(store: Any, monkeypatch: pytest.MonkeyPatch, examples: int, max_s
     logging.getLogger("hoodie.lock").setLevel(logging.CRITICAL)
     totals = {"commits": 0, "examples": 0}
 
-    @settings(max_examples=examples, deadline=None, derandomize=True)
+    @settings(max_examples=n_examples, deadline=None)
     @given(steps=_model_steps(max_steps), steals=st.booleans())
     def run(steps: list[tuple], steals: bool) -> None:
         model = LockModel(clock, store, f"m-{uuid.uuid4().hex[:8]}/.hoodie/lock", steals)
@@ -517,16 +519,17 @@ def _run_model(store: Any, monkeypatch: pytest.MonkeyPatch, examples: int, max_s
     assert totals["commits"] > totals["examples"] // 4, totals  # the model exercised commits, not only refusals
 
 
+@pytest.mark.hypothesis
 def test_s3_lock_model_under_faults_steals_and_crashes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Random sequences of acquire/renew/commit/release/crash by three holders, HTTP 503s, throttling,
     conflicts and timeouts (before or after the request lands) on any request, and outside steals:
     a holder commits only while the store holds its lock with a fresh lease, never believes it lost
     a lock that is still its own, and without steals at most one holder believes it holds the lock.
     (The store is :class:`MemoryS3`, checked against moto; the long run below uses moto itself.)"""
-    _run_model(MemoryS3(), monkeypatch, examples=100, max_steps=20)
+    _run_model(MemoryS3(), monkeypatch, n_examples=examples(100), max_steps=20)
 
 
 @pytest.mark.slow
 def test_s3_lock_model_long(moto_module: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The model on moto itself, with longer sequences (a few minutes)."""
-    _run_model(moto_module, monkeypatch, examples=300, max_steps=40)
+    _run_model(moto_module, monkeypatch, n_examples=300, max_steps=40)

@@ -32,6 +32,7 @@ from hoodie.format.log.logformat import (
 )
 from hoodie.format.storage import Storage
 from tests.conftest import fixture_table_path
+from tests.helpers import examples
 
 QUICKSTART = "quickstart_trips_table_mor_avro_v6_trips_8i1u"
 ROLLBACK = "sample_table_mor_parquet_v6_nonpartitioned_rollback"
@@ -365,7 +366,7 @@ _ORDERING_STRATEGIES = {
 }
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), branch=st.sampled_from(sorted(_ORDERING_STRATEGIES)))
 def test_delete_block_round_trip_each_wrapper(tmp_path: Path, data: st.DataObject, branch: int) -> None:
     arrow_t, values_st = _ORDERING_STRATEGIES[branch]

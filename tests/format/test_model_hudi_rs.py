@@ -28,7 +28,7 @@ from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.keys.paths import PartitionPathError
 from hoodie.format.slice.reader import read_file_slice, slice_record_keys
 from hoodie.format.table import HoodieTable
-from tests.helpers import rows_of
+from tests.helpers import examples, rows_of
 from tests.hudi_rs import read_hudi_rs
 
 KEYS = list(range(12))
@@ -342,7 +342,7 @@ def _run(setup: Setup, ops: list[tuple[str, list]]) -> None:
         shutil.rmtree(d, ignore_errors=True)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(setup_strategy, st.lists(op_strategy, min_size=1, max_size=5))
 def test_random_histories_match_model_and_hudi_rs(setup: Setup, ops: list) -> None:
     _run(setup, ops)

@@ -28,6 +28,7 @@ from hoodie.format.keys.generators import SimpleKeyGenerator
 from hoodie.format.slice.pruning import candidates, prune_partitions
 from hoodie.format.slice.reader import plan_read
 from hoodie.format.table import HoodieTable, create_table
+from tests.helpers import examples
 
 OPS = ["=", "!=", "<", "<=", ">", ">=", "in", "not in"]
 UTC = dt.timezone.utc
@@ -247,7 +248,7 @@ def naming_tables(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[bool, 
             for hive in (False, True) for enc in (False, True)}
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(typed_case())
 def test_pruning_keeps_every_folder_a_passing_value_renders_to(naming_tables: dict, case: tuple) -> None:
     """Over the key generator's own folder names (no files written, so many examples): a folder is
@@ -262,7 +263,7 @@ def test_pruning_keeps_every_folder_a_passing_value_renders_to(naming_tables: di
             assert folder in kept, f"{folder!r} (value {v!r}) pruned by {flt}"
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(typed_case())
 def test_pruned_read_equals_unpruned_read_filtered_in_python(tmp_path_factory: pytest.TempPathFactory,
                                                              case: tuple) -> None:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from hoodie.format.timeline import plans as P
 from tests.conftest import fixture_table_path
+from tests.helpers import examples
 
 ROLLBACK_TABLE = "sample_table_mor_parquet_v6_nonpartitioned_rollback"
 OVERWRITE_TABLE = "sample_table_cow_v6_simplekeygen_nonhivestyle_overwritetable"
@@ -338,7 +339,7 @@ def test_write_does_not_mutate_input() -> None:
 _names = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=20)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(
     ops=st.lists(st.tuples(
         _names, st.one_of(st.none(), _names), st.lists(_names, max_size=3), _names, _names,

@@ -15,6 +15,7 @@ from hoodie.format.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable
 from tests.conftest import fixture_table_path
+from tests.helpers import examples
 
 
 def test_parse_all_file_names() -> None:
@@ -104,7 +105,7 @@ def test_commit_metadata_reads_java_json(fixtures_root: Path) -> None:
     assert CommitMetadata.from_json_bytes(b"").operation_type == "UNKNOWN"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.sampled_from(["UTC", "LOCAL"]), min_size=2, max_size=30))
 def test_instant_generator_strictly_increasing(zones: list[str]) -> None:
     seen: dict[str, str] = {}

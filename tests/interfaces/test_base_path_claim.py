@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hoodie.interfaces.quickstart import MARKER, BasePathError, claim_base_path
+from tests.helpers import examples
 
 NAMES = st.sampled_from(["notes.txt", "data", "day=2024-01-01", "day=x", ".hoodie", ".hidden", "sub", "day"])
 TREES = st.lists(st.tuples(NAMES, st.sampled_from(["", "f.parquet", "hoodie.properties", "x/y.csv"])),
@@ -23,7 +24,7 @@ def _files(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tree=TREES, marker=st.sampled_from([None, "hoodie demo", "hoodie quickstart", "someone else"]),
        overwrite=st.sampled_from([None, True, False]), as_file=st.booleans())
 def test_claim_never_deletes_what_hoodie_did_not_create(tmp_path_factory, tree: list[tuple[str, str]],

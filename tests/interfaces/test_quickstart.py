@@ -29,18 +29,9 @@ def test_stream_has_late_data_updates_and_deletes() -> None:
     assert 0 < expected_live_rows(batches) < sum(len(r) for op, r in batches if op == "upsert")
 
 
-@pytest.mark.spark
-def test_quickstart_cli_small(tmp_path: Path) -> None:
-    base = str(tmp_path / "qs")
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    # An earlier demo's table at the base path is the quickstart's to replace (no --overwrite needed).
-    demo = subprocess.run([sys.executable, "-m", "hoodie.interfaces.cli", "demo", "--base-path", base, "--rows",
-                           "100"], capture_output=True, text=True, timeout=300, env=env)
-    assert demo.returncode == 0, demo.stderr
-    out = subprocess.run([sys.executable, "-m", "hoodie.interfaces.cli", "quickstart", "--base-path", base,
-                          "--rows", "2000", "--json"], capture_output=True, text=True, timeout=600, env=env)
-    assert out.returncode == 0, out.stderr[-3000:]
-    res = json.loads(out.stdout)
+def check_quickstart(base: str, res: dict) -> None:
+    """What a small quickstart (2000 rows, 10 days, 7 kept) must have done, and its table read by
+    hudi-rs."""
     assert res["rows_before_ttl"] == res["expected_rows"]
     # 10 days of events, 7 kept, ages counted from the end of each day: the oldest 2 days expire.
     assert res["ttl_dry_run"] == res["ttl_expired"] and len(res["ttl_expired"]) == 2
@@ -54,3 +45,20 @@ def test_quickstart_cli_small(tmp_path: Path) -> None:
     assert sorted(rows_of(ours, cols)) == sorted(rows_of(theirs, cols))
     ro = hoodie.read_table(base, query_type="read_optimized")
     assert sorted(rows_of(ro, cols)) == sorted(rows_of(read_hudi_rs(base, query_type="read_optimized"), cols))
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_quickstart_cli_small_own_process(tmp_path: Path) -> None:
+    """The command as a user runs it, starting its own Spark (the default run's version,
+    tests/engine/test_quickstart_in_session.py, runs the same command in the run's shared session)."""
+    base = str(tmp_path / "qs")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    # An earlier demo's table at the base path is the quickstart's to replace (no --overwrite needed).
+    demo = subprocess.run([sys.executable, "-m", "hoodie.interfaces.cli", "demo", "--base-path", base, "--rows",
+                           "100"], capture_output=True, text=True, timeout=300, env=env)
+    assert demo.returncode == 0, demo.stderr
+    out = subprocess.run([sys.executable, "-m", "hoodie.interfaces.cli", "quickstart", "--base-path", base,
+                          "--rows", "2000", "--json"], capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    check_quickstart(base, json.loads(out.stdout))

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from hoodie.interfaces import procedures  # noqa: F401  (registers procedures)
 from hoodie.interfaces.sql import PROCEDURES, SqlError, bind, is_path, parse_call, parse_create_table, parse_options
+from tests.helpers import examples
 
 
 def test_named_and_positional_arguments() -> None:
@@ -67,7 +68,7 @@ _CLAUSES = {
 }
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(replace=st.booleans(), ine=st.booleans(), name=st.sampled_from(["t", "db.t", "`db`.`t`", "`a b`"]),
        using=st.sampled_from(["hoodie", "HUDI", "Hoodie", "parquet", "delta"]),
        location=st.one_of(st.none(), st.sampled_from(["/data/t", "s3://b/t", "/x/options tblproperties (",

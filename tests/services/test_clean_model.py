@@ -23,6 +23,7 @@ from hoodie.format.table import HoodieTable
 from hoodie.services.clean import plan_clean, run_clean
 from tests.hudi_rs import read_hudi_rs
 from tests.services.test_clean import batch, compact_all, drop_partition, options, rows
+from tests.helpers import examples
 
 KEYS = list(range(8))
 PARTS = ["p0", "p1", "p2"]
@@ -159,7 +160,7 @@ def hoodie_write(path: str, table_type: str, kind: str, data: list[tuple[int, in
     return write_arrow(path, batch([(k, part_of(k), v) for k, v in data]), options(table_type, kind))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), history)
 def test_random_histories_with_cleans(table_type: str, ops: list) -> None:
     _run(table_type, ops)

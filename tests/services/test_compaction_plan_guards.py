@@ -17,6 +17,7 @@ from hoodie.services.compaction import run_compaction, schedule_compaction
 from hoodie.services.rollback import RollbackError, rollback
 from tests.hudi_rs import read_hudi_rs
 from tests.services.test_compaction_support import UNBOUNDED, Setup, event_time_config, rows, snapshot, write
+from tests.helpers import examples
 
 
 def _tree(path: str) -> dict[str, bytes]:
@@ -238,7 +239,7 @@ def _template(kind: str, factory: pytest.TempPathFactory) -> tuple[str, str, str
     return _TEMPLATES[kind]
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["compaction", "compaction_ran", "clean", "rollback", "replacecommit"]),
        st.sampled_from(["zero", "truncated", "garbage"]), st.integers(0, 10_000), st.binary(max_size=64))
 def test_damaged_avro_timeline_files_are_named_and_the_table_recovers(tmp_path_factory: pytest.TempPathFactory,

@@ -31,6 +31,7 @@ from hoodie.format.file_group import naming as N
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import run_clean
 from hoodie.services.compaction import freshness, run_compaction, schedule_compaction_result
+from tests.helpers import examples
 from tests.hudi_rs import read_hudi_rs
 from tests.services.test_compaction_support import (
     Setup, event_time_config, read_optimized, rows, snapshot, write,
@@ -140,7 +141,7 @@ def _run(sc: Scenario) -> None:
         shutil.rmtree(d, ignore_errors=True)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios)
 def test_compaction_preserves_snapshot_and_freshness(sc: Scenario) -> None:
     _run(sc)
@@ -301,7 +302,7 @@ def _run_interleaved(s: Setup, steps: list) -> dict[str, int]:
         shutil.rmtree(d, ignore_errors=True)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(setups, st.lists(step, min_size=2, max_size=10))
 def test_rollbacks_interleaved_with_compactions(s: Setup, steps: list) -> None:
     _run_interleaved(s, steps)

@@ -16,6 +16,7 @@ from hoodie.services.write import write_arrow
 from hoodie.services.compaction import run_compaction
 from tests.format.test_model_hudi_rs import Model, Op, Setup, _batch, _options, _rows, op_strategy
 from tests.hudi_rs import read_hudi_rs
+from tests.helpers import examples
 
 
 def _check(path: str, expected: list, what: str) -> None:
@@ -23,7 +24,7 @@ def _check(path: str, expected: list, what: str) -> None:
     assert _rows(read_hudi_rs(path)) == expected, f"hudi-rs snapshot differs from the model {what}"
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.booleans(), st.sampled_from(["avro", "parquet"]), st.lists(op_strategy, min_size=2, max_size=5),
        st.integers(1, 4), st.integers(0, 4))
 def test_compaction_keeps_soft_deletes_and_widenings(ordering: bool, block_format: str, ops: list,

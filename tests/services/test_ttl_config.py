@@ -16,6 +16,7 @@ from hoodie.services.ttl.config import (
 )
 from hoodie.services.ttl.predicate import PredicateError, parse_predicate
 from hoodie.services.ttl.timeformat import TimePattern, zone
+from tests.helpers import examples
 
 
 def test_days_to_millis_uses_integer_arithmetic() -> None:
@@ -42,7 +43,7 @@ def test_bad_durations(text: str) -> None:
 
 
 @given(st.integers(0, 10**13))
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 def test_duration_format_roundtrip(ms: int) -> None:
     assert parse_duration_ms(format_duration(ms)) == ms
 
@@ -96,7 +97,7 @@ retention_texts = st.one_of(_spellings, st.text(max_size=10),
 
 
 @given(retention_texts, st.sampled_from([DAYS, RETENTION, "rule"]))
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 def test_retention_values_are_validated_or_exact(text: str, key: str) -> None:
     """Every retention text is either refused with a TTLConfigError naming the key, or gives an
     exact, plausible number of milliseconds; no other exception ever escapes."""

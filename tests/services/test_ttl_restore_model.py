@@ -29,6 +29,7 @@ from hoodie.services.rollback import rollback
 from hoodie.services.ttl import StashError, restore, run_ttl
 from tests.hudi_rs import read_hudi_rs
 from tests.services.test_ttl_stash import expire
+from tests.helpers import examples
 
 KEYS = range(4)
 PARTS = ("p0", "p1")
@@ -195,7 +196,7 @@ def _run(table_type: str, ops: list[tuple[str, object]]) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), st.lists(op_strategy, min_size=3, max_size=9))
 def test_restore_and_rollback_interleaved_with_writes_match_the_model(table_type: str, ops: list) -> None:
     _run(table_type, ops)

@@ -20,6 +20,7 @@ from hoodie.format.timeline.instant import State
 from hoodie.format.table import HoodieTable, create_table
 from hoodie.services.ttl import run_ttl
 from hoodie.services.ttl.stats import PartitionStats, forget, full_scan, partition_last_modified
+from tests.helpers import examples
 
 PARTS = [f"d={i}" for i in range(6)]
 BASE_MS = 1_704_067_200_000  # 2024-01-01T00:00:00Z
@@ -97,7 +98,7 @@ step = st.one_of(
 )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                     HealthCheck.function_scoped_fixture])
 @given(st.lists(step, min_size=1, max_size=25))
 def test_incremental_equals_full_scan(tmp_path_factory, steps: list) -> None:

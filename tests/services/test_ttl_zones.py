@@ -31,6 +31,7 @@ from hoodie.format.table import HoodieTable
 from hoodie.services.ttl import run_ttl
 from hoodie.services.ttl.config import MAX_ZONE_SKEW_MS
 from tests.services.test_ttl import at, opts, parts_of, ten_rows
+from tests.helpers import examples
 
 HOUR = 3_600_000
 LOCAL = {"hoodie.table.timeline.timezone": "LOCAL"}
@@ -140,7 +141,7 @@ def test_local_timeline_skew_is_validated() -> None:
 partition_st = st.tuples(st.sampled_from(ZONES), st.integers(-30 * 60, 60 * 60))
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["LOCAL", "UTC"]), st.lists(partition_st, min_size=1, max_size=3),
        st.sampled_from(ZONES), st.integers(1, 72), st.sampled_from(["KEEP_BY_TIME", "KEEP_BY_CREATION_TIME"]))
 def test_ttl_never_expires_a_partition_younger_than_its_retention_whatever_the_zones(
