@@ -427,8 +427,11 @@ class Bench:
         materialize(src_df)  # page cache warm for both sides
         report.progress(f"write: bulk_insert of {n:,} rows")
         native_s, _ = timed(lambda: src_df.write.mode("overwrite").parquet(os.path.join(self.native, "base")))
-        insert_s, self.insert_instant = timed(lambda: hs.write(src_df, self.path,
-                                                               write_options("bench_report", "bulk_insert")))
+        # The bulk_insert is stamped two hours in the past: TTL refuses retentions under PT1H, and the
+        # TTL step needs a retention between the ages of the insert and of the first upsert.
+        past = (_dt.datetime.now(_dt.timezone.utc) - _dt.timedelta(hours=2)).strftime("%Y%m%d%H%M%S%f")[:17]
+        insert_s, self.insert_instant = timed(lambda: hs.write(src_df, self.path, {
+            **write_options("bench_report", "bulk_insert"), "hoodie.write.instant": past}))
         report.add(Measurement("write", f"bulk_insert of {n:,} rows into a new MOR table (hoodie.spark.write)",
                                insert_s, "df.write.parquet of the same rows", native_s))
         report.facts["layout_after_insert"] = layout(self.path)
