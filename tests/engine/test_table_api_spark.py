@@ -49,3 +49,24 @@ def test_compaction_run_on_spark_is_run_compaction_with_the_spark_executor(spark
     assert len(got) == len(want) == 1 and got[0].metrics["operations"] == want[0].metrics["operations"] == 2
     assert _rows(a, "read_optimized") == _rows(b, "read_optimized") == _rows(a, "snapshot")
     assert [r[3] for r in _rows(a, "read_optimized")][:4] == [100, 101, 102, 103]
+
+
+def test_spark_session_with_a_metastore_attaches_the_registered_tables(spark, tmp_path: Path) -> None:
+    """``hoodie.spark.session(metastore=...)`` (the catalog's session, above the engine's) attaches
+    every registered hoodie table, so ``db.name`` reads through hoodie.sql at once."""
+    import hoodie.spark as hs
+    from hoodie.catalog import register_table
+    from hoodie.interfaces import catalog
+
+    path = str(tmp_path / "t")
+    write_arrow(path, pa.table({"k": ["a", "b", "c"], "part": ["p0", "p0", "p1"], "ts": [1, 1, 1], "v": [1, 2, 3]}),
+                {**OPTS, "hoodie.datasource.write.operation": "insert"})
+    register_table(spark, "attach_db.t", path)
+    for view in ("__hoodie_attach_db_t", "__hoodie_attach_db_t_ro"):  # as a new process would start
+        spark.catalog.dropTempView(view)
+    catalog._ATTACHED.pop(id(spark), None)
+    assert not spark.catalog.tableExists("__hoodie_attach_db_t")
+    metastore = str(Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:")).parent)
+    assert hs.session(metastore=metastore) is spark
+    assert spark.catalog.tableExists("__hoodie_attach_db_t")
+    assert hoodie.sql(spark, "SELECT count(*) AS n FROM attach_db.t").collect()[0]["n"] == 3
