@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hoodie.format.filters import Filter, ReadError, filter_expression, normalize_filters
+from hoodie.format.filters import ReadError, filter_expression, normalize_filters
 from hoodie.format.fsview import FileSlice, FileSystemView
 from hoodie.format.merge import IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_ordering
 from hoodie.format.pruning import prune_partitions

@@ -144,3 +144,6 @@ def sql(spark: Any, text: str):
     rows = proc.fn(spark, args)
     return spark.createDataFrame(rows, proc.output)
 
+
+__all__ = ["sql", "create_table", "parse_create_table", "CreateTable", "SqlError", "Param", "Procedure",
+           "PROCEDURES", "procedure", "parse_call", "bind", "TableRef", "is_path", "resolve_table", "parse_options"]
