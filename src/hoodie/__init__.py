@@ -1,6 +1,11 @@
 """hoodie: read and write Apache Hudi (table version 6) tables from Python and PySpark.
 
-``hoodie.read_table`` is the pure-Python reader; it never starts a JVM.
+``hoodie.open(path)`` opens a table whose methods read and service it (``.read()``,
+``.compaction.run()``, ``.ttl.run()``, ``.clean()``, ``.rollback(instant)``); ``hoodie.read_table``
+is the pure-Python reader. Neither starts a JVM or imports pyspark.
+
+This module re-exports the layers below it (the top of the import order, see tests/test_layering.py);
+nothing inside hoodie imports it.
 """
 
 from __future__ import annotations
@@ -9,10 +14,18 @@ from hoodie.errors import HoodieError
 
 __version__ = "0.1.0"
 
-__all__ = ["HoodieError", "read_table", "rollback", "sql", "__version__"]
+__all__ = ["HoodieError", "Table", "open", "read_table", "rollback", "sql", "__version__"]
 
 
 def __getattr__(name: str):  # lazy, so ``import hoodie`` stays cheap
+    if name == "open":
+        from hoodie.interfaces.table import open
+
+        return open
+    if name == "Table":
+        from hoodie.interfaces.table import Table
+
+        return Table
     if name == "read_table":
         from hoodie.format.slice.reader import read_table
 

@@ -5,17 +5,12 @@ Importing this module imports pyspark; the rest of ``hoodie`` does not.
 
 from __future__ import annotations
 
-try:
-    import pyspark  # noqa: F401
-except ModuleNotFoundError as e:
-    if e.name != "pyspark":
-        raise
-    # The base install is pure Python (reads, TTL, clean and compaction planning need no Spark).
-    raise ModuleNotFoundError("hoodie's Spark engine needs pyspark 4.3, which the base install leaves out: "
-                              "pip install 'hoodie[spark]' (Spark also needs Java 17 or 21)", name="pyspark") from None
+from hoodie.engine.session import require_pyspark
 
-from hoodie.engine.datasource import HoodieDataSource, register
-from hoodie.engine.session import get_session as session
-from hoodie.engine.write import write
+require_pyspark()  # before the imports below, which fail on a missing pyspark less helpfully
+
+from hoodie.engine.datasource import HoodieDataSource, register  # noqa: E402
+from hoodie.engine.write import write  # noqa: E402
+from hoodie.interfaces.catalog import session  # noqa: E402
 
 __all__ = ["write", "register", "session", "HoodieDataSource"]

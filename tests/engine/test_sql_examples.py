@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import hoodie
 from hoodie.services.write import write_arrow
 from hoodie.interfaces.catalog import CatalogError
-from hoodie.interfaces.sql import PROCEDURES, _load_procedures, bind, parse_call, resolve_table
+from hoodie.interfaces.sql import PROCEDURES, bind, parse_call, resolve_table
 from tests.helpers import examples
 
 pytestmark = pytest.mark.spark
@@ -54,7 +54,6 @@ def documented_statements() -> list[tuple[str, str]]:
 
 
 STATEMENTS = documented_statements()
-_load_procedures()
 
 
 def _write_template(path: str) -> None:

@@ -15,6 +15,27 @@ class JavaNotFoundError(HoodieError, RuntimeError):
     """Spark needs Java 17 or 21 and none was found."""
 
 
+def require_pyspark() -> None:
+    """Import pyspark, or raise ``ModuleNotFoundError`` saying how to install it.
+
+    The base install is pure Python (reads, TTL, clean and compaction planning need no Spark), so
+    every Spark entry point calls this before it starts anything.
+    """
+    try:
+        import pyspark  # noqa: F401
+    except ModuleNotFoundError as e:
+        if e.name != "pyspark":
+            raise
+        raise ModuleNotFoundError("hoodie's Spark engine needs pyspark 4.3, which the base install leaves out: "
+                                  "pip install 'hoodie[spark]' (Spark also needs Java 17 or 21)",
+                                  name="pyspark") from None
+
+
+def metastore_of(metastore: Optional[str] = None) -> Optional[str]:
+    """The session catalog to use: ``metastore``, else ``HOODIE_METASTORE``, else None (no Hive catalog)."""
+    return metastore or os.environ.get("HOODIE_METASTORE") or None
+
+
 def check_java() -> str:
     """The Java version string; raises :class:`JavaNotFoundError` with a fix when absent/too old."""
     java_home = os.environ.get("JAVA_HOME")
@@ -77,8 +98,9 @@ def get_session(master: Optional[str] = None, app_name: str = "hoodie",
     """Get or create a SparkSession configured for hoodie, with the ``hoodie`` data source registered.
 
     ``metastore`` (or ``HOODIE_METASTORE``) enables the Hive session catalog: a ``thrift://`` URI,
-    or a directory for an embedded Derby metastore. hoodie tables registered there with
-    :func:`hoodie.catalog.register_table` are attached to the session by name.
+    or a directory for an embedded Derby metastore. Attaching the hoodie tables registered there
+    is the catalog's work (:func:`hoodie.interfaces.catalog.session`, which users call as
+    ``hoodie.spark.session``), as the engine sits below the catalog.
     """
     check_java()
     configure_environment()
@@ -87,7 +109,7 @@ def get_session(master: Optional[str] = None, app_name: str = "hoodie",
     builder = SparkSession.builder.appName(app_name)
     builder = builder.master(master or os.environ.get("HOODIE_SPARK_MASTER", "local[2]"))
     settings = dict(HOODIE_SPARK_CONF)
-    metastore = metastore or os.environ.get("HOODIE_METASTORE")
+    metastore = metastore_of(metastore)
     if metastore:
         settings.update(metastore_conf(metastore))
     else:
@@ -109,8 +131,4 @@ def get_session(master: Optional[str] = None, app_name: str = "hoodie",
         # Derby boots on first catalog use: point its home (derby.log) at the metastore folder even
         # when the driver JVM was started before our extraJavaOptions could apply.
         spark.sparkContext._jvm.java.lang.System.setProperty("derby.system.home", os.path.abspath(metastore))
-    if metastore:
-        from hoodie.interfaces.catalog import attach
-
-        attach(spark)
     return spark

@@ -14,7 +14,7 @@ registers a table the same way (see :func:`hoodie.interfaces.sql.create_table`);
 ``spark.sql`` that statement fails at CREATE, naming this way. Procedures look names up as
 ``db.name`` (:func:`resolve_table_path`), so the session views below never hide a registered table.
 
-:func:`attach` (run by ``hoodie.spark.session(metastore=...)``) registers, for the session, a
+:func:`attach` (run by :func:`session`, which users call as ``hoodie.spark.session(metastore=...)``) registers, for the session, a
 temporary view per registered view reading the table through the ``hoodie`` data source:
 ``events`` and ``events_ro`` after ``USE analytics``, and the qualified names ``analytics.events``
 inside :func:`hoodie.sql`, which maps them to those temporary views.
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from typing import Any, Optional
+from hoodie.engine.session import get_session, metastore_of
 from hoodie.errors import HoodieError
 
 BASE_PATH_PROP = "hoodie.base.path"
@@ -178,6 +179,19 @@ def attach(spark: Any, database: Optional[str] = None) -> dict[tuple[str, str], 
                 df.createOrReplaceTempView(view)  # unqualified names in the current database
             attached[(db.lower(), view.lower())] = temp
     return dict(attached)
+
+
+def session(master: Optional[str] = None, app_name: str = "hoodie", conf: Optional[dict[str, Any]] = None,
+            metastore: Optional[str] = None):
+    """Get or create a SparkSession for hoodie (``hoodie.spark.session``): the engine's session
+    (:func:`hoodie.engine.session.get_session`, with the ``hoodie`` data source registered) and,
+    when ``metastore`` (or ``HOODIE_METASTORE``) names a session catalog, every hoodie table
+    registered there attached by name (:func:`attach`)."""
+    metastore = metastore_of(metastore)
+    spark = get_session(master, app_name, conf, metastore)
+    if metastore:
+        attach(spark)
+    return spark
 
 
 def rewrite_names(spark: Any, text: str) -> str:

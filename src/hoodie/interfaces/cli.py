@@ -30,8 +30,8 @@ class CliError(HoodieError):
 def _demo(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
-    import hoodie
     from hoodie.services.write import write_arrow
+    from hoodie.format.slice.reader import read_table
     from hoodie.interfaces.quickstart import claim_base_path
 
     base = args.base_path
@@ -66,9 +66,9 @@ def _demo(args: argparse.Namespace) -> int:
     c2 = write_arrow(base, upd, {**opts, "hoodie.datasource.write.operation": "upsert"})
     dels = batch.slice(n - max(1, n // 20), max(1, n // 20))
     c3 = write_arrow(base, dels, {**opts, "hoodie.datasource.write.operation": "delete"})
-    snap = hoodie.read_table(base)
-    ro = hoodie.read_table(base, query_type="read_optimized")
-    inc = hoodie.read_table(base, query_type="incremental", begin=c1)
+    snap = read_table(base)
+    ro = read_table(base, query_type="read_optimized")
+    inc = read_table(base, query_type="incremental", begin=c1)
     summary = {
         "base_path": base,
         "commits": [c1, c2, c3],

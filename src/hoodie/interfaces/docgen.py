@@ -90,9 +90,8 @@ def cli_md() -> str:
 
 def sql_md() -> str:
     """The SQL CALL reference."""
-    from hoodie.interfaces.sql import PROCEDURES, _load_procedures
+    from hoodie.interfaces.sql import PROCEDURES  # importing hoodie.sql registers every procedure
 
-    _load_procedures()
     lines = ["# SQL reference", "",
              "Generated from the registered procedures by `python -m hoodie.interfaces.docgen`.",
              "`hoodie.sql(spark, text)` runs `CALL name(arg => value, ...)` (named or positional arguments,",

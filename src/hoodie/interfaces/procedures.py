@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hoodie.interfaces.sql import PROCEDURES, Param, SqlError, TableRef, parse_options, procedure, resolve_table
+from hoodie.interfaces.catalog import drop_partitions, sync_freshness
+from hoodie.interfaces.sql_call import PROCEDURES, Param, SqlError, TableRef, parse_options, procedure, resolve_table
 
 TABLE = Param("table", str)
 PATH = Param("basePath", str, aliases=("path", "base_path"))
@@ -53,8 +54,6 @@ def _manage_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
 def _drop_catalog_partitions(spark: Any, ref: TableRef, parts: list[str]) -> None:
     """Keep catalog partitions in step with TTL when the table was named (see catalog.py)."""
     if ref.name and parts:
-        from hoodie.interfaces.catalog import drop_partitions
-
         drop_partitions(spark, ref.name, parts)
 
 
@@ -87,8 +86,6 @@ def _run_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
     results = run_compaction(path, a["timestamp"], opts, executor=spark_executor(spark),
                              schedule_if_none=op == "scheduleandexecute")
     if ref.name and results:
-        from hoodie.interfaces.catalog import sync_freshness
-
         sync_freshness(spark, ref.name)  # the _ro view's freshness properties follow compactions
     return [(r.instant, len(r.stats), "COMPLETED") for r in results]
 

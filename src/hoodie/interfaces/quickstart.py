@@ -190,16 +190,20 @@ def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: i
     (the CLI enables it on a terminal).
     """
     claim = claim_base_path(base_path, "hoodie quickstart", overwrite)
-    import hoodie
-    import hoodie.spark as hs  # without pyspark: an error that says how to install it, before any change
+    from hoodie.engine.session import require_pyspark
+
+    require_pyspark()  # without pyspark: an error that says how to install it, before any change
     from hoodie.engine.compaction import spark_executor
+    from hoodie.engine.write import write
+    from hoodie.format.slice.reader import read_table
+    from hoodie.interfaces.catalog import session
     from hoodie.services.clean import run_clean
     from hoodie.services.compaction import freshness, run_compaction
     from hoodie.services.ttl import run_ttl
 
     t0 = time.monotonic()
     # Spark (and Java) first: a run that cannot start deletes nothing.
-    spark = spark or hs.session()
+    spark = spark or session()
     claim.prepare()
     res = QuickstartResult(base_path)
     stream = generate_batches(rows, days, batches)
@@ -236,7 +240,7 @@ def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: i
         df = spark.createDataFrame(pa.Table.from_pylist(recs, schema=SCHEMA).to_pandas(), schema="event_id string, "
                                    "user_id string, event_ts timestamp, day string, status string, "
                                    "amount double, updated_at long")
-        inst = hs.write(df, base_path, {**opts, "hoodie.datasource.write.operation": op})
+        inst = write(df, base_path, {**opts, "hoodie.datasource.write.operation": op})
         res.commits.append(inst)
         batch_max = max(r["event_ts"] for r in recs)
         max_event = batch_max if max_event is None else max(max_event, batch_max)
@@ -254,7 +258,7 @@ def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: i
                 f"threshold T={info['threshold']}  watermark W={info['watermark']}")
     if bar is not None:
         bar.stop()
-    snap = hoodie.read_table(base_path, columns=["day"])
+    snap = read_table(base_path, columns=["day"])
     res.rows_before_ttl = snap.num_rows
     res.partitions_before_ttl = len(set(snap.column("day").to_pylist()))
     ttl_opts = {
@@ -273,7 +277,7 @@ def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: i
                                     "hoodie.cleaner.fileversions.retained": "2"})
     res.clean_deleted_files = sum(len(v) for v in cleaned.deleted.values())
     log(f"clean: deleted {res.clean_deleted_files} files, partitions removed {cleaned.deleted_partitions}")
-    after = hoodie.read_table(base_path, columns=["day"])
+    after = read_table(base_path, columns=["day"])
     res.rows_after = after.num_rows
     res.partitions_after = len(set(after.column("day").to_pylist()))
     res.seconds = round(time.monotonic() - t0, 1)

@@ -6,7 +6,7 @@ style ``field=value``, ``%XX`` escapes with ``hoodie.datasource.write.partitionp
 ``__HIVE_DEFAULT_PARTITION__`` for null and the empty string), parsed to the column's type and
 rendered again with the key generator's rendering (``keygen.java_strings``): only a value that
 renders to exactly the folder name counts as decoded. The filters are then evaluated on those
-values with the same Arrow expression the row filter uses (``reader.filter_expression``), so
+values with the same Arrow expression the row filter uses (``filters.filter_expression``), so
 pruning can only agree with the row filter. Anything undecidable keeps the partition: folders
 of timestamp-formatted fields (their name is a date format of the value, not the value), NaN,
 a folder name that is not the rendering of any value, a filter value that does not cast.
@@ -25,6 +25,7 @@ from hoodie.format.keys.common import DEFAULT_PARTITION_PATH
 from hoodie.format.keys.java_text import escape_path_name, java_strings, unescape_path_name
 from hoodie.format.keys.generators import key_generator_from_config
 from hoodie.format.keys.paths import partition_values, value_partition_fields
+from hoodie.format.slice.filters import ReadError, filter_expression
 from hoodie.format.table import HoodieTable
 
 Filter = tuple[str, str, Any]
@@ -52,8 +53,6 @@ def prune_partitions(table: HoodieTable, schema: pa.Schema, partitions: Sequence
     ``schema`` is the table's Arrow schema (the partition columns' types). Filters on other
     columns, and filters that cannot be evaluated, prune nothing.
     """
-    from hoodie.format.slice.reader import ReadError, filter_expression
-
     fields, simple = value_fields(table)
     by_col: dict[str, list[Filter]] = {}
     for f in filters:

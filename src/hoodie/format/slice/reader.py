@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hoodie.errors import HoodieError
+from hoodie.format.slice.filters import ReadError, filter_expression, normalize_filters
 from hoodie.format.file_group.fsview import FileSlice, FileSystemView
 from hoodie.format.slice.merge import IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_ordering
 from hoodie.format.slice.pruning import prune_partitions
@@ -23,14 +23,6 @@ from hoodie.format.table import META_COLUMNS, HoodieTable
 from hoodie.format.timeline.active import Timeline
 
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
-Filter = tuple[str, str, Any]
-_OPS = {"=", "==", "!=", "<>", "<", "<=", ">", ">=", "in", "not in"}
-
-
-class ReadError(HoodieError):
-    """A read request cannot be served; the message names the argument and the fix."""
-
-
 @dataclass
 class ScanResult:
     """The valid data/delete blocks of a slice's logs, in log order, plus scan statistics."""
@@ -265,44 +257,6 @@ def _log_batches(blocks: Sequence[Any], schema: pa.Schema, java_floats: bool = F
     return out
 
 
-# -- filters -----------------------------------------------------------------------------------
-
-def _normalize_filters(filters: Optional[Sequence[Any]]) -> list[Filter]:
-    out: list[Filter] = []
-    for f in filters or []:
-        if not isinstance(f, (tuple, list)) or len(f) != 3:
-            raise ReadError(f"filter {f!r} must be a (column, op, value) triple, e.g. ('city', '=', 'sf')")
-        col, op, val = f
-        op = str(op).lower().strip()
-        if op not in _OPS:
-            raise ReadError(f"filter {f!r} uses unknown operator {op!r}; use one of {sorted(_OPS)}")
-        out.append((str(col), op, val))
-    return out
-
-
-def filter_expression(filters: Sequence[Filter], schema: pa.Schema) -> Optional[pc.Expression]:
-    """A pyarrow compute expression for simple (column, op, value) filters (AND-ed)."""
-    expr: Optional[pc.Expression] = None
-    for col, op, val in filters:
-        if col not in schema.names:
-            raise ReadError(f"filter column {col!r} is not in the table (columns: {', '.join(schema.names)})")
-        typ = schema.field(col).type
-        field_ = pc.field(col)
-        if op in ("in", "not in"):
-            vals = pa.array(list(val)).cast(typ)
-            e = field_.isin(vals)
-            if op == "not in":
-                e = ~e
-        else:
-            v = pa.scalar(val).cast(typ) if not isinstance(val, pa.Scalar) else val
-            e = {
-                "=": field_ == v, "==": field_ == v, "!=": field_ != v, "<>": field_ != v,
-                "<": field_ < v, "<=": field_ <= v, ">": field_ > v, ">=": field_ >= v,
-            }[op]
-        expr = e if expr is None else expr & e
-    return expr
-
-
 # -- table reads -------------------------------------------------------------------------------
 
 @dataclass
@@ -354,7 +308,7 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
         return ReadPlan(table, query_type, schema, _out_columns(schema, columns), [], read_as_of, begin, end)
     full_schema = table.arrow_schema(read_as_of)
     out_cols = _out_columns(full_schema, columns)
-    flt = _normalize_filters(filters)
+    flt = normalize_filters(filters)
     row_filter = filter_expression(flt, full_schema) if flt else None
     from hoodie.format.metadata.listing import metadata_listing
 
