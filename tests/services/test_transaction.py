@@ -260,3 +260,33 @@ def test_execute_unlocked_releases_the_lock_for_the_work_only(tmp_path: Path) ->
     with TableLock(HoodieTable(path).storage, None, "test"):
         pass
     assert sorted(hoodie.read_table(path).column("ts").to_pylist()) == [2, 2, 2]
+
+
+def test_compaction_post_commit_hooks_run_after_each_commit(tmp_path: Path) -> None:
+    """run_compaction's ``post_commit`` (how CALL run_compaction refreshes the catalog's freshness
+    properties) runs after the compaction completed; a failing hook leaves it committed."""
+    path = str(tmp_path / "t")
+    mor = opts("MERGE_ON_READ")
+    write_arrow(path, rows("a"), mor)
+    write_arrow(path, rows("a", ts=2), mor)
+    seen: list = []
+
+    def record(txn: Transaction) -> None:
+        seen.append((txn.instant.timestamp, txn.table.reload().timeline.get(txn.instant.timestamp).is_completed))
+
+    first = schedule_compaction(path, {"hoodie.compact.inline.max.delta.commits": "1"})
+    assert first is not None
+    results = run_compaction(path, first, post_commit=[Hook("catalog", record)])
+    assert seen == [(first, True)] and results[0].instant == first
+
+    write_arrow(path, rows("a", ts=3), mor)
+    second = schedule_compaction(path, {"hoodie.compact.inline.max.delta.commits": "1"})
+    assert second is not None
+
+    def boom(txn: Transaction) -> None:
+        raise OSError("catalog unreachable")
+
+    with pytest.raises(PostCommitError, match="catalog") as e:
+        run_compaction(path, second, post_commit=[Hook("catalog", boom)])
+    assert e.value.instant == second and HoodieTable(path).timeline.get(second).is_completed
+    assert lock_is_free(path)

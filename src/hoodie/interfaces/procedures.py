@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hoodie.interfaces.catalog import drop_partitions, sync_freshness
+from hoodie.services.transaction import Hook
 from hoodie.interfaces.sql_call import PROCEDURES, Param, SqlError, TableRef, parse_options, procedure, resolve_table
 
 TABLE = Param("table", str)
@@ -83,10 +84,10 @@ def _run_compaction(spark: Any, a: dict[str, Any]) -> list[tuple]:
             return []
         plan = HoodieTable(path).timeline.compaction_plan(inst)
         return [(inst, len(plan.operations), "REQUESTED")]
+    # The _ro view's freshness properties follow each compaction, as a post-commit hook.
+    hooks = [Hook("the catalog's freshness properties", lambda _txn: sync_freshness(spark, ref.name))] if ref.name else []
     results = run_compaction(path, a["timestamp"], opts, executor=spark_executor(spark),
-                             schedule_if_none=op == "scheduleandexecute")
-    if ref.name and results:
-        sync_freshness(spark, ref.name)  # the _ro view's freshness properties follow compactions
+                             schedule_if_none=op == "scheduleandexecute", post_commit=hooks)
     return [(r.instant, len(r.stats), "COMPLETED") for r in results]
 
 

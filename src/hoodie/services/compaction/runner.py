@@ -215,7 +215,8 @@ def _publish(cfg: CompactionConfig, table: HoodieTable, metrics: dict[str, Any])
             log.warning("could not push compaction metrics to %s: %s", cfg.pushgateway_url, e)
 
 
-def _run_one(table: HoodieTable, instant: str, cfg: CompactionConfig, executor: Optional[Executor]) -> CompactionResult:
+def _run_one(table: HoodieTable, instant: str, cfg: CompactionConfig, executor: Optional[Executor],
+             post_commit: Sequence[Hook] = ()) -> CompactionResult:
     try:
         own = compaction_lock(table.storage, instant, cfg.options)
         own.acquire()
@@ -223,18 +224,18 @@ def _run_one(table: HoodieTable, instant: str, cfg: CompactionConfig, executor: 
         raise CompactionError(f"compaction {instant} is being executed by another process ({e}); run it again "
                               "once that process ends, or remove its lock file if it is gone") from None
     try:
-        return _run_one_locked(table, instant, cfg, executor)
+        return _run_one_locked(table, instant, cfg, executor, post_commit)
     finally:
         own.release()
 
 
 def _run_one_locked(table: HoodieTable, instant: str, cfg: CompactionConfig,
-                    executor: Optional[Executor]) -> CompactionResult:
+                    executor: Optional[Executor], post_commit: Sequence[Hook] = ()) -> CompactionResult:
     # The start and the commit hold the table lock; the execution between them does not (writers
     # go on, adding log files to the slices the plan opens), so it holds this compaction's own lock.
     op = CompactionCommit(instant, cfg)
     Transaction(op, _TaskExecutor(executor or _in_process_executor(table, cfg)), table=table, options=cfg.options,
-                post_commit=[Hook("publishing the compaction's metrics", op.publish)]).run()
+                post_commit=[Hook("publishing the compaction's metrics", op.publish), *post_commit]).run()
     assert op.outcome is not None
     return op.outcome
 
@@ -379,7 +380,7 @@ class CompactionCommit(Operation):
 
 def run_compaction(table_or_path: Union[str, HoodieTable], instant: Optional[str] = None, config: Any = None,
                    executor: Optional[Executor] = None, *, storage_options: Optional[dict[str, Any]] = None,
-                   schedule_if_none: bool = False) -> list[CompactionResult]:
+                   schedule_if_none: bool = False, post_commit: Sequence[Hook] = ()) -> list[CompactionResult]:
     """Execute pending compaction plans and commit them.
 
     Args:
@@ -392,6 +393,8 @@ def run_compaction(table_or_path: Union[str, HoodieTable], instant: Optional[str
             operation, picklable, each runnable with ``execute_task(task, token)``) and returning their
             write stats (any order). Default: in this process, one after another.
         schedule_if_none: when no plan is pending, schedule one first (the CLI's ``run``).
+        post_commit: hooks run after each compaction commits (e.g. the catalog's freshness
+            properties); a failing hook raises ``PostCommitError`` naming the committed instant.
 
     Returns:
         One :class:`CompactionResult` per completed plan.
@@ -403,7 +406,7 @@ def run_compaction(table_or_path: Union[str, HoodieTable], instant: Optional[str
     if not table.is_mor:
         raise CompactionError(f"{table.base_path} is {table.table_type}; compaction applies to MERGE_ON_READ tables")
     if instant is not None:
-        return [_run_one(table, instant, cfg, executor)]
+        return [_run_one(table, instant, cfg, executor, post_commit)]
     pending = _pending_instants(table)
     if not pending and schedule_if_none:
         res = schedule_compaction_result(table, cfg)
@@ -411,7 +414,7 @@ def run_compaction(table_or_path: Union[str, HoodieTable], instant: Optional[str
             log.info("nothing to compact on %s: %s", table.base_path, res.reason)
             return []
         pending = [res.instant]
-    return [_run_one(table, c, cfg, executor) for c in pending]
+    return [_run_one(table, c, cfg, executor, post_commit) for c in pending]
 
 
 def maybe_compact_inline(table_or_path: Union[str, HoodieTable], options: Any,
