@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 from hoodie.format.avro.encode import zigzag_long
 from hoodie.format.avro.schema import (
+    resolve_named,
     _Names, _PRIMITIVES, _json_key, _loads_cached, _physical_json, _schemas_cached, _to_logical,
     conform_table, load_avro_schema,
 )
@@ -193,13 +194,7 @@ def _compile_dec(t: Any, ns: str | None, named: dict[str, tuple[_Decoder, pa.Dat
     if isinstance(t, str):
         if t in _PRIMITIVES:
             return _dec_primitive(t, path)
-        for cand in ([t] if "." in t else ([f"{ns}.{t}"] if ns else []) + [t]):
-            if cand in named:
-                found = named[cand]
-                if found is None:
-                    raise ValueError(f"field {path!r}: recursive Avro type {cand!r} is not supported")
-                return found
-        raise ValueError(f"field {path!r}: unknown Avro type {t!r}")
+        return resolve_named(t, ns, named, path)
     kind = t.get("type")
     if isinstance(kind, (dict, list)):
         return _compile_dec(kind, ns, named, path)

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from hoodie.format.avro.schema import (
+    resolve_named,
     _Names, _PRIMITIVES, _as_array, _decimal_to_bytes, _decimal_to_fixed, _json_key, _loads_cached,
     _schemas_cached, conform_table,
 )
@@ -94,13 +95,7 @@ def _compile(t: Any, ns: str | None, named: dict[str, _Encoder | None], path: st
     if isinstance(t, str):
         if t in _PRIMITIVES:
             return _compile_primitive(t, {}, path)
-        for cand in ([t] if "." in t else ([f"{ns}.{t}"] if ns else []) + [t]):
-            if cand in named:
-                enc = named[cand]
-                if enc is None:
-                    raise ValueError(f"field {path!r}: recursive Avro type {cand!r} is not supported")
-                return enc
-        raise ValueError(f"field {path!r}: unknown Avro type {t!r}")
+        return resolve_named(t, ns, named, path)
     kind = t.get("type")
     if isinstance(kind, (dict, list)):
         return _compile(kind, ns, named, path)

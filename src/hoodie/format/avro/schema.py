@@ -562,3 +562,14 @@ def conform_table(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=schema)
 
 
+def resolve_named(name: str, ns: str | None, named: dict[str, Any], path: str) -> Any:
+    """What ``named`` holds for a reference to the named Avro type ``name`` (tried as written, then
+    in the enclosing namespace ``ns``, as Avro's name resolution does). Raises ValueError for an
+    unknown name, or one still being compiled (``None``: a recursive type)."""
+    for cand in ([name] if "." in name else ([f"{ns}.{name}"] if ns else []) + [name]):
+        if cand in named:
+            found = named[cand]
+            if found is None:
+                raise ValueError(f"field {path!r}: recursive Avro type {cand!r} is not supported")
+            return found
+    raise ValueError(f"field {path!r}: unknown Avro type {name!r}")

@@ -26,14 +26,14 @@ PARTIAL_PLAN_KEY = "hoodie.compaction.partial"
 
 
 @dataclass(frozen=True)
-class Link:
-    """One re-materialized log file."""
+class LinkedLog:
+    """A log file name (``link``) standing for another log file (``target``) of the same file group;
+    both names are in ``partition``."""
 
     partition: str
     file_id: str
     link: str
     target: str
-    mode: str  # "symlink" | "copy"
 
     @property
     def link_path(self) -> str:
@@ -44,6 +44,13 @@ class Link:
     def target_path(self) -> str:
         """Path of the target relative to the base path."""
         return f"{self.partition}/{self.target}" if self.partition else self.target
+
+
+@dataclass(frozen=True)
+class Link(LinkedLog):
+    """One re-materialized log file, as a completed compaction records it."""
+
+    mode: str  # "symlink" | "copy"
 
     def to_json(self) -> dict[str, str]:
         """JSON object form."""

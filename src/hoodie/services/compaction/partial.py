@@ -25,6 +25,7 @@ from typing import Iterable, Optional, Sequence
 from hoodie.format.file_group import naming as N
 from hoodie.format.timeline.compaction_plan import CompactionOperation
 from hoodie.format.file_group.fsview import LogFile
+from hoodie.format.file_group.links import LinkedLog
 from hoodie.format.storage import Storage
 
 from hoodie.services.compaction.config import CompactionError
@@ -91,23 +92,8 @@ def original_of(storage: Storage, partition: str, name: str) -> str:
 
 
 @dataclass(frozen=True)
-class LinkOp:
+class LinkOp(LinkedLog):
     """One planned link of an operation (names in ``partition``)."""
-
-    partition: str
-    file_id: str
-    link: str
-    target: str
-
-    @property
-    def link_path(self) -> str:
-        """Link path relative to the base path."""
-        return f"{self.partition}/{self.link}" if self.partition else self.link
-
-    @property
-    def target_path(self) -> str:
-        """Target path relative to the base path."""
-        return f"{self.partition}/{self.target}" if self.partition else self.target
 
     @property
     def version(self) -> int:
