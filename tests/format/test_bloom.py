@@ -259,7 +259,9 @@ def test_bloom_options_are_honoured(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("key,value,message", [
     ("hoodie.bloom.index.filter.type", "CUCKOO", "DYNAMIC_V0 or SIMPLE"),
-    ("hoodie.index.bloom.fpp", "2", "between 0 and 1"),
+    ("hoodie.index.bloom.fpp", "2", "must be at most 1"),
+    ("hoodie.index.bloom.fpp", "1", "between 0 and 1"),
+    ("hoodie.index.bloom.fpp", "0", "between 0 and 1"),
     ("hoodie.index.bloom.num_entries", "many", "not an integer"),
 ])
 def test_bad_bloom_options_fail_before_any_commit(tmp_path: Path, key: str, value: str, message: str) -> None:

@@ -3,6 +3,7 @@ before its fix. The Spark writer's twins are in tests/engine/test_spark_hostile_
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -213,7 +214,7 @@ def test_batch_missing_a_column_is_refused_unless_opted_in(tmp_path: Path, table
 
 
 def test_missing_columns_option_value_is_checked(tmp_path: Path) -> None:
-    with pytest.raises(WriteError, match=r"hoodie\.write\.set\.null\.for\.missing\.columns='yes': use true or false"):
+    with pytest.raises(WriteError, match=r"hoodie\.write\.set\.null\.for\.missing\.columns='yes' is not a boolean; use true or false"):
         write_arrow(str(tmp_path / "t"), pa.table({"k": [1], "ts": [1]}),
                     _opts("COPY_ON_WRITE", **{"hoodie.write.set.null.for.missing.columns": "yes"}))
 
@@ -281,7 +282,7 @@ OLD = {1: ("a", "x1"), 2: ("a", "y2"), 3: ("b", "x3")}
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 @pytest.mark.parametrize("bad, error, message", [
-    ({"hoodie.datasource.write.operation": "upsertt"}, WriteError, "operation='upsertt' is not supported"),
+    ({"hoodie.datasource.write.operation": "upsertt"}, WriteError, "operation='upsertt' is not one of"),
     ({"hoodie.parquet.compression.codec": "lzo"}, WriteError, "Arrow has no LZO codec"),
     ({"hoodie.datasource.write.operation": "delete"}, WriteError, "does not combine with .*operation=delete"),
     ({"hoodie.datasource.write.recordkey.field": "v"}, WriteError,
@@ -355,3 +356,18 @@ def test_overwrite_mode_replaces_data_and_schema_keeping_history(tmp_path: Path,
     write_arrow(path, batch, {**o, "hoodie.datasource.write.operation": "insert"}, mode="overwrite")
     assert sorted(hoodie.read_table(path).column("k").to_pylist()) == [5, 5, 6]
     assert sorted(read_hudi_rs(path).column("k").to_pylist()) == [5, 5, 6]
+
+
+@pytest.mark.parametrize("key", ["hoodie.datasource.write.hive_style_partitioning",
+                                 "hoodie.datasource.write.partitionpath.urlencode",
+                                 "hoodie.combine.before.insert"])
+@pytest.mark.parametrize("value", ["yes", "1", "on", "t"])
+def test_write_booleans_other_than_true_or_false_are_refused_before_anything_is_written(
+        tmp_path: Path, key: str, value: str) -> None:
+    """These were read as false (anything but 'true' was): `hive_style_partitioning=yes` silently wrote
+    day=.. folders as plain ones. Now the typed boolean rule refuses them, naming key, value and fix."""
+    path = tmp_path / "t"
+    data = pa.table({"k": ["k1"], "p": ["a"], "ts": pa.array([1], pa.int64())})
+    with pytest.raises(WriteError, match=rf"{re.escape(key)}='{value}' is not a boolean; use true or false"):
+        write_arrow(str(path), data, {**_opts("COPY_ON_WRITE"), key: value})
+    assert not path.exists()

@@ -246,9 +246,13 @@ def test_inference_and_types() -> None:
                    K_common.KEYGENERATOR_CLASS: "org.apache.hudi.keygen.SimpleKeyGenerator"}) == "SimpleKeyGenerator"
     gen = K_generators.key_generator_from_config({K_common.RECORDKEY_FIELD: "id", K_common.PARTITIONPATH_FIELD: "p",
                                        K_common.KEYGENERATOR_CLASS: "org.apache.hudi.keygen.SimpleAvroKeyGenerator",
-                                       K_common.HIVE_STYLE_PARTITIONING: "TRUE", K_common.URL_ENCODE_PARTITIONING: "yes"})
+                                       K_common.HIVE_STYLE_PARTITIONING: "TRUE", K_common.URL_ENCODE_PARTITIONING: "false"})
     assert gen.java_class_name == "org.apache.hudi.keygen.SimpleAvroKeyGenerator"
-    assert gen.hive_style is True and gen.url_encode is False  # Boolean.parseBoolean("yes") is false
+    assert gen.hive_style is True and gen.url_encode is False
+    # Java's Boolean.parseBoolean reads "yes" as false: other partition paths, silently. Refused instead.
+    with pytest.raises(ValueError, match=r"partitionpath\.urlencode='yes' is not a boolean; use true or false"):
+        K_generators.key_generator_from_config({K_common.RECORDKEY_FIELD: "id", K_common.PARTITIONPATH_FIELD: "p",
+                                                K_common.URL_ENCODE_PARTITIONING: "yes"})
     assert K_generators.key_generator_from_config({K_common.RECORDKEY_FIELD: "id"}).java_class_name == \
         "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
 

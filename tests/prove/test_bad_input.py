@@ -131,14 +131,14 @@ def test_typo_ttl_retention_key_is_not_silent(table: str) -> None:
 
 @pytest.mark.parametrize("bad, message", [
     ({"hoodie.datasource.write.operation": "upsertt"},
-     "hoodie.datasource.write.operation='upsertt' is not supported here; use one of insert"),
+     "hoodie.datasource.write.operation='upsertt' is not one of insert"),
     ({"hoodie.datasource.write.table.type": "COPY_ON_WRITE"},
      "hoodie.datasource.write.table.type=COPY_ON_WRITE but the table at .* is MERGE_ON_READ"),
-    ({"hoodie.datasource.write.table.type": "MERGE_ON_REED"}, "use COPY_ON_WRITE or MERGE_ON_READ"),
+    ({"hoodie.datasource.write.table.type": "MERGE_ON_REED"}, "table.type='MERGE_ON_REED' is not one of COPY_ON_WRITE, MERGE_ON_READ"),
     ({"hoodie.parquet.max.file.size": "120MB"}, "hoodie.parquet.max.file.size='120MB' is not an integer"),
     ({"hoodie.parquet.compression.codec": "lzo"}, "Arrow has no LZO codec"),
-    ({"hoodie.parquet.compression.codec": "snapy"}, "codec='snapy' is not supported; use one of brotli"),
-    ({"hoodie.logfile.data.block.format": "orc"}, "hoodie.logfile.data.block.format='orc': use avro or parquet"),
+    ({"hoodie.parquet.compression.codec": "snapy"}, "codec='snapy' is not a supported codec; use one of brotli"),
+    ({"hoodie.logfile.data.block.format": "orc"}, "hoodie.logfile.data.block.format='orc' is not a log block format; use avro or parquet"),
 ])
 def test_wrong_write_option_values_are_refused_before_anything_is_written(table: str, bad: dict, message: str) -> None:
     before_instants, before_rows = instants(table), rows(table)
@@ -157,7 +157,7 @@ def test_uncompressed_codec_is_accepted(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("bad, error, message", [
-    ({"hoodie.clean.automatic": "yes"}, ValueError, "hoodie.clean.automatic='yes': use true or false"),
+    ({"hoodie.clean.automatic": "yes"}, ValueError, "hoodie.clean.automatic='yes' is not a boolean; use true or false"),
     ({"hoodie.cleaner.commits.retained": "0"}, CleanError, "must be at least 1"),
     ({"hoodie.partition.ttl.inline": "true", "hoodie.partition.ttl.strategy.days.retain": "0"}, TTLConfigError,
      "days.retain=0 keeps nothing"),

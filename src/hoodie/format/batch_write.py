@@ -19,13 +19,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodie import configs as C
+from hoodie.configs import read
 from hoodie.errors import HoodieError
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import naming as N
 from hoodie.format.slice.bloom import BloomSpec
 from hoodie.format.timeline.commit_metadata import NULL_COMMIT, WriteStat
-from hoodie.format.slice.eventtime import DEFAULT_UNIT, EventTimeError, event_time_millis, parse_unit
-from hoodie.format.slice.eventtime import UNIT_KEY as EVENT_TIME_UNIT_KEY
+from hoodie.format.slice.eventtime import DEFAULT_UNIT, EventTimeError, event_time_millis
 from hoodie.format.file_group.fsview import FileSlice, FileSystemView
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, TableError, create_table, table_exists
@@ -44,10 +45,19 @@ OPERATION_TYPES = {"insert": "INSERT", "bulk_insert": "BULK_INSERT", "upsert": "
                    "insert_overwrite": "INSERT_OVERWRITE", "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
                    "delete_partition": "DELETE_PARTITION"}
 PARTITIONS_TO_DELETE = "hoodie.datasource.write.partitions.to.delete"
-DEFAULT_MAX_FILE_SIZE = 120 * 1024 * 1024  # hoodie.parquet.max.file.size
-DEFAULT_SMALL_FILE_LIMIT = 100 * 1024 * 1024  # hoodie.parquet.small.file.limit
-DEFAULT_RECORD_SIZE_ESTIMATE = 1024  # hoodie.copyonwrite.record.size.estimate
-SET_NULL_FOR_MISSING_COLUMNS = "hoodie.write.set.null.for.missing.columns"
+# Write options that fall back to a hoodie.properties key when the write does not set them.
+_TABLE_FALLBACKS = (
+    (C.RECORD_KEY_FIELD, "hoodie.table.recordkey.fields"),
+    (C.PARTITION_PATH_FIELD, "hoodie.table.partition.fields"),
+    (C.TABLE_NAME, "hoodie.table.name"),
+    (C.TABLE_TYPE, "hoodie.table.type"),
+    (C.HIVE_STYLE_PARTITIONING, "hoodie.datasource.write.hive_style_partitioning"),
+    (C.URL_ENCODE_PARTITIONING, "hoodie.datasource.write.partitionpath.urlencode"),
+    (C.PRECOMBINE_FIELD, "hoodie.table.precombine.field"),
+    (C.PAYLOAD_CLASS, "hoodie.compaction.payload.class"),
+    (C.TIMELINE_TIMEZONE, "hoodie.table.timeline.timezone"),
+)
+SET_NULL_FOR_MISSING_COLUMNS = C.SET_NULL_FOR_MISSING_COLUMNS
 # Hudi's soft-delete marker column: a row with true is a delete (HoodieRecordPayload.isDeleteRecord).
 IS_DELETED = "_hoodie_is_deleted"
 
@@ -129,32 +139,21 @@ class WriteConfig:
         """
         o = {str(k): str(v) for k, v in options.items() if v is not None}
         tp = table.props if table is not None else {}
+        # Table properties fill what the options leave out: merged first, then read through the typed
+        # properties (one parsing rule per type; a boolean that is not true/false is refused).
+        merged = {write_key: tp[table_key] for write_key, table_key in _TABLE_FALLBACKS if table_key in tp}
+        merged.update(o)
+        cfg = read(merged, WriteError)
 
-        def get(key: str, table_key: Optional[str] = None, default: Optional[str] = None) -> Optional[str]:
-            if key in o:
-                return o[key]
-            if table_key and table_key in tp:
-                return tp[table_key]
-            return default
-
-        def split(v: Optional[str]) -> list[str]:
-            return [x.strip() for x in (v or "").split(",") if x.strip()]
-
-        op = get("hoodie.datasource.write.operation", default="upsert").lower()
-        if op not in OPERATIONS:
-            raise WriteError(
-                f"hoodie.datasource.write.operation={op!r} is not supported here; use one of {', '.join(OPERATIONS)}"
-            )
-        rk = split(get("hoodie.datasource.write.recordkey.field", "hoodie.table.recordkey.fields"))
+        op = cfg.get(C.OPERATION)
+        rk = cfg.get(C.RECORD_KEY_FIELD) or []
         if not rk:
             raise WriteError("set hoodie.datasource.write.recordkey.field (the record key column[s])")
-        pf = split(get("hoodie.datasource.write.partitionpath.field", "hoodie.table.partition.fields"))
-        name = get("hoodie.table.name", "hoodie.table.name")
+        pf = cfg.get(C.PARTITION_PATH_FIELD) or []
+        name = cfg.get(C.TABLE_NAME)
         if not name:
             raise WriteError("set hoodie.table.name")
-        ttype = (get("hoodie.datasource.write.table.type", "hoodie.table.type", "COPY_ON_WRITE") or "").upper()
-        if ttype not in ("COPY_ON_WRITE", "MERGE_ON_READ"):
-            raise WriteError(f"hoodie.datasource.write.table.type={ttype!r}: use COPY_ON_WRITE or MERGE_ON_READ")
+        ttype = cfg.get(C.TABLE_TYPE)
         if table is not None:
             _refuse_config_conflicts(o, table, overwrite)
         keygen = {k: v for k, v in o.items() if k.startswith(("hoodie.datasource.write.", "hoodie.keygen."))}
@@ -163,39 +162,19 @@ class WriteConfig:
                 keygen["hoodie.datasource.write.keygenerator.class"] = tp[k]
         keygen["hoodie.datasource.write.recordkey.field"] = ",".join(rk)
         keygen["hoodie.datasource.write.partitionpath.field"] = ",".join(pf)
-        hive = (get("hoodie.datasource.write.hive_style_partitioning",
-                    "hoodie.datasource.write.hive_style_partitioning", "false") or "false").lower() == "true"
-        urlenc = (get("hoodie.datasource.write.partitionpath.urlencode",
-                      "hoodie.datasource.write.partitionpath.urlencode", "false") or "false").lower() == "true"
+        hive = bool(cfg.get(C.HIVE_STYLE_PARTITIONING))
+        urlenc = bool(cfg.get(C.URL_ENCODE_PARTITIONING))
         keygen["hoodie.datasource.write.hive_style_partitioning"] = str(hive).lower()
         keygen["hoodie.datasource.write.partitionpath.urlencode"] = str(urlenc).lower()
-        block = (get("hoodie.logfile.data.block.format", default="avro") or "avro").lower()
-        if block not in ("avro", "parquet"):
-            raise WriteError(f"hoodie.logfile.data.block.format={block!r}: use avro or parquet")
-        try:
-            codec = W.parquet_codec(get("hoodie.parquet.compression.codec", default="snappy"))
-        except ValueError as e:
-            raise WriteError(str(e)) from None
-
+        codec = W.parquet_codec(cfg.get(C.PARQUET_CODEC))
         try:
             bloom = BloomSpec.from_options(o)
-            ev_unit = parse_unit(get(EVENT_TIME_UNIT_KEY))
         except ValueError as e:
             raise WriteError(str(e)) from None
-
-        def flag(key: str, default: bool) -> bool:
-            raw = get(key, default=str(default).lower())
-            v = str(raw).strip().lower()
-            if v not in ("true", "false"):
-                raise WriteError(f"{key}={raw!r}: use true or false")
-            return v == "true"
-
-        def integer(key: str, default: int) -> int:
-            raw = get(key, default=str(default))
-            try:
-                return int(str(raw).strip())
-            except ValueError:
-                raise WriteError(f"{key}={raw!r} is not an integer (bytes)") from None
+        # A table without the timeline-zone key is LOCAL (Hudi's default); new tables default to UTC
+        # (docs/ttl.md).
+        zone = cfg.get(C.TIMELINE_TIMEZONE) if cfg.is_set(C.TIMELINE_TIMEZONE) else (
+            "UTC" if table is None else "LOCAL")
 
         return cls(
             table_name=name,
@@ -203,24 +182,22 @@ class WriteConfig:
             operation=op,
             record_key_fields=rk,
             partition_fields=pf,
-            precombine_field=get("hoodie.datasource.write.precombine.field", "hoodie.table.precombine.field"),
+            precombine_field=cfg.get(C.PRECOMBINE_FIELD),
             keygen_props=keygen,
             hive_style=hive,
             url_encode=urlenc,
-            payload_class=get("hoodie.datasource.write.payload.class", "hoodie.compaction.payload.class"),
-            event_time_field=get("hoodie.payload.event.time.field"),
-            block_format=block,
-            max_file_size=integer("hoodie.parquet.max.file.size", DEFAULT_MAX_FILE_SIZE),
-            small_file_limit=integer("hoodie.parquet.small.file.limit", DEFAULT_SMALL_FILE_LIMIT),
-            record_size_estimate=integer("hoodie.copyonwrite.record.size.estimate", DEFAULT_RECORD_SIZE_ESTIMATE),
+            payload_class=cfg.get(C.PAYLOAD_CLASS),
+            event_time_field=cfg.get(C.EVENT_TIME_FIELD),
+            block_format=cfg.get(C.LOG_BLOCK_FORMAT),
+            max_file_size=cfg.get(C.PARQUET_MAX_FILE_SIZE),
+            small_file_limit=cfg.get(C.PARQUET_SMALL_FILE_LIMIT),
+            record_size_estimate=cfg.get(C.RECORD_SIZE_ESTIMATE),
             parquet_codec=codec,
-            # A table without the key is LOCAL (Hudi's default); new tables default to UTC (docs/ttl.md).
-            timeline_timezone=(get("hoodie.table.timeline.timezone", "hoodie.table.timeline.timezone",
-                                   "UTC" if table is None else "LOCAL") or "UTC").upper(),
-            combine_before_insert=(get("hoodie.combine.before.insert", default="false") or "").lower() == "true",
+            timeline_timezone=zone,
+            combine_before_insert=bool(cfg.get(C.COMBINE_BEFORE_INSERT)),
             bloom=bloom,
-            event_time_unit=ev_unit,
-            set_null_for_missing_columns=flag(SET_NULL_FOR_MISSING_COLUMNS, False),
+            event_time_unit=cfg.get(C.EVENT_TIME_UNIT),
+            set_null_for_missing_columns=bool(cfg.get(C.SET_NULL_FOR_MISSING_COLUMNS)),
         )
 
 

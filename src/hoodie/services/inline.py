@@ -11,26 +11,24 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional
 
-from hoodie.configs import unknown_keys_checked
+from hoodie import configs as C
+from hoodie.configs import ConfigProperty, unknown_keys_checked
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import CleanConfig, maybe_clean_after_commit
+from hoodie.services.compaction import config as CC
 from hoodie.services.compaction.config import as_config
 from hoodie.services.compaction.runner import Executor as CompactionExecutor
 from hoodie.services.compaction.runner import maybe_compact_inline
 from hoodie.services.compaction.strategies import resolve_strategy
 from hoodie.services.transaction import Hook, Transaction
+from hoodie.services.ttl import keys as TK
 from hoodie.services.ttl.config import TTLConfig
 from hoodie.services.ttl.service import maybe_run_async_ttl, maybe_run_inline_ttl
 
 
-def _flag(options: Mapping[str, Any], key: str, default: bool) -> bool:
-    v = options.get(key)
-    if v is None:
-        return default
-    s = str(v).strip().lower()
-    if s not in ("true", "false"):
-        raise ValueError(f"{key}={v!r}: use true or false")
-    return s == "true"
+def _flag(options: Mapping[str, Any], prop: ConfigProperty[bool]) -> bool:
+    """A service switch, by the typed boolean rule (raises ConfigValueError, a ValueError)."""
+    return bool(prop.get(options))
 
 
 def check_inline_options(options: Mapping[str, Any], is_mor: bool,
@@ -42,14 +40,14 @@ def check_inline_options(options: Mapping[str, Any], is_mor: bool,
     is committed, and a caller retrying the "failed" write writes it twice (an insert duplicates its
     rows). Raises the service's own configuration error.
     """
-    if is_mor and (_flag(options, "hoodie.compact.inline", False)
-                   or _flag(options, "hoodie.compact.schedule.inline", False)):
+    if is_mor and (_flag(options, CC.INLINE)
+                   or _flag(options, CC.SCHEDULE_INLINE)):
         resolve_strategy(as_config(options, table_props))
-    if _flag(options, "hoodie.partition.ttl.inline", False) or _flag(options, "hoodie.ttl.async.enabled", False):
+    if _flag(options, TK.INLINE) or _flag(options, TK.ASYNC_ENABLED):
         ttl = TTLConfig.from_options(options)
         if not ttl.strategy_class:
             ttl.require_retention()
-    if _flag(options, "hoodie.clean.automatic", True):
+    if _flag(options, C.CLEAN_AUTOMATIC):
         CleanConfig.from_options(options)
 
 
@@ -84,13 +82,13 @@ def _services(options: Mapping[str, Any], compaction_executor: Optional[Compacti
         return maybe_compact_inline(t, options, executor=compaction_executor)
 
     return [
-        ("compaction", "compaction", _flag(options, "hoodie.compact.inline", False)
-         or _flag(options, "hoodie.compact.schedule.inline", False), compaction),
-        ("partition TTL", "ttl", _flag(options, "hoodie.partition.ttl.inline", False),
+        ("compaction", "compaction", _flag(options, CC.INLINE)
+         or _flag(options, CC.SCHEDULE_INLINE), compaction),
+        ("partition TTL", "ttl", _flag(options, TK.INLINE),
          lambda t: maybe_run_inline_ttl(t, options)),
-        ("async partition TTL", "ttl_async", _flag(options, "hoodie.ttl.async.enabled", False),
+        ("async partition TTL", "ttl_async", _flag(options, TK.ASYNC_ENABLED),
          lambda t: maybe_run_async_ttl(t, options)),
         # Hudi's default: clean after every commit.
-        ("clean", "clean", _flag(options, "hoodie.clean.automatic", True),
+        ("clean", "clean", _flag(options, C.CLEAN_AUTOMATIC),
          lambda t: maybe_clean_after_commit(t, options)),
     ]

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Mapping, Optional
+
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from hoodie.configs import BOOLEAN
 
 
 # ---------------------------------------------------------------------------------------------
@@ -76,11 +79,14 @@ _ESCAPE_REGEX = "[" + "".join(f"\\x{ord(c):02x}" for c in sorted(_ESCAPE_CHARS))
 # Small helpers
 # ---------------------------------------------------------------------------------------------
 
-def _java_bool(value: Optional[str], default: bool = False) -> bool:
-    """``Boolean.parseBoolean``: only a case-insensitive "true" is true."""
-    if value is None:
+def _option_bool(config: Mapping[str, str], key: str, default: bool = False) -> bool:
+    """A boolean key generator option by hoodie's one boolean rule (``true`` / ``false``, any case;
+    unset or blank: ``default``). Java's ``Boolean.parseBoolean`` reads anything else as false, which
+    would silently give other partition paths; that is refused, naming the key."""
+    value = config.get(key)
+    if value is None or str(value).strip() == "":
         return default
-    return str(value).strip().lower() == "true"
+    return BOOLEAN.read(key, str(value).strip())
 
 
 def _split_fields(value: Optional[str]) -> list[str]:

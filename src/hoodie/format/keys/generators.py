@@ -26,7 +26,7 @@ from hoodie.format.keys.common import (
     TABLE_KEYGENERATOR_TYPE, TABLE_PARTITION_FIELDS, TABLE_RECORDKEY_FIELDS, TIMESTAMP, TS_INPUT_DATEFORMAT,
     TS_INPUT_DATEFORMAT_DELIMITER, TS_INPUT_TIMEZONE, TS_OUTPUT_DATEFORMAT, TS_OUTPUT_TIMEZONE, TS_PREFIX,
     TS_SCALAR_TIME_UNIT, TS_TIMEZONE, TS_TYPE, URL_ENCODE_PARTITIONING, _CLASS_TO_TYPE, _PKG, _TS_OLD_PREFIX,
-    _TYPE_TO_CLASS, _as_array, _concat, _empty_strings, _java_bool, _null_or_empty, _split_fields,
+    _TYPE_TO_CLASS, _as_array, _concat, _empty_strings, _option_bool, _null_or_empty, _split_fields,
 )
 from hoodie.format.keys.java_text import _escape_path_array, _timestamp_micros, java_strings
 from hoodie.format.keys.joda import (
@@ -687,16 +687,16 @@ def key_generator_from_config(config: Mapping[str, str], *, jvm_timezone: str = 
     else:
         kind = infer_key_generator_type(record_keys, partition_fields)
 
-    hive = _java_bool(config.get(HIVE_STYLE_PARTITIONING))
-    encode = _java_bool(config.get(URL_ENCODE_PARTITIONING))
-    consistent = _java_bool(config.get(CONSISTENT_LOGICAL_TIMESTAMP))
+    hive = _option_bool(config, HIVE_STYLE_PARTITIONING)
+    encode = _option_bool(config, URL_ENCODE_PARTITIONING)
+    consistent = _option_bool(config, CONSISTENT_LOGICAL_TIMESTAMP)
     gen: KeyGenerator
     if kind == SIMPLE:
         gen = SimpleKeyGenerator(",".join(record_keys), ",".join(partition_fields), hive, encode, consistent,
                                  jvm_timezone)
     elif kind == COMPLEX:
         gen = ComplexKeyGenerator(record_keys, partition_fields, hive, encode, consistent, jvm_timezone,
-                                  encode_single_key_field_name=not _java_bool(config.get(COMPLEX_KEYGEN_NEW_ENCODING)))
+                                  encode_single_key_field_name=not _option_bool(config, COMPLEX_KEYGEN_NEW_ENCODING))
     elif kind == NON_PARTITION:
         gen = NonpartitionedKeyGenerator(record_keys, consistent, jvm_timezone, hive, encode)
     elif kind == GLOBAL_DELETE:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Mapping, Optional
 
+from hoodie.configs import BOOLEAN
 from hoodie.format.metadata.table import (
     ENABLE_KEY, MetadataTable, MetadataTableNotFoundError, files_partition_available,
 )
@@ -45,12 +46,9 @@ class MetadataFileListing:
 def _truthy(value: Any) -> bool:
     if isinstance(value, bool):
         return value
-    s = str(value).strip().lower()
-    if s in ("true", "1", "yes"):
-        return True
-    if s in ("false", "0", "no", ""):
-        return False
-    raise ValueError(f"{ENABLE_KEY}={value!r} is not a boolean; use true or false")
+    text = str(value).strip()
+    # Blank is unset (the version's default applies); otherwise hoodie's one boolean rule.
+    return False if text == "" else BOOLEAN.read(ENABLE_KEY, text)
 
 
 def metadata_read_enabled(props: Mapping[str, str], options: Optional[Mapping[str, Any]] = None) -> bool:

@@ -28,11 +28,14 @@ import base64
 import math
 import struct
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from hoodie import configs as C
+from hoodie.configs import read
 
 __all__ = [
     "BLOOM_FOOTER_KEY", "OLD_BLOOM_FOOTER_KEY", "BLOOM_TYPE_FOOTER_KEY", "BloomSpec", "BloomFilter",
@@ -42,10 +45,10 @@ __all__ = [
 BLOOM_FOOTER_KEY = "org.apache.hudi.bloomfilter"
 OLD_BLOOM_FOOTER_KEY = "com.uber.hoodie.bloomfilter"
 BLOOM_TYPE_FOOTER_KEY = "hoodie_bloom_filter_type_code"
-NUM_ENTRIES_KEY = "hoodie.index.bloom.num_entries"
-FPP_KEY = "hoodie.index.bloom.fpp"
-FILTER_TYPE_KEY = "hoodie.bloom.index.filter.type"
-DYNAMIC_MAX_KEY = "hoodie.bloom.index.filter.dynamic.max.entries"
+NUM_ENTRIES_KEY = C.BLOOM_NUM_ENTRIES
+FPP_KEY = C.BLOOM_FPP
+FILTER_TYPE_KEY = C.BLOOM_FILTER_TYPE
+DYNAMIC_MAX_KEY = C.BLOOM_DYNAMIC_MAX_ENTRIES
 MURMUR_HASH = 1
 _VERSION = -1
 _M = np.uint32(0x5BD1E995)
@@ -56,10 +59,10 @@ _LN2 = math.log(2)
 class BloomSpec:
     """How to size a bloom filter (Hudi's ``hoodie.index.bloom.*`` / ``hoodie.bloom.index.filter.*``)."""
 
-    num_entries: int = 60000
-    fpp: float = 0.000000001
-    filter_type: str = "DYNAMIC_V0"
-    dynamic_max_entries: int = 100000
+    num_entries: int = C.BLOOM_NUM_ENTRIES.default
+    fpp: float = C.BLOOM_FPP.default
+    filter_type: str = C.BLOOM_FILTER_TYPE.default
+    dynamic_max_entries: int = C.BLOOM_DYNAMIC_MAX_ENTRIES.default
 
     def __post_init__(self) -> None:
         if self.filter_type not in ("DYNAMIC_V0", "SIMPLE"):
@@ -75,19 +78,12 @@ class BloomSpec:
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> "BloomSpec":
         """Read Hudi's bloom keys from write options; a bad value raises ValueError naming the key."""
-        def get(key: str, default: str, conv: Callable[[str], Any], what: str) -> Any:
-            raw = options.get(key)
-            text = default if raw is None else str(raw).strip()
-            try:
-                return conv(text)
-            except ValueError:
-                raise ValueError(f"{key}={raw!r} is not {what}") from None
-
+        cfg = read(options)
         return cls(
-            num_entries=get(NUM_ENTRIES_KEY, "60000", int, "an integer"),
-            fpp=get(FPP_KEY, "0.000000001", float, "a number"),
-            filter_type=get(FILTER_TYPE_KEY, "DYNAMIC_V0", str.upper, "a filter type"),
-            dynamic_max_entries=get(DYNAMIC_MAX_KEY, "100000", int, "an integer"),
+            num_entries=cfg.get(C.BLOOM_NUM_ENTRIES),
+            fpp=cfg.get(C.BLOOM_FPP),
+            filter_type=cfg.get(C.BLOOM_FILTER_TYPE),
+            dynamic_max_entries=cfg.get(C.BLOOM_DYNAMIC_MAX_ENTRIES),
         )
 
     @property
