@@ -17,7 +17,10 @@ from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
 from hoodie.format.timeline.instant import State
 from hoodie.services.clean import pending_operations, run_clean
+from hoodie.format.storage import Storage
+from hoodie.format.timeline import active as T
 from hoodie.services.compaction import run_compaction, schedule_compaction
+from hoodie.services.compaction.rollback import remove_compaction_plan, rollback_compaction
 from hoodie.services.rollback import rollback
 from hoodie.services.transaction import Hook, Transaction, observe
 from hoodie.services.ttl import restore, run_ttl
@@ -186,9 +189,17 @@ def test_every_entry_point_commits_through_a_transaction(tmp_path: Path) -> None
 
         c_fids = sorted({s.file_id for s in FileSystemView(table.storage, table.timeline).latest_file_slices("c")})
         delete_partitions(table, {"c": c_fids})
+        # A pending compaction rolled back to requested, then its plan removed: each a rollback instant.
+        write_arrow(path, rows("a", ts=4), mor)
+        c2 = schedule_compaction(path, check_trigger=False)
+        T.transition_to_inflight(Storage(path), I.Instant(c2, I.COMPACTION, State.REQUESTED), b"")
+        rollback_compaction(path, c2)
+        remove_compaction_plan(path, c2)
     assert begun == ["WriteOperation"] * 3 + ["CompactionCommit", "WriteOperation", "RollbackOperation",
                                               "CleanOperation", "TTLOperation", "RestoreOperation"] \
-        + ["WriteOperation"] * 3 + ["DeletePartitionOperation"]
+        + ["WriteOperation"] * 3 + ["DeletePartitionOperation", "WriteOperation", "_CompactionRollback",
+                                    "_PlanRemoval"]
+    assert c2 not in {i.timestamp for i in HoodieTable(path).timeline.instants}
     # Each of them committed its instant in the transaction's complete step.
     assert committed == begun
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Union
+from typing import Any, Optional, Union
 
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import naming as N
@@ -35,10 +35,11 @@ from hoodie.format.table import HoodieTable
 
 import hoodie.services.compaction.partial as P
 from hoodie.services.compaction.config import CompactionError
-from hoodie.format.lock import LockError, TableLock, compaction_lock
+from hoodie.format.lock import LockError, compaction_lock
 from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.slice import writer as W
-from hoodie.services.rollback_action import pending_rollback_of, rollback_failed_writes, start_rollback
+from hoodie.services.rollback_action import pending_rollback_of, start_rollback
+from hoodie.services.transaction import Operation, Transaction
 
 log = logging.getLogger("hoodie.compaction")
 
@@ -132,10 +133,10 @@ def _delete_outputs(storage: Storage, outputs: dict[str, list]) -> list[str]:
 
 
 def _under_compaction_locks(table_or_path: Union[str, HoodieTable], instant: str,
-                            storage_options: Optional[dict[str, Any]], verb: str, purpose: str,
-                            fn: Callable[[HoodieTable, str], RollbackResult]) -> RollbackResult:
-    """Run ``fn(table, instant)`` holding the compaction's own lock (refused while another process
-    executes it) and the table lock, on a freshly loaded table."""
+                            storage_options: Optional[dict[str, Any]], verb: str,
+                            op: "_CompactionRollbackBase") -> RollbackResult:
+    """Commit ``op`` through a :class:`Transaction` (the table lock, the rollback instant) while
+    holding the compaction's own lock (refused while another process executes the compaction)."""
     table = table_or_path.reload() if isinstance(table_or_path, HoodieTable) else HoodieTable(str(table_or_path), storage_options)
     own = compaction_lock(table.storage, instant)
     try:
@@ -144,10 +145,67 @@ def _under_compaction_locks(table_or_path: Union[str, HoodieTable], instant: str
         raise CompactionError(f"compaction {instant} is being executed by another process ({e}); it cannot be "
                               f"{verb} under it") from None
     try:
-        with TableLock(table.storage, None, purpose):
-            return fn(table.reload(), instant)
+        Transaction(op, op, table=table).run()
     finally:
         own.release()
+    assert op.outcome is not None
+    return op.outcome
+
+
+class _CompactionRollbackBase(Operation):
+    """A rollback instant undoing (part of) a pending compaction; its own in-process executor."""
+
+    def __init__(self, instant: str, what: str) -> None:
+        self.target = instant
+        self.what = what
+        self.requested = I.Instant(instant, I.COMPACTION, I.State.REQUESTED)
+        self.inflight = I.Instant(instant, I.COMPACTION, I.State.INFLIGHT)
+        self.outputs: dict[str, list] = {}
+        self.by_part: dict[str, list[str]] = {}
+        self.deleted: list[str] = []
+        self.started = 0.0
+        self.outcome: Optional[RollbackResult] = None
+
+    def _check_pending(self, table: HoodieTable, verb: str) -> None:
+        tl = table.timeline
+        if tl.has_file(I.instant_file_name(self.target, I.COMMIT, I.State.COMPLETED)):
+            raise CompactionError(f"compaction {self.target} is completed; {verb} it would need a restore")
+        if not tl.has_file(self.requested.file_name):
+            raise CompactionError(f"there is no compaction plan {self.target} "
+                                  f"(.hoodie/{self.requested.file_name} is missing)")
+
+    def _plan_outputs(self, table: HoodieTable, outputs: dict[str, list]) -> None:
+        self.outputs = outputs
+        files = outputs["split"] + [l.link_path for l in outputs["links"]] + outputs["base"] + outputs["tmp"]
+        self.by_part = _by_partition(files)
+
+    def start(self, txn: Transaction) -> I.Instant:
+        """The rollback instant (requested, inflight), or an interrupted one resumed."""
+        assert txn.table is not None
+        storage = txn.table.storage
+        self.started = time.monotonic()
+        requests = [PL.rollback_request(p, files_to_delete=[storage.uri(f) for f in fs])
+                    for p, fs in sorted(self.by_part.items())]
+        return start_rollback(txn.table, self.target, PL.write_avro_metadata(
+            "HoodieRollbackPlan", PL.rollback_plan((self.target, I.COMPACTION), requests)))
+
+    def execute(self, txn: Transaction) -> Any:
+        """Delete the compaction's outputs (the executor step)."""
+        assert txn.table is not None
+        self.deleted = _delete_outputs(txn.table.storage, self.outputs)
+        return None
+
+    def complete(self, txn: Transaction, result: Any) -> I.Instant:
+        """The completed rollback instant, listing what was deleted."""
+        assert txn.table is not None and txn.instant is not None
+        storage = txn.table.storage
+        r = txn.instant.timestamp
+        part_meta = {p: PL.rollback_partition_metadata(p, [storage.uri(f) for f in fs if f in self.deleted])
+                     for p, fs in sorted(self.by_part.items())}
+        meta = PL.rollback_metadata(r, int((time.monotonic() - self.started) * 1000),
+                                    [(self.target, I.COMPACTION)], part_meta)
+        return T.transition_to_complete(storage, txn.instant,
+                                        PL.write_avro_metadata("HoodieRollbackMetadata", meta))
 
 
 def rollback_compaction(table_or_path: Union[str, HoodieTable], instant: str, *,
@@ -159,41 +217,37 @@ def rollback_compaction(table_or_path: Union[str, HoodieTable], instant: str, *,
             restore), or a reserved-version file was not written by it.
     """
     return _under_compaction_locks(table_or_path, instant, storage_options, "rolled back",
-                                   f"rollback of compaction {instant}", _rollback_compaction_locked)
+                                   _CompactionRollback(instant))
 
 
-def _rollback_compaction_locked(table: HoodieTable, instant: str) -> RollbackResult:
-    storage = table.storage
-    tl = table.timeline
-    requested = I.Instant(instant, I.COMPACTION, I.State.REQUESTED)
-    inflight = I.Instant(instant, I.COMPACTION, I.State.INFLIGHT)
-    if tl.has_file(I.instant_file_name(instant, I.COMMIT, I.State.COMPLETED)):
-        raise CompactionError(f"compaction {instant} is completed; rolling it back would need a restore")
-    if not tl.has_file(requested.file_name):
-        raise CompactionError(f"there is no compaction plan {instant} (.hoodie/{requested.file_name} is missing)")
-    plan = tl.compaction_plan(instant)
-    outputs = compaction_outputs(table, instant, plan)
-    files = outputs["split"] + [l.link_path for l in outputs["links"]] + outputs["base"] + outputs["tmp"]
-    has_inflight = tl.has_file(inflight.file_name)
-    if not files and not has_inflight and pending_rollback_of(table, instant) is None:
-        return RollbackResult(instant, None, [])
-    started = time.monotonic()
-    by_part = _by_partition(files)
-    requests = [PL.rollback_request(p, files_to_delete=[storage.uri(f) for f in fs]) for p, fs in sorted(by_part.items())]
-    # An interrupted rollback of this compaction is resumed rather than left pending forever.
-    rb_inflight = start_rollback(table, instant, PL.write_avro_metadata(
-        "HoodieRollbackPlan", PL.rollback_plan((instant, I.COMPACTION), requests)))
-    r = rb_inflight.timestamp
-    deleted = _delete_outputs(storage, outputs)
-    part_meta = {p: PL.rollback_partition_metadata(p, [storage.uri(f) for f in fs if f in deleted])
-                 for p, fs in sorted(by_part.items())}
-    meta = PL.rollback_metadata(r, int((time.monotonic() - started) * 1000), [(instant, I.COMPACTION)], part_meta)
-    T.transition_to_complete(storage, rb_inflight, PL.write_avro_metadata("HoodieRollbackMetadata", meta))
-    if has_inflight:
-        storage.delete(f"{T.METAFOLDER}/{inflight.file_name}")
-    table.reload()
-    log.info("rolled back compaction %s (rollback %s): deleted %d file(s)", instant, r, len(deleted))
-    return RollbackResult(instant, r, deleted)
+class _CompactionRollback(_CompactionRollbackBase):
+    """Undo a pending compaction's files and return it to requested."""
+
+    def __init__(self, instant: str) -> None:
+        super().__init__(instant, f"rollback of compaction {instant}")
+        self.has_inflight = False
+
+    def prepare(self, txn: Transaction) -> bool:
+        """Check the compaction is pending and find its outputs; nothing to do ends here."""
+        table = txn.open_table()
+        self._check_pending(table, "rolling back")
+        tl = table.timeline
+        self._plan_outputs(table, compaction_outputs(table, self.target, tl.compaction_plan(self.target)))
+        self.has_inflight = tl.has_file(self.inflight.file_name)
+        if not self.by_part and not self.has_inflight and pending_rollback_of(table, self.target) is None:
+            self.outcome = RollbackResult(self.target, None, [])
+            return False
+        return True
+
+    def finalize(self, txn: Transaction) -> None:
+        """Back to requested: the compaction's inflight file goes."""
+        assert txn.table is not None and txn.completed is not None
+        if self.has_inflight:
+            txn.table.storage.delete(f"{T.METAFOLDER}/{self.inflight.file_name}")
+        txn.table.reload()
+        r = txn.completed.timestamp
+        log.info("rolled back compaction %s (rollback %s): deleted %d file(s)", self.target, r, len(self.deleted))
+        self.outcome = RollbackResult(self.target, r, self.deleted)
 
 
 def _log_instants(storage: Storage, rel: str) -> set[str]:
@@ -275,80 +329,90 @@ def remove_compaction_plan(table_or_path: Union[str, HoodieTable], instant: str,
     another process, when there is no such plan, or when a log file in its slices has no previous
     slice to go back to; nothing is changed then.
     """
-    return _under_compaction_locks(table_or_path, instant, storage_options, "removed",
-                                   f"removal of compaction plan {instant}", _remove_plan_locked)
+    return _under_compaction_locks(table_or_path, instant, storage_options, "removed", _PlanRemoval(instant))
 
 
-def _remove_plan_locked(table: HoodieTable, instant: str) -> RollbackResult:
-    storage = table.storage
-    requested = I.Instant(instant, I.COMPACTION, I.State.REQUESTED)
-    inflight = I.Instant(instant, I.COMPACTION, I.State.INFLIGHT)
-    if table.timeline.has_file(I.instant_file_name(instant, I.COMMIT, I.State.COMPLETED)):
-        raise CompactionError(f"compaction {instant} is completed; removing it would need a restore")
-    if not table.timeline.has_file(requested.file_name):
-        raise CompactionError(f"there is no compaction plan {instant} (.hoodie/{requested.file_name} is missing)")
+class _PlanRemoval(_CompactionRollbackBase):
+    """Remove a pending compaction: delete its outputs, move log files written into its slices back to
+    the previous slices, then delete the plan."""
+
     # Failed writes may have left log files in the slices the plan opened: gone before we look.
-    rollback_failed_writes(table)
-    tl = table.reload().timeline
-    try:
-        plan: Optional[CompactionPlan] = tl.compaction_plan(instant)
-    except T.DamagedTimelineFileError as e:
-        log.warning("%s; removing the plan, finding compaction %s's files by listing", e.path, instant)
-        plan = None
-    outputs = compaction_outputs(table, instant, plan) if plan is not None else _outputs_by_listing(table, instant)
-    out_paths = set(outputs["split"]) | {l.link_path for l in outputs["links"]}
-    # Everything else in the slices at the instant is data writers committed on top of the plan.
-    to_move: dict[tuple[str, str], list[str]] = {}
-    for rel in _slice_logs(table, instant):
-        if rel not in out_paths:
-            part = rel.rsplit("/", 1)[0] if "/" in rel else ""
-            to_move.setdefault((part, N.parse_log_file(rel.rsplit("/", 1)[-1]).file_id), []).append(rel)
-    listings: dict[str, list[str]] = {}
-    targets: dict[tuple[str, str], str] = {}
-    for (part, fid), rels in sorted(to_move.items()):
-        if part not in listings:
-            listings[part] = [s.name for s in storage.list_dir(part) if not s.is_dir]
-        prev = _previous_slice(table, part, fid, instant, listings[part])
-        if prev is None:
-            raise CompactionError(
-                f"{rels[0]} was written into compaction {instant}'s slice of file group {fid}, which has no earlier "
-                "slice to move it back to; the plan was not removed (nothing was changed)")
-        targets[(part, fid)] = prev
-    files = outputs["split"] + [l.link_path for l in outputs["links"]] + outputs["base"] + outputs["tmp"]
-    started = time.monotonic()
-    by_part = _by_partition(files)
-    requests = [PL.rollback_request(p, files_to_delete=[storage.uri(f) for f in fs]) for p, fs in sorted(by_part.items())]
-    rb_inflight = start_rollback(table, instant, PL.write_avro_metadata(
-        "HoodieRollbackPlan", PL.rollback_plan((instant, I.COMPACTION), requests)))
-    r = rb_inflight.timestamp
-    deleted = _delete_outputs(storage, outputs)
-    # Moved in log order, each after the previous slice's last version: the merged read (previous
-    # slice, then the pending one) sees the same files in the same order at every moment. A move
-    # cut short on an object store (copied, not yet deleted) leaves an adjacent duplicate of the
-    # same blocks after the re-run, which merges to the same records.
-    moved: list[tuple[str, str]] = []
-    for (part, fid), rels in sorted(to_move.items()):
-        prev = targets[(part, fid)]
-        for rel in sorted(rels, key=lambda x: N.parse_log_file(x.rsplit("/", 1)[-1]).sort_key()):
-            lp = N.parse_log_file(rel.rsplit("/", 1)[-1])
-            names = [s.name for s in storage.list_dir(part) if not s.is_dir]
-            ver = W.next_log_version(storage, part, fid, prev, listing=names)
-            new = N.log_file_name(fid, prev, ver, lp.write_token or N.UNKNOWN_WRITE_TOKEN)
-            dst = f"{part}/{new}" if part else new
-            storage.move(rel, dst)
-            moved.append((rel, dst))
-    part_meta = {p: PL.rollback_partition_metadata(p, [storage.uri(f) for f in fs if f in deleted])
-                 for p, fs in sorted(by_part.items())}
-    meta = PL.rollback_metadata(r, int((time.monotonic() - started) * 1000), [(instant, I.COMPACTION)], part_meta)
-    T.transition_to_complete(storage, rb_inflight, PL.write_avro_metadata("HoodieRollbackMetadata", meta))
-    # The plan goes last (inflight first), so an interrupted removal is finished by running it again.
-    storage.delete(f"{T.METAFOLDER}/{inflight.file_name}")
-    storage.delete(f"{T.METAFOLDER}/{requested.file_name}")
-    W.delete_markers(storage, instant)
-    table.reload()
-    log.info("removed compaction plan %s (rollback %s): deleted %d file(s), moved %d log file(s) back to their "
-             "previous slices", instant, r, len(deleted), len(moved))
-    return RollbackResult(instant, r, deleted, moved, True)
+    rollback_failed_writes = True
+
+    def __init__(self, instant: str) -> None:
+        super().__init__(instant, f"removal of compaction plan {instant}")
+        self.to_move: dict[tuple[str, str], list[str]] = {}
+        self.targets: dict[tuple[str, str], str] = {}
+        self.moved: list[tuple[str, str]] = []
+
+    def prepare(self, txn: Transaction) -> bool:
+        """The compaction must be pending."""
+        self._check_pending(txn.open_table(), "removing")
+        return True
+
+    def check(self, txn: Transaction) -> None:
+        """Plan the removal after failed writes were rolled back; refuse before anything is written."""
+        assert txn.table is not None
+        table = txn.table.reload()
+        storage = table.storage
+        instant = self.target
+        try:
+            plan: Optional[CompactionPlan] = table.timeline.compaction_plan(instant)
+        except T.DamagedTimelineFileError as e:
+            log.warning("%s; removing the plan, finding compaction %s's files by listing", e.path, instant)
+            plan = None
+        outputs = compaction_outputs(table, instant, plan) if plan is not None else _outputs_by_listing(table, instant)
+        out_paths = set(outputs["split"]) | {l.link_path for l in outputs["links"]}
+        # Everything else in the slices at the instant is data writers committed on top of the plan.
+        for rel in _slice_logs(table, instant):
+            if rel not in out_paths:
+                part = rel.rsplit("/", 1)[0] if "/" in rel else ""
+                self.to_move.setdefault((part, N.parse_log_file(rel.rsplit("/", 1)[-1]).file_id), []).append(rel)
+        listings: dict[str, list[str]] = {}
+        for (part, fid), rels in sorted(self.to_move.items()):
+            if part not in listings:
+                listings[part] = [s.name for s in storage.list_dir(part) if not s.is_dir]
+            prev = _previous_slice(table, part, fid, instant, listings[part])
+            if prev is None:
+                raise CompactionError(
+                    f"{rels[0]} was written into compaction {instant}'s slice of file group {fid}, which has no "
+                    "earlier slice to move it back to; the plan was not removed (nothing was changed)")
+            self.targets[(part, fid)] = prev
+        self._plan_outputs(table, outputs)
+
+    def execute(self, txn: Transaction) -> Any:
+        """Delete the outputs, then move the later log files back to their previous slices."""
+        super().execute(txn)
+        assert txn.table is not None
+        storage = txn.table.storage
+        # Moved in log order, each after the previous slice's last version: the merged read (previous
+        # slice, then the pending one) sees the same files in the same order at every moment. A move
+        # cut short on an object store (copied, not yet deleted) leaves an adjacent duplicate of the
+        # same blocks after the re-run, which merges to the same records.
+        for (part, fid), rels in sorted(self.to_move.items()):
+            prev = self.targets[(part, fid)]
+            for rel in sorted(rels, key=lambda x: N.parse_log_file(x.rsplit("/", 1)[-1]).sort_key()):
+                lp = N.parse_log_file(rel.rsplit("/", 1)[-1])
+                names = [s.name for s in storage.list_dir(part) if not s.is_dir]
+                ver = W.next_log_version(storage, part, fid, prev, listing=names)
+                new = N.log_file_name(fid, prev, ver, lp.write_token or N.UNKNOWN_WRITE_TOKEN)
+                dst = f"{part}/{new}" if part else new
+                storage.move(rel, dst)
+                self.moved.append((rel, dst))
+        return None
+
+    def finalize(self, txn: Transaction) -> None:
+        """The plan goes last (inflight first), so an interrupted removal is finished by running it again."""
+        assert txn.table is not None and txn.completed is not None
+        storage = txn.table.storage
+        storage.delete(f"{T.METAFOLDER}/{self.inflight.file_name}")
+        storage.delete(f"{T.METAFOLDER}/{self.requested.file_name}")
+        W.delete_markers(storage, self.target)
+        txn.table.reload()
+        r = txn.completed.timestamp
+        log.info("removed compaction plan %s (rollback %s): deleted %d file(s), moved %d log file(s) back to their "
+                 "previous slices", self.target, r, len(self.deleted), len(self.moved))
+        self.outcome = RollbackResult(self.target, r, self.deleted, self.moved, True)
 
 
 __all__ = ["rollback_compaction", "remove_compaction_plan", "RollbackResult", "compaction_outputs", "is_split_file"]
