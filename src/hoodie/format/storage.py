@@ -185,7 +185,8 @@ class Storage:
             self._uri_head = "s3://"
         elif scheme == "gs":
             self.kind = "gcs"
-            self.fs = pafs.GcsFileSystem(**_gcs_options(opts))
+            self.gcs = _gcs_options(opts)
+            self.fs = pafs.GcsFileSystem(**self.gcs)
             self.root = (parsed.netloc + parsed.path).rstrip("/")
             self._uri_head = "gs://"
         elif scheme in ("abfs", "abfss"):
