@@ -588,6 +588,8 @@ class _AzureBlob(_HttpObject):
 
     def _delete_if(self, version: Any) -> str:
         status, _, _ = self._send("DELETE", {"If-Match": str(version)}, ok=(404, 412))
+        if status == 412 and self._get() is None:
+            return "gone"  # a failed condition on an object that is not there (Azure answers so)
         return {404: "gone", 412: "other"}.get(status, "released")
 
 
@@ -615,10 +617,17 @@ class _GcsObject(_HttpObject):
                             f"credentials reach the data only. For a single writer set {PROVIDER}={IN_PROCESS}")
 
     def _put_if(self, body: bytes, version: Optional[Any]) -> Optional[Any]:
-        url = (f"{self.base}/upload/storage/v1/b/{self.bucket}/o?uploadType=media&name={self.name}"
+        # A multipart upload (metadata + body in one request), where emulators honour the precondition too.
+        boundary = uuid.uuid4().hex
+        from urllib.parse import unquote
+
+        meta = json.dumps({"name": unquote(self.name), "contentType": "application/json"})
+        payload = (f"--{boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{meta}\r\n--{boundary}\r\n"
+                   f"Content-Type: application/json\r\n\r\n").encode() + body + f"\r\n--{boundary}--\r\n".encode()
+        url = (f"{self.base}/upload/storage/v1/b/{self.bucket}/o?uploadType=multipart"
                f"&ifGenerationMatch={0 if version is None else version}")
-        status, _, data = self._request("POST", url, {**self.auth, "Content-Type": "application/json"}, body,
-                                        (404, 412))
+        status, _, data = self._request("POST", url, {**self.auth, "Content-Type": f"multipart/related; boundary={boundary}"},
+                                        payload, (404, 412))
         return None if status in (404, 412) else json.loads(data)["generation"]
 
     def _get(self) -> Optional[tuple[bytes, float, Any]]:
@@ -640,9 +649,21 @@ class _GcsObject(_HttpObject):
         raise LockUnavailableError(f"the lock {self.uri} kept changing while it was read")
 
     def _delete_if(self, version: Any) -> str:
+        # GCS honours the conditions of the delete below; fake-gcs-server ignores them, so the generation is
+        # also checked first (which leaves only a race of one round trip where the store ignores them).
+        status, _, meta = self._request("GET", f"{self.base}/storage/v1/b/{self.bucket}/o/{self.name}", self.auth,
+                                        ok_missing=(404,))
+        if status == 404:
+            return "gone"
+        if str(json.loads(meta)["generation"]) != str(version):
+            return "other"
         status, _, _ = self._request(
-            "DELETE", f"{self.base}/storage/v1/b/{self.bucket}/o/{self.name}?ifGenerationMatch={version}", self.auth,
+            # generation= names the one version to delete (404 once replaced), ifGenerationMatch= conditions it.
+            "DELETE", f"{self.base}/storage/v1/b/{self.bucket}/o/{self.name}?generation={version}"
+                      f"&ifGenerationMatch={version}", self.auth,
             ok_missing=(404, 412))
+        if status == 412 and self._get() is None:
+            return "gone"  # a failed condition on an object that is not there (Azure answers so)
         return {404: "gone", 412: "other"}.get(status, "released")
 
 
