@@ -48,7 +48,6 @@ import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional
-from urllib.parse import urlparse
 
 from hoodie.configs import Enum, Int, define, read
 from hoodie.errors import HoodieError
@@ -304,21 +303,101 @@ class _LocalFile(_Backend):
             os.unlink(guard.path)
 
 
+class _ConditionalObject(_Backend):
+    """A lock object on an object store, written with conditional requests: create only if absent,
+    replace or delete only at the version (ETag, generation) this holder last wrote.
+
+    Subclasses provide the three requests for their store. Every request is a single attempt with
+    short timeouts: the lock's own loops retry within the lease, and a request whose answer was lost
+    is resolved by reading the object (the nonce tells the holder's own body from another's).
+    """
+
+    def __init__(self, uri: str) -> None:
+        self.uri = uri
+        self.etag: Optional[Any] = None  # the version this holder last wrote
+        self.mutex = threading.Lock()
+
+    @abc.abstractmethod
+    def _put_if(self, body: bytes, version: Optional[Any]) -> Optional[Any]:
+        """Write ``body`` if the object is absent (``version`` None) or at ``version``; the new version,
+        or None when the condition failed (another's object, or none at all)."""
+
+    @abc.abstractmethod
+    def _get(self) -> Optional[tuple[bytes, float, Any]]:
+        """(body, age in seconds, version) of the object, or None when there is none."""
+
+    @abc.abstractmethod
+    def _delete_if(self, version: Any) -> str:
+        """Delete the object at ``version``: ``"released"``, ``"gone"`` (none), or ``"other"`` (another version)."""
+
+    @property
+    def leased(self) -> bool:
+        return True
+
+    def _put(self, owner: _Owner, version: Optional[Any]) -> bool:
+        token = self._put_if(owner.to_bytes(), version)
+        if token is None:
+            return False
+        self.etag = token
+        return True
+
+    def _adopt_if_own(self, owner: _Owner) -> bool:
+        """After a failed condition: is the object ``owner``'s body under a version this process did not
+        see (an earlier request of ours that landed though its answer was lost)? Then take that version."""
+        data, _, token = self.holder()
+        held = _Owner.parse(data) if data is not None else None
+        if held is None or held.nonce != owner.nonce:
+            return False
+        self.etag = token
+        return True
+
+    def try_create(self, owner: _Owner) -> bool:
+        return self._put(owner, None)
+
+    def holder(self) -> tuple[Optional[bytes], Optional[float], Any]:
+        got = self._get()
+        return (None, None, None) if got is None else got
+
+    def adopt(self, token: Any) -> None:
+        self.etag = token
+
+    def still_held(self, owner: _Owner) -> bool:
+        """Renew the lease (a put conditional on the holder's version): succeeding proves that nobody
+        else held the lock since this holder last wrote it."""
+        for _ in range(3):  # an own earlier renewal may have landed unseen; each adoption retries once
+            if self.etag is not None and self._put(owner, self.etag):
+                return True
+            if not self._adopt_if_own(owner):
+                return False
+        return False
+
+    def release(self, owner: _Owner) -> str:
+        for _ in range(3):
+            if self.etag is None:
+                outcome = "gone" if self._get() is None else "other"
+            else:
+                outcome = self._delete_if(self.etag)
+            if outcome in ("released", "gone"):
+                return outcome
+            if not self._adopt_if_own(owner):
+                return "taken"
+        return "taken"
+
+    def take_over(self, stale: Any, owner: _Owner) -> bool:
+        return self._put(owner, stale)
+
+
 # S3 error codes after which the lock object is known not to be the caller's version.
 _PRECONDITION = ("PreconditionFailed", "412")
 _MISSING = ("NoSuchKey", "404")
-_NO_ETAG = '"-"'  # matches no object's ETag (an MD5): a condition that cannot hold, never an unconditional write
 
 
-class _S3Object(_Backend):
-    """A lock object written with conditional puts (If-None-Match / If-Match on the ETag).
-
-    Every request is a single attempt with short timeouts: the lock's own loops retry within the
-    lease, and a request whose answer was lost is resolved by reading the object (the nonce tells
-    the holder's own body from another's).
-    """
+class _S3Object(_ConditionalObject):
+    """The lock on S3: conditional puts (If-None-Match / If-Match on the ETag) through boto3, as pyarrow's
+    S3 file system has no conditional writes."""
 
     def __init__(self, storage: Storage, key: str, timeout_s: float = 10.0) -> None:
+        super().__init__(storage.uri(key))
         try:
             import boto3
             import botocore.config
@@ -344,13 +423,6 @@ class _S3Object(_Backend):
         self.client = boto3.client("s3", **kw)
         full = storage.full(key)
         self.bucket, _, self.key = full.partition("/")
-        self.uri = storage.uri(key)
-        self.etag: Optional[str] = None
-        self.mutex = threading.Lock()
-
-    @property
-    def leased(self) -> bool:
-        return True
 
     def _code(self, e: Exception) -> str:
         return str(getattr(e, "response", {}).get("Error", {}).get("Code", ""))
@@ -372,69 +444,227 @@ class _S3Object(_Backend):
         except self._transport_errors as e:
             raise LockUnavailableError(f"{op} on {self.uri} failed: {e}") from e
 
-    def _put(self, owner: _Owner, **cond: str) -> bool:
+    def _put_if(self, body: bytes, version: Optional[Any]) -> Optional[Any]:
+        cond = {"IfNoneMatch": "*"} if version is None else {"IfMatch": version}
         try:
-            r = self._call("put_object", Body=owner.to_bytes(), **cond)
+            r = self._call("put_object", Body=body, **cond)
         except self._client_error as e:
             if self._code(e) in _PRECONDITION + _MISSING:
-                return False
+                return None
             raise
-        self.etag = r["ETag"]
-        return True
+        return r["ETag"]
 
-    def _adopt_if_own(self, owner: _Owner) -> bool:
-        """After a failed condition: is the object ``owner``'s body under an ETag this process did not
-        see (an earlier request of ours that landed though its answer was lost)? Then take that ETag."""
-        data, _, token = self.holder()
-        held = _Owner.parse(data) if data is not None else None
-        if held is None or held.nonce != owner.nonce:
-            return False
-        self.etag = token
-        return True
-
-    def try_create(self, owner: _Owner) -> bool:
-        return self._put(owner, IfNoneMatch="*")
-
-    def holder(self) -> tuple[Optional[bytes], Optional[float], Any]:
+    def _get(self) -> Optional[tuple[bytes, float, Any]]:
         try:
             r = self._call("get_object")
         except self._client_error as e:
             if self._code(e) in _MISSING:
-                return None, None, None
+                return None
             raise
-        data = r["Body"].read()
-        age = time.time() - r["LastModified"].timestamp()
-        return data, age, r["ETag"]
+        return r["Body"].read(), time.time() - r["LastModified"].timestamp(), r["ETag"]
 
-    def adopt(self, token: Any) -> None:
-        self.etag = token
+    def _delete_if(self, version: Any) -> str:
+        try:
+            self._call("delete_object", IfMatch=version)
+            return "released"
+        except self._client_error as e:
+            if self._code(e) in _MISSING:
+                return "gone"
+            if self._code(e) in _PRECONDITION:
+                return "other"
+            raise
 
-    def still_held(self, owner: _Owner) -> bool:
-        """Renew the lease (a put conditional on the holder's ETag): succeeding proves that nobody
-        else held the lock since this holder last wrote it."""
-        for _ in range(3):  # an own earlier renewal may have landed unseen; each adoption retries once
-            if self._put(owner, IfMatch=self.etag or _NO_ETAG):
-                return True
-            if not self._adopt_if_own(owner):
-                return False
-        return False
 
-    def release(self, owner: _Owner) -> str:
-        for _ in range(3):
-            try:
-                self._call("delete_object", IfMatch=self.etag or _NO_ETAG)
-                return "released"
-            except self._client_error as e:
-                if self._code(e) in _MISSING:
-                    return "gone"
-                if self._code(e) not in _PRECONDITION:
-                    raise
-            if not self._adopt_if_own(owner):
-                return "taken"
-        return "taken"
+class _HttpObject(_ConditionalObject):
+    """A lock object reached over a store's REST API with urllib (no SDK needed)."""
 
-    def take_over(self, stale: Any, owner: _Owner) -> bool:
-        return self._put(owner, IfMatch=stale)
+    def __init__(self, uri: str, timeout_s: float) -> None:
+        super().__init__(uri)
+        self.timeout_s = timeout_s
+
+    def _request(self, method: str, url: str, headers: dict[str, str], body: Optional[bytes] = None,
+                 ok_missing: tuple[int, ...] = ()) -> tuple[int, dict[str, str], bytes]:
+        """One request: (status, headers, body). 5xx, 429, 408, timeouts and lost connections become
+        :class:`LockUnavailableError`; statuses in ``ok_missing`` are returned; other errors raise :class:`LockError`."""
+        import urllib.error
+        import urllib.request
+
+        req = urllib.request.Request(url, data=body, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout_s) as r:
+                return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read()
+        except urllib.error.HTTPError as e:
+            text = e.read()[:500].decode(errors="replace")
+            if e.code in ok_missing:
+                return e.code, {k.lower(): v for k, v in e.headers.items()}, b""
+            if e.code >= 500 or e.code in (408, 429):
+                raise LockUnavailableError(f"{method} on {self.uri} failed: HTTP {e.code}") from e
+            raise LockError(f"{method} on the lock {self.uri} failed: HTTP {e.code} {text}") from e
+        except (urllib.error.URLError, OSError) as e:
+            raise LockUnavailableError(f"{method} on {self.uri} failed: {e}") from e
+
+
+def _http_age(last_modified: Optional[str]) -> float:
+    from email.utils import parsedate_to_datetime
+
+    if not last_modified:
+        return 0.0
+    return max(0.0, time.time() - parsedate_to_datetime(last_modified).timestamp())
+
+
+class _AzureBlob(_HttpObject):
+    """The lock on Azure: Put Blob with ``If-None-Match: *`` / ``If-Match: <ETag>`` and a conditional delete,
+    over the Blob REST API with Shared Key (``account_key``) or SAS (``sas_token``) authentication."""
+
+    API_VERSION = "2021-08-06"
+
+    def __init__(self, storage: Storage, key: str, timeout_s: float = 10.0) -> None:
+        super().__init__(storage.uri(key), timeout_s)
+        o = storage.azure
+        self.account = o["account_name"]
+        self.key_bytes = None
+        self.sas = (o.get("sas_token") or "").lstrip("?")
+        if o.get("account_key"):
+            import base64
+
+            self.key_bytes = base64.b64decode(o["account_key"])
+        elif not self.sas:
+            raise LockError(f"the table lock on {self.uri} is a blob written with conditional requests, which needs "
+                            "the storage option account_key or sas_token (Azure AD credentials reach the data only); "
+                            f"for a single writer with no other process set {PROVIDER}={IN_PROCESS}")
+        authority = o.get("blob_storage_authority")
+        scheme = o.get("blob_storage_scheme") or "https"
+        from urllib.parse import quote
+
+        # A custom authority (an emulator) is addressed path-style with the account first, as pyarrow does.
+        self.path = ("/" + self.account if authority else "") + "/" + quote(storage.full(key))
+        self.url = f"{scheme}://{authority or self.account + '.blob.core.windows.net'}{self.path}"
+
+    def _send(self, method: str, headers: dict[str, str], body: Optional[bytes] = None,
+              query: str = "", ok: tuple[int, ...] = ()) -> tuple[int, dict[str, str], bytes]:
+        from email.utils import formatdate
+
+        h = {"x-ms-date": formatdate(usegmt=True), "x-ms-version": self.API_VERSION, **headers}
+        if body is not None:
+            h["Content-Length"] = str(len(body))
+        url = self.url + ("?" + query if query else "")
+        if self.key_bytes is not None:
+            h["Authorization"] = self._shared_key(method, h, query)
+        elif self.sas:
+            url += ("&" if query else "?") + self.sas
+        return self._request(method, url, h, body, ok)
+
+    def _shared_key(self, method: str, h: dict[str, str], query: str) -> str:
+        import base64
+        import hashlib
+        import hmac
+
+        get = {k.lower(): v for k, v in h.items()}
+        length = get.get("content-length", "")
+        fields = [method, get.get("content-encoding", ""), get.get("content-language", ""),
+                  "" if length == "0" else length, get.get("content-md5", ""), get.get("content-type", ""), "",
+                  get.get("if-modified-since", ""), get.get("if-match", ""), get.get("if-none-match", ""),
+                  get.get("if-unmodified-since", ""), get.get("range", "")]
+        canon_headers = "".join(f"{k}:{v.strip()}\n" for k, v in sorted(get.items()) if k.startswith("x-ms-"))
+        resource = f"/{self.account}{self.path}"
+        for part in sorted(p for p in query.split("&") if p):
+            name, _, value = part.partition("=")
+            resource += f"\n{name.lower()}:{value}"
+        sig = hmac.new(self.key_bytes or b"", ("\n".join(fields) + "\n" + canon_headers + resource).encode(),
+                       hashlib.sha256).digest()
+        return f"SharedKey {self.account}:{base64.b64encode(sig).decode()}"
+
+    def _put_if(self, body: bytes, version: Optional[Any]) -> Optional[Any]:
+        cond = {"If-None-Match": "*"} if version is None else {"If-Match": str(version)}
+        status, headers, _ = self._send("PUT", {"x-ms-blob-type": "BlockBlob", "Content-Type": "application/json",
+                                                **cond}, body, ok=(404, 409, 412))
+        return None if status in (404, 409, 412) else headers.get("etag")
+
+    def _get(self) -> Optional[tuple[bytes, float, Any]]:
+        status, headers, data = self._send("GET", {}, ok=(404,))
+        if status == 404:
+            return None
+        return data, _http_age(headers.get("last-modified")), headers.get("etag")
+
+    def _delete_if(self, version: Any) -> str:
+        status, _, _ = self._send("DELETE", {"If-Match": str(version)}, ok=(404, 412))
+        if status == 412 and self._get() is None:
+            return "gone"  # a failed condition on an object that is not there (Azure answers so)
+        return {404: "gone", 412: "other"}.get(status, "released")
+
+
+class _GcsObject(_HttpObject):
+    """The lock on GCS: uploads conditional on ``ifGenerationMatch=0`` (create) or on the holder's generation
+    (renew, take over) and a conditional delete, over the JSON API (``access_token`` or anonymous)."""
+
+    def __init__(self, storage: Storage, key: str, timeout_s: float = 10.0) -> None:
+        super().__init__(storage.uri(key), timeout_s)
+        from urllib.parse import quote
+
+        o = storage.gcs
+        endpoint = o.get("endpoint_override") or "storage.googleapis.com"
+        self.base = f"{o.get('scheme') or 'https'}://{endpoint}"
+        self.bucket, _, name = storage.full(key).partition("/")
+        self.name = quote(name, safe="")
+        token = o.get("access_token")
+        if token:
+            self.auth = {"Authorization": f"Bearer {token}"}
+        elif o.get("anonymous"):
+            self.auth = {}
+        else:
+            raise LockError(f"the table lock on {self.uri} is an object written with conditional requests, which needs "
+                            "the storage option access_token (or anonymous=true against an emulator); default "
+                            f"credentials reach the data only. For a single writer set {PROVIDER}={IN_PROCESS}")
+
+    def _put_if(self, body: bytes, version: Optional[Any]) -> Optional[Any]:
+        # A multipart upload (metadata + body in one request), where emulators honour the precondition too.
+        boundary = uuid.uuid4().hex
+        from urllib.parse import unquote
+
+        meta = json.dumps({"name": unquote(self.name), "contentType": "application/json"})
+        payload = (f"--{boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{meta}\r\n--{boundary}\r\n"
+                   f"Content-Type: application/json\r\n\r\n").encode() + body + f"\r\n--{boundary}--\r\n".encode()
+        url = (f"{self.base}/upload/storage/v1/b/{self.bucket}/o?uploadType=multipart"
+               f"&ifGenerationMatch={0 if version is None else version}")
+        status, _, data = self._request("POST", url, {**self.auth, "Content-Type": f"multipart/related; boundary={boundary}"},
+                                        payload, (404, 412))
+        return None if status in (404, 412) else json.loads(data)["generation"]
+
+    def _get(self) -> Optional[tuple[bytes, float, Any]]:
+        for _ in range(3):  # the object may be replaced between its metadata and its body
+            status, _, meta = self._request("GET", f"{self.base}/storage/v1/b/{self.bucket}/o/{self.name}", self.auth,
+                                            ok_missing=(404,))
+            if status == 404:
+                return None
+            m = json.loads(meta)
+            gen = m["generation"]
+            status, _, data = self._request(
+                "GET", f"{self.base}/storage/v1/b/{self.bucket}/o/{self.name}?alt=media&ifGenerationMatch={gen}",
+                self.auth, ok_missing=(404, 412))
+            if status == 200:
+                from datetime import datetime
+
+                updated = datetime.fromisoformat(m["updated"].replace("Z", "+00:00")).timestamp()
+                return data, max(0.0, time.time() - updated), gen
+        raise LockUnavailableError(f"the lock {self.uri} kept changing while it was read")
+
+    def _delete_if(self, version: Any) -> str:
+        # GCS honours the conditions of the delete below; fake-gcs-server ignores them, so the generation is
+        # also checked first (which leaves only a race of one round trip where the store ignores them).
+        status, _, meta = self._request("GET", f"{self.base}/storage/v1/b/{self.bucket}/o/{self.name}", self.auth,
+                                        ok_missing=(404,))
+        if status == 404:
+            return "gone"
+        if str(json.loads(meta)["generation"]) != str(version):
+            return "other"
+        status, _, _ = self._request(
+            # generation= names the one version to delete (404 once replaced), ifGenerationMatch= conditions it.
+            "DELETE", f"{self.base}/storage/v1/b/{self.bucket}/o/{self.name}?generation={version}"
+                      f"&ifGenerationMatch={version}", self.auth,
+            ok_missing=(404, 412))
+        if status == 412 and self._get() is None:
+            return "gone"  # a failed condition on an object that is not there (Azure answers so)
+        return {404: "gone", 412: "other"}.get(status, "released")
 
 
 NOT_COMMITTED = ("Nothing was committed: the instant stays pending, as after a crash, and is handled the same way "
@@ -639,11 +869,15 @@ class TableLock:
             os.makedirs(folder, exist_ok=True)
             self._made_dirs = missing
             return _LocalFile(self.storage.full(self.rel))
-        if urlparse(self.storage.base_uri).scheme in ("s3", "s3a"):
-            # Requests time out well inside the lease, so that a hung one leaves time for retries.
-            timeout = max(1.0, min(10.0, self.validity_ms / 1000 / (2 * MIN_RENEWALS_PER_LEASE)))
-            return _S3Object(self.storage, self.rel, timeout)
-        raise LockError(f"no lock for {self.uri}: unsupported storage")
+        # Requests time out well inside the lease, so that a hung one leaves time for retries.
+        timeout = max(1.0, min(10.0, self.validity_ms / 1000 / (2 * MIN_RENEWALS_PER_LEASE)))
+        backend = {"s3": _S3Object, "azure": _AzureBlob, "gcs": _GcsObject}.get(self.storage.kind)
+        if backend is None:
+            raise LockError(f"no table lock on {self.uri}: {self.storage.kind} storage has no create-only or conditional "
+                            f"write that pyarrow exposes. Put the lock on another store with {LOCK_PATH} (a local "
+                            f"folder shared by every writer, or an s3://, gs:// or abfs:// folder), or for a single "
+                            f"writer with no other process set {PROVIDER}={IN_PROCESS}")
+        return backend(self.storage, self.rel, timeout)
 
     def _backend_for_inspection(self) -> Optional[_Backend]:
         """The backend, without creating folders (inspection must not change the table)."""
@@ -875,7 +1109,7 @@ def break_lock(storage: Storage, options: Optional[Mapping[str, Any]] = None, fo
     data, _, token = backend.holder()
     if data is None:
         return False
-    if isinstance(backend, _S3Object):
+    if isinstance(backend, _ConditionalObject):
         backend.etag = token
         if backend.release(_Owner.me("break")) != "released":
             raise LockError(f"{status['path']} changed while it was being removed (another process took it); "

@@ -1,8 +1,9 @@
 """Storage access for Hudi tables through ``pyarrow.fs``.
 
 A :class:`Storage` is rooted at a table's base path and speaks in paths relative to it.
-Local files and S3-compatible object stores are supported. Two capabilities differ between
-them and are exposed as flags instead of being papered over:
+Local files, S3-compatible object stores (``s3://``), Google Cloud Storage (``gs://``), Azure
+(``abfs://`` / ``abfss://``) and HDFS (``hdfs://``, where libhdfs loads) are supported (docs/storage.md).
+Two capabilities differ between them and are exposed as flags instead of being papered over:
 
 * ``supports_symlinks``: only local (POSIX) storage can create symbolic links; object stores
   get copies instead (partial compaction relies on this flag).
@@ -15,6 +16,7 @@ Nothing here relies on appending to a file: Hudi 0.14+ never appends to log file
 
 from __future__ import annotations
 
+import datetime
 import os
 import posixpath
 import shutil
@@ -81,6 +83,77 @@ def _s3_options(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _split_endpoint(out: dict[str, Any], key: str, scheme_key: str) -> None:
+    """``http://host:port`` in option ``key`` -> ``host:port`` plus ``scheme_key=http``."""
+    ep = out.get(key)
+    if isinstance(ep, str) and ep.startswith(("http://", "https://")):
+        parsed = urlparse(ep)
+        out[key] = parsed.netloc
+        out.setdefault(scheme_key, parsed.scheme)
+
+
+def _refuse_unknown(store: str, out: dict[str, Any], known: set[str]) -> None:
+    unknown = sorted(set(out) - known)
+    if unknown:
+        raise StorageError(f"unknown {store} storage option(s) {unknown}; use one of {sorted(known)}")
+
+
+def _true(value: Any) -> bool:
+    return value is True or str(value).lower() in ("true", "1", "yes")
+
+
+AZURE_OPTIONS = {"account_name", "account_key", "sas_token", "blob_storage_authority", "blob_storage_scheme",
+                 "dfs_storage_authority", "dfs_storage_scheme", "client_id", "client_secret", "tenant_id"}
+GCS_OPTIONS = {"anonymous", "access_token", "target_service_account", "credential_token_expiration",
+               "default_bucket_location", "scheme", "endpoint_override", "default_metadata", "retry_time_limit",
+               "project_id"}
+HDFS_OPTIONS = {"user", "replication", "buffer_size", "default_block_size", "kerb_ticket", "extra_conf"}
+
+
+def _azure_options(options: dict[str, Any], account: str) -> dict[str, Any]:
+    """``AzureFileSystem`` kwargs from storage options (named as pyarrow names them). The account
+    comes from the URI (``container@account.dfs.core.windows.net``) unless ``account_name`` is given;
+    an authority given as ``http://host:port`` sets its scheme too (Azurite)."""
+    out = {k.lower(): v for k, v in options.items()}
+    _refuse_unknown("Azure", out, AZURE_OPTIONS)
+    out.setdefault("account_name", account)
+    if not out["account_name"]:
+        raise StorageError("no Azure storage account: use abfs://container@ACCOUNT.dfs.core.windows.net/path "
+                           "or set the storage option account_name")
+    _split_endpoint(out, "blob_storage_authority", "blob_storage_scheme")
+    _split_endpoint(out, "dfs_storage_authority", "dfs_storage_scheme")
+    return out
+
+
+def _gcs_options(options: dict[str, Any]) -> dict[str, Any]:
+    """``GcsFileSystem`` kwargs from storage options (named as pyarrow names them; ``endpoint_override``
+    may carry its scheme, ``http://127.0.0.1:4443``; ``retry_time_limit`` in seconds)."""
+    out = {k.lower(): v for k, v in options.items()}
+    _refuse_unknown("GCS", out, GCS_OPTIONS)
+    _split_endpoint(out, "endpoint_override", "scheme")
+    if "anonymous" in out:
+        out["anonymous"] = _true(out["anonymous"])
+    if "retry_time_limit" in out and not isinstance(out["retry_time_limit"], datetime.timedelta):
+        out["retry_time_limit"] = datetime.timedelta(seconds=float(out["retry_time_limit"]))
+    return out
+
+
+def _hdfs_filesystem(host: str, port: int, options: dict[str, Any]) -> pafs.FileSystem:
+    """A ``HadoopFileSystem``, or a :class:`StorageError` naming what libhdfs needs when it does not load."""
+    out = {k.lower(): v for k, v in options.items()}
+    _refuse_unknown("HDFS", out, HDFS_OPTIONS)
+    try:
+        return pafs.HadoopFileSystem(host or "default", port, **out)
+    except (OSError, RuntimeError) as e:
+        env = {k: os.environ.get(k) or "unset" for k in ("JAVA_HOME", "HADOOP_HOME", "ARROW_LIBHDFS_DIR")}
+        classpath = "set" if os.environ.get("CLASSPATH") else "unset"
+        raise StorageError(
+            f"cannot open hdfs://{host}{':' + str(port) if port else ''}: {e}. HDFS goes through libhdfs, which needs "
+            f"a Java runtime (JAVA_HOME={env['JAVA_HOME']}), a Hadoop installation (HADOOP_HOME={env['HADOOP_HOME']}; "
+            f"libhdfs.so in $HADOOP_HOME/lib/native or ARROW_LIBHDFS_DIR={env['ARROW_LIBHDFS_DIR']}) and Hadoop's "
+            f"jars on the CLASSPATH ({classpath}; export CLASSPATH=$(hadoop classpath --glob))") from e
+
+
 def _synced_temp(full: str, data: bytes) -> str:
     """Write ``data`` to a unique, fsynced temp file next to ``full``; returns its path."""
     os.makedirs(os.path.dirname(full), exist_ok=True)
@@ -93,25 +166,56 @@ def _synced_temp(full: str, data: bytes) -> str:
 
 
 class Storage:
-    """File access rooted at a table base path (local directory or ``s3://bucket/prefix``)."""
+    """File access rooted at a table base path: a local directory, ``s3://bucket/prefix``,
+    ``gs://bucket/prefix``, ``abfs[s]://container@account.dfs.core.windows.net/prefix`` or
+    ``hdfs://host:port/path``."""
 
     def __init__(self, base_uri: str, storage_options: dict[str, Any] | None = None) -> None:
         self.base_uri = base_uri.rstrip("/") if base_uri not in ("/",) else base_uri
         opts = dict(storage_options or {})
         parsed = urlparse(base_uri)
-        if parsed.scheme in ("s3", "s3a"):
+        scheme = parsed.scheme.lower()
+        self.is_local = False
+        # uri(rel) == self._uri_head + full(rel)[len(self._uri_cut):]
+        self._uri_cut = ""
+        if scheme in ("s3", "s3a"):
+            self.kind = "s3"
             self.fs: pafs.FileSystem = pafs.S3FileSystem(**_s3_options(opts))
             self.root = (parsed.netloc + parsed.path).rstrip("/")
-            self.is_local = False
-        elif parsed.scheme in ("", "file"):
-            path = parsed.path if parsed.scheme == "file" else base_uri
+            self._uri_head = "s3://"
+        elif scheme == "gs":
+            self.kind = "gcs"
+            self.gcs = _gcs_options(opts)
+            self.fs = pafs.GcsFileSystem(**self.gcs)
+            self.root = (parsed.netloc + parsed.path).rstrip("/")
+            self._uri_head = "gs://"
+        elif scheme in ("abfs", "abfss"):
+            self.kind = "azure"
+            container, at, host = parsed.netloc.partition("@")
+            if not at or not container:
+                raise StorageError(f"{base_uri!r}: an Azure URI names its container and account, "
+                                   "abfs[s]://CONTAINER@ACCOUNT.dfs.core.windows.net/path")
+            self.azure = _azure_options(opts, host.split(".")[0])
+            self.fs = pafs.AzureFileSystem(**self.azure)
+            self.root = (container + parsed.path).rstrip("/")
+            self._uri_head = f"{scheme}://{container}@{host}"
+            self._uri_cut = container
+        elif scheme == "hdfs":
+            self.kind = "hdfs"
+            self.fs = _hdfs_filesystem(parsed.hostname or "", parsed.port or 0, opts)
+            self.root = parsed.path.rstrip("/") or "/"
+            self._uri_head = f"hdfs://{parsed.netloc}"
+        elif scheme in ("", "file"):
+            path = parsed.path if scheme == "file" else base_uri
+            self.kind = "local"
             self.fs = pafs.LocalFileSystem()
             self.root = os.path.abspath(path).rstrip("/") or "/"
             self.is_local = True
+            self._uri_head = ""
         else:
             raise StorageError(
                 f"unsupported storage scheme {parsed.scheme!r} in {base_uri!r}; "
-                "use a local path, file:// or s3://"
+                "use a local path, file://, s3://, gs://, abfs:// (abfss://) or hdfs://"
             )
         self.storage_options = opts
 
@@ -128,8 +232,8 @@ class Storage:
         return self.root if not rel else f"{self.root}/{rel}"
 
     def uri(self, rel: str = "") -> str:
-        """A URI for ``rel`` that other tools understand (absolute local path or s3://...)."""
-        return self.full(rel) if self.is_local else "s3://" + self.full(rel)
+        """A URI for ``rel`` that other tools understand (absolute local path, s3://, gs://, abfs://...)."""
+        return self._uri_head + self.full(rel)[len(self._uri_cut):]
 
     def child(self, rel: str) -> "Storage":
         """A storage rooted at a sub-directory, sharing the same filesystem."""
@@ -181,9 +285,11 @@ class Storage:
 
     def list_dir(self, rel: str = "") -> list[FileStatus]:
         """Entries directly under ``rel``; an absent directory lists as empty."""
+        prefix = rel.strip("/")
+        if self.kind == "gcs":
+            return self._list_dir_gcs(rel, prefix)
         sel = pafs.FileSelector(self.full(rel), allow_not_found=True, recursive=False)
         out: list[FileStatus] = []
-        prefix = rel.strip("/")
         for info in self.fs.get_file_info(sel):
             name = info.base_name
             path = f"{prefix}/{name}" if prefix else name
@@ -201,6 +307,29 @@ class Storage:
             )
         if self.is_local:
             out.extend(self._dangling_links(rel, prefix, {s.name for s in out}))
+        out.sort(key=lambda s: s.name)
+        return out
+
+    def _list_dir_gcs(self, rel: str, prefix: str) -> list[FileStatus]:
+        """pyarrow's GCS listing shows a sub-directory only where a directory marker object exists,
+        which tables written by other tools (and by hoodie) do not have: list recursively and derive
+        the entries directly under ``rel`` from the objects' names."""
+        sel = pafs.FileSelector(self.full(rel), allow_not_found=True, recursive=True)
+        base_len = len(self.full(rel)) + 1
+        files: dict[str, FileStatus] = {}
+        dirs: set[str] = set()
+        for info in self.fs.get_file_info(sel):
+            name, slash, _ = info.path[base_len:].partition("/")
+            if not name:
+                continue
+            path = f"{prefix}/{name}" if prefix else name
+            if slash or info.type == pafs.FileType.Directory:
+                dirs.add(name)
+            else:
+                mtime = None if info.mtime_ns is None else info.mtime_ns // 1_000_000
+                files[name] = FileStatus(name=name, path=path, size=int(info.size or 0), is_dir=False, mtime_ms=mtime)
+        out = list(files.values()) + [FileStatus(name=d, path=f"{prefix}/{d}" if prefix else d, size=0, is_dir=True)
+                                      for d in sorted(dirs - set(files))]
         out.sort(key=lambda s: s.name)
         return out
 
