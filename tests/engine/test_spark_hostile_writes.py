@@ -56,7 +56,7 @@ def test_spark_overwrite_mode_validates_first_and_replaces(spark, tmp_path: Path
     other_type = "MERGE_ON_READ" if table_type == "COPY_ON_WRITE" else "COPY_ON_WRITE"
     good = spark.createDataFrame([(7, "c", 1, "n7")], ROWS)
     for bad, df, error, message in [
-        ({"hoodie.datasource.write.operation": "upsertt"}, good, WriteError, "operation='upsertt' is not supported"),
+        ({"hoodie.datasource.write.operation": "upsertt"}, good, WriteError, "operation='upsertt' is not one of"),
         ({"hoodie.parquet.compression.codec": "lzo"}, good, WriteError, "Arrow has no LZO codec"),
         ({}, spark.createDataFrame([(7, "c", 1, "n7"), (None, "c", 1, "n8")], ROWS), ValueError,
          "record key field 'k' is null or empty in 1 of"),
@@ -117,15 +117,21 @@ def test_spark_widening_and_soft_deletes(spark, tmp_path: Path, table_type: str)
         assert t.schema.field("i").type == pa.int64() and t.schema.field("f").type == pa.float64()
 
 
-def test_spark_inline_service_failure_after_commit(spark, tmp_path: Path) -> None:
-    """Item 10 on Spark: the automatic clean refusing a table with a metadata table raises
-    PostCommitError naming the committed instant; the rows are in the table."""
+def test_spark_inline_service_failure_after_commit(spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Item 10 on Spark: the automatic clean failing after the commit raises PostCommitError naming
+    the committed instant; the rows are in the table."""
+    import hoodie.services.clean.executor as clean_executor
     import hoodie.spark as hs
+    from hoodie.services.clean import CleanError
 
     path = str(tmp_path / "t")
     o = _opts("COPY_ON_WRITE", **{"hoodie.datasource.write.operation": "insert"})
     hs.write(spark.createDataFrame([(1, "a", 1, "x")], ROWS), path, o)
-    update_table_properties(HoodieTable(path), {"hoodie.table.metadata.partitions": "files"})
+
+    def broken(*a: object, **k: object) -> None:
+        raise CleanError("the cleaner cannot plan (injected)")
+
+    monkeypatch.setattr(clean_executor, "plan_clean", broken)
     with pytest.raises(PostCommitError, match=r"committed as instant \d+ .*inline clean failed.*do not retry") as info:
         hs.write(spark.createDataFrame([(2, "a", 1, "y")], ROWS), path, {**o, "hoodie.clean.automatic": "true"})
     assert info.value.instant == HoodieTable(path).timeline.completed_writes().last().timestamp

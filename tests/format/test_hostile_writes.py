@@ -229,17 +229,23 @@ def test_delete_batch_needs_only_the_keys(tmp_path: Path) -> None:
 
 # -- item 10: a committed write whose inline service fails ---------------------------------------
 
-def test_inline_service_failure_after_commit_says_the_write_committed(tmp_path: Path) -> None:
-    """The automatic clean refuses a table with a metadata table, after the commit: the error says
-    which instant committed and which service failed, and tells not to retry; the data is there."""
+def test_inline_service_failure_after_commit_says_the_write_committed(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The automatic clean fails after the commit: the error says which instant committed and which
+    service failed, and tells not to retry; the data is there."""
     from hoodie.format.batch_write import PostCommitError
-    from hoodie.format.table import HoodieTable, update_table_properties
+    from hoodie.format.table import HoodieTable
     from hoodie.services.clean import CleanError
+    import hoodie.services.clean.executor as clean_executor
 
     path = str(tmp_path / "t")
     o = _opts("COPY_ON_WRITE", **{"hoodie.datasource.write.operation": "insert"})
     write_arrow(path, pa.table({"k": pa.array([1], pa.int64()), "ts": pa.array([1], pa.int64())}), o)
-    update_table_properties(HoodieTable(path), {"hoodie.table.metadata.partitions": "files"})
+
+    def broken(*a: object, **k: object) -> None:
+        raise CleanError("the cleaner cannot plan (injected)")
+
+    monkeypatch.setattr(clean_executor, "plan_clean", broken)
     with pytest.raises(PostCommitError) as info:
         write_arrow(path, pa.table({"k": pa.array([2], pa.int64()), "ts": pa.array([1], pa.int64())}), o)
     err = info.value

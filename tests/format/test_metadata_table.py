@@ -10,8 +10,11 @@ error naming the file and the fix.
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 import warnings
 from pathlib import Path
+from typing import Iterator
 
 import pyarrow as pa
 import pytest
@@ -27,7 +30,7 @@ from hoodie.format.metadata import (
     MetadataTable, MetadataTableError, MetadataTableNotFoundError, file_system_view, metadata_listing,
 )
 from hoodie.format.slice.reader import read_table
-from hoodie.format.table import HoodieTable
+from hoodie.format.table import HoodieTable, update_table_properties
 from tests.format.metadata_builder import MdtBuilder, commit_listing, listing_records
 
 OPTS = {
@@ -99,14 +102,31 @@ def _table_with_mdt(tmp_path: Path, table_type: str) -> tuple[str, MdtBuilder, l
     for t in (t1, t2):
         for p, f in commit_listing(table, t).items():
             boot.setdefault(p, {}).update(f)
+    # The data commits first: hoodie's writers disable a metadata table they do not maintain, so the
+    # MDT (as a Java writer would have kept it) is laid out after them, instant by instant.
+    later = [_write(path, _data(ids, ts, p), "upsert", table_type)
+             for ids, ts, p in (([1, 4], 2, "a"), ([6], 3, "c"), ([2, 5], 4, "b"))]
     mdt = MdtBuilder(path)
     mdt.bootstrap(t2 + "010", boot)
-    later = []
-    for ids, ts, p in (([1, 4], 2, "a"), ([6], 3, "c"), ([2, 5], 4, "b")):
-        t = _write(path, _data(ids, ts, p), "upsert", table_type)
+    for t in later:
         mdt.sync(HoodieTable(path), t)
-        later.append(t)
     return path, mdt, [t1, t2, *later]
+
+
+@contextlib.contextmanager
+def _as_java_writer(path: str) -> Iterator[None]:
+    """Write as a Java writer that keeps the MDT: hoodie's writers disable a metadata table they do
+    not maintain, so the MDT and the property are set aside for the write and put back after it (the
+    test then syncs the MDT, or leaves it stale on purpose)."""
+    table = HoodieTable(path)
+    value = table.props.get("hoodie.table.metadata.partitions")
+    aside = Path(path).parent / "mdt-aside"
+    shutil.move(str(Path(path) / ".hoodie" / "metadata"), str(aside))
+    try:
+        yield
+    finally:
+        shutil.move(str(aside), str(Path(path) / ".hoodie" / "metadata"))
+        update_table_properties(HoodieTable(path), {"hoodie.table.metadata.partitions": value})
 
 
 # ------------------------------------------------------------------------------------------------
@@ -209,7 +229,8 @@ def test_mdt_own_instants_are_valid(tmp_path: Path) -> None:
     expected = _committed_storage_listing(table)
     last = table.timeline.completed().last().timestamp
     mdt.compact(last + "001", listing_records(expected))
-    t = _write(path, _data([9], 5, "a"), "insert", "MERGE_ON_READ")
+    with _as_java_writer(path):
+        t = _write(path, _data([9], 5, "a"), "insert", "MERGE_ON_READ")
     mdt.sync(HoodieTable(path), t)
     table = HoodieTable(path)
     m = MetadataTable(table)
@@ -307,7 +328,8 @@ def test_stale_mdt_is_refused(tmp_path: Path) -> None:
     """A data commit by a writer that did not update the MDT: listing through it would miss the
     commit's files, so hoodie refuses and names the instant and the fix."""
     path, _, _ = _table_with_mdt(tmp_path, "COPY_ON_WRITE")
-    t = _write(path, _data([10], 6, "e"), "insert", "COPY_ON_WRITE")
+    with _as_java_writer(path):
+        t = _write(path, _data([10], 6, "e"), "insert", "COPY_ON_WRITE")
     with pytest.raises(MetadataTableError, match=rf"(?s)behind the data timeline.*{t}\.commit.*enable=false"):
         MetadataTable(HoodieTable(path)).listing()
 

@@ -479,15 +479,3 @@ def test_cli_clean(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "CleanError" in bad.stderr and bad.stderr.count("\n") == 1
 
 
-def test_tables_with_a_metadata_table_are_refused(tmp_path: Path) -> None:
-    from hoodie.format.table import update_table_properties
-    from hoodie.services.ttl import TTLConfigError, run_ttl
-
-    path = str(tmp_path / "t")
-    _history(path, 3)
-    update_table_properties(HoodieTable(path), {"hoodie.table.metadata.partitions": "files"})
-    with pytest.raises(CleanError, match="metadata table.*hoodie.metadata.enable=false"):
-        run_clean(path)
-    assert run_clean(path, dry_run=True).instant is None  # planning is fine
-    with pytest.raises(TTLConfigError, match="metadata table"):
-        run_ttl(path, {"hoodie.partition.ttl.strategy.days.retain": "1"})

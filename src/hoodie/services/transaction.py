@@ -32,6 +32,7 @@ import abc
 import contextlib
 import logging
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Sequence
 
@@ -39,7 +40,8 @@ from hoodie.errors import HoodieError
 from hoodie.format.batch_write import PostCommitError
 from hoodie.format.lock import TableLock
 from hoodie.format.storage import Storage
-from hoodie.format.table import HoodieTable
+from hoodie.faults import fault_point
+from hoodie.format.table import HoodieTable, update_table_properties
 from hoodie.format.timeline.instant import Instant
 from hoodie.services.rollback_action import register_live_instant, rollback_failed_writes, unregister_live_instant
 
@@ -220,6 +222,11 @@ class Transaction:
             self._step("nothing to commit")
             return False
         assert self.table is not None, f"{type(op).__name__}.prepare must set txn.table"
+        if self.lock:
+            # Before anything is committed: a metadata table hoodie does not update would go stale.
+            self._step("disable metadata table")
+            if disable_metadata_table(self.table):
+                self.table.reload()
         if op.rollback_failed_writes:
             self._step("rollback failed writes")
             rollback_failed_writes(self.table)
@@ -290,19 +297,47 @@ def observe(observer: Callable[[Transaction, str], None]) -> Iterator[None]:
 
 
 class MetadataTableError(HoodieError):
-    """The table has a Hudi metadata table, which hoodie does not maintain yet."""
+    """A metadata-table problem a transaction cannot resolve."""
 
 
-def refuse_metadata_table(table: HoodieTable, what: str, error: type[Exception] = MetadataTableError) -> None:
-    """Table services here do not maintain a metadata table; refuse (raising ``error``) to make one
-    stale."""
-    if table.has_metadata_table:
-        raise error(
-            f"{table.base_path} has a Hudi metadata table (hoodie.table.metadata.partitions="
-            f"{table.props.get('hoodie.table.metadata.partitions')}); hoodie does not maintain it, so {what} "
-            "would leave it stale for Java readers. Disable it first (run a Hudi write with "
-            "hoodie.metadata.enable=false, which deletes .hoodie/metadata), then retry")
+METADATA_FOLDER = ".hoodie/metadata"
+METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
+METADATA_PARTITIONS_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
+_warned_metadata: set[str] = set()
 
 
-__all__ = ["Transaction", "Operation", "Executor", "NoWork", "Hook", "observe", "refuse_metadata_table",
+def disable_metadata_table(table: HoodieTable) -> bool:
+    """Disable the table's Hudi metadata table the way Hudi does when a writer runs without it:
+    clear ``hoodie.table.metadata.partitions`` (and ``.inflight``), then delete ``.hoodie/metadata``.
+
+    hoodie does not maintain the metadata table yet; a commit it did not record would make Java
+    readers that list through it miss the commit's files, silently. The metadata table is derived
+    data (Java rebuilds it on its next write with ``hoodie.metadata.enable=true``), so dropping it
+    loses nothing. The property goes first: a crash between the two steps leaves an unreferenced
+    folder, which readers ignore and the next transaction deletes. Returns whether anything changed.
+    """
+    storage = table.storage
+    props_set = any(table.props.get(k) for k in (METADATA_PARTITIONS, METADATA_PARTITIONS_INFLIGHT))
+    folder = storage.exists(METADATA_FOLDER)
+    if not props_set and not folder:
+        return False
+    if props_set:
+        update_table_properties(table, {k: "" for k in (METADATA_PARTITIONS, METADATA_PARTITIONS_INFLIGHT)
+                                        if k in table.props})
+        fault_point("metadata.after_disable_properties")
+    if folder:
+        storage.delete_dir(METADATA_FOLDER)
+    uri = storage.uri()
+    if uri not in _warned_metadata:
+        _warned_metadata.add(uri)
+        warnings.warn(
+            f"{table.base_path} had a Hudi metadata table; hoodie does not maintain it yet, so it was disabled "
+            "as Hudi does for a writer without it (hoodie.table.metadata.partitions cleared, .hoodie/metadata "
+            "deleted) rather than left stale for Java readers. Readers list the files; Java Hudi rebuilds it on "
+            "its next write with hoodie.metadata.enable=true (docs/metadata-table.md)", UserWarning, stacklevel=3)
+    log.info("disabled the metadata table of %s", table.base_path)
+    return True
+
+
+__all__ = ["Transaction", "Operation", "Executor", "NoWork", "Hook", "observe", "disable_metadata_table",
            "MetadataTableError"]

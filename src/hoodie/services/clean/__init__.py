@@ -39,7 +39,7 @@ from hoodie.services.clean.config import (
     KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, MAX_COMMITS_KEY, POLICIES, POLICY_KEY, CleanConfig, CleanError,
 )
 from hoodie.services.clean.executor import (
-    CleanOperation, CleanResult, commits_since_last_clean, maybe_clean_after_commit, refuse_metadata_table, run_clean,
+    CleanOperation, CleanResult, commits_since_last_clean, maybe_clean_after_commit, run_clean,
 )
 from hoodie.services.clean.pending import TTL_PARTITIONS_KEY, PendingOperations, pending_operations
 from hoodie.services.clean.planner import CleanPlan, plan_clean
@@ -47,7 +47,7 @@ from hoodie.services.clean.planner import CleanPlan, plan_clean
 __all__ = [
     "CleanConfig", "CleanPlan", "CleanResult", "CleanError", "CleanOperation", "PendingOperations", "POLICIES",
     "plan_clean", "run_clean", "maybe_clean_after_commit", "pending_operations", "commits_since_last_clean",
-    "refuse_metadata_table", "TTL_PARTITIONS_KEY",
+    "TTL_PARTITIONS_KEY",
     "KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS",
     "POLICY_KEY", "COMMITS_RETAINED_KEY", "FILE_VERSIONS_RETAINED_KEY", "HOURS_RETAINED_KEY", "AUTOMATIC_KEY",
     "MAX_COMMITS_KEY",

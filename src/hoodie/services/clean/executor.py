@@ -23,7 +23,6 @@ from hoodie.metrics import publish
 from hoodie.services.clean.config import CleanConfig, CleanError, _config
 from hoodie.services.clean.planner import CleanPlan, plan_clean
 from hoodie.services.transaction import Operation, Transaction
-from hoodie.services.transaction import refuse_metadata_table as _refuse_metadata_table
 from hoodie.services.ttl.stash import finish_pending_stashes, purge_expired_stashes, stash_retain_ms
 
 log = logging.getLogger(__name__)
@@ -256,7 +255,6 @@ class CleanOperation(Operation):
     def prepare(self, txn: Transaction) -> bool:
         """Finish interrupted cleans, settle TTL stashes, plan; False when nothing is to delete."""
         table = txn.open_table()
-        refuse_metadata_table(table, "a clean")
         self.recovered = _finish_pending_cleans(table)
         self.purged = _stash_housekeeping(table, self.cfg)
         table.reload()
@@ -290,11 +288,6 @@ class CleanOperation(Operation):
         res.stash_purged = self.purged
         self.outcome = res
         return _complete(txn.table, txn.instant, res, content)
-
-
-def refuse_metadata_table(table: HoodieTable, what: str) -> None:
-    """Table services here do not maintain a metadata table; refuse to make one stale."""
-    _refuse_metadata_table(table, what, CleanError)
 
 
 def _stash_housekeeping(table: HoodieTable, cfg: CleanConfig) -> list[str]:

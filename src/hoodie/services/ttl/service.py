@@ -31,7 +31,7 @@ from hoodie.metrics import publish
 from hoodie.services import delete_partition as DP
 from hoodie.services.clean.pending import TTL_PARTITIONS_KEY, pending_operations
 from hoodie.services.rollback_action import live_instants
-from hoodie.services.transaction import Operation, Transaction, refuse_metadata_table
+from hoodie.services.transaction import Operation, Transaction
 from hoodie.services.ttl.config import (
     DAYS_RETAIN, LOCAL_SKEW, MAX_DELETE, PREDICATE, RETENTION, STRATEGY_TYPE, TIMELINE_TIMEZONE, TTLConfig,
     TTLConfigError, format_duration, parse_options_string,
@@ -233,7 +233,6 @@ class TTLOperation(Operation):
         table = txn.open_table()
         aborted: list[str] = []
         if not dry_run:
-            refuse_metadata_table(table, "a TTL commit", TTLConfigError)
             aborted = _abort_stale_ttl_instants(table)
             if finish_pending_stashes(table, cfg.stash_retain_ms):
                 table.reload()

@@ -44,7 +44,7 @@ from hoodie.configs import read
 from hoodie.format.timeline.instant import Instant
 from hoodie.format.log.logformat import BlockType
 from hoodie.format.slice.reader import read_base_file, read_file_slice, scan_log_blocks
-from hoodie.services.transaction import Operation, Transaction, refuse_metadata_table
+from hoodie.services.transaction import Operation, Transaction
 from hoodie.services.ttl.keys import MAX_ZONE_SKEW_MS, STASH_RETAIN_DAYS, TTLConfigError
 
 log = logging.getLogger(__name__)
@@ -569,7 +569,6 @@ class RestoreOperation(Operation):
         table = txn.open_table()
         storage = table.storage
         ttl_instant = self.ttl_instant
-        refuse_metadata_table(table, "a restore commit", TTLConfigError)
         doc = read_manifest(storage, ttl_instant)
         if doc is None:
             known = ", ".join(_stash_instants(storage)) or "none"
