@@ -51,3 +51,21 @@ def same_rows(a: pa.Table, b: pa.Table, columns: Iterable[str]) -> bool:
     """Order-insensitive equality of two tables over ``columns``."""
     cols = list(columns)
     return sorted(rows_of(a, cols)) == sorted(rows_of(b, cols))
+
+
+# Prefix of a ``python -c`` program that makes importing pyspark or py4j fail (for "never starts a
+# JVM" checks run in a fresh interpreter).
+PYSPARK_BLOCKER = (
+    "import sys\n"
+    "class Block:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name == 'pyspark' or name.startswith('pyspark.') or name == 'py4j':\n"
+    "            raise ImportError('pyspark is blocked in this test')\n"
+    "sys.meta_path.insert(0, Block())\n"
+)
+
+
+def keyed_rows(part: str, keys: range, ts: int, v: int) -> pa.Table:
+    """Rows ``k`` (``<part>-<i>``), ``part``, ``ts``, ``v`` (``v + i``) for ``i`` in ``keys``."""
+    return pa.table({"k": [f"{part}-{i}" for i in keys], "part": [part] * len(keys),
+                     "ts": pa.array([ts] * len(keys), pa.int64()), "v": pa.array([v + i for i in keys], pa.int64())})

@@ -7,18 +7,14 @@ import subprocess
 import sys
 
 import hoodie.format
+from tests.helpers import PYSPARK_BLOCKER
 
 
 def test_format_imports_without_pyspark() -> None:
     modules = sorted(m.name for m in pkgutil.walk_packages(hoodie.format.__path__, "hoodie.format."))
     assert "hoodie.format.slice.reader" in modules and "hoodie.format.log.logformat" in modules
     code = (
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'pyspark' or name.startswith('pyspark.') or name == 'py4j':\n"
-        "            raise ImportError('pyspark is blocked in this test')\n"
-        "sys.meta_path.insert(0, Block())\n"
+        PYSPARK_BLOCKER +
         f"mods = {modules!r}\n"
         "import importlib\n"
         "for m in mods: importlib.import_module(m)\n"

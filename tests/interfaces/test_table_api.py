@@ -14,12 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
 import hoodie
 from hoodie.format.timeline import instant as I
 from hoodie.services.write import write_arrow
+from tests.helpers import PYSPARK_BLOCKER, keyed_rows
 from hoodie.format.slice.reader import read_table
 from hoodie.format.table import HoodieTable, TableError
 from hoodie.services.clean import run_clean
@@ -45,9 +45,7 @@ def opts(op: str) -> dict[str, str]:
     }
 
 
-def data(part: str, keys: range, ts: int, v: int) -> pa.Table:
-    return pa.table({"k": [f"{part}-{i}" for i in keys], "part": [part] * len(keys),
-                     "ts": pa.array([ts] * len(keys), pa.int64()), "v": pa.array([v + i for i in keys], pa.int64())})
+data = keyed_rows
 
 
 def at(ms: int) -> str:
@@ -195,12 +193,7 @@ def test_open_and_its_metadata_methods_never_import_pyspark(template: Path, tmp_
     path = tmp_path / "t"
     shutil.copytree(template, path)
     code = (
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'pyspark' or name.startswith('pyspark.') or name == 'py4j':\n"
-        "            raise ImportError('pyspark is blocked in this test')\n"
-        "sys.meta_path.insert(0, Block())\n"
+        PYSPARK_BLOCKER +
         "import hoodie\n"
         "t = hoodie.open(sys.argv[1])\n"
         "assert t.read().num_rows == 12 and t.timeline.instants and t.freshness() is not None\n"

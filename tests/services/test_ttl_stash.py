@@ -15,6 +15,7 @@ import pytest
 import hoodie
 from hoodie.format.timeline import instant as I
 from hoodie.services.write import write_arrow
+from tests.helpers import keyed_rows
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import run_clean
@@ -41,9 +42,7 @@ def opts(table_type: str, op: str) -> dict[str, str]:
     }
 
 
-def data(part: str, keys: range, ts: int, v: int) -> pa.Table:
-    return pa.table({"k": [f"{part}-{i}" for i in keys], "part": [part] * len(keys),
-                     "ts": pa.array([ts] * len(keys), pa.int64()), "v": pa.array([v + i for i in keys], pa.int64())})
+data = keyed_rows
 
 
 def at(ms: int) -> str:
