@@ -8,9 +8,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+import tests.format.test_hostile_writes as HW
+
 import hoodie
 from hoodie.format.batch_write import PostCommitError, WriteError
-from hoodie.format.table import HoodieTable, update_table_properties
+from hoodie.format.table import HoodieTable
 from tests.hudi_rs import read_hudi_rs
 
 pytestmark = pytest.mark.spark
@@ -24,12 +26,8 @@ def _opts(table_type: str, **extra: str) -> dict[str, str]:
     return o
 
 
-def _files(path: str) -> list[str]:
-    return sorted(str(p) for p in Path(path).rglob("*") if p.is_file()) if Path(path).exists() else []
-
-
-def _by_key(t: pa.Table, cols: list[str]) -> dict:
-    return {r["k"]: tuple(r[c] for c in cols) for r in t.select(["k"] + cols).to_pylist()}
+# The pure-Python twins' helpers: every file under a path, rows by key.
+_files, _by_key = HW._files, HW._by_key
 
 
 def _both(path: str, cols: list[str]) -> tuple[dict, dict]:

@@ -282,7 +282,7 @@ def test_corrupt_block_of_committed_instant_is_refused(tmp_path: Path) -> None:
     log = Path(mdt.mdt.full(mdt.log_path()))
     data = bytearray(log.read_bytes())
     last = bytes(data).rfind(b"#HUDI#")
-    data[last:last + 6] = b"#XXXX#"
+    data[last:last + 6] = b"#ZZZZ#"
     log.write_bytes(bytes(data))
     with pytest.raises(MetadataTableError, match=rf"(?s)unreadable data.*offset {last}.*{times[-1]}.*enable=false"):
         MetadataTable(HoodieTable(path)).listing()
