@@ -161,10 +161,9 @@ def test_an_alias_belongs_to_one_key_and_a_key_has_one_definition(monkeypatch: p
         C.define("hoodie.test.b", None, "doc", "test", aliases=("hoodie.test.old",))
     with pytest.raises(ValueError, match="defined twice"):
         C.define("hoodie.parquet.max.file.size", str(64 * 1024 * 1024), "Target base file size in bytes.", "write")
-    # An unconverted module's untyped definition that agrees with the typed one defers to it.
-    assert C.define("hoodie.clean.automatic", "true", "other doc", "clean").type is C.BOOLEAN
-    with pytest.raises(ValueError, match="reads the default|defined twice"):
-        C.define("hoodie.clean.automatic", "yes", "other doc", "clean")
+    # Every key has one definition: an untyped second definition of a typed key is refused too.
+    with pytest.raises(ValueError, match="defined twice"):
+        C.define("hoodie.clean.automatic", "true", "other doc", "clean")
 
 
 # -- the registry ------------------------------------------------------------------------------------

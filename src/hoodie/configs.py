@@ -553,27 +553,14 @@ def _same(a: ConfigProperty[Any], b: ConfigProperty[Any]) -> bool:
         (b.key, b.type.describe(), b.default_text, b.doc, b.group, b.aliases)
 
 
-def _legacy_matches(old: ConfigProperty[Any], default: Any, group: str, aliases: Sequence[str]) -> bool:
-    """Whether an untyped definition agrees with the typed one (default, group and aliases)."""
-    text = default if default is None or isinstance(default, str) else old.type.format(default)
-    return (old.default_text, old.group, old.aliases) == (text, group, tuple(aliases))
-
-
 def define(key: str, default: Any, doc: str, group: str, aliases: Sequence[str] = (),
            type: Optional[ConfigType[Any]] = None) -> ConfigProperty[Any]:
     """Define and register a key; returns its :class:`ConfigProperty`.
 
     ``default`` is a typed value or its text (parsed by the type, so every default is one the rule
     accepts); ``type`` defaults to string. A key has one definition: defining it again differently is
-    a programming error (an identical definition, e.g. a re-imported module, is fine). While
-    modules move to typed definitions, an untyped definition (no ``type``) of a key defined here with
-    a type is accepted when its default, group and aliases agree, and the typed definition stands."""
+    a programming error (an identical definition, e.g. a re-imported module, is fine)."""
     old = _REGISTRY.get(key)
-    if type is None and old is not None and not isinstance(old.type, Str) and _legacy_matches(old, default, group,
-                                                                                             aliases):
-        # A module not yet converted registers, untyped, a key whose typed definition is here (the
-        # clean keys): the typed definition stands.
-        return old
     if isinstance(default, str) and not default.strip():
         default = None  # a blank value is unset by the rules, so a blank default is no default
     t: ConfigType[Any] = type or STRING
@@ -698,8 +685,7 @@ READ_END_INSTANT = define("hoodie.datasource.read.end.instanttime", None, "Incre
 SPLIT_TARGET_BYTES = define("hoodie.datasource.read.split.target.bytes", 128 * 1024 * 1024,
                             "Bytes of file slices grouped into one Spark task.", R, type=Int(minimum=1, bits=64))
 
-# -- clean: typed definitions of the keys hoodie.services.clean registers and parses today (its
-# CleanConfig moves to them; until then its untyped definitions defer to these) ---------------------
+# -- clean (hoodie.services.clean.CleanConfig reads these) ----------------------------------------------
 CLEAN_POLICIES = ("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS")
 _CLEAN = "clean"
 CLEANER_POLICY = define("hoodie.cleaner.policy", "KEEP_LATEST_COMMITS",
