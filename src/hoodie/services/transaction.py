@@ -12,9 +12,9 @@ a compaction commit, a TTL run, a stash restore) in one order of steps:
 6. ``executor.execute``: the work, in this process or on Spark (the engine passes its executor in;
    services never import the engine). An operation that runs for long without blocking writers
    (compaction) releases the lock for this step and takes it again after;
-7. pre-commit hooks: after the work, before the instant completes (the metadata table must be
-   updated at the same instant, before the data commit completes);
-8. ``operation.complete`` writes the completed instant (the commit point), then
+7. pre-commit hooks: after the work, before the instant completes;
+8. ``operation.complete`` writes the completed instant (the commit point), right after recording the
+   instant in the table's metadata table (:mod:`hoodie.services.metadata`), then
    ``operation.finalize`` does what the action does after it under the lock (a rollback removes the
    rolled-back instant's files, a TTL run stashes the expired files);
 9. release the lock;
@@ -32,17 +32,18 @@ import abc
 import contextlib
 import logging
 import threading
-import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Sequence
 
-from hoodie.errors import HoodieError
 from hoodie.format.batch_write import PostCommitError
 from hoodie.format.lock import TableLock
 from hoodie.format.storage import Storage
-from hoodie.faults import fault_point
-from hoodie.format.table import HoodieTable, update_table_properties
+from hoodie.format.table import HoodieTable
 from hoodie.format.timeline.instant import Instant
+from hoodie.format.metadata.table import files_partition_available
+from hoodie.format.timeline import active as T
+from hoodie.services.metadata.lifecycle import prepare_metadata_table
+from hoodie.services.metadata.writer import MetadataWriter, table_props_fresh
 from hoodie.services.rollback_action import register_live_instant, rollback_failed_writes, unregister_live_instant
 
 log = logging.getLogger(__name__)
@@ -182,8 +183,20 @@ class Transaction:
         Raises what the operation raises before its commit (nothing committed), or
         :class:`~hoodie.format.batch_write.PostCommitError` for a failure after it.
         """
-        op = self.operation
         self._step("begin")
+        with contextlib.ExitStack() as hooks:
+            if self.lock:
+                # Every instant this transaction completes (its own, and the rollbacks of failed
+                # writes) is first recorded in the metadata table, when the table has one.
+                hooks.enter_context(T.before_completion(self.storage, self._update_metadata_table))
+            self._run_locked()
+        self._step("unlock")
+        if self.completed is not None:
+            self._run_post_commit()
+        return self
+
+    def _run_locked(self) -> None:
+        op = self.operation
         try:
             if op.execute_unlocked:
                 with self._locked(op.what):
@@ -208,10 +221,15 @@ class Transaction:
             # The commit point passed: a finalize step or releasing the lock failed after it.
             raise PostCommitError(self.completed.timestamp, self.storage.base_uri, "releasing the table lock",
                                   e) from e
-        self._step("unlock")
-        if self.completed is not None:
-            self._run_post_commit()
-        return self
+
+    def _update_metadata_table(self, inflight: Instant, content: bytes) -> None:
+        """Before ``inflight`` completes: record it in the metadata table, if the table has one."""
+        table = self.table if self.table is not None else self.open_table()
+        table.props = table_props_fresh(table)
+        if not files_partition_available(table.props):
+            return
+        self._step(f"metadata table {inflight.timestamp}.{inflight.action}")
+        MetadataWriter(table, self.options).update(inflight, content)
 
     def _begin(self) -> bool:
         """Steps 2-5 under the lock; False when there is nothing to commit."""
@@ -222,14 +240,20 @@ class Transaction:
             self._step("nothing to commit")
             return False
         assert self.table is not None, f"{type(op).__name__}.prepare must set txn.table"
+        create_mdt = False
         if self.lock:
-            # Before anything is committed: a metadata table hoodie does not update would go stale.
-            self._step("disable metadata table")
-            if disable_metadata_table(self.table):
-                self.table.reload()
+            # Before anything is committed: drop what hoodie does not maintain, or a metadata table
+            # that is broken or stale (rebuilt below), or all of it when hoodie.metadata.enable=false.
+            self._step("metadata table")
+            create_mdt = prepare_metadata_table(self.table, self.options)
+            self.table.reload()
         if op.rollback_failed_writes:
             self._step("rollback failed writes")
             rollback_failed_writes(self.table)
+            self.table.reload()
+        if create_mdt:
+            self._step("create metadata table")
+            MetadataWriter(self.table, self.options).bootstrap()
             self.table.reload()
         self._step("check")
         op.check(self)
@@ -296,48 +320,4 @@ def observe(observer: Callable[[Transaction, str], None]) -> Iterator[None]:
             _observers.remove(observer)
 
 
-class MetadataTableError(HoodieError):
-    """A metadata-table problem a transaction cannot resolve."""
-
-
-METADATA_FOLDER = ".hoodie/metadata"
-METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
-METADATA_PARTITIONS_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
-_warned_metadata: set[str] = set()
-
-
-def disable_metadata_table(table: HoodieTable) -> bool:
-    """Disable the table's Hudi metadata table the way Hudi does when a writer runs without it:
-    clear ``hoodie.table.metadata.partitions`` (and ``.inflight``), then delete ``.hoodie/metadata``.
-
-    hoodie does not maintain the metadata table yet; a commit it did not record would make Java
-    readers that list through it miss the commit's files, silently. The metadata table is derived
-    data (Java rebuilds it on its next write with ``hoodie.metadata.enable=true``), so dropping it
-    loses nothing. The property goes first: a crash between the two steps leaves an unreferenced
-    folder, which readers ignore and the next transaction deletes. Returns whether anything changed.
-    """
-    storage = table.storage
-    props_set = any(table.props.get(k) for k in (METADATA_PARTITIONS, METADATA_PARTITIONS_INFLIGHT))
-    folder = storage.exists(METADATA_FOLDER)
-    if not props_set and not folder:
-        return False
-    if props_set:
-        update_table_properties(table, {k: "" for k in (METADATA_PARTITIONS, METADATA_PARTITIONS_INFLIGHT)
-                                        if k in table.props})
-        fault_point("metadata.after_disable_properties")
-    if folder:
-        storage.delete_dir(METADATA_FOLDER)
-    uri = storage.uri()
-    if uri not in _warned_metadata:
-        _warned_metadata.add(uri)
-        warnings.warn(
-            f"{table.base_path} had a Hudi metadata table; hoodie does not maintain it yet, so it was disabled "
-            "as Hudi does for a writer without it (hoodie.table.metadata.partitions cleared, .hoodie/metadata "
-            "deleted) rather than left stale for Java readers. Readers list the files; Java Hudi rebuilds it on "
-            "its next write with hoodie.metadata.enable=true (docs/metadata-table.md)", UserWarning, stacklevel=3)
-    log.info("disabled the metadata table of %s", table.base_path)
-    return True
-
-
-__all__ = ["Transaction", "Operation", "Executor", "NoWork", "Hook", "observe", "disable_metadata_table",
-           "MetadataTableError"]
+__all__ = ["Transaction", "Operation", "Executor", "NoWork", "Hook", "observe"]

@@ -7,7 +7,9 @@ writers can never silently overwrite one instant file.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence
 
 from hoodie.errors import HoodieError
@@ -292,8 +294,48 @@ def transition_to_complete(storage: Storage, inflight: Instant, content: bytes) 
     # A holder whose table lock was taken over (or removed by hand) must not commit: another process
     # may have written the table meanwhile. Raises LockError naming the lost lock.
     check_still_held(storage)
+    _before_completion(storage, inflight, content)
     _create(storage, inst.file_name, content)
     return inst
+
+
+# -- what must happen right before an instant completes ------------------------------------------
+# The commit path registers, per thread and table, the step every completion of that table must be
+# preceded by (the metadata table's update at the same instant). Kept here, at the one place every
+# completed instant file is written, so that no action can complete around it.
+CompletionHook = Callable[[Instant, bytes], None]
+_hooks = threading.local()
+METADATA_PROPS = ".hoodie/metadata/.hoodie/hoodie.properties"
+
+
+def _stack(uri: str) -> list[CompletionHook]:
+    table = getattr(_hooks, "table", None)
+    if table is None:
+        table = _hooks.table = {}
+    return table.setdefault(uri, [])
+
+
+@contextlib.contextmanager
+def before_completion(storage: Storage, hook: CompletionHook) -> Iterator[None]:
+    """Run ``hook(inflight, content)`` before every instant of ``storage``'s table completes in this
+    thread while in the block (the innermost registration wins)."""
+    stack = _stack(storage.uri())
+    stack.append(hook)
+    try:
+        yield
+    finally:
+        stack.remove(hook)
+
+
+def _before_completion(storage: Storage, inflight: Instant, content: bytes) -> None:
+    stack = _stack(storage.uri())
+    if stack:
+        stack[-1](inflight, content)
+    elif storage.exists(METADATA_PROPS):
+        # A completion outside the commit path would leave the metadata table without this instant.
+        raise TimelineError(
+            f"{inflight} of {storage.uri()} is completing outside hoodie's commit path, which keeps the table's "
+            f"metadata table in step with its timeline; commit through hoodie.services.transaction.Transaction")
 
 
 def delete_instant_files(storage: Storage, timestamp: str, action: str, states: Iterable[State]) -> None:

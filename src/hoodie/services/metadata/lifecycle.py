@@ -1,0 +1,183 @@
+"""When a transaction keeps, creates, rebuilds or drops the metadata table; and its inspection
+(``hoodie metadata show|validate|create|drop``).
+
+Rules (run under the table lock before anything is committed, :func:`prepare_metadata_table`):
+
+* ``hoodie.metadata.enable=false``: drop it (Hudi's behaviour for a writer without it; readers list);
+* otherwise index partitions hoodie does not maintain are dropped (warned once);
+* a ``files`` partition that is ready (listed in ``hoodie.table.metadata.partitions``, its folder
+  there, in step with the data timeline) is kept and updated by every commit;
+* one that is broken (half initialised, folder missing, behind the data timeline, unreadable) is
+  dropped and created again from a listing, as Java re-initialises it;
+* none: created when ``hoodie.metadata.enable=true``, else the table stays without one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+from hoodie.format.metadata.errors import MetadataTableError
+from hoodie.format.metadata.table import METADATA_FOLDER, MetadataTable
+from hoodie.format.table import HoodieTable
+from hoodie.format.timeline.active import Timeline
+from hoodie.services.metadata.config import enable_option
+from hoodie.services.metadata.writer import (
+    drop_index_partitions, drop_metadata_table, metadata_table_state, storage_listing, warn_once,
+)
+
+def prepare_metadata_table(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> bool:
+    """Apply the module's rules to ``table``; returns whether the caller must create the metadata
+    table (after rolling back failed writes, before its instant starts)."""
+    enable = enable_option(options)
+    if int(table.props.get("hoodie.table.version") or "6") != 6:
+        return False
+    if enable is False:
+        if drop_metadata_table(table, "hoodie.metadata.enable=false"):
+            warn_once(table, "disabled",
+                       f"{table.base_path}: dropped its metadata table because hoodie.metadata.enable=false, as Hudi "
+                       "does (hoodie.table.metadata.partitions cleared, .hoodie/metadata deleted); readers list files")
+        return False
+    drop_index_partitions(table)
+    state = metadata_table_state(table)
+    if state == "none":
+        return enable is True
+    if state == "ready":
+        return False
+    drop_metadata_table(table, state)
+    warn_once(table, "rebuilt",
+               f"{table.base_path}: its metadata table was unusable ({state[len('broken: '):]}); it was dropped and is "
+               "created again from a listing of the table's files, as Hudi re-initialises it")
+    return True
+
+
+@dataclass
+class MetadataStatus:
+    """What ``hoodie metadata show`` prints."""
+
+    state: str
+    partitions: list[str] = field(default_factory=list)
+    latest_instant: Optional[str] = None
+    data_latest_instant: Optional[str] = None
+    deltacommits_since_compaction: int = 0
+    data_partitions: int = 0
+    data_files: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict (for JSON output)."""
+        return dict(self.__dict__)
+
+
+def metadata_status(table: HoodieTable) -> MetadataStatus:
+    """The metadata table's state, latest instant and lag behind the data timeline."""
+    from hoodie.format.timeline import instant as I
+
+    state = metadata_table_state(table)
+    data_done = table.timeline.completed().last()
+    status = MetadataStatus(state, data_latest_instant=data_done.timestamp if data_done else None)
+    status.partitions = [p.strip() for p in (table.props.get("hoodie.table.metadata.partitions") or "").split(",")
+                         if p.strip()]
+    if state != "ready":
+        return status
+    mdt_storage = table.storage.child(METADATA_FOLDER)
+    tl = Timeline.load(mdt_storage)
+    done = tl.completed()
+    status.latest_instant = done.last().timestamp if done.last() else None
+    last_compaction = done.by_actions(I.COMMIT).last()
+    since = last_compaction.timestamp if last_compaction else ""
+    status.deltacommits_since_compaction = len([i for i in done.by_actions(I.DELTA_COMMIT) if i.timestamp > since])
+    listing = MetadataTable(table).listing()
+    status.data_partitions = len(listing)
+    status.data_files = sum(len(f) for f in listing.values())
+    return status
+
+
+@dataclass
+class ValidationResult:
+    """Metadata listing against storage: equal, or the differences."""
+
+    equal: bool
+    missing_partitions: list[str] = field(default_factory=list)  # on storage, not in the metadata table
+    extra_partitions: list[str] = field(default_factory=list)  # in the metadata table, not on storage
+    missing_files: list[str] = field(default_factory=list)  # partition/name on storage only
+    extra_files: list[str] = field(default_factory=list)  # partition/name in the metadata table only
+    size_mismatches: list[str] = field(default_factory=list)  # "partition/name: metadata X, storage Y"
+    error: Optional[str] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict (for JSON output)."""
+        return dict(self.__dict__)
+
+
+def validate_metadata_table(table: HoodieTable) -> ValidationResult:
+    """Compare the ``files`` partition's listing with a listing of storage (Java's
+    ``HoodieMetadataTableValidator`` for files): partitions, file names and sizes.
+
+    Storage files of instants after the latest completed data instant (a pending write's) are left
+    out, and partitions without files compare equal to absent ones (a rolled-back first write leaves
+    an empty partition folder that Java does not list either).
+    """
+    try:
+        meta = MetadataTable(table).listing()
+    except MetadataTableError as e:
+        return ValidationResult(False, error=str(e))
+    done = table.timeline.completed().last()
+    store = storage_listing(table.storage, done.timestamp if done else "00000000000000")
+    pending = {i.timestamp for i in table.timeline.pending()}
+    meta = {p: f for p, f in meta.items() if f}
+    store = {p: f for p, f in store.items() if f}
+    res = ValidationResult(True)
+    res.missing_partitions = sorted(set(store) - set(meta))
+    res.extra_partitions = sorted(set(meta) - set(store))
+    for p in sorted(set(store) | set(meta)):
+        s, m = store.get(p, {}), meta.get(p, {})
+        res.missing_files += [f"{p}/{n}" for n in sorted(set(s) - set(m)) if not _pending_file(n, pending)]
+        res.extra_files += [f"{p}/{n}" for n in sorted(set(m) - set(s))]
+        res.size_mismatches += [f"{p}/{n}: metadata {m[n]}, storage {s[n]}" for n in sorted(set(s) & set(m))
+                                if m[n] != s[n]]
+    res.missing_partitions = [p for p in res.missing_partitions
+                              if any(not _pending_file(n, pending) for n in store[p])]
+    res.equal = not (res.missing_partitions or res.extra_partitions or res.missing_files or res.extra_files
+                     or res.size_mismatches)
+    return res
+
+
+def _pending_file(name: str, pending: set[str]) -> bool:
+    from hoodie.format.file_group import naming as N
+
+    if N.is_base_file(name):
+        return N.parse_base_file(name).instant in pending
+    return False
+
+
+def create_metadata_table(table: HoodieTable) -> str:
+    """``hoodie metadata create``: build the metadata table from a listing (dropping an existing
+    one); returns the initialisation instant. Runs as a transaction-free step under the table lock."""
+    from hoodie.format.lock import TableLock
+    from hoodie.services.metadata.writer import MetadataWriter
+    from hoodie.services.rollback_action import pending_failed_writes
+
+    with TableLock(table.storage, {}, "metadata create"):
+        table.reload()
+        failed = pending_failed_writes(table)
+        if failed:
+            raise MetadataTableError(
+                f"{table.base_path} has pending write(s) {', '.join(str(i) for i in failed[:3])}; the metadata table "
+                f"is built from committed files only. Roll them back first (hoodie rollback, or any write), then "
+                f"run create again")
+        drop_metadata_table(table, "hoodie metadata create")
+        table.reload()
+        return MetadataWriter(table).bootstrap()
+
+
+def drop_table_metadata(table: HoodieTable) -> bool:
+    """``hoodie metadata drop``: delete the metadata table under the table lock (readers list)."""
+    from hoodie.format.lock import TableLock
+
+    with TableLock(table.storage, {}, "metadata drop"):
+        table.reload()
+        return drop_metadata_table(table, "hoodie metadata drop")
+
+
+__all__ = ["prepare_metadata_table", "metadata_status", "MetadataStatus", "validate_metadata_table",
+           "ValidationResult", "create_metadata_table", "drop_table_metadata"]

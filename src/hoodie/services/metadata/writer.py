@@ -1,0 +1,566 @@
+"""Maintaining the metadata table's ``files`` partition (table version 6), the way Hudi 0.14/0.15 do.
+
+Every completed data-table instant is first written to the metadata table (MDT) as a deltacommit at
+the same instant time (:meth:`MetadataWriter.update`, called by the commit path right before the
+data instant's completed file is written); the data commit is what makes it visible to readers
+(they read only blocks of completed data instants). Reference ``metadata-table.md`` §3, §5, §6 and
+Java's ``HoodieBackedTableMetadataWriter``:
+
+* a deltacommit writes one new log file in the current slice of ``files-0000-0`` holding one
+  ``HFILE_DATA`` block (a new file rather than an append: object stores cannot append, and Java
+  reads either);
+* before writing, the MDT's own table services run when due: compaction after
+  ``hoodie.metadata.compact.max.delta.commits`` deltacommits (instant ``<latest deltacommit>001``,
+  only when no data instant up to that deltacommit is pending), then a clean (``...002``) that keeps
+  the two latest file slices;
+* a data rollback writes its deltacommit, then rolls back the failed instant's MDT deltacommit at
+  ``<rollback>006`` with a ROLLBACK command block (the failed instant's blocks would otherwise
+  become valid, since readers treat the instants rolled back on the data table as valid);
+* a re-attempted instant (a resumed rollback or clean, a retried compaction) whose MDT deltacommit
+  completed in an earlier attempt: the old completed file is removed and a new block written at the
+  same instant, as Java does;
+* interrupted MDT actions are repaired first: a pending MDT compaction is rolled back, a pending MDT
+  clean or rollback is finished.
+
+Everything runs under the data table's lock, so the MDT never has two writers.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Optional
+
+from hoodie.faults import fault_point
+from hoodie.format import properties as P
+from hoodie.format.file_group import naming as N
+from hoodie.format.file_group.fsview import FileSystemView, list_partitions
+from hoodie.format.log import logformat as L
+from hoodie.format.metadata import writer as MW
+from hoodie.format.metadata.errors import MetadataTableError
+from hoodie.format.metadata.records import FilesRecord
+from hoodie.format.metadata.table import (
+    FILES_PARTITION, METADATA_FOLDER, PARTITIONS_INFLIGHT_PROP, PARTITIONS_PROP, SOLO_COMMIT_TIMESTAMP,
+    MetadataTable, files_partition_available,
+)
+from hoodie.format.storage import Storage
+from hoodie.format.table import HoodieTable, update_table_properties
+from hoodie.format.timeline import active as T
+from hoodie.format.timeline import instant as I
+from hoodie.format.timeline import plans
+from hoodie.format.timeline.active import METAFOLDER, Timeline
+from hoodie.format.timeline.commit_metadata import CommitMetadata, WriteStat
+from hoodie.format.timeline.instant import Instant, InstantGenerator, State
+from hoodie.services.metadata.config import max_delta_commits
+from hoodie.services.metadata.records import action_records
+
+log = logging.getLogger("hoodie.services.metadata")
+
+COMPACTION_SUFFIX = "001"
+CLEAN_SUFFIX = "002"
+ROLLBACK_SUFFIX = "006"
+INIT_SUFFIX = "010"
+TOKEN = "0-0-0"
+# extraMetadata marker of a TTL replacecommit whose replaced files are moved to the stash.
+TTL_STASH_KEY = "hoodie.partition.ttl.stash"
+# Metadata-table partitions hoodie maintains; the others (indexes) are dropped on write.
+MAINTAINED = (FILES_PARTITION,)
+SLICES_RETAINED = 2
+
+
+@dataclass
+class UpdateResult:
+    """What one :meth:`MetadataWriter.update` wrote: the deltacommit, and any compaction, clean or
+    rollback of the metadata table."""
+
+    instant: str
+    records: int
+    log_file: str
+    compaction: Optional[str] = None
+    clean: Optional[str] = None
+    rollbacks: tuple[str, ...] = ()
+
+
+def _partitions_prop(props: Mapping[str, str], key: str = PARTITIONS_PROP) -> list[str]:
+    return [p.strip() for p in (props.get(key) or "").split(",") if p.strip()]
+
+
+class MetadataWriter:
+    """Writes the ``files`` partition of ``table``'s metadata table (table version 6 only).
+
+    ``options`` are the operation's options (``hoodie.metadata.compact.max.delta.commits``).
+    """
+
+    def __init__(self, table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> None:
+        version = int(table.props.get("hoodie.table.version") or "6")
+        if version != 6:
+            raise MetadataTableError(
+                f"{table.base_path} is table version {version}; hoodie maintains metadata tables of table version 6")
+        self.table = table
+        self.data = table.storage
+        self.storage: Storage = table.storage.child(METADATA_FOLDER)
+        self.max_delta_commits = max_delta_commits(options)
+
+    # -- state -----------------------------------------------------------------------------------
+    def timeline(self) -> Timeline:
+        """The MDT's active timeline, freshly listed."""
+        return Timeline.load(self.storage)
+
+    def _latest_slice(self, tl: Timeline) -> tuple[str, Optional[str], list[str]]:
+        """(base instant, base file name, log file names) of the latest slice of ``files-0000-0``."""
+        view = FileSystemView(self.storage, tl)
+        slices = view.latest_file_slices(FILES_PARTITION)
+        if len(slices) != 1:
+            raise MetadataTableError(
+                f"{self.storage.uri(FILES_PARTITION)} has {len(slices)} file slices where one file group is expected; "
+                f"drop the metadata table (hoodie metadata drop) and create it again")
+        sl = slices[0]
+        return (sl.base_instant, sl.base_file.name if sl.base_file else None,
+                [lf.name for lf in sl.sorted_logs()])
+
+    def _file_id(self) -> str:
+        for s in self.storage.list_dir(FILES_PARTITION):
+            if N.is_base_file(s.name):
+                return N.parse_base_file(s.name).file_id
+            if N.is_log_file(s.name):
+                return N.parse_log_file(s.name).file_id
+        return MW.FILES_FILE_ID
+
+    def _fresh_instant(self, tl: Timeline) -> str:
+        last = max([i.timestamp for i in tl] + [i.timestamp for i in Timeline.load(self.data)] or [""])
+        return InstantGenerator(self.table.timeline_timezone).now(floor=last[:17] or None)
+
+    # -- the update of one data instant --------------------------------------------------------
+    def update(self, inflight: Instant, content: bytes) -> UpdateResult:
+        """Record the data instant ``inflight`` (about to complete with ``content``) in the MDT.
+
+        Raises:
+            MetadataTableError: the MDT cannot be updated (the data commit must not complete then).
+        """
+        ts = inflight.timestamp
+        action = I.COMMIT if inflight.action == I.COMPACTION else inflight.action
+        records = self._records(action, ts, content)
+        self._recover()
+        tl = self.timeline()
+        done = tl.get(ts)
+        if done is not None and done.action == I.DELTA_COMMIT and done.is_completed:
+            # A re-attempt of an instant recorded by an earlier attempt (Java: delete the completed
+            # file, write again at the same instant; both blocks are read, the later one last).
+            self.storage.delete(f"{METAFOLDER}/{done.file_name}")
+            tl = self.timeline()
+        compaction = clean = None
+        if tl.get(ts) is None:
+            compaction, clean = self._maybe_compact(tl, ts)
+            tl = self.timeline()
+        log_file = self._deltacommit(tl, ts, records, "UPSERT_PREPPED")
+        rollbacks: list[str] = []
+        if action == I.ROLLBACK:
+            targets = plans.read_avro_metadata(content).get("commitsRollback") or []
+            for n, target in enumerate(targets):
+                rb = self._rollback_deltacommit(target, f"{ts}{ROLLBACK_SUFFIX}" if n == 0 else None)
+                if rb:
+                    rollbacks.append(rb)
+        return UpdateResult(ts, len(records), log_file, compaction, clean, tuple(rollbacks))
+
+    def _size_of(self, rel: str) -> int:
+        return self.data.size(rel)
+
+    def _records(self, action: str, ts: str, content: bytes) -> list[FilesRecord]:
+        try:
+            records = action_records(action, content, self._size_of)
+        except (ValueError, KeyError) as e:
+            raise MetadataTableError(f"cannot record {ts}.{action} in the metadata table: {e}") from e
+        extra = self._stash_records(action, content)
+        return _merge(records + extra)
+
+    def _stash_records(self, action: str, content: bytes) -> list[FilesRecord]:
+        """Files hoodie moves out of (TTL stash) or back into (its rollback) partitions beside the
+        write stats: tombstones for a stashing TTL replacecommit, entries for its rollback."""
+        if action == I.REPLACE_COMMIT:
+            meta = CommitMetadata.from_json_bytes(content)
+            if meta.extra_metadata.get(TTL_STASH_KEY) != "true":
+                return []
+            out = []
+            for part, fids in (meta.partition_to_replace_file_ids or {}).items():
+                names = self._group_files(part, fids)
+                out.append(MW.file_list_record(part, {}, names))
+            return out
+        if action == I.ROLLBACK:
+            rb = plans.read_avro_metadata(content)
+            out = []
+            tl = Timeline.load(self.data)
+            for target in rb.get("commitsRollback") or []:
+                inst = tl.get(target)
+                if inst is None or not inst.is_completed or inst.action != I.REPLACE_COMMIT:
+                    continue
+                meta = tl.commit_metadata(inst)
+                if meta.extra_metadata.get(TTL_STASH_KEY) != "true":
+                    continue
+                for part, fids in (meta.partition_to_replace_file_ids or {}).items():
+                    sizes = {n: self.data.size(f"{part}/{n}" if part else n) for n in self._group_files(part, fids)}
+                    out.append(MW.file_list_record(part, sizes))
+                    out.append(MW.partition_list_record([part]))
+            return out
+        return []
+
+    def _group_files(self, partition: str, file_ids: Iterable[str]) -> list[str]:
+        fids = set(file_ids)
+        names = []
+        for s in self.data.list_dir(partition):
+            if s.is_dir:
+                continue
+            if N.is_base_file(s.name) and N.parse_base_file(s.name).file_id in fids:
+                names.append(s.name)
+            elif N.is_log_file(s.name) and N.parse_log_file(s.name).file_id in fids:
+                names.append(s.name)
+        return names
+
+    # -- deltacommit -----------------------------------------------------------------------------
+    def _deltacommit(self, tl: Timeline, ts: str, records: list[FilesRecord], operation: str) -> str:
+        """One MDT deltacommit at ``ts``: requested, inflight, a new log file, completed."""
+        existing = tl.get(ts)
+        if existing is None:
+            req = T.create_requested(self.storage, ts, I.DELTA_COMMIT)
+            inflight = T.transition_to_inflight(self.storage, req)
+        elif existing.is_requested:
+            inflight = T.transition_to_inflight(self.storage, existing)
+        else:
+            inflight = existing
+        base_instant, base_name, _ = self._latest_slice(tl)
+        fid = self._file_id()
+        version = _next_version(self.storage, fid, base_instant)
+        name = N.log_file_name(fid, base_instant, version, TOKEN)
+        rel = f"{FILES_PARTITION}/{name}"
+        size = L.write_log_file(self.storage, rel, [MW.hfile_data_block(records, ts)])
+        fault_point("metadata.deltacommit.after_log")
+        meta = CommitMetadata(operation_type=operation, extra_metadata={"schema": MW.schema_json()})
+        meta.add_write_stat(FILES_PARTITION, WriteStat(
+            file_id=fid, path=rel, partition_path=FILES_PARTITION, prev_commit=base_instant,
+            num_writes=len(records), num_update_writes=len(records), total_write_bytes=size, file_size_in_bytes=size,
+            total_log_blocks=1, is_delta=True, log_version=version, base_file=base_name or "", log_files=[name]))
+        T.transition_to_complete(self.storage, inflight, meta.to_json_bytes())
+        fault_point("metadata.after_deltacommit")
+        return rel
+
+    # -- the MDT's own services ------------------------------------------------------------------
+    def _maybe_compact(self, tl: Timeline, current: str) -> tuple[Optional[str], Optional[str]]:
+        """Compact (then clean) the MDT when due; returns (compaction, clean) instants or Nones."""
+        if tl.pending_compactions():
+            return None, None
+        last_compaction = tl.completed().by_actions(I.COMMIT).last()
+        since = last_compaction.timestamp if last_compaction else ""
+        deltas = [i for i in tl.completed().by_actions(I.DELTA_COMMIT) if i.timestamp > since]
+        if len(deltas) < self.max_delta_commits:
+            return None, None
+        latest = max(i.timestamp for i in deltas)
+        data_tl = Timeline.load(self.data)
+        blocking = [i for i in data_tl.pending() if i.timestamp[:17] <= latest[:17] and i.timestamp != current]
+        if blocking:
+            log.info("metadata table compaction waits: data instant(s) %s pending", [str(i) for i in blocking[:3]])
+            return None, None
+        compaction = f"{latest}{COMPACTION_SUFFIX}"
+        if tl.get(compaction) is not None:
+            return None, None
+        self._compact(tl, compaction)
+        clean = self._clean(f"{latest}{CLEAN_SUFFIX}")
+        return compaction, clean
+
+    def _compact(self, tl: Timeline, instant: str) -> None:
+        base_instant, base_name, logs = self._latest_slice(tl)
+        fid = self._file_id()
+        records = MetadataTable(self.table).records()
+        merged = [FilesRecord(r.key, r.type, {n: fi for n, fi in r.files.items() if not fi.is_deleted})
+                  for r in records.values()]
+        op = plans.compaction_operation(base_instant, base_name, logs, fid, FILES_PARTITION, {})
+        plan = plans.write_avro_metadata("HoodieCompactionPlan", plans.compaction_plan([op]))
+        req = T.create_requested(self.storage, instant, I.COMPACTION, plan)
+        inflight = T.transition_to_inflight(self.storage, req)
+        rel = f"{FILES_PARTITION}/{N.base_file_name(fid, TOKEN, instant, '.hfile')}"
+        data = MW.hfile_bytes(merged, bloom_keys=True)
+        self.storage.create_new(rel, data)
+        fault_point("metadata.compaction.after_base_file")
+        meta = CommitMetadata(operation_type="COMPACT", compacted=True, extra_metadata={"schema": MW.schema_json()})
+        meta.add_write_stat(FILES_PARTITION, WriteStat(
+            file_id=fid, path=rel, partition_path=FILES_PARTITION, prev_commit=base_instant,
+            num_writes=len(merged), total_write_bytes=len(data), file_size_in_bytes=len(data),
+            total_log_files_compacted=len(logs)))
+        T.transition_to_complete(self.storage, inflight, meta.to_json_bytes())
+        log.info("compacted the metadata table of %s at %s (%d records, %d log files)", self.table.base_path,
+                 instant, len(merged), len(logs))
+
+    def _clean(self, instant: str) -> Optional[str]:
+        """Delete the file slices older than the :data:`SLICES_RETAINED` latest ones."""
+        tl = self.timeline()
+        view = FileSystemView(self.storage, tl)
+        groups = view.file_groups(FILES_PARTITION)
+        doomed: list[str] = []
+        keep_from = ""
+        for fg in groups.values():
+            slices = fg.ordered_slices()
+            if len(slices) > SLICES_RETAINED:
+                keep_from = max(keep_from, slices[SLICES_RETAINED - 1].base_instant)
+            for sl in slices[SLICES_RETAINED:]:
+                if sl.base_file is not None:
+                    doomed.append(sl.base_file.name)
+                doomed.extend(lf.name for lf in sl.log_files)
+        if not doomed:
+            return None
+        paths = [self.storage.uri(f"{FILES_PARTITION}/{n}") for n in doomed]
+        plan = plans.cleaner_plan((keep_from, I.COMMIT, "COMPLETED"), keep_from, "KEEP_LATEST_FILE_VERSIONS",
+                                  {FILES_PARTITION: paths})
+        req = T.create_requested(self.storage, instant, I.CLEAN, plans.write_avro_metadata("HoodieCleanerPlan", plan))
+        inflight = T.transition_to_inflight(self.storage, req)
+        self._finish_clean(inflight, plan)
+        return instant
+
+    def _finish_clean(self, inflight: Instant, plan: Mapping[str, Any]) -> None:
+        started = time.monotonic()
+        per_part: dict[str, dict] = {}
+        for part, infos in (plan.get("filePathsToBeDeletedPerPartition") or {}).items():
+            names, ok, failed = [], [], []
+            for info in infos:
+                name = info["filePath"].rsplit("/", 1)[-1]
+                rel = f"{part}/{name}"
+                names.append(name)
+                (ok if self.storage.delete(rel) or not self.storage.exists(rel) else failed).append(name)
+            per_part[part] = plans.clean_partition_metadata(part, plan.get("policy") or "", names, ok, failed)
+        eitr = (plan.get("earliestInstantToRetain") or {}).get("timestamp") or ""
+        meta = plans.clean_metadata(inflight.timestamp, int((time.monotonic() - started) * 1000), eitr,
+                                    plan.get("lastCompletedCommitTimestamp") or "", per_part)
+        T.transition_to_complete(self.storage, inflight, plans.write_avro_metadata("HoodieCleanMetadata", meta))
+
+    # -- rollback of an MDT deltacommit ----------------------------------------------------------
+    def _rollback_deltacommit(self, target: str, instant: Optional[str]) -> Optional[str]:
+        """Roll back the MDT deltacommit of data instant ``target`` (if the MDT has it after its last
+        compaction) at ``instant`` (a fresh one when None); returns the rollback instant or None."""
+        tl = self.timeline()
+        inst = tl.get(target)
+        if inst is None or inst.action != I.DELTA_COMMIT:
+            return None
+        last_compaction = tl.completed().by_actions(I.COMMIT).last()
+        if last_compaction is not None and target <= last_compaction.timestamp:
+            # Compacted into the base file; the data rollback's own records removed its files.
+            return None
+        instant = instant or self._fresh_instant(tl)
+        plan = plans.rollback_plan((target, I.DELTA_COMMIT), [])
+        req = T.create_requested(self.storage, instant, I.ROLLBACK,
+                                 plans.write_avro_metadata("HoodieRollbackPlan", plan))
+        inflight = T.transition_to_inflight(self.storage, req)
+        self._finish_rollback(inflight, target)
+        return instant
+
+    def _finish_rollback(self, inflight: Instant, target: str) -> None:
+        started = time.monotonic()
+        tl = self.timeline()
+        base_instant, _, _ = self._latest_slice(tl)
+        fid = self._file_id()
+        version = _next_version(self.storage, fid, base_instant)
+        rel = f"{FILES_PARTITION}/{N.log_file_name(fid, base_instant, version, TOKEN)}"
+        size = L.write_log_file(self.storage, rel, [L.encode_command_block(inflight.timestamp, target)])
+        fault_point("metadata.rollback.after_command_block")
+        meta = plans.rollback_metadata(
+            inflight.timestamp, int((time.monotonic() - started) * 1000), [(target, I.DELTA_COMMIT)],
+            {FILES_PARTITION: plans.rollback_partition_metadata(FILES_PARTITION, [], [],
+                                                                {self.storage.uri(rel): size})})
+        T.transition_to_complete(self.storage, inflight, plans.write_avro_metadata("HoodieRollbackMetadata", meta))
+        for st in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
+            self.storage.delete(f"{METAFOLDER}/{I.instant_file_name(target, I.DELTA_COMMIT, st)}")
+
+    # -- repair ------------------------------------------------------------------------------------
+    def _recover(self) -> None:
+        """Repair interrupted MDT actions: roll back a pending compaction (its partial base file and
+        its instant), finish a pending clean or rollback from its plan."""
+        tl = self.timeline()
+        for inst in tl.pending():
+            if inst.action == I.COMPACTION:
+                for s in self.storage.list_dir(FILES_PARTITION):
+                    if N.is_base_file(s.name) and N.parse_base_file(s.name).instant == inst.timestamp:
+                        self.storage.delete(s.path)
+                for st in (State.INFLIGHT, State.REQUESTED):
+                    self.storage.delete(f"{METAFOLDER}/{I.instant_file_name(inst.timestamp, I.COMPACTION, st)}")
+                log.info("rolled back the interrupted metadata-table compaction %s", inst.timestamp)
+            elif inst.action in (I.CLEAN, I.ROLLBACK):
+                req = Instant(inst.timestamp, inst.action, State.REQUESTED)
+                plan = plans.read_avro_metadata(self.storage.read_bytes(f"{METAFOLDER}/{req.file_name}"))
+                inflight = inst if inst.is_inflight else T.transition_to_inflight(self.storage, inst)
+                if inst.action == I.CLEAN:
+                    self._finish_clean(inflight, plan)
+                else:
+                    self._finish_rollback(inflight, (plan.get("instantToRollback") or {})["commitTime"])
+                log.info("finished the interrupted metadata-table %s %s", inst.action, inst.timestamp)
+
+    # -- bootstrap -------------------------------------------------------------------------------
+    def bootstrap(self) -> str:
+        """Create the MDT with its ``files`` partition from a listing of storage (Java's
+        initialisation, reference §6); returns the initialisation instant.
+
+        Call with no pending data write (after rolling back failed writes): files of instants after
+        the latest completed one (a pending compaction's) are left out, as Java does.
+        """
+        data_tl = Timeline.load(self.data)
+        done = data_tl.completed().last()
+        upto = done.timestamp if done is not None else SOLO_COMMIT_TIMESTAMP
+        init = f"{upto}{INIT_SUFFIX}"
+        if self.storage.exists(""):
+            self.storage.delete_dir("")
+        listing = storage_listing(self.data, upto)
+        records = [MW.partition_list_record(listing)]
+        records += [MW.file_list_record(p, files) for p, files in listing.items()]
+        self.storage.write_bytes(".hoodie/hoodie.properties", MW.metadata_table_properties_text(self.table.props))
+        self.storage.write_bytes(f"{FILES_PARTITION}/{N.PARTITION_METAFILE}", MW.partition_metadata_bytes(init))
+        req = T.create_requested(self.storage, init, I.DELTA_COMMIT)
+        inflight = T.transition_to_inflight(self.storage, req)
+        fid = MW.FILES_FILE_ID
+        log_name = N.log_file_name(fid, init, 1, MW.BOOTSTRAP_LOG_TOKEN)
+        L.write_log_file(self.storage, f"{FILES_PARTITION}/{log_name}", [MW.empty_delete_block(init)])
+        base_rel = f"{FILES_PARTITION}/{MW.base_file_name(init)}"
+        data = MW.hfile_bytes(records, bloom_keys=True)
+        self.storage.create_new(base_rel, data)
+        meta = CommitMetadata(operation_type="BULK_INSERT", extra_metadata={"schema": MW.schema_json()})
+        meta.add_write_stat(FILES_PARTITION, WriteStat(
+            file_id=fid, path=base_rel, partition_path=FILES_PARTITION, num_writes=len(records),
+            num_inserts=len(records), total_write_bytes=len(data), file_size_in_bytes=len(data)))
+        T.transition_to_complete(self.storage, inflight, meta.to_json_bytes())
+        fault_point("metadata.bootstrap.before_property")
+        parts = sorted(set(_partitions_prop(self.table.props)) | {FILES_PARTITION})
+        update_table_properties(self.table, {PARTITIONS_PROP: ",".join(parts), PARTITIONS_INFLIGHT_PROP: ""})
+        log.info("created the metadata table of %s at %s (%d partitions, %d files)", self.table.base_path, init,
+                 len(listing), sum(len(f) for f in listing.values()))
+        return init
+
+
+def _next_version(storage: Storage, file_id: str, base_instant: str) -> int:
+    top = 0
+    for s in storage.list_dir(FILES_PARTITION):
+        if N.is_log_file(s.name):
+            lp = N.parse_log_file(s.name)
+            if lp.file_id == file_id and lp.base_instant == base_instant:
+                top = max(top, lp.version)
+    return top + 1
+
+
+def _merge(records: list[FilesRecord]) -> list[FilesRecord]:
+    """One record per key (entries of later records win; a live entry beats a tombstone)."""
+    out: dict[str, FilesRecord] = {}
+    for r in records:
+        prev = out.get(r.key)
+        if prev is None:
+            out[r.key] = FilesRecord(r.key, r.type, dict(r.files))
+            continue
+        for n, fi in r.files.items():
+            old = prev.files.get(n)
+            if old is None or old.is_deleted or not fi.is_deleted:
+                prev.files[n] = fi
+    return list(out.values())
+
+
+def storage_listing(storage: Storage, upto: Optional[str] = None) -> dict[str, dict[str, int]]:
+    """partition -> {data file name: size} on storage: base and log files whose instant (a log
+    file's base instant) is at or before ``upto`` (Java's bootstrap filter; every file when None)."""
+    out: dict[str, dict[str, int]] = {}
+    for part in list_partitions(storage):
+        files: dict[str, int] = {}
+        for s in storage.list_dir(part):
+            if s.is_dir:
+                continue
+            if N.is_base_file(s.name):
+                inst = N.parse_base_file(s.name).instant
+            elif N.is_log_file(s.name):
+                inst = N.parse_log_file(s.name).base_instant
+            else:
+                continue
+            if upto is None or inst[:17] <= upto[:17]:
+                files[s.name] = s.size
+        out[part] = files
+    return out
+
+
+# -- enabling, disabling, dropping --------------------------------------------------------------------
+_warned: set[tuple[str, str]] = set()
+
+
+def warn_once(table: HoodieTable, what: str, text: str) -> None:
+    """Warn ``text`` once per table and topic ``what`` in this process."""
+    key = (table.storage.uri(), what)
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(text, UserWarning, stacklevel=4)
+
+
+def drop_metadata_table(table: HoodieTable, reason: str = "") -> bool:
+    """Delete the metadata table the way Hudi does for a writer with ``hoodie.metadata.enable=false``:
+    clear ``hoodie.table.metadata.partitions`` (and ``.inflight``) first, then delete
+    ``.hoodie/metadata``. Readers then list storage. Returns whether anything changed.
+
+    The property goes first: a crash between the two steps leaves an unreferenced folder, which
+    readers ignore and the next transaction deletes.
+    """
+    storage = table.storage
+    props_set = any(table.props.get(k) for k in (PARTITIONS_PROP, PARTITIONS_INFLIGHT_PROP))
+    folder = storage.exists(METADATA_FOLDER)
+    if not props_set and not folder:
+        return False
+    if props_set:
+        update_table_properties(table, {k: "" for k in (PARTITIONS_PROP, PARTITIONS_INFLIGHT_PROP)
+                                        if k in table.props})
+        fault_point("metadata.after_disable_properties")
+    if folder:
+        storage.delete_dir(METADATA_FOLDER)
+    log.info("dropped the metadata table of %s%s", table.base_path, f": {reason}" if reason else "")
+    return True
+
+
+def drop_index_partitions(table: HoodieTable) -> list[str]:
+    """Drop the MDT partitions hoodie does not maintain (column_stats, bloom_filters, record_index,
+    partition_stats, secondary and expression indexes) as Java does when an index is disabled: remove
+    them from the data table's properties, then delete their folders. Returns the partitions dropped."""
+    props = table.props
+    listed = _partitions_prop(props)
+    inflight = _partitions_prop(props, PARTITIONS_INFLIGHT_PROP)
+    mdt = table.storage.child(METADATA_FOLDER)
+    folders = [s.name for s in mdt.list_dir("") if s.is_dir and s.name != METAFOLDER] if mdt.exists("") else []
+    others = sorted({p for p in listed + inflight + folders if p not in MAINTAINED})
+    if not others:
+        return []
+    update_table_properties(table, {
+        PARTITIONS_PROP: ",".join(p for p in listed if p in MAINTAINED),
+        PARTITIONS_INFLIGHT_PROP: ",".join(p for p in inflight if p in MAINTAINED)})
+    for p in others:
+        if mdt.exists(p):
+            mdt.delete_dir(p)
+    warn_once(table, "indexes",
+               f"{table.base_path}: dropped the metadata-table partitions {', '.join(others)}, which hoodie does not "
+               "maintain (it keeps the files partition up to date); Java Hudi rebuilds them on its next write with "
+               "the index enabled (docs/metadata-table.md)")
+    return others
+
+
+def table_props_fresh(table: HoodieTable) -> dict[str, str]:
+    """The data table's properties as they are on storage now."""
+    return P.parse_properties(table.storage.read_bytes(".hoodie/hoodie.properties").decode("utf-8"))
+
+
+def metadata_table_state(table: HoodieTable) -> str:
+    """``none`` (no MDT), ``ready`` (``files`` listed and in sync with the data timeline) or
+    ``broken: <why>`` (partially initialised, missing, stale or unreadable)."""
+    props = table.props
+    folder = table.storage.exists(f"{METADATA_FOLDER}/.hoodie/hoodie.properties")
+    if not files_partition_available(props):
+        if folder or table.storage.exists(METADATA_FOLDER) or props.get(PARTITIONS_INFLIGHT_PROP):
+            return "broken: not initialised (files is not in hoodie.table.metadata.partitions)"
+        return "none"
+    if not folder:
+        return "broken: .hoodie/metadata is missing"
+    try:
+        MetadataTable(table).check_in_sync()
+    except MetadataTableError as e:
+        return f"broken: {e}"
+    return "ready"
+
+
+__all__ = [
+    "MetadataWriter", "UpdateResult", "drop_metadata_table", "drop_index_partitions", "storage_listing",
+    "metadata_table_state", "table_props_fresh", "warn_once",
+]
