@@ -115,13 +115,14 @@ def _table_with_mdt(tmp_path: Path, table_type: str) -> tuple[str, MdtBuilder, l
 
 @contextlib.contextmanager
 def _as_java_writer(path: str) -> Iterator[None]:
-    """Write as a Java writer that keeps the MDT: hoodie's writers disable a metadata table they do
-    not maintain, so the MDT and the property are set aside for the write and put back after it (the
+    """Write as a Java writer that keeps the MDT: hoodie's writers would update (or rebuild) the
+    metadata table, so the MDT and the property are set aside for the write and put back after it (the
     test then syncs the MDT, or leaves it stale on purpose)."""
     table = HoodieTable(path)
     value = table.props.get("hoodie.table.metadata.partitions")
     aside = Path(path).parent / "mdt-aside"
     shutil.move(str(Path(path) / ".hoodie" / "metadata"), str(aside))
+    update_table_properties(table, {"hoodie.table.metadata.partitions": ""})
     try:
         yield
     finally:

@@ -55,6 +55,7 @@ from hoodie.format.file_group.fsview import list_partitions
 from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import run_compaction
+from hoodie.services.metadata import validate_metadata_table
 from hoodie.services.ttl.service import last_ttl_instant
 from hoodie.services.ttl.stash import COMPLETE, read_manifest
 from tests.hudi_rs import read_hudi_rs
@@ -85,6 +86,10 @@ FAULT_POINTS: dict[str, list[tuple[str, int]]] = {
                  ("write.after_file_group", 2), ("write.before_complete", 1)],
     "restore": [],  # restore has no fault points of its own: timing kills only
 }
+# Added to every operation's points on a table with a metadata table: inside its deltacommit,
+# between it and the data commit, inside its compaction (every third deltacommit) and rollback.
+METADATA_POINTS = [("metadata.deltacommit.after_log", 1), ("metadata.after_deltacommit", 1),
+                   ("metadata.compaction.after_base_file", 1), ("metadata.rollback.after_command_block", 1)]
 # Where a recovery step can be stopped (a second crash): re-running a compaction rolls the
 # interrupted one back first, and the next write rolls back the failed write.
 RECOVERY_POINTS: dict[str, list[tuple[str, int]]] = {
@@ -148,6 +153,7 @@ class Setup:
     ordering: bool
     block_format: str
     commits_retained: int  # of the automatic clean writers run after each commit
+    metadata: bool = False  # the table has a metadata table (created by the first write)
 
     def write_options(self, kind: str) -> dict[str, str]:
         o = {
@@ -163,6 +169,9 @@ class Setup:
         }
         if self.ordering:
             o["hoodie.datasource.write.precombine.field"] = "ts"
+        if self.metadata:
+            o["hoodie.metadata.enable"] = "true"
+            o["hoodie.metadata.compact.max.delta.commits"] = "3"
         return o
 
 
@@ -206,11 +215,27 @@ def check_hudi_rs(path: str, what: str) -> bool:
 def check_state(path: str, allowed: dict[str, Rows], what: str) -> str:
     """The snapshot must equal one of the ``allowed`` states; returns the name of the one it equals."""
     got = snapshot(path)
+    detail = "\n".join(f" {name}: {rows}" for name, rows in allowed.items())
+    if HoodieTable(path).has_metadata_table:
+        # Readers that list through the metadata table (Java's) see the same committed state.
+        through = _rows(hoodie.read_table(path, columns=COLS, options={"hoodie.metadata.enable": "true"}))
+        if through != got:
+            raise TrialFailure(f"{what}: listing through the metadata table reads other rows\n got: {through}\n"
+                               f" listing storage: {got}")
     for name, rows in allowed.items():
         if got == rows:
             return name
-    detail = "\n".join(f" {name}: {rows}" for name, rows in allowed.items())
     raise TrialFailure(f"{what}: the snapshot is not a committed state\n got: {got}\n{detail}")
+
+
+def check_metadata_table(path: str, what: str) -> None:
+    """A settled table's metadata table (when it has one) lists exactly the files on storage."""
+    table = HoodieTable(path)
+    if not table.has_metadata_table:
+        raise TrialFailure(f"{what}: the metadata table is gone")
+    res = validate_metadata_table(table)
+    if not res.equal:
+        raise TrialFailure(f"{what}: the metadata table differs from storage: {res.to_dict()}")
 
 
 def data_files(path: str) -> list[str]:
@@ -395,6 +420,7 @@ class TrialResult:
     recovery_killed: bool
     hudi_rs_checks: int
     seconds: float
+    metadata: bool = False  # the table had a metadata table, validated against storage at the end
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -423,6 +449,7 @@ class Summary:
                    if t.recovery_killed and t.recovery_kill.startswith("fault")]).items())),
             "observed_after_crash": dict(sorted(Counter(f"{t.op}:{t.observed}" for t in self.trials).items())),
             "hudi_rs_comparisons": sum(t.hudi_rs_checks for t in self.trials),
+            "with_metadata_table": sum(t.metadata for t in self.trials),
         }
 
 
@@ -448,7 +475,7 @@ def run_trial(seed: int, op: str, workdir: Path) -> TrialResult:
     rng = random.Random(f"{seed}:{op}")
     setup = Setup(table_type="MERGE_ON_READ" if op == "compaction" else rng.choice(["COPY_ON_WRITE", "MERGE_ON_READ"]),
                   ordering=rng.random() < 0.5, block_format=rng.choice(["avro", "parquet"]),
-                  commits_retained=rng.choice([2, 10]))
+                  commits_retained=rng.choice([2, 10]), metadata=rng.random() < 0.5)
     path = str(workdir / "t")
     model = Model(setup.ordering)
     build_history(rng, path, setup, model, op)
@@ -468,7 +495,8 @@ def run_trial(seed: int, op: str, workdir: Path) -> TrialResult:
         # An earlier write crashed (files written, no commit); the next write's eager rollback is killed.
         failed = write_batch(rng, "upsert", model)
         dead = run_child({"op": "write", "path": path, "rows": failed, "options": setup.write_options("upsert")},
-                         fault=rng.choice(["write.after_file_group", "write.before_complete"]))
+                         fault=rng.choice(["write.after_file_group", "write.before_complete"]
+                                          + (["metadata.after_deltacommit"] if setup.metadata else [])))
         if not dead.killed:
             raise TrialFailure("the write meant to crash at a fault point finished")
         check_state(path, {"before": before.snapshot()}, "after the crashed write")
@@ -499,6 +527,8 @@ def run_trial(seed: int, op: str, workdir: Path) -> TrialResult:
     else:
         raise ValueError(f"unknown operation {op!r}; use one of {', '.join(OPERATIONS)}")
 
+    if setup.metadata:
+        points = points + METADATA_POINTS
     # The twin runs it uninterrupted: the state after, and the duration timing kills draw from.
     twin = _twin(path, workdir)
     _, seconds = _timed(_rebase(spec, twin))
@@ -569,11 +599,13 @@ def run_trial(seed: int, op: str, workdir: Path) -> TrialResult:
     if op == "clean" and data_files(path) != files_after:
         raise TrialFailure(f"{what}: the files differ from the uninterrupted clean\n got:  {data_files(path)}\n"
                            f" twin: {files_after}")
+    if setup.metadata:
+        check_metadata_table(path, what)
     if op == "ttl":
         rs_checks += check_ttl_outcome(path, spec["options"], rng, before)
     return TrialResult(seed, op, setup.table_type, kill, run.killed, observed, name, recovery_kill, recovery_killed,
                        rs_checks,
-                       round(time.monotonic() - started, 3))
+                       round(time.monotonic() - started, 3), setup.metadata)
 
 
 def check_ttl_outcome(path: str, options: dict[str, str], rng: random.Random, before: Model) -> int:

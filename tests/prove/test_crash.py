@@ -40,6 +40,7 @@ def test_crash_trials_ci(tmp_path: Path) -> None:
     assert set(counts["kill_modes"]) == {"fault", "timing"}
     states = {k.split(":")[1] for k in counts["observed_after_crash"]}
     assert {"before", "after"} <= states
+    assert counts["with_metadata_table"] >= CI_TRIALS // 4
 
 
 @pytest.mark.slow

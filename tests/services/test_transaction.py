@@ -85,7 +85,7 @@ def test_steps_run_in_order_with_hooks_around_the_commit(tmp_path: Path) -> None
         instant = run_write(Storage(path), opts(), RecordingExecutor(rows("a", ts=2), opts(), log),
                             pre_commit=[Hook("recorder", pre)], post_commit=[Hook("recorder", post)])
     assert log == [("execute", State.INFLIGHT), ("pre", State.INFLIGHT, False), ("post", State.COMPLETED, True)]
-    assert seen == ["begin", "lock", "prepare", "disable metadata table", "rollback failed writes", "check",
+    assert seen == ["begin", "lock", "prepare", "metadata table", "rollback failed writes", "check",
                     "start", "execute",
                     "pre-commit recorder", "complete", "finalize", "unlock",
                     "post-commit publishing the write's metrics", "post-commit recorder"]

@@ -117,6 +117,12 @@ def validate_metadata_table(table: HoodieTable) -> ValidationResult:
     out, and partitions without files compare equal to absent ones (a rolled-back first write leaves
     an empty partition folder that Java does not list either).
     """
+    state = metadata_table_state(table)
+    if state == "none":
+        return ValidationResult(False, error="the table has no metadata table (hoodie.table.metadata.partitions does "
+                                             "not name files)")
+    if state != "ready":
+        return ValidationResult(False, error=state[len("broken: "):])
     try:
         meta = MetadataTable(table).listing()
     except MetadataTableError as e:
@@ -150,14 +156,14 @@ def _pending_file(name: str, pending: set[str]) -> bool:
     return False
 
 
-def create_metadata_table(table: HoodieTable) -> str:
+def create_metadata_table(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> str:
     """``hoodie metadata create``: build the metadata table from a listing (dropping an existing
     one); returns the initialisation instant. Runs as a transaction-free step under the table lock."""
     from hoodie.format.lock import TableLock
     from hoodie.services.metadata.writer import MetadataWriter
     from hoodie.services.rollback_action import pending_failed_writes
 
-    with TableLock(table.storage, {}, "metadata create"):
+    with TableLock(table.storage, options, "metadata create"):
         table.reload()
         failed = pending_failed_writes(table)
         if failed:
@@ -170,11 +176,11 @@ def create_metadata_table(table: HoodieTable) -> str:
         return MetadataWriter(table).bootstrap()
 
 
-def drop_table_metadata(table: HoodieTable) -> bool:
+def drop_table_metadata(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> bool:
     """``hoodie metadata drop``: delete the metadata table under the table lock (readers list)."""
     from hoodie.format.lock import TableLock
 
-    with TableLock(table.storage, {}, "metadata drop"):
+    with TableLock(table.storage, options, "metadata drop"):
         table.reload()
         return drop_metadata_table(table, "hoodie metadata drop")
 
