@@ -1,6 +1,7 @@
 """End to end on an object store (moto_server on 127.0.0.1): writes, a partial compaction (copies of
 the remaining log files, as object stores have no symlinks), TTL with stash, restore, clean, and
-snapshot / read-optimized / incremental reads. Every step runs on S3 and on a local table with the
+snapshot / read-optimized / incremental reads, on tables with a metadata table (compacted every third
+deltacommit, validated against storage after every step). Every step runs on S3 and on a local table with the
 same data; the two must read the same, and the snapshot must equal an in-memory model. At the end
 hudi-rs reads a downloaded copy of the S3 table."""
 
@@ -20,6 +21,7 @@ from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import run_clean
 from hoodie.services.compaction import run_compaction
+from hoodie.services.metadata import validate_metadata_table
 from hoodie.services.ttl import list_stashes, restore, run_ttl
 from tests.hudi_rs import read_hudi_rs
 from tests.s3 import moto_s3  # noqa: F401  (fixture)
@@ -35,6 +37,8 @@ OPTIONS = {
     "hoodie.datasource.write.payload.class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
     "hoodie.payload.event.time.field": "ts",
     "hoodie.clean.automatic": "false",  # the clean step below is the one under test
+    "hoodie.metadata.enable": "true",
+    "hoodie.metadata.compact.max.delta.commits": "3",
 }
 COMPACTION = {
     "hoodie.compaction.strategy": "org.apache.hudi.table.action.compact.strategy.EventTimeBasedCompactionStrategy",
@@ -129,6 +133,10 @@ def check(pair: Pair, model: Model, days: tuple[str, ...] = DAYS, every_begin: b
     (incremental from the first and the previous write; from every write with ``every_begin``: each
     read is an S3 round trip per file, so all of them once is enough)."""
     assert pair.read() == model.snapshot(days)
+    assert pair.read(options={"hoodie.metadata.enable": "true"}) == model.snapshot(days)
+    for path, so in pair.sides:
+        res = validate_metadata_table(HoodieTable(path, storage_options=so))
+        assert res.equal, f"{path}: {res.to_dict()}"
     pair.read(query_type="read_optimized")
     n = len(pair.instants[0])
     for i in (range(n - 1) if every_begin else sorted({0, n - 2} - {-1})):
