@@ -89,7 +89,7 @@ def main() -> None:
         t_list_mdt, listing = timed(lambda: MetadataTable(HoodieTable(path)).listing())
         t_list_storage, _ = timed(lambda: storage_listing(HoodieTable(path).storage))
         assert sum(len(f) for f in listing.values()) >= n
-        data = pa.table({"id": pa.array([1], pa.int64()), "p": ["dt=00000"], "ts": pa.array([1], pa.int64())})
+        data = pa.table({"id": pa.array([1], pa.int64()), "p": ["new"], "ts": pa.array([1], pa.int64())})
         t_commit, _ = timed(lambda: write_arrow(path, data, OPTS))
         table = HoodieTable(path)
         writer = MetadataWriter(table)
