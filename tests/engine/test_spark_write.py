@@ -12,6 +12,7 @@ import pytest
 
 import hoodie
 from hoodie.format.table import HoodieTable
+from hoodie.services.metadata import validate_metadata_table
 from tests.helpers import rows_of
 from tests.hudi_rs import read_hudi_rs
 
@@ -66,7 +67,10 @@ def test_random_workload_matches_model_and_hudi_rs(spark, tmp_path: Path, table_
             rows.append((k, f"p{k % 3}", rnd.randint(0, 4), f"s{step}-{k}"))
             if rnd.random() < 0.2:  # duplicates inside one batch: the greatest ts (or last) wins
                 rows.append((k, f"p{k % 3}", rnd.randint(0, 4), f"dup{step}-{k}"))
-        instant = hs.write(_df(spark, rows), path, _opts(table_type, op, ordering))
+        opts = _opts(table_type, op, ordering)
+        if seed in (1, 3):  # with a metadata table, updated by the driver's commit
+            opts.update({"hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "2"})
+        instant = hs.write(_df(spark, rows), path, opts)
         batch: dict[int, tuple] = {}
         for k, p, ts, v in rows:
             if op == "delete" or not ordering or k not in batch or ts >= batch[k][1]:
@@ -80,6 +84,9 @@ def test_random_workload_matches_model_and_hudi_rs(spark, tmp_path: Path, table_
         expected = _model_rows(model)
         assert _rows(hoodie.read_table(path)) == expected
         assert _rows(read_hudi_rs(path)) == expected
+        if seed in (1, 3):
+            assert validate_metadata_table(HoodieTable(path)).equal
+            assert _rows(hoodie.read_table(path, options={"hoodie.metadata.enable": "true"})) == expected
         sdf = spark.read.format("hoodie").load(path)
         assert _rows(pa.Table.from_pylist([r.asDict() for r in sdf.select(*COLS).collect()])) == expected
     for instant, expected in history:

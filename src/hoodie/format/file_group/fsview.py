@@ -151,6 +151,11 @@ def list_partitions(storage: Storage) -> list[str]:
     return sorted(found)
 
 
+# HoodieTableMetadata.RECORDKEY_PARTITION_LIST, and where the metadata table lives.
+_MDT_PARTITION_LIST_KEY = "__all_partitions__"
+_MDT_FOLDER = ".hoodie/metadata"
+
+
 def check_partition_nesting(storage: Storage, partitions: Iterable[str], timeline: Optional[Timeline]) -> None:
     """Refuse a write whose partitions would put one partition folder inside another.
 
@@ -161,6 +166,9 @@ def check_partition_nesting(storage: Storage, partitions: Iterable[str], timelin
     written by a completed (or archived) instant of ``timeline``: a metafile left behind by a
     failed or rolled-back write does not make a partition. Existing partitions were checked when
     they were created.
+
+    Also refuses the partition path ``__all_partitions__`` on a table with a metadata table (it is
+    the key of the metadata table's partition list).
 
     Raises:
         PartitionPathError: naming both partitions and the fix; raised before anything is written.
@@ -178,6 +186,11 @@ def check_partition_nesting(storage: Storage, partitions: Iterable[str], timelin
             f"keep every value at the same depth (e.g. 'a/_' next to 'a/b' instead of 'a'), or create the "
             f"table with {URL_ENCODE_PARTITIONING}=true, which writes '/' as %2F (one folder per value).")
 
+    if _MDT_PARTITION_LIST_KEY in parts and storage.exists(_MDT_FOLDER):
+        raise PartitionPathError(
+            f"partition path {_MDT_PARTITION_LIST_KEY!r} is the key of the metadata table's partition list: the table's "
+            f"metadata table cannot record it, and Java readers listing through it would lose partitions. Nothing "
+            f"was committed. Change the value, or drop the metadata table first (hoodie.metadata.enable=false)")
     in_batch = set(parts)
     for p in parts:
         for outer in _parent_paths(p):

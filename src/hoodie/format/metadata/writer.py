@@ -55,6 +55,9 @@ def file_list_record(partition: str, added: Mapping[str, int] | None = None,
     Raises:
         ValueError: a name with a directory part, or an added size <= 0 (Hudi refuses those).
     """
+    if partition == ALL_PARTITIONS_KEY:
+        raise ValueError(f"partition path {ALL_PARTITIONS_KEY!r} is the key of the partition list; the metadata "
+                         f"table cannot record it")
     files: dict[str, FileInfo] = {}
     for name, size in (added or {}).items():
         if "/" in name or not name:
