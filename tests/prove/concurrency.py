@@ -38,7 +38,9 @@ SETUP = Setup("MERGE_ON_READ", ordering=True, block_format="avro", commits_retai
 TTL_OPTIONS = {"hoodie.partition.ttl.management.strategy.type": "KEEP_BY_EVENT_TIME",
                "hoodie.partition.ttl.strategy.days.retain": "30"}
 # The writer leaves cleaning to the cleaner process: every process takes its own turn at the lock.
-WRITE_EXTRA = {"hoodie.clean.automatic": "false", "hoodie.write.lock.wait_time_ms": "120000"}
+# The writer creates a metadata table on its first write; every process's commits keep it up to date.
+WRITE_EXTRA = {"hoodie.clean.automatic": "false", "hoodie.write.lock.wait_time_ms": "120000",
+               "hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "5"}
 SERVICE_LOCK = {"hoodie.write.lock.wait_time_ms": "120000"}
 
 

@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
+import hoodie
 from hoodie.format.lock import LockError, TableLock, table_lock
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable
+from hoodie.services.metadata import validate_metadata_table
 from tests.prove.concurrency import replay, ttl_events
 from tests.prove.crash_harness import _rows, pending_instants, snapshot
 from tests.hudi_rs import read_hudi_rs
@@ -77,6 +79,10 @@ def check_concurrent_run(tmp_path: Path, rounds: int, seed: int) -> None:
     assert pending_instants(path) == []
     assert not Path(path, ".hoodie", "lock").exists()
     assert _rows(read_hudi_rs(path)) == expected
+    # The metadata table went through every process's commits and lists what storage holds.
+    res = validate_metadata_table(table)
+    assert res.equal, res.to_dict()
+    assert _rows(hoodie.read_table(path, options={"hoodie.metadata.enable": "true"})) == expected
 
 
 def _hold_lock(path: str, ready: "multiprocessing.synchronize.Event", release: "multiprocessing.synchronize.Event") -> None:
