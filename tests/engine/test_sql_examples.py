@@ -28,6 +28,7 @@ OPTS = {
     "hoodie.table.name": "events", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
     "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "productid",
     "hoodie.datasource.write.precombine.field": "ts", "hoodie.clean.automatic": "false",
+    "hoodie.metadata.enable": "true",  # the metadata-table procedures' examples need one
 }
 DB = "analytics"
 _HOODIE_SQL = re.compile(r'hoodie\.sql\(spark,\s*"((?:[^"\\]|\\.)*)"\)')

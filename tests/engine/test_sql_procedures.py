@@ -148,3 +148,27 @@ def test_show_commits_positional_path_as_documented(spark, tmp_path: Path) -> No
     newest = rows[0]["commit_time"]
     assert hoodie.sql(spark, f"CALL rollback_to_instant('{path}', '{newest}')").collect()[0][0]
     assert hoodie.read_table(path).num_rows == 20
+
+
+def test_metadata_table_procedures(spark, tmp_path: Path) -> None:
+    """create, show partitions and files, validate (differences only, or every file), delete."""
+    path = str(tmp_path / "t")
+    _table(path)
+    with pytest.raises(SqlError, match="no usable metadata table.*create_metadata_table"):
+        hoodie.sql(spark, f"CALL show_metadata_table_partitions(path => '{path}')").collect()
+    assert "created the metadata table" in hoodie.sql(
+        spark, f"CALL create_metadata_table(path => '{path}')").collect()[0].result
+    parts = [r.partition for r in hoodie.sql(spark, f"CALL show_metadata_table_partitions(path => '{path}')").collect()]
+    assert parts == ["product=1", "product=2", "product=3"]
+    files = hoodie.sql(spark, f"CALL show_metadata_table_files(path => '{path}', partition => 'product=3')").collect()
+    assert len(files) == 1 and files[0].file_path.startswith("product=3/") and files[0].size > 0
+    assert hoodie.sql(spark, f"CALL validate_metadata_table_files(path => '{path}')").collect() == []
+    every = hoodie.sql(spark, f"CALL validate_metadata_table_files(path => '{path}', verbose => true)").collect()
+    assert len(every) == 3 and all(r.is_present_in_fs and r.is_present_in_metadata for r in every)
+    Path(path, files[0].file_path).unlink()  # behind hoodie's back
+    (diff,) = hoodie.sql(spark, f"CALL validate_metadata_table_files(path => '{path}')").collect()
+    assert diff.file_name == files[0].file_path.split("/")[1] and diff.is_present_in_metadata
+    assert not diff.is_present_in_fs
+    assert "deleted the metadata table" in hoodie.sql(
+        spark, f"CALL delete_metadata_table(path => '{path}')").collect()[0].result
+    assert not HoodieTable(path).has_metadata_table

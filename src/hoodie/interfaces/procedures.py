@@ -191,3 +191,90 @@ def _show_freshness(spark: Any, a: dict[str, Any]) -> list[tuple]:
     f = freshness(_table(spark, a, "show_freshness").base_path)
     th, wm = f.get("threshold") or {}, f.get("watermark") or {}
     return [(th.get("epoch_ms"), th.get("iso"), wm.get("epoch_ms"), wm.get("iso"))]
+
+
+def _metadata_ready(base_path: str, proc: str) -> Any:
+    from hoodie.format.table import HoodieTable
+    from hoodie.services.metadata.writer import metadata_table_state
+
+    table = HoodieTable(base_path)
+    state = metadata_table_state(table)
+    if state != "ready":
+        raise SqlError(f"{proc}: {base_path} has no usable metadata table ({state}); create it with "
+                       f"CALL create_metadata_table(table => ...) or hoodie metadata create {base_path}")
+    return table
+
+
+@procedure("create_metadata_table", [TABLE, PATH], "result string",
+           "Build the metadata table's files partition from a listing (Hudi's create_metadata_table); every "
+           "later commit keeps it up to date.",
+           examples=("CALL create_metadata_table(table => 'analytics.events')",))
+def _create_metadata_table(spark: Any, a: dict[str, Any]) -> list[tuple]:
+    from hoodie.format.table import HoodieTable
+    from hoodie.services.metadata import create_metadata_table
+
+    base = _table(spark, a, "create_metadata_table").base_path
+    init = create_metadata_table(HoodieTable(base))
+    return [(f"created the metadata table of {base} at {init}",)]
+
+
+@procedure("delete_metadata_table", [TABLE, PATH], "result string",
+           "Delete the metadata table and clear hoodie.table.metadata.partitions (Hudi's delete_metadata_table); "
+           "readers list storage.",
+           examples=("CALL delete_metadata_table(table => 'analytics.events')",))
+def _delete_metadata_table(spark: Any, a: dict[str, Any]) -> list[tuple]:
+    from hoodie.format.table import HoodieTable
+    from hoodie.services.metadata import drop_table_metadata
+
+    base = _table(spark, a, "delete_metadata_table").base_path
+    dropped = drop_table_metadata(HoodieTable(base))
+    return [(f"deleted the metadata table of {base}" if dropped else f"{base} has no metadata table",)]
+
+
+@procedure("show_metadata_table_partitions", [TABLE, PATH], "partition string",
+           "The partitions the metadata table lists (Hudi's show_metadata_table_partitions).",
+           examples=("CALL show_metadata_table_partitions(table => 'analytics.events')",))
+def _show_metadata_table_partitions(spark: Any, a: dict[str, Any]) -> list[tuple]:
+    from hoodie.format.metadata import MetadataTable
+
+    table = _metadata_ready(_table(spark, a, "show_metadata_table_partitions").base_path,
+                            "show_metadata_table_partitions")
+    return [(p,) for p in MetadataTable(table).partitions()]
+
+
+@procedure("show_metadata_table_files", [TABLE, PATH, Param("partition", str)], "file_path string, size long",
+           "The files the metadata table lists in one partition, or in all (Hudi's show_metadata_table_files).",
+           examples=("CALL show_metadata_table_files(table => 'analytics.events', partition => '1')",))
+def _show_metadata_table_files(spark: Any, a: dict[str, Any]) -> list[tuple]:
+    from hoodie.format.metadata import MetadataTable
+
+    table = _metadata_ready(_table(spark, a, "show_metadata_table_files").base_path, "show_metadata_table_files")
+    listing = MetadataTable(table).listing()
+    if a["partition"] is not None:
+        if a["partition"] not in listing:
+            raise SqlError(f"show_metadata_table_files: the metadata table lists no partition {a['partition']!r}; "
+                           f"it lists {sorted(listing)[:10]}")
+        listing = {a["partition"]: listing[a["partition"]]}
+    return [(f"{p}/{n}" if p else n, size) for p, files in sorted(listing.items()) for n, size in sorted(files.items())]
+
+
+@procedure("validate_metadata_table_files", [TABLE, PATH, Param("verbose", bool, default=False)],
+           "partition string, file_name string, is_present_in_fs boolean, is_present_in_metadata boolean, "
+           "fs_size long, metadata_size long",
+           "Compare the metadata table's listing with storage (Hudi's validate_metadata_table_files): the files that "
+           "differ, or every file with verbose => true.",
+           examples=("CALL validate_metadata_table_files(table => 'analytics.events', verbose => true)",))
+def _validate_metadata_table_files(spark: Any, a: dict[str, Any]) -> list[tuple]:
+    from hoodie.services.metadata.lifecycle import listings
+
+    table = _metadata_ready(_table(spark, a, "validate_metadata_table_files").base_path,
+                            "validate_metadata_table_files")
+    meta, store = listings(table)
+    rows = []
+    for p in sorted(set(meta) | set(store)):
+        m, s = meta.get(p, {}), store.get(p, {})
+        for n in sorted(set(m) | set(s)):
+            same = n in m and n in s and m[n] == s[n]
+            if a["verbose"] or not same:
+                rows.append((p, n, n in s, n in m, s.get(n), m.get(n)))
+    return rows

@@ -109,13 +109,26 @@ class ValidationResult:
         return dict(self.__dict__)
 
 
+def listings(table: HoodieTable) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+    """(metadata listing, storage listing), each partition -> {file name: size}, of a table whose
+    metadata table is ready. Storage files of instants after the latest completed data instant (a
+    pending write's) are left out, and partitions without files are dropped from both (a rolled-back
+    first write can leave an empty partition folder that Java does not list either).
+
+    Raises:
+        MetadataTableError: the metadata table cannot be read.
+    """
+    meta = MetadataTable(table).listing()
+    done = table.timeline.completed().last()
+    store = storage_listing(table.storage, done.timestamp if done else "00000000000000")
+    pending = {i.timestamp for i in table.timeline.pending()}
+    store = {p: {n: size for n, size in f.items() if not _pending_file(n, pending)} for p, f in store.items()}
+    return {p: f for p, f in meta.items() if f}, {p: f for p, f in store.items() if f}
+
+
 def validate_metadata_table(table: HoodieTable) -> ValidationResult:
     """Compare the ``files`` partition's listing with a listing of storage (Java's
-    ``HoodieMetadataTableValidator`` for files): partitions, file names and sizes.
-
-    Storage files of instants after the latest completed data instant (a pending write's) are left
-    out, and partitions without files compare equal to absent ones (a rolled-back first write leaves
-    an empty partition folder that Java does not list either).
+    ``HoodieMetadataTableValidator`` for files): partitions, file names and sizes (see :func:`listings`).
     """
     state = metadata_table_state(table)
     if state == "none":
@@ -124,25 +137,18 @@ def validate_metadata_table(table: HoodieTable) -> ValidationResult:
     if state != "ready":
         return ValidationResult(False, error=state[len("broken: "):])
     try:
-        meta = MetadataTable(table).listing()
+        meta, store = listings(table)
     except MetadataTableError as e:
         return ValidationResult(False, error=str(e))
-    done = table.timeline.completed().last()
-    store = storage_listing(table.storage, done.timestamp if done else "00000000000000")
-    pending = {i.timestamp for i in table.timeline.pending()}
-    meta = {p: f for p, f in meta.items() if f}
-    store = {p: f for p, f in store.items() if f}
     res = ValidationResult(True)
     res.missing_partitions = sorted(set(store) - set(meta))
     res.extra_partitions = sorted(set(meta) - set(store))
     for p in sorted(set(store) | set(meta)):
         s, m = store.get(p, {}), meta.get(p, {})
-        res.missing_files += [f"{p}/{n}" for n in sorted(set(s) - set(m)) if not _pending_file(n, pending)]
+        res.missing_files += [f"{p}/{n}" for n in sorted(set(s) - set(m))]
         res.extra_files += [f"{p}/{n}" for n in sorted(set(m) - set(s))]
         res.size_mismatches += [f"{p}/{n}: metadata {m[n]}, storage {s[n]}" for n in sorted(set(s) & set(m))
                                 if m[n] != s[n]]
-    res.missing_partitions = [p for p in res.missing_partitions
-                              if any(not _pending_file(n, pending) for n in store[p])]
     res.equal = not (res.missing_partitions or res.extra_partitions or res.missing_files or res.extra_files
                      or res.size_mismatches)
     return res
@@ -185,5 +191,5 @@ def drop_table_metadata(table: HoodieTable, options: Optional[Mapping[str, Any]]
         return drop_metadata_table(table, "hoodie metadata drop")
 
 
-__all__ = ["prepare_metadata_table", "metadata_status", "MetadataStatus", "validate_metadata_table",
+__all__ = ["prepare_metadata_table", "metadata_status", "MetadataStatus", "validate_metadata_table", "listings",
            "ValidationResult", "create_metadata_table", "drop_table_metadata"]
