@@ -94,7 +94,7 @@ def main() -> None:
         table = HoodieTable(path)
         writer = MetadataWriter(table)
         t0 = time.perf_counter()
-        writer._compact(writer.timeline(), table.timeline.completed().last().timestamp + "001")
+        writer._compact(table.timeline.completed().last().timestamp + "001")
         t_compact = time.perf_counter() - t0
         print(f"{n} files in {args.partitions} partitions: create {t_create:.2f} s, list through it {t_list_mdt:.2f} s "
               f"(storage {t_list_storage:.2f} s), a commit on it {t_commit * 1000:.0f} ms, "

@@ -108,17 +108,15 @@ class MetadataWriter:
         """The MDT's active timeline, freshly listed."""
         return Timeline.load(self.storage)
 
-    def _latest_slice(self, tl: Timeline) -> tuple[str, Optional[str], list[str]]:
-        """(base instant, base file name, log file names) of the latest slice of ``files-0000-0``."""
-        view = FileSystemView(self.storage, tl)
-        slices = view.latest_file_slices(FILES_PARTITION)
-        if len(slices) != 1:
-            raise MetadataTableError(
-                f"{self.storage.uri(FILES_PARTITION)} has {len(slices)} file slices where one file group is expected; "
-                f"drop the metadata table (hoodie metadata drop) and create it again")
-        sl = slices[0]
-        return (sl.base_instant, sl.base_file.name if sl.base_file else None,
-                [lf.name for lf in sl.sorted_logs()])
+    def _latest_slice(self) -> tuple[str, Optional[str], list[str]]:
+        """(base instant, base file name, log file names) of the latest slice of ``files-0000-0``,
+        as readers pick it."""
+        sl = MetadataTable(self.table).files_slice()
+
+        def name(path: str) -> str:
+            return path.rsplit("/", 1)[-1]
+
+        return sl.base_instant, name(sl.base_file) if sl.base_file else None, [name(p) for p in sl.log_files]
 
     def _file_id(self) -> str:
         for s in self.storage.list_dir(FILES_PARTITION):
@@ -228,7 +226,7 @@ class MetadataWriter:
             inflight = T.transition_to_inflight(self.storage, existing)
         else:
             inflight = existing
-        base_instant, base_name, _ = self._latest_slice(tl)
+        base_instant, base_name, _ = self._latest_slice()
         fid = self._file_id()
         version = _next_version(self.storage, fid, base_instant)
         name = N.log_file_name(fid, base_instant, version, TOKEN)
@@ -263,12 +261,12 @@ class MetadataWriter:
         compaction = f"{latest}{COMPACTION_SUFFIX}"
         if tl.get(compaction) is not None:
             return None, None
-        self._compact(tl, compaction)
+        self._compact(compaction)
         clean = self._clean(f"{latest}{CLEAN_SUFFIX}")
         return compaction, clean
 
-    def _compact(self, tl: Timeline, instant: str) -> None:
-        base_instant, base_name, logs = self._latest_slice(tl)
+    def _compact(self, instant: str) -> None:
+        base_instant, base_name, logs = self._latest_slice()
         fid = self._file_id()
         records = MetadataTable(self.table).records()
         merged = [FilesRecord(r.key, r.type, {n: fi for n, fi in r.files.items() if not fi.is_deleted})
@@ -353,8 +351,7 @@ class MetadataWriter:
 
     def _finish_rollback(self, inflight: Instant, target: str) -> None:
         started = time.monotonic()
-        tl = self.timeline()
-        base_instant, _, _ = self._latest_slice(tl)
+        base_instant, _, _ = self._latest_slice()
         fid = self._file_id()
         version = _next_version(self.storage, fid, base_instant)
         rel = f"{FILES_PARTITION}/{N.log_file_name(fid, base_instant, version, TOKEN)}"
