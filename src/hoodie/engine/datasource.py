@@ -2,7 +2,8 @@
 
 ``spark.read.format("hoodie").option(...).load(base_path)`` plans the read on the driver with the
 pure-Python format core (one listing, no data read), then each Spark task reads a group of file
-slices with the same code and yields Arrow batches.
+slices with the same code and yields Arrow batches. The plan (pinned timeline, schema, filters) travels
+to the executors inside each input partition (:class:`ReadTask`): tasks never list or plan again.
 
 The reader does not prune partitions with filters Spark pushes down (``pushFilters``): in PySpark
 4.3 the partitions and read function planned after a pushdown are stored on the relation, which
@@ -20,6 +21,7 @@ arbitrary slice of the input, no shuffle control) cannot express correctly, so
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterator, Optional
 
 import pyarrow as pa
@@ -130,6 +132,17 @@ class HoodieDataSource(DataSource):
         return HoodieReader(dict(self.options), schema)
 
 
+@dataclasses.dataclass
+class ReadTask:
+    """What one Spark task reads: the driver's plan (its pinned timeline, schema, filters and the
+    log files to skip; without the slice list) and the task's own group of file slices. Executors
+    never plan again, so every task of one read sees the snapshot the driver planned, however many
+    commits land meanwhile."""
+
+    plan: Any
+    slices: list
+
+
 class HoodieReader(DataSourceReader):
     """Plans on the driver, reads slice groups on executors."""
 
@@ -161,22 +174,16 @@ class HoodieReader(DataSourceReader):
             size += s
         if cur:
             groups.append(cur)
-        self._cached_plan = plan
-        # One InputPartition per group of slices (value: the FileSlice list one task reads).
-        return [InputPartition(g) for g in groups] or [InputPartition([])]
+        # The plan travels with each partition (pickled once per task), minus the other tasks' slices.
+        shared = dataclasses.replace(plan, slices=[])
+        return [InputPartition(ReadTask(shared, g)) for g in groups] or [InputPartition(ReadTask(shared, []))]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from hoodie.format.slice.reader import finish, read_base_file, read_file_slice
+        from hoodie.format.slice.reader import iter_plan
 
-        plan = getattr(self, "_cached_plan", None) or self._plan()
+        task: ReadTask = partition.value
         target = arrow_schema_for(self.spark_schema)
-        table = plan.table
-        for sl in partition.value:
-            if plan.query_type == "read_optimized":
-                t = read_base_file(table.storage, sl.base_file.path, plan.schema, java_floats=table.is_mor)
-            else:
-                t = read_file_slice(table, sl, plan.schema, as_of=plan.as_of)
-            t = finish(plan, t)
+        for t in iter_plan(task.plan, task.slices):
             if t.num_rows == 0:
                 continue
             yield from t.cast(target).to_batches()

@@ -412,10 +412,11 @@ def _normalize_instant(value: Any, name: str) -> str:
     return digits[:17]
 
 
-def iter_plan(plan: ReadPlan) -> Iterator[pa.Table]:
-    """Read a plan slice by slice (each table already filtered and projected)."""
+def iter_plan(plan: ReadPlan, slices: Optional[Sequence[FileSlice]] = None) -> Iterator[pa.Table]:
+    """Read a plan slice by slice (each table already filtered and projected); ``slices`` reads a
+    part of the plan's slices (one Spark task's), with the plan's pinned timeline and schema."""
     table = plan.table
-    for sl in plan.slices:
+    for sl in plan.slices if slices is None else slices:
         if plan.query_type == "read_optimized":
             # Merge-on-read base files widen floats as Hudi's merging readers do, also here.
             t = (read_base_file(table.storage, sl.base_file.path, plan.schema, java_floats=table.is_mor)
