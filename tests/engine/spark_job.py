@@ -3,8 +3,8 @@ test run's own session through :func:`run_step`.
 
 usage: python -m tests.engine.spark_job MASTER BASE_PATH STEPS [storage-options-json]
 STEPS is one step or several separated by commas, all run in one session. STEP 0 inserts ids 0..49,
-STEP n>0 upserts ids 0..9 with v = "s<n>"; each step prints one JSON line with its instant and the
-row count read back.
+STEP n>0 upserts ids 0..9 with v = "s<n>", STEP c compacts through ``CALL run_compaction`` (Spark
+executors); each step prints one JSON line with its instant and the row count read back.
 """
 
 from __future__ import annotations
@@ -36,13 +36,21 @@ def run_step(spark: Any, base: str, step: int, so: Optional[dict] = None) -> dic
 
 def main() -> None:
     master, base = sys.argv[1], sys.argv[2]
-    steps = [int(s) for s in sys.argv[3].split(",")]
+    steps = sys.argv[3].split(",")
     so = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
     import hoodie.spark as hs
 
     spark = hs.session(master, app_name="hoodie-child")
     for step in steps:
-        print(json.dumps(run_step(spark, base, step, so)), flush=True)
+        if step == "c":
+            import hoodie
+
+            rows = hoodie.sql(spark, f"CALL run_compaction(op => 'scheduleAndExecute', path => '{base}', "
+                                   "options => 'hoodie.compact.inline.max.delta.commits=1')").collect()
+            count = spark.read.format("hoodie").load(base).count()
+            print(json.dumps({"instant": rows[0].timestamp if rows else None, "count": count}), flush=True)
+        else:
+            print(json.dumps(run_step(spark, base, int(step), so)), flush=True)
     spark.stop()
 
 

@@ -28,15 +28,15 @@ CLUSTER = "local-cluster[2,1,1024]"
 
 
 def _job(master: str, base: str, steps: str, env_extra: dict | None = None, so: dict | None = None,
-         timeout: int = 400) -> subprocess.CompletedProcess:
-    """Run ``steps`` (``"0"``, ``"0,1"``) of tests/engine/spark_job.py in one child driver."""
+         timeout: int = 400, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    """Run ``steps`` (``"0"``, ``"0,1,c"``) of tests/engine/spark_job.py in one child driver, in ``cwd``."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env.update(env_extra or {})
     args = [sys.executable, "-m", "tests.engine.spark_job", master, base, steps]
     if so:
         args.append(json.dumps(so))
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env, cwd=str(REPO))
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env, cwd=str(cwd))
 
 
 def _counts(out: subprocess.CompletedProcess) -> list[int]:
@@ -51,6 +51,7 @@ def _values(path: str, so: dict | None = None) -> dict[int, str]:
 
 
 def _check_cluster_table(base: str) -> None:
+    """ids 0..49 inserted with "s0", 0..9 updated to "s1": our reader and hudi-rs agree."""
     expected = {i: ("s1" if i < 10 else "s0") for i in range(50)}
     assert _values(base) == expected
     theirs = read_hudi_rs(base)
@@ -58,11 +59,17 @@ def _check_cluster_table(base: str) -> None:
 
 
 def test_local_cluster_two_executors(tmp_path: Path) -> None:
-    """local-cluster gives separate executor JVMs and Python workers: nothing may rely on driver state.
-    One child driver inserts, then upserts."""
-    base = str(tmp_path / "t")
-    assert _counts(_job(CLUSTER, base, "0,1")) == [50, 50]
+    """local-cluster gives separate executor JVMs and Python workers, each in a working directory of
+    its own under Spark's work folder: nothing may rely on driver state, and the table is given as a
+    path relative to the driver's working directory. One child driver inserts, upserts, compacts
+    through CALL run_compaction, reading back through the data source after each step."""
+    (tmp_path / "tables").mkdir()
+    assert _counts(_job(CLUSTER, "tables/t", "0,1,c", cwd=tmp_path)) == [50, 50, 50]
+    base = str(tmp_path / "tables" / "t")
     _check_cluster_table(base)
+    t = HoodieTable(base)
+    assert t.timeline.completed().by_actions("commit").instants, "the compaction committed"
+    assert not list(Path(REPO).glob("tables")) and not (tmp_path / "work").exists()
 
 
 @pytest.mark.slow

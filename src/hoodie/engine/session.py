@@ -58,11 +58,20 @@ def check_java() -> str:
     return text.splitlines()[0] if text else ""
 
 
-def configure_environment() -> None:
-    """Environment variables Spark's Python workers need on this machine."""
+def is_local_master(master: str) -> bool:
+    """``local``, ``local[N]``, ``local[N,F]``, ``local[*]`` and ``local-cluster[...]``: every JVM on
+    this machine, so the driver can bind to the loopback address."""
+    m = master.strip().lower()
+    return m == "local" or m.startswith("local[") or m.startswith("local-cluster[")
+
+
+def configure_environment(master: str = "local[2]") -> None:
+    """Environment variables Spark's Python workers need on this machine. The loopback address only
+    for local masters: executors on other hosts must reach the driver at a routable address."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if is_local_master(master):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
 HOODIE_SPARK_CONF: dict[str, str] = {
@@ -73,6 +82,9 @@ HOODIE_SPARK_CONF: dict[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
+}
+# Only for local masters (is_local_master): on a cluster Spark picks the driver's routable address.
+LOCAL_DRIVER_CONF: dict[str, str] = {
     "spark.driver.bindAddress": "127.0.0.1",
     "spark.driver.host": "127.0.0.1",
 }
@@ -93,22 +105,13 @@ def metastore_conf(metastore: str) -> dict[str, str]:
     }
 
 
-def get_session(master: Optional[str] = None, app_name: str = "hoodie",
-                conf: Optional[dict[str, Any]] = None, metastore: Optional[str] = None):
-    """Get or create a SparkSession configured for hoodie, with the ``hoodie`` data source registered.
-
-    ``metastore`` (or ``HOODIE_METASTORE``) enables the Hive session catalog: a ``thrift://`` URI,
-    or a directory for an embedded Derby metastore. Attaching the hoodie tables registered there
-    is the catalog's work (:func:`hoodie.interfaces.catalog.session`, which users call as
-    ``hoodie.spark.session``), as the engine sits below the catalog.
-    """
-    check_java()
-    configure_environment()
-    from pyspark.sql import SparkSession
-
-    builder = SparkSession.builder.appName(app_name)
-    builder = builder.master(master or os.environ.get("HOODIE_SPARK_MASTER", "local[2]"))
+def session_settings(master: str, metastore: Optional[str] = None,
+                     conf: Optional[dict[str, Any]] = None) -> dict[str, str]:
+    """The Spark settings :func:`get_session` applies for ``master``: hoodie's, the loopback driver
+    address for local masters only, the metastore's, then the caller's ``conf`` over them."""
     settings = dict(HOODIE_SPARK_CONF)
+    if is_local_master(master):
+        settings.update(LOCAL_DRIVER_CONF)
     metastore = metastore_of(metastore)
     if metastore:
         settings.update(metastore_conf(metastore))
@@ -121,8 +124,27 @@ def get_session(master: Optional[str] = None, app_name: str = "hoodie",
     settings.setdefault("spark.driver.memory", os.environ.get("HOODIE_SPARK_DRIVER_MEMORY", "2g"))
     for k, v in (conf or {}).items():
         settings[k] = str(v)
-    for k, v in settings.items():
+    return settings
+
+
+def get_session(master: Optional[str] = None, app_name: str = "hoodie",
+                conf: Optional[dict[str, Any]] = None, metastore: Optional[str] = None):
+    """Get or create a SparkSession configured for hoodie, with the ``hoodie`` data source registered.
+
+    ``metastore`` (or ``HOODIE_METASTORE``) enables the Hive session catalog: a ``thrift://`` URI,
+    or a directory for an embedded Derby metastore. Attaching the hoodie tables registered there
+    is the catalog's work (:func:`hoodie.interfaces.catalog.session`, which users call as
+    ``hoodie.spark.session``), as the engine sits below the catalog.
+    """
+    check_java()
+    master = master or os.environ.get("HOODIE_SPARK_MASTER", "local[2]")
+    configure_environment(master)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name).master(master)
+    for k, v in session_settings(master, metastore, conf).items():
         builder = builder.config(k, v)
+    metastore = metastore_of(metastore)
     spark = builder.getOrCreate()
     from hoodie.engine.datasource import register
 

@@ -212,6 +212,10 @@ class Storage:
             self.root = os.path.abspath(path).rstrip("/") or "/"
             self.is_local = True
             self._uri_head = ""
+            if scheme == "":
+                # Resolved once, where the table is opened (the driver): executors and other
+                # processes run in other working directories, so a relative path must not travel.
+                self.base_uri = self.root
         else:
             raise StorageError(
                 f"unsupported storage scheme {parsed.scheme!r} in {base_uri!r}; "
