@@ -190,5 +190,17 @@ class HoodieReader(DataSourceReader):
 
 
 def register(spark) -> None:
-    """Register the ``hoodie`` data source with a Spark session."""
+    """Register the ``hoodie`` data source with a Spark session (classic or Spark Connect)."""
     spark.dataSource.register(HoodieDataSource)
+    try:
+        spark._hoodie_source_registered = True
+    except AttributeError:  # a session class with __slots__: register again next time, harmlessly
+        pass
+
+
+def ensure_registered(spark) -> None:
+    """Register the data source unless this session object already has it: hoodie's entry points call
+    this, so a session hoodie did not build (``SparkSession.builder.remote(...)``, a platform's own)
+    reads ``format("hoodie")`` and runs ``USING hoodie`` without a separate registration step."""
+    if not getattr(spark, "_hoodie_source_registered", False):
+        register(spark)

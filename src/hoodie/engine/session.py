@@ -105,6 +105,24 @@ def metastore_conf(metastore: str) -> dict[str, str]:
     }
 
 
+def _connect_session(remote: str, app_name: str, conf: Optional[dict[str, Any]]):
+    if not remote.startswith("sc://"):
+        check_java()  # a local Connect server is a JVM this process starts
+        configure_environment(remote)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.remote(remote).appName(app_name)
+    settings = {k: v for k, v in HOODIE_SPARK_CONF.items() if k in CONNECT_CONF_KEYS}
+    settings.update({k: str(v) for k, v in (conf or {}).items()})
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    from hoodie.engine.datasource import register
+
+    register(spark)
+    return spark
+
+
 def session_settings(master: str, metastore: Optional[str] = None,
                      conf: Optional[dict[str, Any]] = None) -> dict[str, str]:
     """The Spark settings :func:`get_session` applies for ``master``: hoodie's, the loopback driver
@@ -127,15 +145,27 @@ def session_settings(master: str, metastore: Optional[str] = None,
     return settings
 
 
+# Session-level SQL settings, the ones a Spark Connect client can set (the rest are static).
+CONNECT_CONF_KEYS = ("spark.sql.parquet.outputTimestampType", "spark.sql.execution.arrow.pyspark.enabled",
+                     "spark.sql.python.filterPushdown.enabled", "spark.sql.session.timeZone")
+
+
 def get_session(master: Optional[str] = None, app_name: str = "hoodie",
-                conf: Optional[dict[str, Any]] = None, metastore: Optional[str] = None):
+                conf: Optional[dict[str, Any]] = None, metastore: Optional[str] = None,
+                remote: Optional[str] = None):
     """Get or create a SparkSession configured for hoodie, with the ``hoodie`` data source registered.
 
     ``metastore`` (or ``HOODIE_METASTORE``) enables the Hive session catalog: a ``thrift://`` URI,
     or a directory for an embedded Derby metastore. Attaching the hoodie tables registered there
     is the catalog's work (:func:`hoodie.interfaces.catalog.session`, which users call as
     ``hoodie.spark.session``), as the engine sits below the catalog.
+
+    ``remote`` makes a Spark Connect session instead: ``"sc://host:15002"`` for a Connect server, or
+    ``"local[2]"`` for one Spark starts in this process (needs ``pyspark[connect]``). Only session-level
+    SQL settings apply there; the server's own settings come from whoever started it.
     """
+    if remote is not None:
+        return _connect_session(remote, app_name, conf)
     check_java()
     master = master or os.environ.get("HOODIE_SPARK_MASTER", "local[2]")
     configure_environment(master)

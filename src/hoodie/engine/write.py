@@ -85,6 +85,9 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
     """
     if mode not in ("append", "overwrite"):
         raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")
+    from hoodie.engine.datasource import ensure_registered
+
+    ensure_registered(df.sparkSession)  # the reads after a write need the source on this session
     opts = {str(k): str(v) for k, v in options.items() if v is not None}
     warn_unknown_keys(opts)
     st = Storage(base_path, storage_options)

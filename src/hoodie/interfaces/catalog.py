@@ -114,8 +114,10 @@ def register_table(spark: Any, name: str, base_path: str, storage_options: Optio
 
     Returns the registered view names. Re-registering replaces the views.
     """
+    from hoodie.engine.datasource import ensure_registered
     from hoodie.format.table import HoodieTable
 
+    ensure_registered(spark)
     t = HoodieTable(base_path, storage_options)
     db, tbl = _split(name, spark)
     spark.sql(f"CREATE DATABASE IF NOT EXISTS `{db}`")
@@ -182,13 +184,14 @@ def attach(spark: Any, database: Optional[str] = None) -> dict[tuple[str, str], 
 
 
 def session(master: Optional[str] = None, app_name: str = "hoodie", conf: Optional[dict[str, Any]] = None,
-            metastore: Optional[str] = None):
+            metastore: Optional[str] = None, remote: Optional[str] = None):
     """Get or create a SparkSession for hoodie (``hoodie.spark.session``): the engine's session
-    (:func:`hoodie.engine.session.get_session`, with the ``hoodie`` data source registered) and,
-    when ``metastore`` (or ``HOODIE_METASTORE``) names a session catalog, every hoodie table
-    registered there attached by name (:func:`attach`)."""
+    (:func:`hoodie.engine.session.get_session`, with the ``hoodie`` data source registered; a Spark
+    Connect session with ``remote="sc://host:15002"`` or ``remote="local[2]"``) and, when
+    ``metastore`` (or ``HOODIE_METASTORE``) names a session catalog, every hoodie table registered
+    there attached by name (:func:`attach`)."""
     metastore = metastore_of(metastore)
-    spark = get_session(master, app_name, conf, metastore)
+    spark = get_session(master, app_name, conf, metastore, remote=remote)
     if metastore:
         attach(spark)
     return spark

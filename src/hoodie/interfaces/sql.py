@@ -130,6 +130,9 @@ def sql(spark: Any, text: str):
     """Run ``CALL procedure(...)`` (returns a DataFrame), register a table with ``CREATE TABLE name
     USING hoodie LOCATION 'path'`` (returns the registered views), or pass any other statement to
     ``spark.sql``."""
+    from hoodie.engine.datasource import ensure_registered
+
+    ensure_registered(spark)
     create = parse_create_table(text)
     if create is not None:
         return spark.createDataFrame([(v,) for v in create_table(spark, create)], "view string")
