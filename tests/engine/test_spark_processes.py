@@ -140,3 +140,54 @@ def test_spark_write_to_object_store_driver_per_step(moto_s3: dict, tmp_path: Pa
     assert _counts(_job("local[2]", base, "0", so=moto_s3)) == [50]
     assert _counts(_job("local[2]", base, "1", so=moto_s3)) == [50]
     assert _values(base, moto_s3) == {i: ("s1" if i < 10 else "s0") for i in range(50)}
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_standalone_cluster_with_a_relative_path(tmp_path: Path) -> None:
+    """A Spark standalone cluster (a master and two workers from the pyspark package, on 127.0.0.1,
+    each worker with a work folder of its own) runs a child driver that writes, reads and compacts a
+    table given by a path relative to the driver's working directory: executors never see the
+    relative path, and the driver's address is Spark's choice (not the loopback hoodie sets for local
+    masters)."""
+    import pyspark
+
+    home = Path(pyspark.__file__).parent
+    port = _free_port()
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1"}
+    cls = str(home / "bin" / "spark-class")
+    procs = [subprocess.Popen([cls, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+                               "--webui-port", str(_free_port())], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)]
+    try:
+        for i in range(2):
+            work = tmp_path / f"worker{i}"
+            work.mkdir()
+            procs.append(subprocess.Popen(
+                [cls, "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}", "--host", "127.0.0.1",
+                 "--cores", "1", "--memory", "1g", "--work-dir", str(work), "--webui-port", str(_free_port())],
+                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        (tmp_path / "driver" / "tables").mkdir(parents=True)
+        out = _job(f"spark://127.0.0.1:{port}", "tables/t", "0,1,c", cwd=tmp_path / "driver",
+                   env_extra={"SPARK_HOME": str(home)})
+        assert _counts(out) == [50, 50, 50]
+        base = str(tmp_path / "driver" / "tables" / "t")
+        _check_cluster_table(base)
+        assert HoodieTable(base).timeline.completed().by_actions("commit").instants
+        # The executors ran in the workers' own folders.
+        assert any((tmp_path / f"worker{i}").iterdir() for i in range(2))
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()

@@ -85,9 +85,6 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
     """
     if mode not in ("append", "overwrite"):
         raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")
-    from hoodie.engine.datasource import ensure_registered
-
-    ensure_registered(df.sparkSession)  # the reads after a write need the source on this session
     opts = {str(k): str(v) for k, v in options.items() if v is not None}
     warn_unknown_keys(opts)
     st = Storage(base_path, storage_options)
@@ -124,6 +121,10 @@ class SparkWriteExecutor:
 
     def check(self, op: WriteOperation, existing: Optional[HoodieTable]) -> None:
         """Every record check, in one Spark job, before anything is written."""
+        from hoodie.engine.datasource import ensure_registered
+
+        # Options are valid by now: the reads after a write need the source on this session.
+        ensure_registered(self.df.sparkSession)
         if op.config.operation != "delete_partition" or not self.opts.get(PARTITIONS_TO_DELETE):
             _check_records(self.body(), op.config)
 
