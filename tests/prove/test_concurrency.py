@@ -72,7 +72,8 @@ def check_concurrent_run(tmp_path: Path, rounds: int, seed: int) -> None:
     assert len(writes) == rounds and out["writer"]["checks"] == rounds
     # Each service really ran alongside the writer and changed the table.
     for role in ("compactor", "ttl", "cleaner"):
-        assert out[role]["commits"], f"{role} never committed anything: the test would prove nothing"
+        assert out[role]["commits"], (f"{role} never committed anything in {out[role]['rounds']} rounds: the test "
+                                      f"would prove nothing")
     table = HoodieTable(path)
     expected = replay(writes, ttl_events(table)).snapshot()
     assert snapshot(path) == expected

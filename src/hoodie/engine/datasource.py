@@ -111,7 +111,7 @@ class HoodieDataSource(DataSource):
         path = self.options.get("path")
         if not path:
             raise _no_path_error("give the table base path")
-        return HoodieTable(path, _storage_options(self.options))
+        return HoodieTable(path, _storage_options(self.options), read_only=True)
 
     def schema(self) -> StructType:
         from hoodie.format.slice.reader import plan_read
@@ -154,7 +154,7 @@ class HoodieReader(DataSourceReader):
         from hoodie.format.slice.reader import plan_read
         from hoodie.format.table import HoodieTable
 
-        table = HoodieTable(self.options["path"], _storage_options(self.options))
+        table = HoodieTable(self.options["path"], _storage_options(self.options), read_only=True)
         plan = plan_read(table, **_read_args(self.options))
         plan.out_columns = [f.name for f in self.spark_schema.fields]
         return plan

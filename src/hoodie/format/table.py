@@ -29,6 +29,8 @@ META_COLUMNS = (
 OPERATION_COLUMN = "_hoodie_operation"
 COW = "COPY_ON_WRITE"
 MOR = "MERGE_ON_READ"
+# Table versions hoodie opens: 6 for everything, 8 and 9 (Hudi 1.0/1.1) for reads (read_only=True).
+READABLE_VERSIONS = ("6", "8", "9")
 
 OVERWRITE_WITH_LATEST_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
@@ -72,7 +74,7 @@ class HoodieTable:
     """Config, timeline and schema of one table. Cheap to create; call :meth:`reload` after writes."""
 
     def __init__(self, base_path: str, storage_options: Optional[dict[str, Any]] = None,
-                 storage: Optional[Storage] = None) -> None:
+                 storage: Optional[Storage] = None, read_only: bool = False) -> None:
         self.storage = storage or Storage(base_path, storage_options)
         self.base_path = self.storage.base_uri
         try:
@@ -93,16 +95,23 @@ class HoodieTable:
                 "writes. Restore it from .hoodie/hoodie.properties.backup (Hudi's copy) or from a backup"
             )
         version = self.props["hoodie.table.version"]
-        if version != "6":
+        self.read_only = read_only
+        if version in READABLE_VERSIONS and version != "6" and not read_only:
             raise TableError(
-                f"{self.storage.uri()} is table version {version}; hoodie reads and writes "
-                "table version 6 (Hudi 0.14/0.15) only"
-            )
-        if self.props.get("hoodie.timeline.layout.version", "1") != "1":
+                f"{self.storage.uri()} is table version {version} (Hudi 1.x); hoodie reads it but writes and runs "
+                "table services on table version 6 (Hudi 0.14/0.15) only. Nothing was written")
+        if version not in READABLE_VERSIONS:
             raise TableError(
-                f"{self.storage.uri()} uses timeline layout "
-                f"{self.props.get('hoodie.timeline.layout.version')}; only layout 1 is supported"
+                f"{self.storage.uri()} is table version {version}; hoodie reads table versions 6, 8 and 9 and "
+                "writes version 6 (Hudi 0.14/0.15)"
             )
+        default_layout = "2" if version in ("8", "9") else "1"
+        layout = self.props.get("hoodie.timeline.layout.version") or default_layout
+        if layout != default_layout:
+            raise TableError(
+                f"{self.storage.uri()} is table version {version} with timeline layout {layout}; Hudi writes layout "
+                f"{default_layout} for that version, and hoodie reads only that")
+        self.timeline_layout = int(layout)
         self._timeline: Optional[Timeline] = None
         self._schema_cache: dict[str, dict] = {}
 
@@ -139,8 +148,17 @@ class HoodieTable:
 
     @property
     def precombine_field(self) -> Optional[str]:
-        """``hoodie.table.precombine.field`` (the ordering field), if set."""
-        return self.props.get("hoodie.table.precombine.field") or None
+        """The ordering field: ``hoodie.table.precombine.field``, or the first of Hudi 1.1's
+        ``hoodie.table.ordering.fields`` (table version 9 writes only that key), if set."""
+        field = self.props.get("hoodie.table.precombine.field") or None
+        if field is None:
+            fields = _split(self.props.get("hoodie.table.ordering.fields"))
+            if len(fields) > 1:
+                raise TableError(
+                    f"{self.storage.uri()} orders records by several fields ({', '.join(fields)}); hoodie merges by one "
+                    "ordering field, so it would pick winners Hudi does not. Read it with Hudi 1.1")
+            field = fields[0] if fields else None
+        return field
 
     @property
     def hive_style(self) -> bool:
@@ -164,9 +182,24 @@ class HoodieTable:
 
     @property
     def merge_mode(self) -> MergeMode:
-        """Commit-time or ordering-field merging, chosen by the payload class (reference §3.10)."""
+        """Commit-time or ordering-field merging, chosen by the payload class (reference §3.10), or on
+        table versions 8/9 by ``hoodie.record.merge.mode`` (COMMIT_TIME_ORDERING / EVENT_TIME_ORDERING;
+        CUSTOM merging through a payload class hoodie knows)."""
         ordering = self.precombine_field
+        mode = (self.props.get("hoodie.record.merge.mode") or "").upper()
+        if mode == "COMMIT_TIME_ORDERING":
+            return MergeMode(ordering, False)
+        if mode == "EVENT_TIME_ORDERING":
+            return MergeMode(ordering, ordering is not None)
+        if mode and mode != "CUSTOM":
+            raise TableError(f"{self.storage.uri()}: unknown hoodie.record.merge.mode {mode!r}; Hudi knows "
+                             "COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING and CUSTOM")
         payload = self.payload_class
+        if mode == "CUSTOM" and payload not in COMMIT_TIME_PAYLOADS and payload != DEFAULT_PAYLOAD:
+            raise TableError(
+                f"{self.storage.uri()} merges records with CUSTOM merge mode and payload {payload}; hoodie merges "
+                "by commit time or by the ordering field only, so it would return other rows than Hudi. Read it "
+                "with Hudi 1.x")
         if payload in COMMIT_TIME_PAYLOADS or not ordering:
             return MergeMode(ordering, False)
         return MergeMode(ordering, True)
@@ -200,7 +233,7 @@ class HoodieTable:
     def timeline(self) -> Timeline:
         """The active timeline (listed once; :meth:`reload` lists again)."""
         if self._timeline is None:
-            self._timeline = Timeline.load(self.storage)
+            self._timeline = Timeline.load(self.storage, self.timeline_layout)
         return self._timeline
 
     def with_timeline(self, timeline: Timeline) -> "HoodieTable":

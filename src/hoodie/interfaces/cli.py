@@ -89,13 +89,15 @@ def _demo(args: argparse.Namespace) -> int:
 def _show_timeline(args: argparse.Namespace) -> int:
     from hoodie.format.table import HoodieTable
 
-    t = HoodieTable(args.base_path)
-    rows = [{"instant": i.timestamp, "action": i.action, "state": i.state.name} for i in t.timeline]
+    t = HoodieTable(args.base_path, read_only=True)
+    rows = [{"instant": i.timestamp, "action": i.action, "state": i.state.name,
+             **({"completion": i.completion} if i.completion else {})} for i in t.timeline]
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
         for r in rows:
-            print(f"{r['instant']}  {r['action']:<14} {r['state']}")
+            done = f"  completed {r['completion']}" if "completion" in r else ""
+            print(f"{r['instant']}  {r['action']:<14} {r['state']}{done}")
     return 0
 
 
@@ -134,7 +136,7 @@ def _show_partitions(args: argparse.Namespace) -> int:
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
 
-    t = HoodieTable(args.base_path)
+    t = HoodieTable(args.base_path, read_only=True)
     view = FileSystemView(t.storage, t.timeline)
     rows = []
     for p in view.partitions():
@@ -152,7 +154,7 @@ def _show_file_slices(args: argparse.Namespace) -> int:
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
 
-    t = HoodieTable(args.base_path)
+    t = HoodieTable(args.base_path, read_only=True)
     view = FileSystemView(t.storage, t.timeline)
     parts = [args.partition] if args.partition is not None else view.partitions()
     rows = []
@@ -171,7 +173,7 @@ def _show_file_slices(args: argparse.Namespace) -> int:
 def _show_stats(args: argparse.Namespace) -> int:
     from hoodie.format.table import HoodieTable
 
-    t = HoodieTable(args.base_path)
+    t = HoodieTable(args.base_path, read_only=True)
     tl = t.timeline
     rows = []
     for inst in tl.completed_writes().instants[-args.limit:]:

@@ -48,7 +48,8 @@ class Table:
 
     def __init__(self, base_path: str, storage_options: Optional[dict[str, Any]] = None) -> None:
         # Opening reads hoodie.properties, so a path without a table fails here, naming the fix.
-        HoodieTable(base_path, storage_options)
+        # Tables of versions 8/9 open for reads; their services refuse (they write table version 6).
+        HoodieTable(base_path, storage_options, read_only=True)
         self.base_path = base_path
         self.storage_options = storage_options
 
@@ -60,7 +61,7 @@ class Table:
     @property
     def hoodie_table(self) -> HoodieTable:
         """The format layer's view of the table, read now (properties, timeline, storage)."""
-        return HoodieTable(self.base_path, self.storage_options)
+        return HoodieTable(self.base_path, self.storage_options, read_only=True)
 
     @property
     def name(self) -> str:

@@ -23,7 +23,7 @@ from hoodie.format.file_group import naming as N
 # RESERVED_LOG_VERSION_METRIC is re-exported: the plan format moved to compaction_plan, importers stay.
 from hoodie.format.timeline.compaction_plan import RESERVED_LOG_VERSION_METRIC, CompactionOperation
 from hoodie.format.storage import FileStatus, Storage
-from hoodie.format.timeline.active import METAFOLDER, DamagedTimelineFileError, Timeline
+from hoodie.format.timeline.active import METAFOLDER, TIMELINE_FOLDER_V2, DamagedTimelineFileError, Timeline
 
 log = logging.getLogger(__name__)
 # Damaged plan files already warned about in this process (one warning each, not one per view).
@@ -258,6 +258,11 @@ class FileSystemView:
         }
         first = timeline.first()
         self._timeline_start = first.timestamp if first else None
+        # Timeline layout 2 (table versions 8/9): log files are named by the deltacommit that wrote
+        # them, and belong to the slice with the largest base instant <= that deltacommit's
+        # completion time (Hudi 1.x CompletionTimeQueryView, hudi-rs FileGroup::add_log_file).
+        self._layout2 = timeline.folder == TIMELINE_FOLDER_V2
+        self._completion = {i.timestamp: i.completion or i.timestamp for i in completed.instants}
         # Completed replacecommits: (instant, partition -> replaced file ids).
         self._replaced: list[tuple[str, dict[str, list[str]]]] = []
         for inst in completed.by_actions(I.REPLACE_COMMIT).instants:
@@ -311,8 +316,39 @@ class FileSystemView:
                 fid = op.file_id
                 if fid:
                     groups.setdefault(fid, FileGroup(partition, fid)).slice_for(c)
+        if self._layout2:
+            for fg in groups.values():
+                self._slice_by_completion(fg)
         self._groups[partition] = groups
         return groups
+
+    def _slice_by_completion(self, fg: FileGroup) -> None:
+        """Re-key a layout-2 file group's logs from their deltacommit instants to their slices. Logs of
+        deltacommits that did not complete (pending, failed) belong to no slice and are dropped."""
+        logs = [lf for sl in fg.slices.values() for lf in sl.log_files]
+        for sl in fg.slices.values():
+            sl.log_files = []
+        keys = {k for k, sl in fg.slices.items()
+                if (sl.base_file is not None and self._is_visible(k, None)) or k in self._pending_compaction}
+        placed: list[tuple[str, LogFile]] = []
+        for lf in logs:
+            written = lf.parsed.base_instant  # the deltacommit's requested time, in layout 2
+            done = self._completion.get(written)
+            if done is None:
+                if self._timeline_start is None or written >= self._timeline_start:
+                    continue
+                done = written  # archived: completed long ago
+            placed.append((done, lf))
+        # In completion order: a log with no base file before it opens a slice keyed by its own
+        # instant, which later logs then join.
+        for done, lf in sorted(placed, key=lambda x: (x[0], x[1].sort_key())):
+            owner = max((k for k in keys if k <= done), default=None)
+            if owner is None:
+                owner = lf.parsed.base_instant
+                keys.add(owner)
+            fg.slice_for(owner).log_files.append(lf)
+        for k in [k for k, sl in fg.slices.items() if sl.is_empty() and k not in self._pending_compaction]:
+            del fg.slices[k]
 
     def _compaction_ops(self, instant: str, *, required: bool = True) -> tuple[CompactionOperation, ...]:
         """The operations of pending compaction ``instant``'s plan.

@@ -39,26 +39,8 @@ class TimelineInstant:
 
 
 def _parse_layout2(name: str) -> Optional[tuple[str, str, State, Optional[str]]]:
-    parts = name.split(".")
-    if len(parts) < 2:
-        return None
-    head = parts[0]
-    ts, _, completion = head.partition("_")
-    if not ts.isdigit() or len(ts) < 14 or (completion and not completion.isdigit()):
-        return None
-    if len(parts) == 2:
-        if parts[1] == "inflight" and not completion:
-            return ts, I.COMMIT, State.INFLIGHT, None
-        if parts[1] in I.ACTIONS or parts[1] == "clustering":
-            # a completed file without "_<completion>" is a legacy (pre-1.0) name; Java reads it
-            return ts, parts[1], State.COMPLETED, completion or None
-        return None
-    if len(parts) == 3 and not completion and (parts[1] in I.ACTIONS or parts[1] == "clustering"):
-        if parts[2] == "requested":
-            return ts, parts[1], State.REQUESTED, None
-        if parts[2] == "inflight":
-            return ts, parts[1], State.INFLIGHT, None
-    return None
+    inst = I.parse_instant_file_name_v2(name)
+    return None if inst is None else (inst.timestamp, inst.action, inst.state, inst.completion)
 
 
 def _comparable(action: str) -> str:

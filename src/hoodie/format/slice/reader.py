@@ -7,6 +7,7 @@ incremental reads return the latest version (as of ``end``) of records changed i
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
@@ -32,6 +33,9 @@ class ScanResult:
     corrupt_blocks: int = 0
     rollback_blocks: int = 0
     skipped_uncommitted: int = 0
+
+
+IS_PARTIAL_HEADER = 7  # HoodieLogBlock.HeaderMetadataType.IS_PARTIAL (table versions 8/9)
 
 
 def scan_log_blocks(storage: Storage, log_paths: Sequence[str], timeline: Timeline,
@@ -79,6 +83,14 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], timeline: Timeli
                 if inst not in completed and not (start is not None and inst is not None and inst < start):
                     res.skipped_uncommitted += 1
                     continue
+                if str(block.header.get(IS_PARTIAL_HEADER, "")).lower() == "true":
+                    # Hudi 1.x partial updates: the block holds only the updated columns, to be laid over
+                    # the older record. Merging it as whole rows would null the other columns.
+                    raise ReadError(
+                        f"{storage.uri(path)} (block at offset {block.offset}) is a partial-update block "
+                        f"(IS_PARTIAL, Hudi 1.x); hoodie does not merge partial updates yet, and reading it as whole "
+                        f"rows would return nulls for the columns it does not hold. Read this table with Hudi 1.x, "
+                        f"or compact it with Hudi first")
                 queue.append(block)
                 continue
             if btype == BlockType.HFILE_DATA:
@@ -273,6 +285,9 @@ class ReadPlan:
     end: Optional[str] = None
     row_filter: Optional[pc.Expression] = None
     skip_log_files: frozenset[str] = frozenset()
+    # Incremental reads of table versions 8/9: the requested times of the instants that completed in
+    # (begin, end] (records carry requested times in _hoodie_commit_time).
+    commit_times: Optional[frozenset[str]] = None
 
 
 def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Optional[str] = None,
@@ -303,6 +318,22 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
         raise ReadError("begin/end apply only to query_type='incremental'")
 
     read_as_of = end if query_type == "incremental" else as_of
+    commit_times: Optional[frozenset[str]] = None
+    if table.timeline_layout == 2 and read_as_of is not None:
+        # Table versions 8/9 (Hudi 1.x): time travel and incremental ranges are completion times.
+        # Read the table as it was when ``read_as_of`` completed: instants completed by then, and
+        # nothing else; slices are then formed from those instants alone (completion-time slicing).
+        cut = read_as_of
+        if query_type == "incremental":
+            commit_times = frozenset(i.timestamp for i in writes
+                                     if begin < (i.completion or i.timestamp) <= cut)
+        table = copy.copy(table).with_timeline(tl.filter(
+            lambda i: (i.completion or i.timestamp) <= cut if i.is_completed else i.timestamp <= cut))
+        tl = table.timeline
+        writes = tl.completed_writes()
+        read_as_of = None
+        as_of = None
+        end = None
     if not writes:
         schema = _try_schema(table)
         return ReadPlan(table, query_type, schema, _out_columns(schema, columns), [], read_as_of, begin, end)
@@ -323,7 +354,8 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
         for p in partitions:
             slices.extend(view.latest_file_slices(p, as_of))
     else:
-        in_range = writes.between(begin, end or "99999999999999999")
+        in_range = (writes.filter(lambda i: i.timestamp in commit_times) if commit_times is not None
+                    else writes.between(begin, end or "99999999999999999"))
         touched: set[tuple[str, str]] = set()
         for inst in in_range.instants:
             meta = tl.commit_metadata(inst)
@@ -346,7 +378,8 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
     for col, _, _ in flt:
         need.add(col)
     read_schema = pa.schema([f for f in full_schema if f.name in need])
-    return ReadPlan(table, query_type, read_schema, out_cols, slices, read_as_of, begin, end, row_filter, skip)
+    return ReadPlan(table, query_type, read_schema, out_cols, slices, read_as_of, begin, end, row_filter, skip,
+                    commit_times)
 
 
 def _compaction_skips(table: HoodieTable, view: FileSystemView, slices: Sequence[FileSlice]) -> frozenset[str]:
@@ -430,9 +463,12 @@ def finish(plan: ReadPlan, t: pa.Table) -> pa.Table:
     """Apply the incremental range, the row filter and the projection to one slice's rows."""
     if plan.query_type == "incremental":
         ct = t.column("_hoodie_commit_time")
-        mask = pc.greater(ct, plan.begin)
-        if plan.end is not None:
-            mask = pc.and_(mask, pc.less_equal(ct, plan.end))
+        if plan.commit_times is not None:
+            mask = pc.is_in(ct, value_set=pa.array(sorted(plan.commit_times), ct.type))
+        else:
+            mask = pc.greater(ct, plan.begin)
+            if plan.end is not None:
+                mask = pc.and_(mask, pc.less_equal(ct, plan.end))
         t = t.filter(mask)
     if plan.row_filter is not None and t.num_rows:
         t = t.filter(plan.row_filter)
@@ -459,7 +495,7 @@ def read_table(base_path: str, *, query_type: str = "snapshot", as_of: Optional[
         options: Hudi read options; ``{"hoodie.metadata.enable": "true"}`` lists files through the
             metadata table (default false, as Hudi 0.14/0.15 readers; see docs/metadata-table.md).
     """
-    table = HoodieTable(base_path, storage_options)
+    table = HoodieTable(base_path, storage_options, read_only=True)
     plan = plan_read(table, query_type=query_type, as_of=as_of, begin=begin, end=end,
                      columns=columns, filters=filters, options=options)
     parts = list(iter_plan(plan))

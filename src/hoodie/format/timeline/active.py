@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # imported where used, as the Avro codec is, so that loading 
     from hoodie.format.timeline.compaction_plan import CompactionPlan
 
 METAFOLDER = ".hoodie"
+TIMELINE_FOLDER_V2 = ".hoodie/timeline"
 
 
 class TimelineError(HoodieError):
@@ -78,18 +79,23 @@ class Timeline:
     """An immutable, ordered view over instants. Filters return new timelines."""
 
     def __init__(self, instants: Sequence[Instant], storage: Optional[Storage] = None,
-                 all_files: Optional[frozenset[str]] = None) -> None:
+                 all_files: Optional[frozenset[str]] = None, folder: str = METAFOLDER) -> None:
         self.instants: list[Instant] = list(instants)
         self._storage = storage
         self._all_files = all_files or frozenset()
+        self.folder = folder  # where the instant files are: .hoodie (layout 1) or .hoodie/timeline (2)
 
     # -- loading ------------------------------------------------------------------------------
     @classmethod
-    def load(cls, storage: Storage) -> "Timeline":
-        """List ``.hoodie/`` once and build the active timeline."""
-        names = [s.name for s in storage.list_dir(METAFOLDER) if not s.is_dir]
-        parsed = [p for p in (I.parse_instant_file_name(n) for n in names) if p is not None]
-        return cls(_collapse(parsed), storage, frozenset(names))
+    def load(cls, storage: Storage, layout: int = 1) -> "Timeline":
+        """List the timeline folder once and build the active timeline: ``.hoodie/`` for timeline
+        layout 1 (table version 6), ``.hoodie/timeline/`` for layout 2 (versions 8 and 9, whose
+        completed instants carry their completion time)."""
+        folder = TIMELINE_FOLDER_V2 if layout == 2 else METAFOLDER
+        parse = I.parse_instant_file_name_v2 if layout == 2 else I.parse_instant_file_name
+        names = [s.name for s in storage.list_dir(folder) if not s.is_dir]
+        parsed = [p for p in (parse(n) for n in names) if p is not None]
+        return cls(_collapse(parsed), storage, frozenset(names), folder)
 
     # -- basic access -------------------------------------------------------------------------
     def __iter__(self) -> Iterator[Instant]:
@@ -105,7 +111,7 @@ class Timeline:
         return f"Timeline({[str(i) for i in self.instants]})"
 
     def _new(self, instants: Iterable[Instant]) -> "Timeline":
-        return Timeline(list(instants), self._storage, self._all_files)
+        return Timeline(list(instants), self._storage, self._all_files, self.folder)
 
     def filter(self, pred: Callable[[Instant], bool]) -> "Timeline":
         """Instants matching a predicate."""
@@ -198,11 +204,11 @@ class Timeline:
 
     def read_file(self, name: str) -> bytes:
         """Raw bytes of a timeline file."""
-        return self._storage_or_fail().read_bytes(f"{METAFOLDER}/{name}")
+        return self._storage_or_fail().read_bytes(f"{self.folder}/{name}")
 
     def commit_metadata(self, inst: Instant) -> CommitMetadata:
         """Parsed JSON metadata of a completed (or inflight) commit-like instant."""
-        return _read_commit_metadata(self._storage_or_fail(), inst.file_name)
+        return _read_commit_metadata(self._storage_or_fail(), inst.file_name, self.folder)
 
     def read_avro(self, inst: Instant) -> dict:
         """The Avro record of ``inst``'s own file (its state's file: a plan for a requested instant).
@@ -218,7 +224,7 @@ class Timeline:
         try:
             return read_avro_metadata(data)
         except ValueError as e:
-            raise DamagedTimelineFileError(storage.uri(f"{METAFOLDER}/{inst.file_name}"), inst, str(e),
+            raise DamagedTimelineFileError(storage.uri(f"{self.folder}/{inst.file_name}"), inst, str(e),
                                            damaged_file_fix(storage.uri(), inst)) from None
 
     def avro_metadata(self, inst: Instant) -> dict:
@@ -244,14 +250,14 @@ def _cached_commit_metadata(uri: str, name: str, size: int, data: bytes) -> Comm
     return CommitMetadata.from_json_bytes(data)
 
 
-def _read_commit_metadata(storage: Storage, name: str) -> CommitMetadata:
+def _read_commit_metadata(storage: Storage, name: str, folder: str = METAFOLDER) -> CommitMetadata:
     # Completed instant files are immutable, so parsing can be memoized by content.
-    data = storage.read_bytes(f"{METAFOLDER}/{name}")
+    data = storage.read_bytes(f"{folder}/{name}")
     try:
         return _cached_commit_metadata(storage.uri(), name, len(data), data)
     except ValueError as e:
         # Still a ValueError (callers skip unreadable pending metadata by catching it), now naming the file.
-        raise ValueError(f"{storage.uri(f'{METAFOLDER}/{name}')}: {e}") from e
+        raise ValueError(f"{storage.uri(f'{folder}/{name}')}: {e}") from e
 
 
 # -- transitions ---------------------------------------------------------------------------------

@@ -11,6 +11,22 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 NULL_COMMIT = "null"  # prevCommit of a new file group is the *string* "null"
+AVRO_MAGIC = b"Obj\x01"  # Avro object container files (timeline layout 2 writes commit metadata so)
+
+
+def _avro_record(data: bytes) -> dict[str, Any]:
+    """The one record of an Avro container file, decoded with its writer schema."""
+    import io
+
+    import fastavro
+
+    try:
+        records = list(fastavro.reader(io.BytesIO(data)))
+    except Exception as e:  # fastavro raises assorted types on damaged files
+        raise ValueError(f"commit metadata is not a readable Avro file: {type(e).__name__}: {e}") from e
+    if len(records) != 1:
+        raise ValueError(f"commit metadata holds {len(records)} Avro records, not 1")
+    return records[0]
 
 
 @dataclass
@@ -166,14 +182,18 @@ class CommitMetadata:
 
     @classmethod
     def from_json_bytes(cls, data: bytes) -> "CommitMetadata":
-        """Parse commit metadata; an empty file is empty metadata (as Hudi treats it)."""
-        text = data.decode("utf-8").strip() if data else ""
-        if not text:
-            return cls()
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"commit metadata is not valid JSON: {e}") from e
+        """Parse commit metadata: JSON (table version 6) or the Avro container file of table versions
+        8/9 (same field names); an empty file is empty metadata (as Hudi treats it)."""
+        if data[:4] == AVRO_MAGIC:
+            d = _avro_record(data)
+        else:
+            text = data.decode("utf-8").strip() if data else ""
+            if not text:
+                return cls()
+            try:
+                d = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"commit metadata is not valid JSON: {e}") from e
         p2ws: dict[str, list[WriteStat]] = {}
         for p, stats in (d.get("partitionToWriteStats") or {}).items():
             p2ws[p] = [WriteStat.from_json(s) for s in (stats or [])]

@@ -24,6 +24,7 @@ SAVEPOINT = "savepoint"
 RESTORE = "restore"
 INDEXING = "indexing"
 SCHEMA_COMMIT = "schemacommit"
+CLUSTERING = "clustering"  # timeline layout 2: a pending clustering (completes as a replacecommit)
 
 ACTIONS = (
     COMMIT, DELTA_COMMIT, REPLACE_COMMIT, COMPACTION, LOG_COMPACTION, CLEAN, ROLLBACK,
@@ -53,6 +54,8 @@ def comparable_action(action: str) -> str:
         return COMMIT
     if action == LOG_COMPACTION:
         return DELTA_COMMIT
+    if action == CLUSTERING:
+        return REPLACE_COMMIT
     return action
 
 
@@ -63,11 +66,16 @@ class Instant:
     timestamp: str
     action: str
     state: State = State.COMPLETED
+    # Timeline layout 2 (table versions 8/9): when a completed instant completed (its file is
+    # ``<timestamp>_<completion>.<action>``). None on layout 1.
+    completion: Optional[str] = None
 
     # -- file names -----------------------------------------------------------------------------
     @property
     def file_name(self) -> str:
         """The timeline file that holds this instant in this state."""
+        if self.completion is not None and self.state == State.COMPLETED:
+            return f"{self.timestamp}_{self.completion}.{self.action}"
         return instant_file_name(self.timestamp, self.action, self.state)
 
     @property
@@ -120,6 +128,32 @@ def instant_file_name(timestamp: str, action: str, state: State) -> str:
     if action == COMMIT:
         return f"{timestamp}.inflight"
     return f"{timestamp}.{action}.inflight"
+
+
+def parse_instant_file_name_v2(name: str) -> Optional[Instant]:
+    """Parse a timeline layout 2 file name (``<t>.<action>.requested``, ``<t>.<action>.inflight``,
+    ``<t>.inflight``, completed ``<t>_<completion>.<action>``); a completed name without the
+    completion time is a legacy (pre-1.0) file, which Java still reads. ``clustering`` is 1.x's
+    name for a pending replacecommit of clustering. None for anything else."""
+    parts = name.split(".")
+    if len(parts) < 2:
+        return None
+    ts, _, completion = parts[0].partition("_")
+    if not ts.isdigit() or len(ts) < 14 or (completion and not completion.isdigit()):
+        return None
+    known = parts[1] in ACTIONS or parts[1] == CLUSTERING
+    if len(parts) == 2:
+        if parts[1] == "inflight" and not completion:
+            return Instant(ts, COMMIT, State.INFLIGHT)
+        if known and parts[1] not in (COMPACTION, LOG_COMPACTION, CLUSTERING):
+            return Instant(ts, parts[1], State.COMPLETED, completion or None)
+        return None
+    if len(parts) == 3 and not completion and known:
+        if parts[2] == "requested":
+            return Instant(ts, parts[1], State.REQUESTED)
+        if parts[2] == "inflight":
+            return Instant(ts, parts[1], State.INFLIGHT)
+    return None
 
 
 def parse_instant_file_name(name: str) -> Optional[Instant]:
