@@ -88,3 +88,17 @@ def test_a_pending_partial_compaction_reads_on_spark_as_in_python(spark, tmp_pat
     assert len(expected) == 8
     got = spark.read.format("hoodie").load(path).select(*COLS).collect()
     assert sorted(rows_of(pa.Table.from_pylist([r.asDict() for r in got]), COLS)) == expected
+
+
+def test_spark_reads_a_hudi_1x_table(spark, tmp_path: Path) -> None:
+    """A table Hudi 1.0 wrote (table version 8, MOR, with a metadata table) reads on Spark as in Python."""
+    from tests.format.test_fixtures_v8v9 import ZIPS
+    from tests.format.test_metadata_fixtures import _table
+
+    z = next(z for z in ZIPS if z.stem == "quickstart_trips_table_mor_avro_v8_trips_8i3u1d")
+    path = str(_table(z, tmp_path / "v8"))
+    cols = ["uuid", "rider", "fare", "city"]
+    expected = sorted(rows_of(hoodie.read_table(path, columns=cols), cols))
+    assert len(expected) == 6
+    got = spark.read.format("hoodie").load(path).select(*cols).collect()
+    assert sorted(rows_of(pa.Table.from_pylist([r.asDict() for r in got]), cols)) == expected

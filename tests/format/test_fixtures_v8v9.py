@@ -23,7 +23,7 @@ from tests.hudi_rs import read_hudi_rs
 META = {"_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
         "_hoodie_file_name"}
 ZIPS = sorted(V89_DIR.glob("*.zip"))
-# Partial-update log blocks (IS_PARTIAL) are refused, not merged as whole rows.
+# Partial-update log blocks (IS_PARTIAL): laid over the older record (commit-time ordering).
 PARTIAL = "quickstart_trips_table_mor_avro_table_partial_update"
 
 
@@ -49,10 +49,6 @@ def _same(ours: pa.Table, gold: pa.Table, cols: list[str]) -> None:
 @pytest.mark.parametrize("stem", [z.stem for z in ZIPS])
 def test_snapshot_matches_gold(tables: dict[str, Path], stem: str) -> None:
     path = str(tables[stem])
-    if stem == PARTIAL:
-        with pytest.raises(ReadError, match="partial-update block"):
-            hoodie.read_table(path)
-        return
     gold = _gold(_root(tables, stem) / "gold_data")
     ours = hoodie.read_table(path)
     _same(ours, gold, [c for c in gold.column_names if c not in META])
@@ -84,12 +80,7 @@ def test_gold_options(tables: dict[str, Path], stem: str, case: dict) -> None:
         kwargs["columns"] = case["projection"]
     path = str(tables[stem])
     gold = _gold(_root(tables, stem) / "gold_options" / case["name"])
-    try:
-        ours = hoodie.read_table(path, **kwargs)
-    except ReadError as e:
-        # Refused (reads that reach a partial-update block) or right; never a wrong answer.
-        assert stem == PARTIAL and "partial-update block" in str(e), e
-        return
+    ours = hoodie.read_table(path, **kwargs)
     if "projection" in case:
         assert ours.column_names == case["projection"]
     _same(ours, gold, case.get("projection") or [c for c in gold.column_names if c not in META])
@@ -116,6 +107,21 @@ def test_time_travel_uses_completion_time(tables: dict[str, Path]) -> None:
     at = hoodie.read_table(path, as_of=last.completion)
     assert sorted(rows_of(at, ["uuid", "fare"])) == sorted(rows_of(hoodie.read_table(path), ["uuid", "fare"]))
     assert sorted(rows_of(before, ["uuid", "fare"])) != sorted(rows_of(at, ["uuid", "fare"]))
+
+
+def test_partial_updates_on_an_event_time_table_are_refused(tables: dict[str, Path], tmp_path: Path) -> None:
+    """Whether a partial row wins under event-time ordering depends on ordering values it may not
+    hold: refused, naming the way out, rather than merged by commit time."""
+    from hoodie.format.table import PROPS_FILE
+    from hoodie.format import properties as P
+
+    path = tmp_path / "t"
+    shutil.copytree(tables[PARTIAL], path)
+    props = P.parse_properties((path / PROPS_FILE).read_text())
+    props.update({"hoodie.record.merge.mode": "EVENT_TIME_ORDERING", "hoodie.table.ordering.fields": "ts"})
+    (path / PROPS_FILE).write_text(P.format_table_properties(props))
+    with pytest.raises(ReadError, match="partial-update log blocks .* merged by event time"):
+        hoodie.read_table(str(path))
 
 
 def test_writers_and_services_refuse_before_writing(tables: dict[str, Path], tmp_path: Path) -> None:

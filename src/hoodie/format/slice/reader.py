@@ -8,6 +8,7 @@ incremental reads return the latest version (as of ``end``) of records changed i
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
@@ -83,14 +84,6 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], timeline: Timeli
                 if inst not in completed and not (start is not None and inst is not None and inst < start):
                     res.skipped_uncommitted += 1
                     continue
-                if str(block.header.get(IS_PARTIAL_HEADER, "")).lower() == "true":
-                    # Hudi 1.x partial updates: the block holds only the updated columns, to be laid over
-                    # the older record. Merging it as whole rows would null the other columns.
-                    raise ReadError(
-                        f"{storage.uri(path)} (block at offset {block.offset}) is a partial-update block "
-                        f"(IS_PARTIAL, Hudi 1.x); hoodie does not merge partial updates yet, and reading it as whole "
-                        f"rows would return nulls for the columns it does not hold. Read this table with Hudi 1.x, "
-                        f"or compact it with Hudi first")
                 queue.append(block)
                 continue
             if btype == BlockType.HFILE_DATA:
@@ -196,11 +189,57 @@ def _merge_slice(table: HoodieTable, file_slice: FileSlice, blocks: Sequence[Any
             if file_slice.base_file else None)
     if not blocks:
         return base if base is not None else schema.empty_table()
-    batches = _log_batches(blocks, schema, java_floats=java)
     mode = table.merge_mode
+    if any(_is_partial(b) for b in blocks):
+        return _merge_partial(table, base, blocks, schema, java)
+    batches = _log_batches(blocks, schema, java_floats=java)
     if mode.use_ordering and mode.ordering_field:
         return merge_ordering(base, batches, schema, mode.ordering_field)
     return merge_commit_time(base, batches, schema)
+
+
+def _is_partial(block: Any) -> bool:
+    return str(block.header.get(IS_PARTIAL_HEADER, "")).lower() == "true"
+
+
+def _merge_partial(table: HoodieTable, base: Optional[pa.Table], blocks: Sequence[Any], schema: pa.Schema,
+                   java: bool) -> pa.Table:
+    """Merge a slice holding Hudi 1.x partial-update blocks (``IS_PARTIAL``), commit-time ordering:
+    blocks apply in log order; a partial block's rows carry only the columns of its own schema, laid
+    over the key's current record (the other columns keep their values; a key without one gets nulls).
+
+    Raises:
+        ReadError: with event-time ordering, where whether a partial row wins depends on ordering
+            values it may not hold (Hudi 1.1's rules for that are not implemented).
+    """
+    mode = table.merge_mode
+    if mode.use_ordering and mode.ordering_field:
+        raise ReadError(
+            f"{table.base_path}: partial-update log blocks (IS_PARTIAL) on a table merged by event time "
+            f"({mode.ordering_field}); hoodie merges partial updates with commit-time ordering only. Read this "
+            f"table with Hudi 1.x, or compact it with Hudi first")
+    state = base
+    pending: list[Any] = []
+    for b in blocks:
+        if not _is_partial(b):
+            pending.append(b)
+            continue
+        state = merge_commit_time(state, _log_batches(pending, schema, java_floats=java), schema)
+        pending = []
+        rows = block_data(b, schema, java)
+        held = {f["name"] for f in json.loads(b.schema_json or "{}").get("fields", [])}
+        keys = rows.column("_hoodie_record_key").combine_chunks().cast(pa.string())
+        at = (pc.index_in(keys, value_set=state.column("_hoodie_record_key").combine_chunks().cast(pa.string()))
+              if state is not None and state.num_rows else pa.nulls(len(keys), pa.int32()))
+        cols = []
+        for f in schema:
+            if f.name in held or state is None or not state.num_rows:
+                cols.append(rows.column(f.name) if f.name in held else pa.nulls(rows.num_rows, f.type))
+            else:
+                cols.append(state.column(f.name).take(at))
+        overlaid = pa.Table.from_arrays(cols, schema=schema)
+        state = merge_commit_time(state, [LogBatch(data=overlaid)], schema)
+    return merge_commit_time(state, _log_batches(pending, schema, java_floats=java), schema)
 
 
 def slice_record_keys(table: HoodieTable, file_slice: FileSlice) -> pa.Array:
