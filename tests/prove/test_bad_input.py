@@ -458,14 +458,20 @@ def test_not_a_hudi_table(tmp_path: Path) -> None:
             hoodie.read_table(str(p))
 
 
-@pytest.mark.parametrize("version", ["5", "8"])
+@pytest.mark.parametrize("version", ["5", "7", "8", "10"])
 def test_other_table_versions_are_refused(table: str, tmp_path: Path, version: str) -> None:
+    """Versions hoodie does not know are refused for reads and writes; 8 (and 9) are read only, and
+    a version-8 table must have timeline layout 2 (this one is a v6 table relabelled)."""
     props = Path(table) / ".hoodie" / "hoodie.properties"
     props.write_text(re.sub(r"hoodie.table.version=\d+", f"hoodie.table.version={version}", props.read_text()))
-    message = f"is table version {version}; hoodie reads and writes table version 6"
-    with pytest.raises(TableError, match=message):
+    if version == "8":
+        read_msg = "is table version 8 with timeline layout 1; Hudi writes layout 2"
+        write_msg = r"is table version 8 \(Hudi 1.x\); hoodie reads it but writes .* Nothing was written"
+    else:
+        read_msg = write_msg = f"is table version {version}; hoodie reads table versions 6, 8 and 9"
+    with pytest.raises(TableError, match=read_msg):
         hoodie.read_table(table)
-    with pytest.raises(TableError, match=message):
+    with pytest.raises(TableError, match=write_msg):
         write_arrow(table, batch([("a", "2024-01-01", 3, 30)]), opts())
 
 
