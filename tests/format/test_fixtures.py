@@ -42,11 +42,12 @@ def test_snapshot_matches_gold(fixtures_root: Path, stem: str) -> None:
             _assert_same(ours, gold, [c] + data_cols[:1])
 
 
-def _option_cases() -> list[tuple[str, dict]]:
-    out = []
-    for z in FIXTURE_ZIPS:
-        import zipfile
+def option_cases(zips: list[Path] = FIXTURE_ZIPS) -> list[tuple[str, dict]]:
+    """(zip stem, case) for every case of every ``gold_options/manifest.json`` in ``zips``."""
+    import zipfile
 
+    out = []
+    for z in zips:
         with zipfile.ZipFile(z) as zf:
             names = [n for n in zf.namelist() if n.endswith("gold_options/manifest.json") and "__MACOSX" not in n]
             for n in names:
@@ -56,10 +57,8 @@ def _option_cases() -> list[tuple[str, dict]]:
     return out
 
 
-@pytest.mark.parametrize("stem,case", _option_cases(), ids=lambda x: x if isinstance(x, str) else x["name"])
-def test_gold_options(fixtures_root: Path, stem: str, case: dict) -> None:
-    table = str(fixture_table_path(fixtures_root, stem))
-    gold = _gold(fixtures_root / stem / "gold_options" / case["name"])
+def read_kwargs(case: dict) -> dict:
+    """``read_table`` arguments for a gold_options case (projection, read-optimized, incremental)."""
     kwargs: dict = {}
     if case.get("read_optimized"):
         kwargs["query_type"] = "read_optimized"
@@ -67,7 +66,14 @@ def test_gold_options(fixtures_root: Path, stem: str, case: dict) -> None:
         kwargs.update(query_type="incremental", begin=case["start_timestamp"], end=case.get("end_timestamp"))
     if "projection" in case:
         kwargs["columns"] = case["projection"]
-    ours = hoodie.read_table(table, **kwargs)
+    return kwargs
+
+
+@pytest.mark.parametrize("stem,case", option_cases(), ids=lambda x: x if isinstance(x, str) else x["name"])
+def test_gold_options(fixtures_root: Path, stem: str, case: dict) -> None:
+    table = str(fixture_table_path(fixtures_root, stem))
+    gold = _gold(fixtures_root / stem / "gold_options" / case["name"])
+    ours = hoodie.read_table(table, **read_kwargs(case))
     cols = case.get("projection") or [c for c in gold.column_names if c not in META]
     if "projection" in case:
         assert ours.column_names == case["projection"]

@@ -5,7 +5,6 @@ refuse these tables before writing anything (hoodie writes table version 6)."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 import hoodie
 from hoodie.format.slice.filters import ReadError
 from hoodie.format.table import HoodieTable, TableError
+from tests.format.test_fixtures import option_cases, read_kwargs
 from tests.format.test_metadata_fixtures import V89_DIR, _table
 from tests.helpers import rows_of
 from tests.hudi_rs import read_hudi_rs
@@ -57,30 +57,10 @@ def test_snapshot_matches_gold(tables: dict[str, Path], stem: str) -> None:
         _same(ours, gold, ["_hoodie_commit_time", "_hoodie_record_key"])
 
 
-def _option_cases() -> list[tuple[str, dict]]:
-    import zipfile
-
-    out = []
-    for z in ZIPS:
-        with zipfile.ZipFile(z) as zf:
-            for n in zf.namelist():
-                if n.endswith("gold_options/manifest.json") and "__MACOSX" not in n:
-                    out += [(z.stem, case) for case in json.loads(zf.read(n))["cases"]]
-    return out
-
-
-@pytest.mark.parametrize("stem,case", _option_cases(), ids=lambda x: x if isinstance(x, str) else x["name"])
+@pytest.mark.parametrize("stem,case", option_cases(ZIPS), ids=lambda x: x if isinstance(x, str) else x["name"])
 def test_gold_options(tables: dict[str, Path], stem: str, case: dict) -> None:
-    kwargs: dict = {}
-    if case.get("read_optimized"):
-        kwargs["query_type"] = "read_optimized"
-    if "start_timestamp" in case:
-        kwargs.update(query_type="incremental", begin=case["start_timestamp"], end=case.get("end_timestamp"))
-    if "projection" in case:
-        kwargs["columns"] = case["projection"]
-    path = str(tables[stem])
     gold = _gold(_root(tables, stem) / "gold_options" / case["name"])
-    ours = hoodie.read_table(path, **kwargs)
+    ours = hoodie.read_table(str(tables[stem]), **read_kwargs(case))
     if "projection" in case:
         assert ours.column_names == case["projection"]
     _same(ours, gold, case.get("projection") or [c for c in gold.column_names if c not in META])
