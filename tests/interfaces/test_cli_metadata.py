@@ -58,3 +58,21 @@ def test_create_refuses_while_a_write_is_pending(tmp_path: Path, capsys: pytest.
     assert main(["metadata", "create", path]) == 2
     assert "pending write" in capsys.readouterr().err
     assert not (Path(path) / ".hoodie" / "metadata").exists()
+
+
+def test_show_and_validate_a_hudi_1x_table(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A metadata table Hudi 1.0 wrote (layout 2, with index partitions): show reads it, validate finds
+    its listing equal to storage; create and drop refuse (hoodie writes table version 6)."""
+    from tests.format.test_fixtures_v8v9 import ZIPS
+    from tests.format.test_metadata_fixtures import _table
+
+    z = next(z for z in ZIPS if z.stem == "quickstart_trips_table_mor_avro_v8_trips_8i3u1d")
+    path = str(_table(z, tmp_path / "v8"))
+    rc, st = _json(capsys, ["metadata", "show", path])
+    assert rc == 0 and st["state"] == "ready" and "files" in st["partitions"] and st["data_partitions"] == 3
+    rc, res = _json(capsys, ["metadata", "validate", path])
+    assert rc == 0 and res["equal"], res
+    assert main(["metadata", "drop", path]) == 2
+    assert "table version 8 (Hudi 1.x); hoodie reads it but writes" in capsys.readouterr().err
+    rc, timeline = _json(capsys, ["show", "timeline", path])
+    assert rc == 0 and all(r["completion"] > r["instant"] for r in timeline if r["state"] == "COMPLETED")

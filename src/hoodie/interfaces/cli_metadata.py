@@ -9,16 +9,17 @@ import json
 from hoodie.interfaces.cli_ttl import parse_sets
 
 
-def _table(args: argparse.Namespace):
+def _table(args: argparse.Namespace, read_only: bool = False):
     from hoodie.format.table import HoodieTable
 
-    return HoodieTable(args.base_path)
+    # show and validate read (also Hudi 1.x tables); create and drop write (table version 6 only).
+    return HoodieTable(args.base_path, read_only=read_only)
 
 
 def _show(args: argparse.Namespace) -> int:
     from hoodie.services.metadata import metadata_status
 
-    st = metadata_status(_table(args))
+    st = metadata_status(_table(args, read_only=True))
     if args.json:
         print(json.dumps(st.to_dict(), indent=2))
         return 0
@@ -41,7 +42,7 @@ def _show(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     from hoodie.services.metadata import validate_metadata_table
 
-    res = validate_metadata_table(_table(args))
+    res = validate_metadata_table(_table(args, read_only=True))
     if args.json:
         print(json.dumps(res.to_dict(), indent=2))
         return 0 if res.equal else 1

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from hoodie.format.metadata.errors import MetadataTableError
-from hoodie.format.metadata.table import METADATA_FOLDER, MetadataTable
+from hoodie.format.metadata.table import MetadataTable
 from hoodie.format.table import HoodieTable
 from hoodie.format.timeline.active import Timeline
 from hoodie.services.metadata.config import enable_option
@@ -79,14 +79,14 @@ def metadata_status(table: HoodieTable) -> MetadataStatus:
                          if p.strip()]
     if state != "ready":
         return status
-    mdt_storage = table.storage.child(METADATA_FOLDER)
-    tl = Timeline.load(mdt_storage)
+    mdt = MetadataTable(table)
+    tl = Timeline.load(mdt.storage, int(mdt.props.get("hoodie.timeline.layout.version") or "1"))
     done = tl.completed()
     status.latest_instant = done.last().timestamp if done.last() else None
     last_compaction = done.by_actions(I.COMMIT).last()
     since = last_compaction.timestamp if last_compaction else ""
     status.deltacommits_since_compaction = len([i for i in done.by_actions(I.DELTA_COMMIT) if i.timestamp > since])
-    listing = MetadataTable(table).listing()
+    listing = mdt.listing()
     status.data_partitions = len(listing)
     status.data_files = sum(len(f) for f in listing.values())
     return status
@@ -121,8 +121,12 @@ def listings(table: HoodieTable) -> tuple[dict[str, dict[str, int]], dict[str, d
     meta = MetadataTable(table).listing()
     done = table.timeline.completed().last()
     store = storage_listing(table.storage, done.timestamp if done else "00000000000000")
-    pending = {i.timestamp for i in table.timeline.pending()}
-    store = {p: {n: size for n, size in f.items() if not _pending_file(n, pending)} for p, f in store.items()}
+    completed = {i.timestamp for i in table.timeline.completed()}
+    first = table.timeline.first()
+    start = first.timestamp if first else ""
+    layout2 = table.timeline_layout == 2
+    store = {p: {n: size for n, size in f.items() if _committed_file(n, completed, start, layout2)}
+             for p, f in store.items()}
     return {p: f for p, f in meta.items() if f}, {p: f for p, f in store.items() if f}
 
 
@@ -154,12 +158,19 @@ def validate_metadata_table(table: HoodieTable) -> ValidationResult:
     return res
 
 
-def _pending_file(name: str, pending: set[str]) -> bool:
+def _committed_file(name: str, completed: set[str], start: str, layout2: bool) -> bool:
+    """Whether a data file belongs to a completed instant (or one older than the active timeline,
+    archived): a base file's instant, and on layout 2 a log file's deltacommit (a layout-1 log file
+    names its slice, not its writer, so it is kept)."""
     from hoodie.format.file_group import naming as N
 
     if N.is_base_file(name):
-        return N.parse_base_file(name).instant in pending
-    return False
+        inst = N.parse_base_file(name).instant
+    elif layout2 and N.is_log_file(name):
+        inst = N.parse_log_file(name).base_instant
+    else:
+        return True
+    return inst in completed or inst < start
 
 
 def create_metadata_table(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> str:
