@@ -119,12 +119,21 @@ class MetadataWriter:
         return sl.base_instant, name(sl.base_file) if sl.base_file else None, [name(p) for p in sl.log_files]
 
     def _file_id(self) -> str:
+        """The ``files`` file group's id (``files-0000-0``, or an older writer's ``files-0000``)."""
+        return self._next_log(None)[0]
+
+    def _next_log(self, base_instant: Optional[str]) -> tuple[str, int]:
+        """(file id, next log version in the slice at ``base_instant``) from one listing of ``files/``."""
+        fid, top = None, 0
         for s in self.storage.list_dir(FILES_PARTITION):
             if N.is_base_file(s.name):
-                return N.parse_base_file(s.name).file_id
-            if N.is_log_file(s.name):
-                return N.parse_log_file(s.name).file_id
-        return MW.FILES_FILE_ID
+                fid = fid or N.parse_base_file(s.name).file_id
+            elif N.is_log_file(s.name):
+                lp = N.parse_log_file(s.name)
+                fid = fid or lp.file_id
+                if lp.base_instant == base_instant and lp.file_id == fid:
+                    top = max(top, lp.version)
+        return fid or MW.FILES_FILE_ID, top + 1
 
     def _fresh_instant(self, tl: Timeline) -> str:
         last = max([i.timestamp for i in tl] + [i.timestamp for i in Timeline.load(self.data)] or [""])
@@ -227,8 +236,7 @@ class MetadataWriter:
         else:
             inflight = existing
         base_instant, base_name, _ = self._latest_slice()
-        fid = self._file_id()
-        version = _next_version(self.storage, fid, base_instant)
+        fid, version = self._next_log(base_instant)
         name = N.log_file_name(fid, base_instant, version, TOKEN)
         rel = f"{FILES_PARTITION}/{name}"
         size = L.write_log_file(self.storage, rel, [MW.hfile_data_block(records, ts)])
@@ -352,8 +360,7 @@ class MetadataWriter:
     def _finish_rollback(self, inflight: Instant, target: str) -> None:
         started = time.monotonic()
         base_instant, _, _ = self._latest_slice()
-        fid = self._file_id()
-        version = _next_version(self.storage, fid, base_instant)
+        fid, version = self._next_log(base_instant)
         rel = f"{FILES_PARTITION}/{N.log_file_name(fid, base_instant, version, TOKEN)}"
         size = L.write_log_file(self.storage, rel, [L.encode_command_block(inflight.timestamp, target)])
         fault_point("metadata.rollback.after_command_block")
@@ -426,16 +433,6 @@ class MetadataWriter:
         log.info("created the metadata table of %s at %s (%d partitions, %d files)", self.table.base_path, init,
                  len(listing), sum(len(f) for f in listing.values()))
         return init
-
-
-def _next_version(storage: Storage, file_id: str, base_instant: str) -> int:
-    top = 0
-    for s in storage.list_dir(FILES_PARTITION):
-        if N.is_log_file(s.name):
-            lp = N.parse_log_file(s.name)
-            if lp.file_id == file_id and lp.base_instant == base_instant:
-                top = max(top, lp.version)
-    return top + 1
 
 
 def _merge(records: list[FilesRecord]) -> list[FilesRecord]:
