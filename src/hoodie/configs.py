@@ -598,6 +598,10 @@ OPERATION = define("hoodie.datasource.write.operation", "upsert", ", ".join(OPER
 PARTITIONS_TO_DELETE = define(
     "hoodie.datasource.write.partitions.to.delete", None,
     "delete_partition: comma-separated partition paths (default: the partitions of the input rows).", W, type=LIST)
+WRITE_TABLE_VERSION = define(
+    "hoodie.write.table.version", 6,
+    "Table version of tables this write creates: 6 (Hudi 0.14/0.15). Hudi 1.x's 8 and 9 are read by hoodie, not "
+    "written yet, so they are refused rather than silently written as 6.", W, type=Int(minimum=1))
 TABLE_TYPE = define("hoodie.datasource.write.table.type", "COPY_ON_WRITE", "COPY_ON_WRITE or MERGE_ON_READ.", W,
                     type=Enum(("COPY_ON_WRITE", "MERGE_ON_READ")))
 RECORD_KEY_FIELD = define("hoodie.datasource.write.recordkey.field", None, "Record key column(s), comma-separated.",

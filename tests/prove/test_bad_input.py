@@ -506,3 +506,13 @@ def test_every_row_of_the_bad_input_table_names_an_existing_test() -> None:
             assert row.rsplit("|", 2)[-2].strip() == "same", row  # "same": the test of the row above
         for name in named:
             assert re.search(rf"^\s*def {name}\(", here, re.M), f"{name} (docs/bad-input.md) does not exist"
+
+
+@pytest.mark.parametrize("version", ["8", "9"])
+def test_asking_for_a_hudi_1x_table_version_is_refused(tmp_path: Path, version: str) -> None:
+    """hoodie reads versions 8/9 but writes 6: asking for 8 or 9 is refused before anything is written,
+    not silently written as a version-6 table."""
+    path = tmp_path / "t"
+    with pytest.raises(WriteError, match=f"hoodie.write.table.version={version}: hoodie writes table version 6"):
+        write_arrow(str(path), batch([("a", "2024-01-01", 3, 30)]), {**opts(), "hoodie.write.table.version": version})
+    assert not path.exists()

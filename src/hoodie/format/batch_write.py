@@ -146,6 +146,12 @@ class WriteConfig:
         cfg = read(merged, WriteError)
 
         op = cfg.get(C.OPERATION)
+        version = cfg.get(C.WRITE_TABLE_VERSION)
+        if version != 6:
+            raise WriteError(
+                f"hoodie.write.table.version={version}: hoodie writes table version 6 (Hudi 0.14/0.15); it reads tables "
+                f"of versions 8 and 9 (Hudi 1.x) but does not write them yet. Nothing was written. Leave the option "
+                f"out (or set 6) to write a version-6 table, which Hudi 1.x reads and upgrades")
         rk = cfg.get(C.RECORD_KEY_FIELD) or []
         if not rk:
             raise WriteError("set hoodie.datasource.write.recordkey.field (the record key column[s])")
