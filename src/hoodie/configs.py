@@ -600,8 +600,8 @@ PARTITIONS_TO_DELETE = define(
     "delete_partition: comma-separated partition paths (default: the partitions of the input rows).", W, type=LIST)
 WRITE_TABLE_VERSION = define(
     "hoodie.write.table.version", 6,
-    "Table version of tables this write creates: 6 (Hudi 0.14/0.15). Hudi 1.x's 8 and 9 are read by hoodie, not "
-    "written yet, so they are refused rather than silently written as 6.", W, type=Int(minimum=1))
+    "Table version of tables this write creates: 6 (Hudi 0.14/0.15, the default), 8 (Hudi 1.0) or 9 (Hudi 1.1). On an "
+    "existing table it must match the table's version (hoodie does not upgrade tables).", W, type=Int(minimum=1))
 TABLE_TYPE = define("hoodie.datasource.write.table.type", "COPY_ON_WRITE", "COPY_ON_WRITE or MERGE_ON_READ.", W,
                     type=Enum(("COPY_ON_WRITE", "MERGE_ON_READ")))
 RECORD_KEY_FIELD = define("hoodie.datasource.write.recordkey.field", None, "Record key column(s), comma-separated.",
@@ -630,6 +630,11 @@ PAYLOAD_CLASS = define(
     "DefaultHoodieRecordPayload (ordering-field ordering; the default with a precombine field).", W)
 EVENT_TIME_FIELD = define("hoodie.payload.event.time.field", None,
                           "Event-time column: min/max event time go into write stats and log block headers.", W)
+TRACK_EVENT_TIME_WATERMARK = define(
+    "hoodie.write.track.event.time.watermark", False,
+    "Hudi 1.1's switch for recording each write's min/max event time (HoodieWriteStat.minEventTime/maxEventTime). "
+    "Accepted for compatibility: hoodie records them whenever hoodie.payload.event.time.field is set, on every table "
+    "version, and event-time compaction reads them.", W, type=Bool())
 EVENT_TIME_UNITS = ("SECONDS", "MILLISECONDS", "MICROSECONDS", "NANOSECONDS")
 EVENT_TIME_UNIT = define(
     "hoodie.payload.event.time.unit", "MILLISECONDS",

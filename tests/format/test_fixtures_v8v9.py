@@ -1,7 +1,7 @@
 """Tables written by Hudi 1.0 (table version 8) and 1.1 (version 9), read in pure Python: every
 fixture's snapshot and every ``gold_options`` read (projections, read-optimized, incremental ranges
-by completion time) equal what Spark with Hudi read, and hudi-rs agrees. Writers and table services
-refuse these tables before writing anything (hoodie writes table version 6)."""
+by completion time) equal what Spark with Hudi read, and hudi-rs agrees. Writes and services on them:
+tests/services/test_v8v9_writes.py."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 import hoodie
 from hoodie.format.slice.filters import ReadError
-from hoodie.format.table import HoodieTable, TableError
+from hoodie.format.table import HoodieTable
 from tests.format.test_fixtures import option_cases, read_kwargs
 from tests.format.test_metadata_fixtures import V89_DIR, _table
 from tests.helpers import rows_of
@@ -102,22 +102,3 @@ def test_partial_updates_on_an_event_time_table_are_refused(tables: dict[str, Pa
     (path / PROPS_FILE).write_text(P.format_table_properties(props))
     with pytest.raises(ReadError, match="partial-update log blocks .* merged by event time"):
         hoodie.read_table(str(path))
-
-
-def test_writers_and_services_refuse_before_writing(tables: dict[str, Path], tmp_path: Path) -> None:
-    from hoodie.services.clean import run_clean
-    from hoodie.services.compaction import schedule_compaction
-    from hoodie.services.ttl import run_ttl
-    from hoodie.services.write import write_arrow
-
-    path = tmp_path / "t"
-    shutil.copytree(tables["sample_table_mor_avro_v9_txns_simple_nometa"], path)
-    before = sorted(str(p.relative_to(path)) for p in path.rglob("*"))
-    props = HoodieTable(str(path), read_only=True).props
-    data = pa.table({"txn_id": ["x"], "ts": pa.array([1], pa.int64())})
-    for action in (lambda: write_arrow(str(path), data, {"hoodie.table.name": props["hoodie.table.name"]}),
-                   lambda: run_clean(str(path)), lambda: schedule_compaction(str(path), check_trigger=False),
-                   lambda: run_ttl(str(path), {"hoodie.partition.ttl.strategy.days.retain": "1"})):
-        with pytest.raises(TableError, match="table version 9 .*hoodie reads it but writes"):
-            action()
-    assert sorted(str(p.relative_to(path)) for p in path.rglob("*")) == before

@@ -87,6 +87,7 @@ class Setup:
     filter_op: str = "="
     filter_probe: int = 0  # the filter value is part_values[filter_probe]
     widen_at: int = 99  # index of the first op whose batch may be wide
+    table_version: int = 6  # 8/9: Hudi 1.x's layout (time travel and incremental by completion time)
 
 
 def _part(k: int, setup: Setup) -> object:
@@ -215,9 +216,11 @@ def _partitioning(draw: st.DrawFn) -> dict:
             "filter_op": draw(st.sampled_from(FILTER_OPS)), "filter_probe": draw(st.integers(0, 2))}
 
 
-setup_strategy = st.builds(lambda tt, part, order, block, widen, kw: Setup(tt, part, order, block, widen_at=widen, **kw),
-                           st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), st.booleans(),
-                           st.booleans(), st.sampled_from(["avro", "parquet"]), st.integers(0, 6), _partitioning())
+setup_strategy = st.builds(
+    lambda tt, part, order, block, widen, kw, version: Setup(tt, part, order, block, widen_at=widen, table_version=version,
+                                                             **kw),
+    st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), st.booleans(), st.booleans(), st.sampled_from(["avro", "parquet"]),
+    st.integers(0, 6), _partitioning(), st.sampled_from([6, 8, 9]))
 
 
 def _options(s: Setup, kind: str) -> dict[str, str]:
@@ -228,6 +231,7 @@ def _options(s: Setup, kind: str) -> dict[str, str]:
         "hoodie.datasource.write.operation": kind,
         "hoodie.logfile.data.block.format": s.block_format,
         "hoodie.payload.event.time.field": "ts",
+        "hoodie.write.table.version": str(s.table_version),
     }
     if s.partitioned:
         o["hoodie.datasource.write.partitionpath.field"] = "part"
@@ -301,8 +305,12 @@ def _run(setup: Setup, ops: list[tuple[str, list]]) -> None:
                 assert sorted(os.walk(d)) == listing, "a refused write changed the table"
                 continue
             instant = write_arrow(path, _batch(op, setup), _options(setup, kind))
-            if kind != "delete":
-                folders |= written
+            if setup.table_version >= 8:
+                # Hudi 1.x: time travel and incremental reads go by completion time.
+                instant = HoodieTable(path).timeline.get(instant).completion
+            # The partitions the table holds now (a batch of soft deletes of new keys creates none).
+            t_now = HoodieTable(path)
+            folders = set(FileSystemView(t_now.storage, t_now.timeline).partitions())
             model.apply(op, instant)
             if kind == "upsert" and any(k in before and model.rows.get(k) == before[k] for k, _, _, gone in rows
                                         if not gone):

@@ -201,6 +201,18 @@ def _samples() -> dict[str, dict]:
                 P.rollback_metadata("20250104000000000", 1, [("20250102000000000", "commit")], {"p1": rb_pm})]},
             "restoreInstantInfo": [{"commitTime": "20250102000000000", "action": "commit"}],
         },
+        # Table versions 8/9 (timeline layout 2) write commit metadata as Avro.
+        "HoodieCommitMetadata": {
+            "partitionToWriteStats": {"p1": [{"fileId": "f-0", "path": "p1/.f-0_20250102000000000.log.1_0-1-0",
+                                              "prevCommit": "20250102000000000", "numWrites": 2, "logVersion": 1,
+                                              "logOffset": 0, "baseFile": "", "logFiles": ["a"],
+                                              "runtimeStats": {"totalScanTime": 0}}]},
+            "compacted": False, "extraMetadata": {"schema": "{}"}, "version": None, "operationType": "UPSERT",
+        },
+        "HoodieReplaceCommitMetadata": {
+            "partitionToWriteStats": {}, "compacted": False, "extraMetadata": {}, "version": None,
+            "operationType": "DELETE_PARTITION", "partitionToReplaceFileIds": {"p1": ["f-0", "f-1"]},
+        },
     }
 
 
@@ -318,7 +330,7 @@ def test_validation_errors() -> None:
         P.write_avro_metadata("HoodieRollbackMetadata", dict(_samples()["HoodieRollbackMetadata"],
                                                              timeTakenInMillis="soon"))
     with pytest.raises(ValueError, match="unknown Avro metadata kind"):
-        P.write_avro_metadata("HoodieCommitMetadata", {})
+        P.write_avro_metadata("HoodieCommitMetadatas", {})
 
 
 def test_read_rejects_non_avro() -> None:

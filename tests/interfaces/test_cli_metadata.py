@@ -62,7 +62,8 @@ def test_create_refuses_while_a_write_is_pending(tmp_path: Path, capsys: pytest.
 
 def test_show_and_validate_a_hudi_1x_table(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """A metadata table Hudi 1.0 wrote (layout 2, with index partitions): show reads it, validate finds
-    its listing equal to storage; create and drop refuse (hoodie writes table version 6)."""
+    its listing equal to storage; drop removes it (readers then list storage) and create builds it
+    again in layout 2."""
     from tests.format.test_fixtures_v8v9 import ZIPS
     from tests.format.test_metadata_fixtures import _table
 
@@ -72,7 +73,12 @@ def test_show_and_validate_a_hudi_1x_table(tmp_path: Path, capsys: pytest.Captur
     assert rc == 0 and st["state"] == "ready" and "files" in st["partitions"] and st["data_partitions"] == 3
     rc, res = _json(capsys, ["metadata", "validate", path])
     assert rc == 0 and res["equal"], res
-    assert main(["metadata", "drop", path]) == 2
-    assert "table version 8 (Hudi 1.x); hoodie reads it but writes" in capsys.readouterr().err
+    assert main(["metadata", "drop", path]) == 0
+    capsys.readouterr()
+    assert main(["metadata", "create", path]) == 0
+    capsys.readouterr()
+    rc, res = _json(capsys, ["metadata", "validate", path])
+    assert rc == 0 and res["equal"], res
+    assert (Path(path) / ".hoodie" / "metadata" / ".hoodie" / "timeline").is_dir()
     rc, timeline = _json(capsys, ["show", "timeline", path])
     assert rc == 0 and all(r["completion"] > r["instant"] for r in timeline if r["state"] == "COMPLETED")

@@ -67,6 +67,8 @@ COLS = ["k", "part", "ts", "v"]
 PARTS = ("2020-01-01", "2020-01-02", "2999-01-01", "2999-01-02")
 OLD_PARTS = PARTS[:2]
 KEYS = list(range(16))
+# Half the trials on table version 6, the rest on Hudi 1.0's 8 and 1.1's 9.
+TABLE_VERSIONS = (6, 6, 8, 9)
 OPERATIONS = ("insert", "upsert", "delete", "compaction", "ttl", "clean", "rollback", "restore")
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 OVERWRITE_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
@@ -154,6 +156,7 @@ class Setup:
     block_format: str
     commits_retained: int  # of the automatic clean writers run after each commit
     metadata: bool = False  # the table has a metadata table (created by the first write)
+    table_version: int = 6  # 6 (Hudi 0.14/0.15) or 8/9 (Hudi 1.0/1.1: timeline layout 2)
 
     def write_options(self, kind: str) -> dict[str, str]:
         o = {
@@ -166,6 +169,7 @@ class Setup:
             "hoodie.payload.event.time.field": "ts",
             "hoodie.cleaner.commits.retained": str(self.commits_retained),
             "hoodie.datasource.write.payload.class": DEFAULT_PAYLOAD if self.ordering else OVERWRITE_PAYLOAD,
+            "hoodie.write.table.version": str(self.table_version),
         }
         if self.ordering:
             o["hoodie.datasource.write.precombine.field"] = "ts"
@@ -338,8 +342,9 @@ def do_write(path: str, setup: Setup, model: Model, kind: str, rows: list[list[A
     return instant
 
 
-def compaction_options(rng: random.Random) -> dict[str, str]:
-    """A full (UnBounded) or event-time (partial, sometimes with an exact split) compaction."""
+def compaction_options(rng: random.Random, version: int = 6) -> dict[str, str]:
+    """A full (UnBounded) or event-time (partial, sometimes with an exact split: table version 6 only)
+    compaction."""
     o = {"hoodie.compact.inline.trigger.strategy": "EVENT_TIME_TRIGGER", "hoodie.payload.event.time.field": "ts",
          "hoodie.compaction.partial.link.mode": rng.choice(["symlink", "copy"])}
     if rng.random() < 0.35:
@@ -347,7 +352,7 @@ def compaction_options(rng: random.Random) -> dict[str, str]:
     else:
         o["hoodie.compaction.strategy"] = EVENT_TIME_STRATEGY
         o["hoodie.compaction.event.time.threshold"] = str(rng.randint(5, 45))
-        if rng.random() < 0.4:
+        if rng.random() < 0.4 and version == 6:
             o["hoodie.compaction.event.time.exact.split"] = "true"
     return o
 
@@ -375,7 +380,7 @@ def build_history(rng: random.Random, path: str, setup: Setup, model: Model, op:
     for _ in range(rng.randint(1, 4)):
         r = rng.random()
         if services and setup.table_type == "MERGE_ON_READ" and r < 0.15:
-            run_compaction(path, None, compaction_options(rng), schedule_if_none=True)
+            run_compaction(path, None, compaction_options(rng, setup.table_version), schedule_if_none=True)
         elif services and r < 0.25:
             crash_child.perform({"op": "clean", "path": path, "options": clean_options(rng)})
         elif services and r < 0.35:
@@ -421,6 +426,7 @@ class TrialResult:
     hudi_rs_checks: int
     seconds: float
     metadata: bool = False  # the table had a metadata table, validated against storage at the end
+    table_version: int = 6
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -450,6 +456,7 @@ class Summary:
             "observed_after_crash": dict(sorted(Counter(f"{t.op}:{t.observed}" for t in self.trials).items())),
             "hudi_rs_comparisons": sum(t.hudi_rs_checks for t in self.trials),
             "with_metadata_table": sum(t.metadata for t in self.trials),
+            "per_table_version": dict(Counter(t.table_version for t in self.trials)),
         }
 
 
@@ -475,7 +482,8 @@ def run_trial(seed: int, op: str, workdir: Path) -> TrialResult:
     rng = random.Random(f"{seed}:{op}")
     setup = Setup(table_type="MERGE_ON_READ" if op == "compaction" else rng.choice(["COPY_ON_WRITE", "MERGE_ON_READ"]),
                   ordering=rng.random() < 0.5, block_format=rng.choice(["avro", "parquet"]),
-                  commits_retained=rng.choice([2, 10]), metadata=rng.random() < 0.5)
+                  commits_retained=rng.choice([2, 10]), metadata=rng.random() < 0.5,
+                  table_version=rng.choice(TABLE_VERSIONS))
     path = str(workdir / "t")
     model = Model(setup.ordering)
     build_history(rng, path, setup, model, op)
@@ -506,7 +514,7 @@ def run_trial(seed: int, op: str, workdir: Path) -> TrialResult:
         after.apply("upsert", rows)
         points = FAULT_POINTS["rollback"]
     elif op == "compaction":
-        spec = {"op": "compaction", "path": path, "options": compaction_options(rng)}
+        spec = {"op": "compaction", "path": path, "options": compaction_options(rng, setup.table_version)}
         points = FAULT_POINTS["compaction"]
     elif op == "ttl":
         spec = {"op": "ttl", "path": path, "options": ttl_options(rng)}
@@ -605,7 +613,7 @@ def run_trial(seed: int, op: str, workdir: Path) -> TrialResult:
         rs_checks += check_ttl_outcome(path, spec["options"], rng, before)
     return TrialResult(seed, op, setup.table_type, kill, run.killed, observed, name, recovery_kill, recovery_killed,
                        rs_checks,
-                       round(time.monotonic() - started, 3), setup.metadata)
+                       round(time.monotonic() - started, 3), setup.metadata, setup.table_version)
 
 
 def check_ttl_outcome(path: str, options: dict[str, str], rng: random.Random, before: Model) -> int:

@@ -11,6 +11,7 @@ import tempfile
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hoodie.format.metadata.errors import MetadataTableError
 from hoodie.format.table import HoodieTable
 from hoodie.services.rollback import rollback
 from tests.format.test_fsview import _uncommitted_write
@@ -36,14 +37,15 @@ def _check(path: str, model: Model, what: str) -> None:
 
 @settings(max_examples=examples(6), deadline=None)
 @given(table_type=st.sampled_from(["MERGE_ON_READ", "COPY_ON_WRITE"]), ordering=st.booleans(),
-       seed=st.integers(0, 2**31))
-def test_random_histories_keep_the_metadata_table_equal_to_storage(table_type: str, ordering: bool, seed: int) -> None:
+       seed=st.integers(0, 2**31), version=st.sampled_from([6, 8, 9]))
+def test_random_histories_keep_the_metadata_table_equal_to_storage(table_type: str, ordering: bool, seed: int,
+                                                                    version: int) -> None:
     # The history comes from the seed, not from Hypothesis lists: derandomized runs start from the
     # smallest lists (a few upserts), and every example here should exercise a varied history.
     rng = random.Random(seed)
     steps = [rng.choice(STEPS) for _ in range(rng.randint(6, 12))]
     setup = Setup(table_type, ordering=ordering, block_format=rng.choice(["avro", "parquet"]), commits_retained=2,
-                  metadata=True)
+                  metadata=True, table_version=version)
     path = tempfile.mkdtemp(prefix="mdt_model_") + "/t"
     model = Model(ordering)
     do_write(path, setup, model, "insert", random_rows(rng, sorted({0, 1, 2, 3, *rng.sample(KEYS, 4)})))
@@ -59,7 +61,7 @@ def test_random_histories_keep_the_metadata_table_equal_to_storage(table_type: s
         elif step == "compaction":
             if table_type != "MERGE_ON_READ":
                 continue
-            crash_child.perform({"op": "compaction", "path": path, "options": compaction_options(rng)})
+            crash_child.perform({"op": "compaction", "path": path, "options": compaction_options(rng, version)})
         elif step == "clean":
             crash_child.perform({"op": "clean", "path": path, "options": clean_options(rng)})
         elif step == "ttl":
@@ -81,7 +83,12 @@ def test_random_histories_keep_the_metadata_table_equal_to_storage(table_type: s
             if not history or last is None or last.timestamp != history[-1][0]:
                 continue  # only the latest completed write can be rolled back
             instant, before = history.pop()
-            rollback(path, instant)
+            try:
+                rollback(path, instant)
+            except MetadataTableError as e:
+                # Hudi 1.x cannot take a compacted commit out of its metadata table: refused, nothing written.
+                assert version >= 8 and "compacted that commit already" in str(e), e
+                continue
             model = before
         elif step == "crashed write":
             rows = write_batch(rng, "upsert", model)

@@ -46,6 +46,7 @@ OPERATION_TYPES = {"insert": "INSERT", "bulk_insert": "BULK_INSERT", "upsert": "
                    "delete_partition": "DELETE_PARTITION"}
 PARTITIONS_TO_DELETE = "hoodie.datasource.write.partitions.to.delete"
 # Write options that fall back to a hoodie.properties key when the write does not set them.
+WRITE_TABLE_VERSIONS = (6, 8, 9)
 _TABLE_FALLBACKS = (
     (C.RECORD_KEY_FIELD, "hoodie.table.recordkey.fields"),
     (C.PARTITION_PATH_FIELD, "hoodie.table.partition.fields"),
@@ -125,6 +126,7 @@ class WriteConfig:
     bloom: BloomSpec = BloomSpec()
     event_time_unit: str = DEFAULT_UNIT
     set_null_for_missing_columns: bool = False
+    table_version: int = 6  # of a table this write creates (hoodie.write.table.version)
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any], table: Optional[HoodieTable] = None,
@@ -142,16 +144,22 @@ class WriteConfig:
         # Table properties fill what the options leave out: merged first, then read through the typed
         # properties (one parsing rule per type; a boolean that is not true/false is refused).
         merged = {write_key: tp[table_key] for write_key, table_key in _TABLE_FALLBACKS if table_key in tp}
+        if table is not None and table.precombine_field and str(C.PRECOMBINE_FIELD) not in merged:
+            merged[str(C.PRECOMBINE_FIELD)] = table.precombine_field  # Hudi 1.1: hoodie.table.ordering.fields
         merged.update(o)
         cfg = read(merged, WriteError)
 
         op = cfg.get(C.OPERATION)
         version = cfg.get(C.WRITE_TABLE_VERSION)
-        if version != 6:
+        if version not in WRITE_TABLE_VERSIONS:
             raise WriteError(
-                f"hoodie.write.table.version={version}: hoodie writes table version 6 (Hudi 0.14/0.15); it reads tables "
-                f"of versions 8 and 9 (Hudi 1.x) but does not write them yet. Nothing was written. Leave the option "
-                f"out (or set 6) to write a version-6 table, which Hudi 1.x reads and upgrades")
+                f"hoodie.write.table.version={version}: hoodie writes table versions 6 (Hudi 0.14/0.15), 8 (Hudi 1.0) "
+                "and 9 (Hudi 1.1). Nothing was written")
+        if table is not None and cfg.is_set(C.WRITE_TABLE_VERSION) and version != table.table_version:
+            raise WriteError(
+                f"hoodie.write.table.version={version} but the table at {table.base_path} is table version "
+                f"{table.table_version}; hoodie neither upgrades nor downgrades tables (Hudi's upgrade does). Drop the "
+                "option to write the table in its own version. Nothing was written")
         rk = cfg.get(C.RECORD_KEY_FIELD) or []
         if not rk:
             raise WriteError("set hoodie.datasource.write.recordkey.field (the record key column[s])")
@@ -163,9 +171,10 @@ class WriteConfig:
         if table is not None:
             _refuse_config_conflicts(o, table, overwrite)
         keygen = {k: v for k, v in o.items() if k.startswith(("hoodie.datasource.write.", "hoodie.keygen."))}
-        for k in ("hoodie.table.keygenerator.class",):
-            if k in tp and "hoodie.datasource.write.keygenerator.class" not in keygen:
-                keygen["hoodie.datasource.write.keygenerator.class"] = tp[k]
+        for k, wk in (("hoodie.table.keygenerator.class", "hoodie.datasource.write.keygenerator.class"),
+                      ("hoodie.table.keygenerator.type", "hoodie.datasource.write.keygenerator.type")):
+            if k in tp and wk not in keygen and "hoodie.datasource.write.keygenerator.class" not in keygen:
+                keygen[wk] = tp[k]
         keygen["hoodie.datasource.write.recordkey.field"] = ",".join(rk)
         keygen["hoodie.datasource.write.partitionpath.field"] = ",".join(pf)
         hive = bool(cfg.get(C.HIVE_STYLE_PARTITIONING))
@@ -204,6 +213,7 @@ class WriteConfig:
             bloom=bloom,
             event_time_unit=cfg.get(C.EVENT_TIME_UNIT),
             set_null_for_missing_columns=bool(cfg.get(C.SET_NULL_FOR_MISSING_COLUMNS)),
+            table_version=version,
         )
 
 
@@ -493,7 +503,9 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
                 existing = _slice_keys(table, sl)
                 if len(existing) == 0:
                     continue
-                hit = pc.is_in(keys, value_set=existing).to_numpy(zero_copy_only=False) & ~matched
+                # A key held by several file groups (duplicates an insert wrote) updates each copy,
+                # as Hudi's index tags every location it finds for the key.
+                hit = pc.is_in(keys, value_set=existing).to_numpy(zero_copy_only=False)
                 if not hit.any():
                     continue
                 matched |= hit
@@ -651,12 +663,20 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
             n_up = w.upserts.num_rows
         if w.deletes is not None and w.deletes.num_rows:
             write.deletes = w.deletes
-        stat = W.write_log_file(storage, partition=w.partition, file_id=w.file_id,
-                                base_instant=w.base_instant or instant, instant=instant, token=token,
-                                write=write, avro_schema=avro_schema, base_file_name=w.base_file or "",
-                                slice_log_files=w.log_files, block_format=cfg.block_format,
-                                event_time_field=cfg.event_time_field, event_time_unit=cfg.event_time_unit,
-                                reserved_up_to=w.reserved_log_version)
+        if table.timeline_layout == 2:
+            # Hudi 1.x names a log file by the deltacommit writing it (a new file each time; the
+            # slice it joins follows from its completion time), and its write stat says so.
+            stat = W.write_log_file(storage, partition=w.partition, file_id=w.file_id, base_instant=instant,
+                                    instant=instant, token=token, write=write, avro_schema=avro_schema,
+                                    block_format=cfg.block_format, event_time_field=cfg.event_time_field,
+                                    event_time_unit=cfg.event_time_unit)
+        else:
+            stat = W.write_log_file(storage, partition=w.partition, file_id=w.file_id,
+                                    base_instant=w.base_instant or instant, instant=instant, token=token,
+                                    write=write, avro_schema=avro_schema, base_file_name=w.base_file or "",
+                                    slice_log_files=w.log_files, block_format=cfg.block_format,
+                                    event_time_field=cfg.event_time_field, event_time_unit=cfg.event_time_unit,
+                                    reserved_up_to=w.reserved_log_version)
         stat.num_update_writes = n_up
         return stat
     # COW merge: rewrite the file group's latest base file with updates applied and deletes removed.
@@ -791,7 +811,7 @@ def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict]
         precombine_field=cfg.precombine_field, keygen_class=kg.java_class_name,
         hive_style=cfg.hive_style, url_encode=cfg.url_encode, avro_schema=avro_schema,
         payload_class=cfg.payload_class, timeline_timezone=cfg.timeline_timezone,
-        database=database, extra_props=extra_props, storage=st,
+        database=database, extra_props=extra_props, storage=st, table_version=cfg.table_version,
     )
 
 

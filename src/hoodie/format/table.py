@@ -29,8 +29,9 @@ META_COLUMNS = (
 OPERATION_COLUMN = "_hoodie_operation"
 COW = "COPY_ON_WRITE"
 MOR = "MERGE_ON_READ"
-# Table versions hoodie opens: 6 for everything, 8 and 9 (Hudi 1.0/1.1) for reads (read_only=True).
+# Table versions hoodie opens: 6 (Hudi 0.14/0.15), 8 (Hudi 1.0) and 9 (Hudi 1.1).
 READABLE_VERSIONS = ("6", "8", "9")
+WRITABLE_VERSIONS = ("6", "8", "9")
 
 OVERWRITE_WITH_LATEST_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
@@ -95,15 +96,12 @@ class HoodieTable:
                 "writes. Restore it from .hoodie/hoodie.properties.backup (Hudi's copy) or from a backup"
             )
         version = self.props["hoodie.table.version"]
+        # Nothing is written through a read-only table (readers open tables so).
         self.read_only = read_only
-        if version in READABLE_VERSIONS and version != "6" and not read_only:
-            raise TableError(
-                f"{self.storage.uri()} is table version {version} (Hudi 1.x); hoodie reads it but writes and runs "
-                "table services on table version 6 (Hudi 0.14/0.15) only. Nothing was written")
         if version not in READABLE_VERSIONS:
             raise TableError(
-                f"{self.storage.uri()} is table version {version}; hoodie reads table versions 6, 8 and 9 and "
-                "writes version 6 (Hudi 0.14/0.15)"
+                f"{self.storage.uri()} is table version {version}; hoodie reads and writes table versions 6 "
+                "(Hudi 0.14/0.15), 8 (Hudi 1.0) and 9 (Hudi 1.1)"
             )
         default_layout = "2" if version in ("8", "9") else "1"
         layout = self.props.get("hoodie.timeline.layout.version") or default_layout
@@ -223,10 +221,16 @@ class HoodieTable:
         """An instant generator in the table's timeline zone."""
         return InstantGenerator(self.timeline_timezone)
 
+    @property
+    def table_version(self) -> int:
+        """``hoodie.table.version``: 6, 8 or 9."""
+        return int(self.props["hoodie.table.version"])
+
     def new_instant_time(self) -> str:
-        """A fresh instant strictly after every instant on the timeline."""
-        last = self.timeline.last()
-        return self.instant_generator().now(floor=last.timestamp if last else None)
+        """A fresh instant strictly after every instant (and, on layout 2, every completion time) on
+        the timeline."""
+        newest = max((max(i.timestamp, i.completion or "") for i in self.timeline), default=None)
+        return self.instant_generator().now(floor=newest)
 
     # -- timeline ------------------------------------------------------------------------------
     @property
@@ -313,8 +317,10 @@ def create_table(
     extra_props: Optional[Mapping[str, str]] = None,
     storage_options: Optional[dict[str, Any]] = None,
     storage: Optional[Storage] = None,
+    table_version: int = 6,
 ) -> HoodieTable:
-    """Lay out a new table-version-6 table (no metadata table) and return it.
+    """Lay out a new table (no metadata table) of ``table_version`` 6 (Hudi 0.14/0.15), 8 (Hudi 1.0)
+    or 9 (Hudi 1.1), with the properties that version's Spark writer sets, and return it.
 
     The timeline zone defaults to UTC (Hudi's default is LOCAL, whose instants are each writer's
     wall-clock time: time-based services misjudge ages when writers run in different zones).
@@ -329,6 +335,8 @@ def create_table(
     table_type = table_type.upper()
     if table_type not in (COW, MOR):
         raise TableError(f"table type {table_type!r} is not COPY_ON_WRITE or MERGE_ON_READ")
+    if table_version not in (6, 8, 9):
+        raise TableError(f"table version {table_version}: hoodie creates tables of version 6, 8 or 9")
     if not record_key_fields:
         raise TableError("a table needs at least one record key field "
                          "(hoodie.datasource.write.recordkey.field)")
@@ -368,19 +376,66 @@ def create_table(
         props["hoodie.database.name"] = database
     if avro_schema is not None:
         props["hoodie.table.create.schema"] = json.dumps(avro_schema, separators=(",", ":"))
+    if table_version >= 8:
+        _props_v8(props, table_version, precombine_field)
     for k, v in (extra_props or {}).items():
         props[k] = str(v)
-    for d in (
-        METAFOLDER,
-        f"{METAFOLDER}/.aux/.bootstrap/.partitions",
-        f"{METAFOLDER}/.aux/.bootstrap/.fileids",
-        f"{METAFOLDER}/.temp",
-        f"{METAFOLDER}/.schema",
-        f"{METAFOLDER}/archived",
-    ):
+    dirs = [METAFOLDER, f"{METAFOLDER}/.aux/.bootstrap/.partitions", f"{METAFOLDER}/.aux/.bootstrap/.fileids",
+            f"{METAFOLDER}/.temp", f"{METAFOLDER}/.schema"]
+    dirs += [f"{METAFOLDER}/timeline", f"{METAFOLDER}/timeline/history"] if table_version >= 8 else [
+        f"{METAFOLDER}/archived"]
+    for d in dirs:
         st.mkdirs(d)
     st.write_bytes(PROPS_FILE, P.format_table_properties(props).encode("utf-8"))
     return HoodieTable(st.base_uri, storage=st)
+
+
+# Merge strategy ids of Hudi 1.x's built-in merge modes.
+COMMIT_TIME_STRATEGY = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
+EVENT_TIME_STRATEGY = MERGER_STRATEGY_DEFAULT
+
+
+def _props_v8(props: dict[str, str], version: int, precombine_field: Optional[str]) -> None:
+    """Turn version-6 properties into what Hudi 1.0 (8) / 1.1 (9) writes (``hudi-v8-v9-format.md``
+    §2): timeline layout 2, the key generator by type, merge mode (from the payload class),
+    ordering fields (9) instead of the precombine field."""
+    payload = props.pop("hoodie.compaction.payload.class", None)
+    props.pop("hoodie.compaction.record.merger.strategy", None)
+    keygen = props.pop("hoodie.table.keygenerator.class", "")
+    event_time = precombine_field is not None and (payload is None or payload in ORDERING_PAYLOADS)
+    if payload is not None and payload not in ORDERING_PAYLOADS | COMMIT_TIME_PAYLOADS:
+        raise TableError(f"payload class {payload}: a table version {version} table merges by a merge mode; hoodie "
+                         "creates COMMIT_TIME_ORDERING or EVENT_TIME_ORDERING tables only (payloads "
+                         f"{', '.join(sorted(ORDERING_PAYLOADS | COMMIT_TIME_PAYLOADS))})")
+    props.update({
+        "hoodie.table.version": str(version),
+        "hoodie.table.initial.version": str(version),
+        "hoodie.timeline.layout.version": "2",
+        "hoodie.timeline.path": "timeline",
+        "hoodie.timeline.history.path": "history",
+        "hoodie.table.keygenerator.type": _keygen_type(keygen, version),
+        "hoodie.record.merge.mode": "EVENT_TIME_ORDERING" if event_time else "COMMIT_TIME_ORDERING",
+    })
+    if version == 8:
+        props["hoodie.record.merge.strategy.id"] = EVENT_TIME_STRATEGY if event_time else COMMIT_TIME_STRATEGY
+        props["hoodie.compaction.payload.class"] = payload or (
+            DEFAULT_PAYLOAD if event_time else OVERWRITE_WITH_LATEST_PAYLOAD)
+    else:
+        props["hoodie.table.format"] = "native"
+        if precombine_field:
+            props.pop("hoodie.table.precombine.field", None)
+            props["hoodie.table.ordering.fields"] = precombine_field
+
+
+def _keygen_type(keygen_class: str, version: int) -> str:
+    """``hoodie.table.keygenerator.type`` for a key generator class (1.x stores the type only)."""
+    from hoodie.format.keys.common import _TYPE_TO_CLASS
+
+    for kind, cls in _TYPE_TO_CLASS.items():
+        if cls.rsplit(".", 1)[-1] == keygen_class.rsplit(".", 1)[-1]:
+            return kind
+    raise TableError(f"key generator {keygen_class}: a table version {version} table records its key generator by "
+                     f"type, and {keygen_class} has none of Hudi's types ({', '.join(_TYPE_TO_CLASS)})")
 
 
 def update_table_properties(table: HoodieTable, updates: Mapping[str, Optional[str]]) -> None:

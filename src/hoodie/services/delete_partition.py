@@ -51,6 +51,7 @@ class DeletePartitionOperation(Operation):
     of other operations (a write, a TTL run), or on its own through :func:`delete_partitions`."""
 
     what = "delete_partition"
+    table_versions = (6, 8, 9)
 
     def __init__(self, partition_to_replace_file_ids: Mapping[str, list[str]], *, instant: Optional[str] = None,
                  extra_metadata: Optional[Mapping[str, str]] = None, fault: Optional[str] = None) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from hoodie.format.metadata.table import files_partition_available
 from hoodie.format.table import HoodieTable
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.instant import Instant, State
@@ -20,6 +21,7 @@ from hoodie.services.rollback_action import (
     ROLLBACK_ACTIONS, RollbackError, RollbackResult, StashReturn, WriteRollback, check_pending_compactions,
     live_instants, pending_failed_writes, pending_rollback_of, rollback_failed_writes, start_rollback,
 )
+from hoodie.services.metadata.writer import MetadataWriter
 from hoodie.services.transaction import Operation, Transaction
 from hoodie.services.ttl import stash as S
 
@@ -51,6 +53,8 @@ class RollbackOperation(Operation):
     """The rollback of one write instant as a transaction's operation (and its own in-process
     executor: the rollback's work is deleting the instant's files)."""
 
+    table_versions = (6, 8, 9)
+
     def __init__(self, instant: str, allow_completed: bool = True) -> None:
         self.target_instant = instant
         self.allow_completed = allow_completed
@@ -81,6 +85,8 @@ class RollbackOperation(Operation):
                 raise RollbackError(
                     f"{instant} is completed and later writes exist ({', '.join(i.timestamp for i in later[:3])}); "
                     "only the latest completed write can be rolled back")
+        if table.has_metadata_table and files_partition_available(table.props):
+            MetadataWriter(table).check_rollback(instant)
         self.restored_from = _restored_from(table, target)
         stash = _ttl_stash(table, target)
         back = None

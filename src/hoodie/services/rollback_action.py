@@ -1,4 +1,5 @@
-"""The rollback action: rolling back one write instant the way Hudi v6 (timeline layout 1) does it,
+"""The rollback action: rolling back one write instant the way Hudi does it (table version 6 and,
+where 1.x differs, 8/9: there a log file holds one deltacommit, so rolling it back deletes it),
 and the rollback of failed writes every writing transaction starts with. Pure Python, no Spark.
 
 A rollback of instant X writes ``<r>.rollback.requested`` (Avro plan: the files X created),
@@ -76,7 +77,9 @@ def _files_of_instant(table: HoodieTable, instant: str) -> tuple[list[str], list
                     continue
                 if N.is_base_file(st.name) and N.parse_base_file(st.name).instant == instant:
                     candidates.append(st.path)
-                elif N.is_log_file(st.name):
+                elif N.is_log_file(st.name) and (table.timeline_layout == 1
+                                                 or N.parse_log_file(st.name).base_instant == instant):
+                    # Layout 2 names a log file by the deltacommit that wrote it.
                     candidates.append(st.path)
     to_delete: list[str] = []
     to_block: list[str] = []
@@ -280,8 +283,8 @@ class WriteRollback:
         storage = self.table.storage
         target = self.target
         rb = self.inflight.timestamp
-        for st in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
-            storage.delete(f"{T.METAFOLDER}/{I.instant_file_name(target.timestamp, target.action, st)}")
+        T.delete_instant_files(storage, target.timestamp, target.action,
+                               (State.COMPLETED, State.INFLIGHT, State.REQUESTED))
         W.delete_markers(storage, target.timestamp)
         if self.stash is not None:
             self.stash.finish(rb)

@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Sequenc
 from hoodie.format.batch_write import PostCommitError
 from hoodie.format.lock import TableLock
 from hoodie.format.storage import Storage
-from hoodie.format.table import HoodieTable
+from hoodie.format.table import HoodieTable, TableError
 from hoodie.format.timeline.instant import Instant
 from hoodie.format.metadata.table import files_partition_available
 from hoodie.format.timeline import active as T
@@ -89,6 +89,8 @@ class Operation(abc.ABC):
     """
 
     what: str = "operation"
+    # Table versions the operation writes as Hudi does (checked before anything is written).
+    table_versions: tuple[int, ...] = (6,)
     commit_what: Optional[str] = None
     rollback_failed_writes: bool = False
     execute_unlocked: bool = False
@@ -240,6 +242,11 @@ class Transaction:
             self._step("nothing to commit")
             return False
         assert self.table is not None, f"{type(op).__name__}.prepare must set txn.table"
+        if self.table.table_version not in op.table_versions:
+            raise TableError(
+                f"{op.what} on {self.table.base_path}: the table is version {self.table.table_version} (Hudi 1.x) and "
+                f"hoodie runs {op.what} on table versions {', '.join(map(str, op.table_versions))} only. Nothing was "
+                "written")
         create_mdt = False
         if self.lock:
             # Before anything is committed: drop what hoodie does not maintain, or a metadata table

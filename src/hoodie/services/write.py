@@ -72,6 +72,8 @@ class WriteExecutor(Protocol):
 class WriteOperation(Operation):
     """One write as a transaction's operation (see the module docstring)."""
 
+    table_versions = (6, 8, 9)
+
     rollback_failed_writes = True
 
     def __init__(self, storage: Storage, options: Mapping[str, Any], executor: WriteExecutor, *,

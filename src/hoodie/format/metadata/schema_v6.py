@@ -86,3 +86,63 @@ SCHEMA_JSON_V6 = (
     'efault":null}]}],"doc":"Metadata Index that contains information about record keys and their loc'
     'ation in the dataset","default":null}]}'
 )
+
+
+def _schema_v8() -> str:
+    """Hudi 1.0's ``HoodieMetadataRecord`` (table versions 8/9): the version-6 fields between the five
+    nullable meta fields and ``SecondaryIndexMetadata``, as the v8 fixture's HFiles store it."""
+    import json
+
+    schema = json.loads(SCHEMA_JSON_V6)
+    meta = [{"name": n, "type": ["null", "string"], "doc": "", "default": None}
+            for n in ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
+                      "_hoodie_partition_path", "_hoodie_file_name")]
+    secondary = {
+        "name": "SecondaryIndexMetadata",
+        "type": ["null", {"type": "record", "name": "HoodieSecondaryIndexInfo", "fields": [
+            {"name": "isDeleted", "type": "boolean", "doc": "True if this entry has been deleted"}]}],
+        "doc": "Metadata Index that contains information about secondary keys and the corresponding record keys "
+               "in the dataset",
+        "default": None,
+    }
+    schema["fields"] = meta + schema["fields"] + [secondary]
+    return json.dumps(schema, separators=(",", ":"))
+
+
+SCHEMA_JSON_V8 = _schema_v8()
+
+
+def _schema_v9() -> str:
+    """Hudi 1.1's ``HoodieMetadataRecord`` (table version 9): version 8's, with column statistics that
+    may hold arrays (``ArrayWrapper``) and carry their value type (``valueType``), as the v9 fixtures'
+    HFiles store it. hudi-rs reconciles the schemas of a file slice's blocks, so a log block written
+    into a version-9 metadata table must carry this one."""
+    import json
+
+    schema = json.loads(SCHEMA_JSON_V8)
+    stats = next(f for f in schema["fields"] if f["name"] == "ColumnStatsMetadata")["type"][1]
+    wrappers = [t if isinstance(t, str) else t["name"] for t in
+                next(f for f in stats["fields"] if f["name"] == "minValue")["type"]]
+    array_wrapper = {
+        "type": "record", "name": "ArrayWrapper", "doc": "A record containing a list of wrapped values.",
+        "fields": [{"name": "wrappedValues", "type": ["null", {"type": "array", "items": wrappers}],
+                    "doc": "An array where each element is one of the supported wrapper types.", "default": None}],
+    }
+    for f in stats["fields"]:
+        if f["name"] == "minValue":
+            f["type"].append(array_wrapper)
+        elif f["name"] == "maxValue":
+            f["type"].append("ArrayWrapper")
+    stats["fields"].append({
+        "name": "valueType",
+        "type": ["null", {"type": "record", "name": "HoodieValueTypeInfo", "fields": [
+            {"name": "typeOrdinal", "type": "int", "doc": "Enum type ordinal representing the value type"},
+            {"name": "additionalInfo", "type": ["null", {"type": "string", "avro.java.string": "String"}],
+             "doc": "Optional additional information about the value type", "default": None}]}],
+        "doc": "Value type information containing enum ordinal and optional additional information",
+        "default": None,
+    })
+    return json.dumps(schema, separators=(",", ":"))
+
+
+SCHEMA_JSON_V9 = _schema_v9()

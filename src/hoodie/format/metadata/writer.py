@@ -26,12 +26,12 @@ from hoodie.format.log.logformat import BlockType, HeaderKey, encode_block
 from hoodie.format.metadata.records import (
     ALL_PARTITIONS_KEY, NON_PARTITIONED_NAME, TYPE_FILE_LIST, TYPE_PARTITION_LIST, FileInfo, FilesRecord,
 )
-from hoodie.format.metadata.schema_v6 import SCHEMA_JSON_V6
+from hoodie.format.metadata.schema_v6 import SCHEMA_JSON_V6, SCHEMA_JSON_V8, SCHEMA_JSON_V9
 
 FILES_FILE_ID = "files-0000-0"  # HoodieTableMetadataUtil.getFileIDForFileGroup(FILES, 0)
 # Java's bootstrap token for the empty log file of each new MDT file group.
 BOOTSTRAP_LOG_TOKEN = "0-0-0"
-_PARSED_V6 = fastavro.parse_schema(json.loads(SCHEMA_JSON_V6))
+_PARSED = {v: fastavro.parse_schema(json.loads(j)) for v, j in ((6, SCHEMA_JSON_V6), (8, SCHEMA_JSON_V8), (9, SCHEMA_JSON_V9))}
 # A DELETE block with no keys (content version 3, an empty Avro array): Java's bootstrap log block.
 EMPTY_DELETE_CONTENT = b"\x00\x00\x00\x03\x00\x00\x00\x01\x00"
 
@@ -71,13 +71,14 @@ def file_list_record(partition: str, added: Mapping[str, int] | None = None,
     return FilesRecord(partition_key(partition), TYPE_FILE_LIST, files)
 
 
-def encode_value(rec: FilesRecord) -> bytes:
-    """One record's Avro value (v6 schema), ``key`` empty as Hudi writes it."""
+def encode_value(rec: FilesRecord, version: int = 6) -> bytes:
+    """One record's Avro value in the schema of table ``version``, ``key`` empty as Hudi writes it
+    (and, on versions 8/9, the meta fields null)."""
     if rec.deleted:
         raise ValueError(f"record {rec.key!r} is an empty payload; write it in a DELETE block")
     buf = io.BytesIO()
     fsm = {n: {"size": fi.size, "isDeleted": fi.is_deleted} for n, fi in rec.files.items()}
-    fastavro.schemaless_writer(buf, _PARSED_V6, {
+    fastavro.schemaless_writer(buf, _PARSED[_schema_version(version)], {
         "key": "", "type": rec.type, "filesystemMetadata": fsm, "BloomFilterMetadata": None,
         "ColumnStatsMetadata": None, "recordIndexMetadata": None})
     return buf.getvalue()
@@ -96,25 +97,25 @@ def sorted_records(records: Iterable[FilesRecord]) -> list[FilesRecord]:
     return out
 
 
-def hfile_bytes(records: Iterable[FilesRecord], *, bloom_keys: bool = False) -> bytes:
+def hfile_bytes(records: Iterable[FilesRecord], *, bloom_keys: bool = False, version: int = 6) -> bytes:
     """A whole HFile (GZ, CRC32C checksums, full index keys: what HBase writes for Hudi 0.14/0.15).
 
     ``bloom_keys`` adds ``minRecordKey``/``maxRecordKey`` file info, as Java's base HFiles carry.
     """
     recs = sorted_records(records)
-    w = HFileWriter(schema=SCHEMA_JSON_V6)
+    w = HFileWriter(schema=schema_json(version))
     for r in recs:
-        w.append(r.key, encode_value(r))
+        w.append(r.key, encode_value(r, version))
     if bloom_keys and recs:
         w.add_file_info("minRecordKey", recs[0].key)
         w.add_file_info("maxRecordKey", recs[-1].key)
     return w.getvalue()
 
 
-def hfile_data_block(records: Iterable[FilesRecord], instant: str) -> bytes:
-    """An ``HFILE_DATA`` log block at ``instant`` holding ``records``."""
-    header = {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: SCHEMA_JSON_V6}
-    return encode_block(BlockType.HFILE_DATA, header, hfile_bytes(records))
+def hfile_data_block(records: Iterable[FilesRecord], instant: str, version: int = 6) -> bytes:
+    """An ``HFILE_DATA`` log block at ``instant`` holding ``records`` (schema of table ``version``)."""
+    header = {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: schema_json(version)}
+    return encode_block(BlockType.HFILE_DATA, header, hfile_bytes(records, version=version))
 
 
 def empty_delete_block(instant: str) -> bytes:
@@ -128,9 +129,10 @@ def base_file_name(instant: str, token: str = BOOTSTRAP_LOG_TOKEN) -> str:
 
 
 def metadata_table_properties(data_props: Mapping[str, str]) -> dict[str, str]:
-    """``hoodie.properties`` of a new table-version-6 metadata table for a data table with ``data_props``
-    (reference §1.1: a MERGE_ON_READ table with HFile base files keyed by ``key``)."""
+    """``hoodie.properties`` of a new metadata table for a data table with ``data_props``, in the data
+    table's version (reference §1.1: a MERGE_ON_READ table with HFile base files keyed by ``key``)."""
     name = f"{data_props.get('hoodie.table.name') or 'table'}_metadata"
+    version = data_props.get("hoodie.table.version", "6")
     props = {
         "hoodie.table.name": name,
         "hoodie.table.type": "MERGE_ON_READ",
@@ -145,6 +147,21 @@ def metadata_table_properties(data_props: Mapping[str, str]) -> dict[str, str]:
         "hoodie.datasource.write.drop.partition.columns": "false",
         "hoodie.partition.metafile.use.base.format": "false",
     }
+    if version in ("8", "9"):
+        del props["hoodie.table.keygenerator.class"]
+        props.update({
+            "hoodie.table.version": version,
+            "hoodie.table.initial.version": version,
+            "hoodie.timeline.layout.version": "2",
+            "hoodie.timeline.path": "timeline",
+            "hoodie.timeline.history.path": "history",
+            "hoodie.archivelog.folder": "history",
+            "hoodie.table.keygenerator.type": "HOODIE_TABLE_METADATA",
+            "hoodie.record.merge.mode": "CUSTOM",
+            "hoodie.record.merge.strategy.id": "00000000-0000-0000-0000-000000000000",
+        })
+        if data_props.get("hoodie.table.timeline.timezone"):
+            props["hoodie.table.timeline.timezone"] = data_props["hoodie.table.timeline.timezone"]
     return props
 
 
@@ -158,15 +175,20 @@ def partition_metadata_bytes(instant: str) -> bytes:
     return f"#partition metadata\ncommitTime={instant}\npartitionDepth=1\n".encode("utf-8")
 
 
+def _schema_version(version: int) -> int:
+    if version not in (6, 8, 9):
+        raise ValueError(f"hoodie writes metadata tables of table versions 6, 8 and 9, not {version}")
+    return version
+
+
 def schema_json(version: int = 6) -> str:
-    """The ``HoodieMetadataRecord`` schema hoodie writes for table ``version``.
+    """The ``HoodieMetadataRecord`` schema hoodie writes for table ``version`` (Hudi 0.14's, 1.0's or
+    1.1's).
 
     Raises:
-        ValueError: versions other than 6 (hoodie writes metadata tables of version 6 only).
+        ValueError: versions other than 6, 8 and 9.
     """
-    if version != 6:
-        raise ValueError(f"hoodie writes metadata tables of table version 6, not {version}")
-    return SCHEMA_JSON_V6
+    return {6: SCHEMA_JSON_V6, 8: SCHEMA_JSON_V8, 9: SCHEMA_JSON_V9}[_schema_version(version)]
 
 
 __all__ = [

@@ -198,6 +198,18 @@ def _merge_slice(table: HoodieTable, file_slice: FileSlice, blocks: Sequence[Any
     return merge_commit_time(base, batches, schema)
 
 
+def is_partial(block: Any) -> bool:
+    """Whether a log block is a Hudi 1.x partial-update block (header ``IS_PARTIAL=true``)."""
+    return _is_partial(block)
+
+
+def merge_partial_blocks(table: HoodieTable, base: Optional[pa.Table], blocks: Sequence[Any],
+                         schema: pa.Schema) -> pa.Table:
+    """A slice's records from its base rows and committed log blocks, some of them partial updates
+    (compaction merges such a slice as a read does; see :func:`_merge_partial`)."""
+    return _merge_partial(table, base, blocks, schema, True)
+
+
 def _is_partial(block: Any) -> bool:
     return str(block.header.get(IS_PARTIAL_HEADER, "")).lower() == "true"
 

@@ -316,14 +316,14 @@ def start_commit(table: HoodieTable, action: str, instant: Optional[str] = None,
     ts = instant or table.new_instant_time()
     req = T.create_requested(table.storage, ts, action, requested_content)
     meta = inflight or CommitMetadata(operation_type=operation_type)
-    inf = T.transition_to_inflight(table.storage, req, meta.to_json_bytes())
+    inf = T.transition_to_inflight(table.storage, req, meta)
     table.reload()
     return inf
 
 
 def complete_commit(table: HoodieTable, inflight: Instant, metadata: CommitMetadata) -> Instant:
     """Write the completed instant file (the commit point) and refresh the table's timeline."""
-    done = T.transition_to_complete(table.storage, inflight, metadata.to_json_bytes())
+    done = T.transition_to_complete(table.storage, inflight, metadata)
     delete_markers(table.storage, inflight.timestamp)
     table.reload()
     return done

@@ -10,11 +10,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence
 
 from hoodie.errors import HoodieError
 from hoodie.format.timeline import instant as I
-from hoodie.format.timeline.commit_metadata import CommitMetadata
+from hoodie.format.timeline.commit_metadata import AVRO_MAGIC, CommitMetadata
 from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.lock import check_still_held
 from hoodie.format.storage import Storage
@@ -262,46 +263,118 @@ def _read_commit_metadata(storage: Storage, name: str, folder: str = METAFOLDER)
 
 # -- transitions ---------------------------------------------------------------------------------
 
-def _create(storage: Storage, name: str, content: bytes) -> None:
+@dataclass(frozen=True)
+class TimelineLayout:
+    """Where and how a table's timeline files are written: layout 1 (table version 6: ``.hoodie/``,
+    JSON commit metadata, ``<t>.<action>`` when completed) or layout 2 (versions 8/9:
+    ``.hoodie/timeline/``, Avro commit metadata, ``<t>_<completion>.<action>``)."""
+
+    version: int = 1
+    timezone: str = "LOCAL"
+
+    @property
+    def folder(self) -> str:
+        """The folder of the instant files, relative to the table root."""
+        return TIMELINE_FOLDER_V2 if self.version == 2 else METAFOLDER
+
+    def path(self, name: str) -> str:
+        """The relative path of timeline file ``name``."""
+        return f"{self.folder}/{name}"
+
+    def content(self, inst: Instant, content: "bytes | CommitMetadata") -> bytes:
+        """The bytes of ``inst``'s file: commit metadata serialised as this layout writes it
+        (layout 2: Avro; a completed replacecommit as ``HoodieReplaceCommitMetadata``, its inflight
+        file as ``HoodieCommitMetadata``, as Hudi 1.x does)."""
+        if isinstance(content, CommitMetadata):
+            if self.version == 2:
+                replace = inst.action == I.REPLACE_COMMIT and inst.is_completed
+                return content.to_avro_bytes(replace=replace)
+            return content.to_json_bytes()
+        if (self.version == 2 and content and not content.startswith(AVRO_MAGIC)
+                and I.comparable_action(inst.action) in I.WRITE_ACTIONS and not inst.is_requested):
+            # Hudi 1.x readers (and hudi-rs) fail on JSON commit metadata in layout 2.
+            raise TimelineError(f"{inst} of a table-version 8/9 table must be written as Avro commit metadata, "
+                                "not JSON; pass the CommitMetadata object so the timeline serialises it")
+        return content
+
+
+def layout_of(storage: Storage) -> TimelineLayout:
+    """The timeline layout of the table at ``storage`` (from its ``hoodie.properties``; layout 1 when
+    there is none yet)."""
+    from hoodie.format import properties as P
+
     try:
-        storage.create_new(f"{METAFOLDER}/{name}", content)
+        props = P.parse_properties(storage.read_bytes(f"{METAFOLDER}/hoodie.properties").decode("utf-8", "replace"))
+    except FileNotFoundError:
+        return TimelineLayout()
+    version = props.get("hoodie.table.version", "6")
+    layout = props.get("hoodie.timeline.layout.version") or ("2" if version in ("8", "9") else "1")
+    return TimelineLayout(2 if layout == "2" else 1, (props.get("hoodie.table.timeline.timezone") or "LOCAL").upper())
+
+
+def _create(storage: Storage, layout: TimelineLayout, name: str, content: bytes) -> None:
+    try:
+        storage.create_new(layout.path(name), content)
     except FileExistsError:
         raise TimelineError(
-            f"timeline file .hoodie/{name} already exists: another writer used this instant; "
+            f"timeline file {layout.path(name)} already exists: another writer used this instant; "
             "retry with a new instant time"
         ) from None
 
 
-def create_requested(storage: Storage, timestamp: str, action: str, content: bytes = b"") -> Instant:
+def create_requested(storage: Storage, timestamp: str, action: str,
+                     content: "bytes | CommitMetadata" = b"") -> Instant:
     """Create ``<t>.<action>.requested`` (create-only)."""
+    layout = layout_of(storage)
     inst = Instant(timestamp, action, State.REQUESTED)
-    _create(storage, inst.file_name, content)
+    _create(storage, layout, inst.file_name, layout.content(inst, content))
     return inst
 
 
-def transition_to_inflight(storage: Storage, requested: Instant, content: bytes = b"") -> Instant:
+def transition_to_inflight(storage: Storage, requested: Instant, content: "bytes | CommitMetadata" = b"") -> Instant:
     """Create the inflight file for a requested instant (the requested file stays)."""
     if not requested.is_requested:
         raise TimelineError(f"{requested} is not requested")
-    if not storage.exists(f"{METAFOLDER}/{requested.file_name}"):
+    layout = layout_of(storage)
+    if not storage.exists(layout.path(requested.file_name)):
         raise TimelineError(f"{requested} has no requested file; cannot move it to inflight")
     inst = Instant(requested.timestamp, requested.action, State.INFLIGHT)
-    _create(storage, inst.file_name, content)
+    _create(storage, layout, inst.file_name, layout.content(inst, content))
     return inst
 
 
-def transition_to_complete(storage: Storage, inflight: Instant, content: bytes) -> Instant:
-    """Create the completed file for an inflight instant (a compaction completes as ``commit``)."""
+def completion_time(storage: Storage, layout: TimelineLayout, timestamp: str) -> str:
+    """A completion time for an instant of ``timestamp`` completing now: later than the instant and
+    than every instant and completion time on the timeline (unique on the table, as Java's
+    generator under the table lock makes it)."""
+    newest = timestamp
+    for s in storage.list_dir(layout.folder):
+        if s.is_dir:
+            continue
+        head = s.name.split(".", 1)[0]
+        for part in head.split("_"):
+            if part.isdigit() and part > newest:
+                newest = part
+    return I.InstantGenerator(layout.timezone).now(floor=newest)
+
+
+def transition_to_complete(storage: Storage, inflight: Instant, content: "bytes | CommitMetadata") -> Instant:
+    """Create the completed file for an inflight instant (a compaction completes as ``commit``);
+    on layout 2 its name carries a fresh completion time."""
     if not inflight.is_inflight:
         raise TimelineError(f"{inflight} is not inflight")
-    if not storage.exists(f"{METAFOLDER}/{inflight.file_name}"):
+    layout = layout_of(storage)
+    if not storage.exists(layout.path(inflight.file_name)):
         raise TimelineError(f"{inflight} has no inflight file; cannot complete it")
     inst = inflight.with_state(State.COMPLETED)
+    data = layout.content(inst, content)
     # A holder whose table lock was taken over (or removed by hand) must not commit: another process
     # may have written the table meanwhile. Raises LockError naming the lost lock.
     check_still_held(storage)
-    _before_completion(storage, inflight, content)
-    _create(storage, inst.file_name, content)
+    _before_completion(storage, inflight, data)
+    if layout.version == 2:
+        inst = Instant(inst.timestamp, inst.action, State.COMPLETED, completion_time(storage, layout, inst.timestamp))
+    _create(storage, layout, inst.file_name, data)
     return inst
 
 
@@ -345,6 +418,21 @@ def _before_completion(storage: Storage, inflight: Instant, content: bytes) -> N
 
 
 def delete_instant_files(storage: Storage, timestamp: str, action: str, states: Iterable[State]) -> None:
-    """Delete timeline files of one instant (used by rollback of pending instants)."""
+    """Delete timeline files of one instant (used by rollback of pending instants); on layout 2 the
+    completed file is found by listing (its name carries the completion time)."""
+    layout = layout_of(storage)
     for st in states:
-        storage.delete(f"{METAFOLDER}/{I.instant_file_name(timestamp, action, st)}")
+        if st == State.COMPLETED and layout.version == 2:
+            done = Instant(timestamp, action, State.COMPLETED).with_state(State.COMPLETED)
+            for s in storage.list_dir(layout.folder):
+                p = I.parse_instant_file_name_v2(s.name)
+                if (p is not None and p.is_completed and p.timestamp == timestamp
+                        and p.action == done.action):
+                    storage.delete(layout.path(s.name))
+            continue
+        storage.delete(layout.path(I.instant_file_name(timestamp, action, st)))
+
+
+def instant_file_path(storage: Storage, inst: Instant) -> str:
+    """The relative path of ``inst``'s own file in its table's layout."""
+    return layout_of(storage).path(inst.file_name)

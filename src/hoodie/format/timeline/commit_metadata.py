@@ -60,6 +60,32 @@ class WriteStat:
     log_offset: int = 0
     base_file: str = ""
     log_files: list[str] = field(default_factory=list)
+    # Table versions 8/9: the base file a compaction replaced (``prevBaseFile``).
+    prev_base_file: Optional[str] = None
+
+    def to_avro(self) -> dict[str, Any]:
+        """The ``HoodieWriteStat`` Avro record (table versions 8/9): the delta-only fields are null
+        for base files, as Hudi 1.x writes them."""
+        d: dict[str, Any] = {
+            "fileId": self.file_id, "path": self.path, "prevCommit": self.prev_commit,
+            "numWrites": self.num_writes, "numDeletes": self.num_deletes,
+            "numUpdateWrites": self.num_update_writes, "totalWriteBytes": self.total_write_bytes,
+            "totalWriteErrors": self.total_write_errors, "partitionPath": self.partition_path,
+            "totalLogRecords": self.total_log_records, "totalLogFiles": None,
+            "totalUpdatedRecordsCompacted": self.total_updated_records_compacted,
+            "numInserts": self.num_inserts, "totalLogBlocks": self.total_log_blocks,
+            "totalCorruptLogBlock": self.total_corrupt_log_block,
+            "totalRollbackBlocks": self.total_rollback_blocks, "fileSizeInBytes": self.file_size_in_bytes,
+            "prevBaseFile": self.prev_base_file, "minEventTime": self.min_event_time,
+            "maxEventTime": self.max_event_time,
+            "runtimeStats": dict(self.runtime_stats) if self.runtime_stats is not None else None,
+            "totalLogFilesCompacted": self.total_log_files_compacted, "totalLogReadTimeMs": 0,
+            "totalLogSizeCompacted": self.total_log_size_compacted, "numUpdates": 0,
+        }
+        if self.is_delta:
+            d.update({"logVersion": self.log_version, "logOffset": self.log_offset,
+                      "baseFile": self.base_file, "logFiles": list(self.log_files)})
+        return d
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object in Hudi's field order."""
@@ -125,11 +151,12 @@ class WriteStat:
             min_event_time=d.get("minEventTime"),
             max_event_time=d.get("maxEventTime"),
             runtime_stats=d.get("runtimeStats"),
-            is_delta="logFiles" in d or "logVersion" in d,
+            is_delta=d.get("logFiles") is not None or d.get("logVersion") is not None,
             log_version=int(d.get("logVersion") or 0),
             log_offset=int(d.get("logOffset") or 0),
             base_file=d.get("baseFile") or "",
             log_files=list(d.get("logFiles") or []),
+            prev_base_file=d.get("prevBaseFile") or None,
         )
 
     @property
@@ -179,6 +206,30 @@ class CommitMetadata:
         d["extraMetadata"] = dict(self.extra_metadata)
         d["operationType"] = self.operation_type
         return json.dumps(d, indent=2, separators=(",", " : ")).encode("utf-8")
+
+    def to_avro_bytes(self, replace: Optional[bool] = None) -> bytes:
+        """The Avro container file of table versions 8/9: ``HoodieReplaceCommitMetadata`` when
+        ``replace`` (default: when replaced file ids are set), else ``HoodieCommitMetadata``;
+        ``version`` is null, as Hudi 1.x writes it."""
+        from hoodie.format.timeline.plans import write_avro_metadata
+
+        if replace is None:
+            replace = self.partition_to_replace_file_ids is not None
+        record: dict[str, Any] = {
+            "partitionToWriteStats": {
+                p: [s.to_avro() for s in stats] for p, stats in self.partition_to_write_stats.items()
+            },
+            "compacted": self.compacted,
+            "extraMetadata": dict(self.extra_metadata),
+            "version": None,
+            "operationType": self.operation_type,
+        }
+        if replace:
+            record["partitionToReplaceFileIds"] = {
+                p: list(ids) for p, ids in (self.partition_to_replace_file_ids or {}).items()
+            }
+            return write_avro_metadata("HoodieReplaceCommitMetadata", record)
+        return write_avro_metadata("HoodieCommitMetadata", record)
 
     @classmethod
     def from_json_bytes(cls, data: bytes) -> "CommitMetadata":

@@ -331,6 +331,55 @@ def _restore_metadata() -> dict:
     }
 
 
+# Table versions 8/9 (timeline layout 2) store commit metadata as Avro too. Field order and
+# nullability as in the writer schemas of Hudi 1.0/1.1 files (``hudi-v8-v9-format.md`` §3.2).
+_WRITE_STAT_LONGS_1 = ("numWrites", "numDeletes", "numUpdateWrites", "totalWriteBytes", "totalWriteErrors")
+_WRITE_STAT_LONGS_2 = ("totalLogRecords", "totalLogFiles", "totalUpdatedRecordsCompacted", "numInserts",
+                       "totalLogBlocks", "totalCorruptLogBlock", "totalRollbackBlocks", "fileSizeInBytes")
+
+
+def _write_stat() -> dict:
+    runtime = {
+        "type": "record", "name": "HoodieRuntimeStats", "namespace": NAMESPACE,
+        "fields": [_nullable(n, "long") for n in ("totalScanTime", "totalCreateTime", "totalUpsertTime")],
+    }
+    fields = [_nullable("fileId", "string"), _nullable("path", "string"), _nullable("prevCommit", "string")]
+    fields += [_nullable(n, "long") for n in _WRITE_STAT_LONGS_1]
+    fields.append(_nullable("partitionPath", "string"))
+    fields += [_nullable(n, "long") for n in _WRITE_STAT_LONGS_2]
+    fields += [
+        _nullable("logVersion", "int"),
+        _nullable("logOffset", "long"),
+        _nullable("baseFile", "string"),
+        _nullable("logFiles", _string_array()),
+        _nullable("cdcStats", {"type": "map", "values": "long"}),
+        _nullable("prevBaseFile", "string"),
+        _nullable("minEventTime", "long"),
+        _nullable("maxEventTime", "long"),
+        _nullable("runtimeStats", runtime),
+        _nullable("totalLogFilesCompacted", "long"),
+        _nullable("totalLogReadTimeMs", "long"),
+        _nullable("totalLogSizeCompacted", "long"),
+        _nullable("tempPath", "string"),
+        _nullable("numUpdates", "long"),
+    ]
+    return {"type": "record", "name": "HoodieWriteStat", "namespace": NAMESPACE, "fields": fields}
+
+
+def _commit_metadata(replace: bool) -> dict:
+    fields = [
+        _nullable("partitionToWriteStats", {"type": "map", "values": {"type": "array", "items": _write_stat()}}),
+        _nullable("compacted", "boolean"),
+        _nullable("extraMetadata", _string_map()),
+        _version_field(),
+        _nullable("operationType", "string"),
+    ]
+    if replace:
+        fields.append(_nullable("partitionToReplaceFileIds", {"type": "map", "values": _string_array()}))
+    name = "HoodieReplaceCommitMetadata" if replace else "HoodieCommitMetadata"
+    return {"type": "record", "name": name, "namespace": NAMESPACE, "fields": fields}
+
+
 _BUILDERS = {
     "HoodieCompactionPlan": lambda ext: _compaction_plan(ext),
     "HoodieCleanerPlan": lambda ext: _cleaner_plan(),
@@ -341,6 +390,8 @@ _BUILDERS = {
     "HoodieSavepointMetadata": lambda ext: _savepoint_metadata(),
     "HoodieRestorePlan": lambda ext: _restore_plan(),
     "HoodieRestoreMetadata": lambda ext: _restore_metadata(),
+    "HoodieCommitMetadata": lambda ext: _commit_metadata(False),
+    "HoodieReplaceCommitMetadata": lambda ext: _commit_metadata(True),
 }
 
 KINDS: tuple[str, ...] = tuple(_BUILDERS)

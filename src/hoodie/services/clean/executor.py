@@ -184,7 +184,7 @@ def _finish_pending_cleans(table: HoodieTable) -> list[CleanResult]:
             continue
         except ValueError as e:
             raise CleanError(f"the pending clean {inst.timestamp} has an unreadable plan "
-                             f"{table.storage.uri(T.METAFOLDER + '/' + inst.requested_file_name)} ({e}); "
+                             f"{table.storage.uri(T.instant_file_path(table.storage, I.Instant(inst.timestamp, I.CLEAN, I.State.REQUESTED)))} ({e}); "
                              + T.damaged_file_fix(table.storage.uri(), inst)) from None
         if inst.is_requested:
             T.transition_to_inflight(table.storage, inst, data)
@@ -242,6 +242,7 @@ class CleanOperation(Operation):
     are finished and stashes settled first, then a plan is made; an empty plan commits nothing."""
 
     what = "clean"
+    table_versions = (6, 8, 9)
 
     def __init__(self, cfg: CleanConfig) -> None:
         self.cfg = cfg

@@ -44,7 +44,7 @@ from hoodie.format.timeline.compaction_plan import CompactionOperation
 from hoodie.format.slice.eventtime import event_time_millis
 from hoodie.format.file_group.fsview import LogFile
 from hoodie.format.slice.merge import DeleteBatch, LogBatch, merge_commit_time, merge_ordering
-from hoodie.format.slice.reader import block_data, read_base_file, scan_log_blocks
+from hoodie.format.slice.reader import block_data, is_partial, merge_partial_blocks, read_base_file, scan_log_blocks
 from hoodie.format.table import HoodieTable
 
 import hoodie.services.compaction.keys as K
@@ -119,6 +119,7 @@ class _Scanned:
     corrupt: int
     rollback: int
     log_records: int
+    blocks: tuple = ()  # the committed blocks, when one is a partial update (merged as a read does)
 
 
 def _scan(table: HoodieTable, logs: list[LogFile], instant: str, schema: pa.Schema) -> _Scanned:
@@ -140,7 +141,8 @@ def _scan(table: HoodieTable, logs: list[LogFile], instant: str, schema: pa.Sche
             data = block_data(b, schema, java_floats=True)
             batches.append(LogBatch(data=_with_src(data, 1)))
             n += data.num_rows
-    return _Scanned(batches, deletes, scan.total_blocks, scan.corrupt_blocks, scan.rollback_blocks, n)
+    partial = tuple(scan.blocks) if any(is_partial(b) for b in scan.blocks) else ()
+    return _Scanned(batches, deletes, scan.total_blocks, scan.corrupt_blocks, scan.rollback_blocks, n, partial)
 
 
 def _merge(table: HoodieTable, base: Optional[pa.Table], batches: list[LogBatch], schema: pa.Schema) -> pa.Table:
@@ -284,6 +286,15 @@ def execute_operation(table: HoodieTable, plan_instant: str,
             raise CompactionError(f"compaction {plan_instant}: exact-split plan without event-time field or threshold")
         merged, split_rows, carried = _split(table, base, scanned, work_schema, split_field,
                                              int(plan_extra[K.THRESHOLD_KEY]), unit)
+    elif scanned.blocks:
+        # Hudi 1.x partial updates: laid over the older record as a read lays them; a row comes from
+        # the log when a block touched its key.
+        plain = merge_partial_blocks(table, base.drop_columns([SRC]) if base is not None else None,
+                                     scanned.blocks, schema)
+        touched = pa.concat_arrays([b.data.column("_hoodie_record_key").combine_chunks().cast(pa.string())
+                                    for b in scanned.batches if b.data is not None] or [pa.array([], pa.string())])
+        src = pc.cast(pc.is_in(plain.column("_hoodie_record_key").cast(pa.string()), value_set=touched), pa.int8())
+        merged = plain.append_column(pa.field(SRC, pa.int8()), src)
     else:
         merged = _merge(table, base, scanned.batches, work_schema)
     base_keys = base.column("_hoodie_record_key").combine_chunks() if base is not None else pa.array([], pa.string())
@@ -305,6 +316,7 @@ def execute_operation(table: HoodieTable, plan_instant: str,
                              num_updates=n_updates, num_deletes=n_deleted, event_time_field=ev_field,
                              codec=cfg.parquet_codec, bloom=cfg.bloom, event_time_unit=unit)
     out = CompactionWriteStat(**{f: getattr(stat, f) for f in WriteStat.__dataclass_fields__})
+    out.prev_base_file = base_name or None  # Hudi 1.x records the compacted base file (prevBaseFile)
     out.total_log_records = scanned.log_records
     out.total_log_files_compacted = len(logs)
     out.total_log_size_compacted = sum(lf.size for lf in logs)

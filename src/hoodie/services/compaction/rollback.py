@@ -155,6 +155,8 @@ def _under_compaction_locks(table_or_path: Union[str, HoodieTable], instant: str
 class _CompactionRollbackBase(Operation):
     """A rollback instant undoing (part of) a pending compaction; its own in-process executor."""
 
+    table_versions = (6, 8, 9)
+
     def __init__(self, instant: str, what: str) -> None:
         self.target = instant
         self.what = what
@@ -168,11 +170,12 @@ class _CompactionRollbackBase(Operation):
 
     def _check_pending(self, table: HoodieTable, verb: str) -> None:
         tl = table.timeline
-        if tl.has_file(I.instant_file_name(self.target, I.COMMIT, I.State.COMPLETED)):
+        done = tl.get(self.target)
+        if done is not None and done.is_completed:
             raise CompactionError(f"compaction {self.target} is completed; {verb} it would need a restore")
         if not tl.has_file(self.requested.file_name):
             raise CompactionError(f"there is no compaction plan {self.target} "
-                                  f"(.hoodie/{self.requested.file_name} is missing)")
+                                  f"({T.instant_file_path(table.storage, self.requested)} is missing)")
 
     def _plan_outputs(self, table: HoodieTable, outputs: dict[str, list]) -> None:
         self.outputs = outputs
@@ -243,7 +246,7 @@ class _CompactionRollback(_CompactionRollbackBase):
         """Back to requested: the compaction's inflight file goes."""
         assert txn.table is not None and txn.completed is not None
         if self.has_inflight:
-            txn.table.storage.delete(f"{T.METAFOLDER}/{self.inflight.file_name}")
+            T.delete_instant_files(txn.table.storage, self.target, I.COMPACTION, [I.State.INFLIGHT])
         txn.table.reload()
         r = txn.completed.timestamp
         log.info("rolled back compaction %s (rollback %s): deleted %d file(s)", self.target, r, len(self.deleted))
@@ -364,7 +367,9 @@ class _PlanRemoval(_CompactionRollbackBase):
         outputs = compaction_outputs(table, instant, plan) if plan is not None else _outputs_by_listing(table, instant)
         out_paths = set(outputs["split"]) | {l.link_path for l in outputs["links"]}
         # Everything else in the slices at the instant is data writers committed on top of the plan.
-        for rel in _slice_logs(table, instant):
+        # Layout 2 slices logs by completion time: without the plan they join the previous slice as
+        # they are, so nothing moves.
+        for rel in (_slice_logs(table, instant) if table.timeline_layout == 1 else ()):
             if rel not in out_paths:
                 part = rel.rsplit("/", 1)[0] if "/" in rel else ""
                 self.to_move.setdefault((part, N.parse_log_file(rel.rsplit("/", 1)[-1]).file_id), []).append(rel)
@@ -405,8 +410,7 @@ class _PlanRemoval(_CompactionRollbackBase):
         """The plan goes last (inflight first), so an interrupted removal is finished by running it again."""
         assert txn.table is not None and txn.completed is not None
         storage = txn.table.storage
-        storage.delete(f"{T.METAFOLDER}/{self.inflight.file_name}")
-        storage.delete(f"{T.METAFOLDER}/{self.requested.file_name}")
+        T.delete_instant_files(storage, self.target, I.COMPACTION, [I.State.INFLIGHT, I.State.REQUESTED])
         W.delete_markers(storage, self.target)
         txn.table.reload()
         r = txn.completed.timestamp

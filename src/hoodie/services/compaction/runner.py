@@ -270,6 +270,7 @@ class CompactionCommit(Operation):
     the next run rolls it back first."""
 
     execute_unlocked = True
+    table_versions = (6, 8, 9)
 
     def __init__(self, instant: str, cfg: CompactionConfig) -> None:
         self.instant = instant
@@ -290,7 +291,8 @@ class CompactionCommit(Operation):
         instant = self.instant
         table = txn.open_table()
         tl = table.timeline
-        if tl.has_file(I.instant_file_name(instant, I.COMMIT, I.State.COMPLETED)):
+        done = tl.get(instant)
+        if done is not None and done.is_completed:
             raise CompactionError(f"compaction {instant} is already completed")
         requested = I.Instant(instant, I.COMPACTION, I.State.REQUESTED)
         if not tl.has_file(requested.file_name):

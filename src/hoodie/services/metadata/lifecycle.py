@@ -30,8 +30,6 @@ def prepare_metadata_table(table: HoodieTable, options: Optional[Mapping[str, An
     """Apply the module's rules to ``table``; returns whether the caller must create the metadata
     table (after rolling back failed writes, before its instant starts)."""
     enable = enable_option(options)
-    if int(table.props.get("hoodie.table.version") or "6") != 6:
-        return False
     if enable is False:
         if drop_metadata_table(table, "hoodie.metadata.enable=false"):
             warn_once(table, "disabled",

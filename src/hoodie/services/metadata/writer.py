@@ -62,6 +62,7 @@ COMPACTION_SUFFIX = "001"
 CLEAN_SUFFIX = "002"
 ROLLBACK_SUFFIX = "006"
 INIT_SUFFIX = "010"
+V8_INIT_INSTANT = "0" * 17
 TOKEN = "0-0-0"
 # extraMetadata marker of a TTL replacecommit whose replaced files are moved to the stash.
 TTL_STASH_KEY = "hoodie.partition.ttl.stash"
@@ -88,16 +89,21 @@ def _partitions_prop(props: Mapping[str, str], key: str = PARTITIONS_PROP) -> li
 
 
 class MetadataWriter:
-    """Writes the ``files`` partition of ``table``'s metadata table (table version 6 only).
+    """Writes the ``files`` partition of ``table``'s metadata table, in the table's version: 6 (layout 1,
+    instants of its own services by suffix, MOR rollback by command block) or 8/9 (layout 2, log files
+    named by their deltacommit, fresh instants for its services, rollback by deleting log files).
 
     ``options`` are the operation's options (``hoodie.metadata.compact.max.delta.commits``).
     """
 
     def __init__(self, table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> None:
         version = int(table.props.get("hoodie.table.version") or "6")
-        if version != 6:
+        if version not in (6, 8, 9):
             raise MetadataTableError(
-                f"{table.base_path} is table version {version}; hoodie maintains metadata tables of table version 6")
+                f"{table.base_path} is table version {version}; hoodie maintains metadata tables of table versions "
+                "6, 8 and 9")
+        self.version = version
+        self.layout = 2 if version >= 8 else 1
         self.table = table
         self.data = table.storage
         self.storage: Storage = table.storage.child(METADATA_FOLDER)
@@ -106,7 +112,10 @@ class MetadataWriter:
     # -- state -----------------------------------------------------------------------------------
     def timeline(self) -> Timeline:
         """The MDT's active timeline, freshly listed."""
-        return Timeline.load(self.storage)
+        return Timeline.load(self.storage, self.layout)
+
+    def _data_timeline(self) -> Timeline:
+        return Timeline.load(self.data, self.layout)
 
     def _latest_slice(self) -> tuple[str, Optional[str], list[str]]:
         """(base instant, base file name, log file names) of the latest slice of ``files-0000-0``,
@@ -136,7 +145,8 @@ class MetadataWriter:
         return fid or MW.FILES_FILE_ID, top + 1
 
     def _fresh_instant(self, tl: Timeline) -> str:
-        last = max([i.timestamp for i in tl] + [i.timestamp for i in Timeline.load(self.data)] or [""])
+        last = max([max(i.timestamp, i.completion or "") for i in tl]
+                   + [max(i.timestamp, i.completion or "") for i in self._data_timeline()] or [""])
         return InstantGenerator(self.table.timeline_timezone).now(floor=last[:17] or None)
 
     # -- the update of one data instant --------------------------------------------------------
@@ -148,6 +158,8 @@ class MetadataWriter:
         """
         ts = inflight.timestamp
         action = I.COMMIT if inflight.action == I.COMPACTION else inflight.action
+        if action == I.ROLLBACK and self.layout == 2:
+            return self._rollback_v8(ts, content)
         records = self._records(action, ts, content)
         self._recover()
         tl = self.timeline()
@@ -155,7 +167,7 @@ class MetadataWriter:
         if done is not None and done.action == I.DELTA_COMMIT and done.is_completed:
             # A re-attempt of an instant recorded by an earlier attempt (Java: delete the completed
             # file, write again at the same instant; both blocks are read, the later one last).
-            self.storage.delete(f"{METAFOLDER}/{done.file_name}")
+            self.storage.delete(T.instant_file_path(self.storage, done))
             tl = self.timeline()
         compaction = clean = None
         if tl.get(ts) is None:
@@ -197,7 +209,7 @@ class MetadataWriter:
         if action == I.ROLLBACK:
             rb = plans.read_avro_metadata(content)
             out = []
-            tl = Timeline.load(self.data)
+            tl = self._data_timeline()
             for target in rb.get("commitsRollback") or []:
                 inst = tl.get(target)
                 if inst is None or not inst.is_completed or inst.action != I.REPLACE_COMMIT:
@@ -236,17 +248,20 @@ class MetadataWriter:
         else:
             inflight = existing
         base_instant, base_name, _ = self._latest_slice()
+        if self.layout == 2:
+            # 1.x: a new log file named by this deltacommit; the slice follows from its completion time.
+            base_instant, base_name = ts, None
         fid, version = self._next_log(base_instant)
         name = N.log_file_name(fid, base_instant, version, TOKEN)
         rel = f"{FILES_PARTITION}/{name}"
-        size = L.write_log_file(self.storage, rel, [MW.hfile_data_block(records, ts)])
+        size = L.write_log_file(self.storage, rel, [MW.hfile_data_block(records, ts, self.version)])
         fault_point("metadata.deltacommit.after_log")
-        meta = CommitMetadata(operation_type=operation, extra_metadata={"schema": MW.schema_json()})
+        meta = CommitMetadata(operation_type=operation, extra_metadata={"schema": MW.schema_json(self.version)})
         meta.add_write_stat(FILES_PARTITION, WriteStat(
             file_id=fid, path=rel, partition_path=FILES_PARTITION, prev_commit=base_instant,
             num_writes=len(records), num_update_writes=len(records), total_write_bytes=size, file_size_in_bytes=size,
             total_log_blocks=1, is_delta=True, log_version=version, base_file=base_name or "", log_files=[name]))
-        T.transition_to_complete(self.storage, inflight, meta.to_json_bytes())
+        T.transition_to_complete(self.storage, inflight, meta)
         fault_point("metadata.after_deltacommit")
         return rel
 
@@ -261,16 +276,17 @@ class MetadataWriter:
         if len(deltas) < self.max_delta_commits:
             return None, None
         latest = max(i.timestamp for i in deltas)
-        data_tl = Timeline.load(self.data)
+        data_tl = self._data_timeline()
         blocking = [i for i in data_tl.pending() if i.timestamp[:17] <= latest[:17] and i.timestamp != current]
         if blocking:
             log.info("metadata table compaction waits: data instant(s) %s pending", [str(i) for i in blocking[:3]])
             return None, None
-        compaction = f"{latest}{COMPACTION_SUFFIX}"
+        # Version 6 names the MDT's own services by suffix; 1.x takes fresh instants (reference §3.2).
+        compaction = f"{latest}{COMPACTION_SUFFIX}" if self.layout == 1 else self._fresh_instant(tl)
         if tl.get(compaction) is not None:
             return None, None
         self._compact(compaction)
-        clean = self._clean(f"{latest}{CLEAN_SUFFIX}")
+        clean = self._clean(f"{latest}{CLEAN_SUFFIX}" if self.layout == 1 else self._fresh_instant(self.timeline()))
         return compaction, clean
 
     def _compact(self, instant: str) -> None:
@@ -284,15 +300,16 @@ class MetadataWriter:
         req = T.create_requested(self.storage, instant, I.COMPACTION, plan)
         inflight = T.transition_to_inflight(self.storage, req)
         rel = f"{FILES_PARTITION}/{N.base_file_name(fid, TOKEN, instant, '.hfile')}"
-        data = MW.hfile_bytes(merged, bloom_keys=True)
+        data = MW.hfile_bytes(merged, bloom_keys=True, version=self.version)
         self.storage.create_new(rel, data)
         fault_point("metadata.compaction.after_base_file")
-        meta = CommitMetadata(operation_type="COMPACT", compacted=True, extra_metadata={"schema": MW.schema_json()})
+        meta = CommitMetadata(operation_type="COMPACT", compacted=True,
+                              extra_metadata={"schema": MW.schema_json(self.version)})
         meta.add_write_stat(FILES_PARTITION, WriteStat(
             file_id=fid, path=rel, partition_path=FILES_PARTITION, prev_commit=base_instant,
             num_writes=len(merged), total_write_bytes=len(data), file_size_in_bytes=len(data),
-            total_log_files_compacted=len(logs)))
-        T.transition_to_complete(self.storage, inflight, meta.to_json_bytes())
+            total_log_files_compacted=len(logs), prev_base_file=base_name if self.layout == 2 else None))
+        T.transition_to_complete(self.storage, inflight, meta)
         log.info("compacted the metadata table of %s at %s (%d records, %d log files)", self.table.base_path,
                  instant, len(merged), len(logs))
 
@@ -369,8 +386,86 @@ class MetadataWriter:
             {FILES_PARTITION: plans.rollback_partition_metadata(FILES_PARTITION, [], [],
                                                                 {self.storage.uri(rel): size})})
         T.transition_to_complete(self.storage, inflight, plans.write_avro_metadata("HoodieRollbackMetadata", meta))
-        for st in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
-            self.storage.delete(f"{METAFOLDER}/{I.instant_file_name(target, I.DELTA_COMMIT, st)}")
+        T.delete_instant_files(self.storage, target, I.DELTA_COMMIT, (State.COMPLETED, State.INFLIGHT, State.REQUESTED))
+
+    # -- rollback on table versions 8/9 ------------------------------------------------------------
+    def _rollback_v8(self, ts: str, content: bytes) -> UpdateResult:
+        """A data rollback at ``ts`` on 1.x: no files records; an MDT rollback at ``ts`` of the rolled-
+        back instants' deltacommits, deleting their log files (reference §3.1, §5)."""
+        self._recover()
+        targets = plans.read_avro_metadata(content).get("commitsRollback") or []
+        tl = self.timeline()
+        done = [t for t in targets if (i := tl.get(t)) is not None and i.action == I.DELTA_COMMIT]
+        if not done:
+            return UpdateResult(ts, 0, "")
+        compacted = [t for t in done if self._compacted(tl, t)]
+        if compacted:
+            # Its records are in the MDT's base file now; deleting log files cannot take them out.
+            raise MetadataTableError(
+                f"cannot roll back {', '.join(compacted)} in the metadata table of {self.table.base_path}: the "
+                "metadata table compacted it already. Drop the metadata table (`hoodie metadata drop`) and create "
+                "it again after the rollback")
+        existing = tl.get(ts)
+        if existing is not None and existing.action == I.ROLLBACK:
+            if existing.is_completed:
+                return UpdateResult(ts, 0, "", rollbacks=(ts,))
+            req = Instant(ts, I.ROLLBACK, State.REQUESTED)
+            plan = plans.read_avro_metadata(self.storage.read_bytes(T.instant_file_path(self.storage, req)))
+            inflight = existing if existing.is_inflight else T.transition_to_inflight(self.storage, existing)
+        else:
+            paths = [self.storage.uri(f"{FILES_PARTITION}/{n}") for n in self._logs_of(done)]
+            plan = plans.rollback_plan((done[0], I.DELTA_COMMIT), [plans.rollback_request(FILES_PARTITION, MW.FILES_FILE_ID,
+                                                                                          "", paths)])
+            req = T.create_requested(self.storage, ts, I.ROLLBACK, plans.write_avro_metadata("HoodieRollbackPlan", plan))
+            inflight = T.transition_to_inflight(self.storage, req)
+        self._finish_rollback_v8(inflight, plan, done)
+        return UpdateResult(ts, 0, "", rollbacks=(ts,))
+
+    def check_rollback(self, target: str) -> None:
+        """Refuse (before anything is written) a rollback of ``target`` the metadata table cannot follow:
+        on 1.x an MDT rollback deletes the rolled-back deltacommit's log files, which does not work once
+        an MDT compaction took them into a base file (Java refuses this rollback too)."""
+        if self.layout == 1:
+            return
+        tl = self.timeline()
+        if self._compacted(tl, target):
+            raise MetadataTableError(
+                f"cannot roll back {target} on {self.table.base_path}: its metadata table compacted that commit "
+                "already, so its files cannot be taken out of "
+                "it, as in Hudi 1.x. Drop the metadata table first (`hoodie metadata drop`), roll back, then "
+                "create it again (`hoodie metadata create`). Nothing was written")
+
+    def _compacted(self, tl: Timeline, target: str) -> bool:
+        """Whether the MDT deltacommit ``target`` is in a base file: a compaction took every log file
+        that completed before the compaction's instant (layout 2 slices logs by completion time)."""
+        inst = tl.get(target)
+        if inst is None or not inst.is_completed or inst.action != I.DELTA_COMMIT:
+            return False
+        done = inst.completion or inst.timestamp
+        return any(c.timestamp > done for c in tl.completed().by_actions(I.COMMIT))
+
+    def _logs_of(self, instants: Iterable[str]) -> list[str]:
+        """The MDT log files written by the deltacommits ``instants`` (1.x names them by instant)."""
+        wanted = set(instants)
+        return sorted(s.name for s in self.storage.list_dir(FILES_PARTITION)
+                      if N.is_log_file(s.name) and N.parse_log_file(s.name).base_instant in wanted)
+
+    def _finish_rollback_v8(self, inflight: Instant, plan: Mapping[str, Any],
+                            targets: Optional[list[str]] = None) -> None:
+        started = time.monotonic()
+        if targets is None:
+            targets = [(plan.get("instantToRollback") or {})["commitTime"]]
+        names = self._logs_of(targets)
+        for n in names:
+            self.storage.delete(f"{FILES_PARTITION}/{n}")
+        fault_point("metadata.rollback.after_command_block")
+        uris = [self.storage.uri(f"{FILES_PARTITION}/{n}") for n in names]
+        meta = plans.rollback_metadata(
+            inflight.timestamp, int((time.monotonic() - started) * 1000), [(t, I.DELTA_COMMIT) for t in targets],
+            {FILES_PARTITION: plans.rollback_partition_metadata(FILES_PARTITION, uris, [], {})})
+        T.transition_to_complete(self.storage, inflight, plans.write_avro_metadata("HoodieRollbackMetadata", meta))
+        for t in targets:
+            T.delete_instant_files(self.storage, t, I.DELTA_COMMIT, (State.COMPLETED, State.INFLIGHT, State.REQUESTED))
 
     # -- repair ------------------------------------------------------------------------------------
     def _recover(self) -> None:
@@ -382,15 +477,16 @@ class MetadataWriter:
                 for s in self.storage.list_dir(FILES_PARTITION):
                     if N.is_base_file(s.name) and N.parse_base_file(s.name).instant == inst.timestamp:
                         self.storage.delete(s.path)
-                for st in (State.INFLIGHT, State.REQUESTED):
-                    self.storage.delete(f"{METAFOLDER}/{I.instant_file_name(inst.timestamp, I.COMPACTION, st)}")
+                T.delete_instant_files(self.storage, inst.timestamp, I.COMPACTION, (State.INFLIGHT, State.REQUESTED))
                 log.info("rolled back the interrupted metadata-table compaction %s", inst.timestamp)
             elif inst.action in (I.CLEAN, I.ROLLBACK):
                 req = Instant(inst.timestamp, inst.action, State.REQUESTED)
-                plan = plans.read_avro_metadata(self.storage.read_bytes(f"{METAFOLDER}/{req.file_name}"))
+                plan = plans.read_avro_metadata(self.storage.read_bytes(T.instant_file_path(self.storage, req)))
                 inflight = inst if inst.is_inflight else T.transition_to_inflight(self.storage, inst)
                 if inst.action == I.CLEAN:
                     self._finish_clean(inflight, plan)
+                elif self.layout == 2:
+                    self._finish_rollback_v8(inflight, plan)
                 else:
                     self._finish_rollback(inflight, (plan.get("instantToRollback") or {})["commitTime"])
                 log.info("finished the interrupted metadata-table %s %s", inst.action, inst.timestamp)
@@ -403,10 +499,11 @@ class MetadataWriter:
         Call with no pending data write (after rolling back failed writes): files of instants after
         the latest completed one (a pending compaction's) are left out, as Java does.
         """
-        data_tl = Timeline.load(self.data)
+        data_tl = self._data_timeline()
         done = data_tl.completed().last()
         upto = done.timestamp if done is not None else SOLO_COMMIT_TIMESTAMP
-        init = f"{upto}{INIT_SUFFIX}"
+        # 1.x initialises the files partition at 17 zeros (reference §3.2).
+        init = f"{upto}{INIT_SUFFIX}" if self.layout == 1 else V8_INIT_INSTANT
         if self.storage.exists(""):
             self.storage.delete_dir("")
         listing = storage_listing(self.data, upto)
@@ -420,13 +517,13 @@ class MetadataWriter:
         log_name = N.log_file_name(fid, init, 1, MW.BOOTSTRAP_LOG_TOKEN)
         L.write_log_file(self.storage, f"{FILES_PARTITION}/{log_name}", [MW.empty_delete_block(init)])
         base_rel = f"{FILES_PARTITION}/{MW.base_file_name(init)}"
-        data = MW.hfile_bytes(records, bloom_keys=True)
+        data = MW.hfile_bytes(records, bloom_keys=True, version=self.version)
         self.storage.create_new(base_rel, data)
-        meta = CommitMetadata(operation_type="BULK_INSERT", extra_metadata={"schema": MW.schema_json()})
+        meta = CommitMetadata(operation_type="BULK_INSERT", extra_metadata={"schema": MW.schema_json(self.version)})
         meta.add_write_stat(FILES_PARTITION, WriteStat(
             file_id=fid, path=base_rel, partition_path=FILES_PARTITION, num_writes=len(records),
             num_inserts=len(records), total_write_bytes=len(data), file_size_in_bytes=len(data)))
-        T.transition_to_complete(self.storage, inflight, meta.to_json_bytes())
+        T.transition_to_complete(self.storage, inflight, meta)
         fault_point("metadata.bootstrap.before_property")
         parts = sorted(set(_partitions_prop(self.table.props)) | {FILES_PARTITION})
         update_table_properties(self.table, {PARTITIONS_PROP: ",".join(parts), PARTITIONS_INFLIGHT_PROP: ""})

@@ -217,6 +217,7 @@ class TTLOperation(Operation):
     enabled, :meth:`finalize` moves their files aside."""
 
     what = "partition TTL"
+    table_versions = (6, 8, 9)
 
     def __init__(self, cfg: TTLConfig, *, dry_run: bool = False, instant_time: Optional[str] = None) -> None:
         self.cfg = cfg

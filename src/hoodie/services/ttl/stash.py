@@ -555,6 +555,7 @@ class RestoreOperation(Operation):
     restore among them, even one that only got as far as its empty .requested file)."""
 
     rollback_failed_writes = True
+    table_versions = (6, 8, 9)
 
     def __init__(self, ttl_instant: str, *, force: bool = False) -> None:
         self.ttl_instant = ttl_instant

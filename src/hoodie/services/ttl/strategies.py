@@ -301,7 +301,9 @@ class KeepByTimeStrategy(BuiltinTTLStrategy):
         out: dict[str, Reference] = {}
         view = None
         # Only an archived timeline can hide the writes of a partition that holds data.
-        archived = any(not e.is_dir for e in self.table.storage.list_dir(f"{METAFOLDER}/archived"))
+        # (layout 1: .hoodie/archived; layout 2: the LSM timeline's .hoodie/timeline/history)
+        folder = f"{METAFOLDER}/archived" if self.table.timeline_layout == 1 else f"{METAFOLDER}/timeline/history"
+        archived = any(not e.is_dir for e in self.table.storage.list_dir(folder))
         epoch: dict[str, int] = {}  # many partitions share an instant: convert each once
         for p in partitions:
             inst = self._stats.last_modified.get(p)
