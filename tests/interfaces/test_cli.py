@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from hoodie.interfaces.cli import main
+
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "hoodie.interfaces.cli", *args], capture_output=True,
@@ -148,3 +152,29 @@ def test_quickstart_without_java_deletes_nothing(tmp_path: Path) -> None:
     out = quickstart(demo)
     assert out.returncode == 2 and "JavaNotFoundError" in out.stderr, out.stderr
     assert (demo / ".hoodie" / "hoodie.properties").exists()
+
+
+@pytest.mark.parametrize("version", ["8", "9"])
+def test_create_a_hudi_1x_table(tmp_path: Path, version: str) -> None:
+    """`hoodie create --table-version 8|9` lays out a layout-2 table that writes and hudi-rs reads."""
+    import pyarrow as pa
+
+    from hoodie.format.table import HoodieTable
+    from hoodie.services.write import write_arrow
+    from tests.hudi_rs import read_hudi_rs
+
+    path = str(tmp_path / "t")
+    assert main(["create", path, "--name", "t", "--type", "mor", "--record-key", "k", "--partition-fields", "p",
+                 "--precombine", "ts", "--table-version", version]) == 0
+    t = HoodieTable(path)
+    assert t.table_version == int(version) and t.timeline_layout == 2
+    assert (tmp_path / "t" / ".hoodie" / "timeline" / "history").is_dir()
+    write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "ts": [1]}), {"hoodie.table.name": "t"})
+    assert read_hudi_rs(path).column("k").to_pylist() == ["a"]
+
+
+def test_create_refuses_properties_it_derives(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = str(tmp_path / "t")
+    assert main(["create", path, "--name", "t", "--record-key", "k", "--set", "hoodie.table.version=9"]) == 2
+    assert "--set hoodie.table.version: set by hoodie" in capsys.readouterr().err
+    assert not (tmp_path / "t").exists()

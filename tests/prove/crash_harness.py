@@ -352,7 +352,7 @@ def compaction_options(rng: random.Random, version: int = 6) -> dict[str, str]:
     else:
         o["hoodie.compaction.strategy"] = EVENT_TIME_STRATEGY
         o["hoodie.compaction.event.time.threshold"] = str(rng.randint(5, 45))
-        if rng.random() < 0.4 and version == 6:
+        if rng.random() < 0.4:
             o["hoodie.compaction.event.time.exact.split"] = "true"
     return o
 

@@ -523,3 +523,40 @@ def test_a_write_cannot_change_the_table_version(table: str) -> None:
     with pytest.raises(WriteError, match="table version 6; hoodie neither upgrades nor downgrades"):
         write_arrow(table, batch([("a", "2024-01-01", 3, 30)]), {**opts(), "hoodie.write.table.version": "9"})
     assert rows(table) == before
+
+
+@pytest.mark.parametrize("payload", ["org.apache.hudi.common.model.OverwriteNonDefaultsWithLatestAvroPayload",
+                                     "org.apache.hudi.common.model.PartialUpdateAvroPayload",
+                                     "org.apache.hudi.common.model.AWSDmsAvroPayload",
+                                     "com.example.MyPayload"])
+def test_payloads_hoodie_cannot_merge_are_refused(table: str, tmp_path: Path, payload: str) -> None:
+    """A payload whose merge is not "greatest ordering value" or "latest write" (null fields keeping
+    older values, delete markers in a column) was read as one of those: other rows than Hudi's. Now
+    refused for reads, writes and new tables, naming the class, before anything is written."""
+    new = tmp_path / "new"
+    with pytest.raises(WriteError, match=f"merges records with {re.escape(payload)}"):
+        write_arrow(str(new), batch([("a", "2024-01-01", 3, 30)]),
+                    {**opts(), "hoodie.datasource.write.payload.class": payload})
+    assert not new.exists()
+    props = Path(table) / ".hoodie" / "hoodie.properties"
+    text = re.sub(r"hoodie.compaction.payload.class=.*", "", props.read_text())
+    props.write_text(text + f"hoodie.compaction.payload.class={payload}\n")
+    listing = sorted(str(p) for p in Path(table).rglob("*"))
+    with pytest.raises(TableError, match=f"merges records with {re.escape(payload)}"):
+        hoodie.read_table(table)
+    with pytest.raises(TableError, match=f"merges records with {re.escape(payload)}"):
+        write_arrow(table, batch([("a", "2024-01-01", 3, 30)]), opts())
+    assert sorted(str(p) for p in Path(table).rglob("*")) == listing
+
+
+def test_hudi_11_partial_update_modes_are_refused(table: str) -> None:
+    """Hudi 1.1 carries those payloads as hoodie.table.partial.update.mode / merge properties."""
+    props = Path(table) / ".hoodie" / "hoodie.properties"
+    base = props.read_text()
+    for extra in ("hoodie.table.partial.update.mode=IGNORE_DEFAULTS\n",
+                  "hoodie.table.merge.properties.hoodie.payload.delete.field=Op\n"):
+        props.write_text(base + extra)
+        with pytest.raises(TableError, match="hoodie does not merge that way"):
+            hoodie.read_table(table)
+    props.write_text(base + "hoodie.table.partial.update.mode=NONE\n")
+    assert rows(table)

@@ -215,24 +215,49 @@ def test_an_operation_without_version_9_support_is_refused(tmp_path: Path) -> No
     assert sorted(str(p) for p in Path(path).rglob("*")) == before
 
 
-def test_partial_compaction_on_1x_waits_and_exact_split_is_refused(tmp_path: Path) -> None:
-    """Partial compaction keeps late logs visible through links named for version 6: on 8/9 a slice
-    whose logs are not all due is left for later (said in the result), and exact split is refused."""
-    from hoodie.services.compaction import schedule_compaction_result
-    from hoodie.services.compaction.config import CompactionError
+@pytest.mark.parametrize("mode,split", [("symlink", False), ("copy", False), ("symlink", True)])
+def test_partial_event_time_compaction_on_1x(tmp_path: Path, mode: str, split: bool) -> None:
+    """Event-time compaction on a version-9 table: logs whose events are all after the threshold stay
+    visible in the new slice through links named by the compaction instant (docs/compaction.md); the
+    read-optimized view holds exactly the events up to the threshold; hudi-rs reads the same."""
+    from hoodie.services.compaction import run_compaction
 
     path = str(tmp_path / "t")
     opts = _v9_mor(path)
-    for ts in (5, 900):  # one update before the threshold, one after
-        write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "ts": [ts]}), {**opts, "hoodie.datasource.write.operation": "upsert"})
+    # One update due (event time 5 <= threshold 10), then two late ones (900, 950), in log order.
+    for k, ts in (("a", 5), ("b", 900), ("a", 950)):
+        write_arrow(path, pa.table({"k": [k], "p": ["x"], "ts": [ts]}), {**opts, "hoodie.datasource.write.operation": "upsert"})
+    expected = [("a", "x", 950), ("b", "x", 900)]
+    cols = ["k", "p", "ts"]
+
+    def rows(t: pa.Table) -> list[tuple]:
+        return sorted(tuple(r[c] for c in cols) for r in t.select(cols).to_pylist())
+
     cfg = {"hoodie.compaction.strategy": "org.apache.hudi.table.action.compact.strategy.EventTimeBasedCompactionStrategy",
            "hoodie.compaction.event.time.threshold": "10", "hoodie.payload.event.time.field": "ts",
-           "hoodie.compact.inline.trigger.strategy": "EVENT_TIME_TRIGGER"}
-    res = schedule_compaction_result(path, cfg)
-    assert res.instant is None and "partial compaction, which hoodie does not do on table version 8/9" in res.reason
-    with pytest.raises(CompactionError, match="exact.split=true splits log files"):
-        schedule_compaction_result(path, {**cfg, "hoodie.compaction.event.time.exact.split": "true"})
-    assert not HoodieTable(path).timeline.pending_compactions()
+           "hoodie.compact.inline.trigger.strategy": "EVENT_TIME_TRIGGER", "hoodie.compaction.partial.link.mode": mode}
+    if split:
+        cfg["hoodie.compaction.event.time.exact.split"] = "true"
+    (res,) = run_compaction(path, None, cfg, schedule_if_none=True)
+    assert res.metrics["partialOperations"] == 1 and res.links, res.metrics
+    t = HoodieTable(path)
+    for link in res.links:
+        # Named by the compaction instant: the slice it joins follows from the compaction's completion.
+        assert f"_{res.instant}.log." in link.link
+    assert rows(hoodie.read_table(path)) == expected
+    assert rows(read_hudi_rs(path)) == expected
+    # Read-optimized: the base file holds the events up to the threshold only (a at 5, b's insert at 2).
+    assert rows(hoodie.read_table(path, query_type="read_optimized")) == [("a", "x", 5), ("b", "x", 2)]
+    assert rows(read_hudi_rs(path, query_type="read_optimized")) == [("a", "x", 5), ("b", "x", 2)]
+    # A later write lands after the links; compacting everything then leaves no link behind.
+    write_arrow(path, pa.table({"k": ["b"], "p": ["x"], "ts": [990]}), {**opts, "hoodie.datasource.write.operation": "upsert"})
+    expected = [("a", "x", 950), ("b", "x", 990)]
+    assert rows(hoodie.read_table(path)) == expected and rows(read_hudi_rs(path)) == expected
+    run_compaction(path, None, {"hoodie.compaction.strategy": "UnBounded", "hoodie.compact.inline.max.delta.commits": "1"},
+                   schedule_if_none=True)
+    assert rows(hoodie.read_table(path)) == expected and rows(read_hudi_rs(path)) == expected
+    assert rows(hoodie.read_table(path, query_type="read_optimized")) == expected
+    assert validate_metadata_table(t).equal if t.has_metadata_table else True
 
 
 @pytest.mark.parametrize("version", [8, 9])

@@ -29,7 +29,7 @@ from hoodie.format.timeline.commit_metadata import NULL_COMMIT, WriteStat
 from hoodie.format.slice.eventtime import DEFAULT_UNIT, EventTimeError, event_time_millis
 from hoodie.format.file_group.fsview import FileSlice, FileSystemView
 from hoodie.format.storage import Storage
-from hoodie.format.table import META_COLUMNS, HoodieTable, TableError, create_table, table_exists
+from hoodie.format.table import META_COLUMNS, HoodieTable, TableError, check_payload_class, create_table, table_exists
 from hoodie.format.slice import writer as W
 from hoodie.format.avro.schema import arrow_to_avro_schema, avro_to_arrow_schema
 from hoodie.format.keys.generators import key_generator_from_config
@@ -201,7 +201,7 @@ class WriteConfig:
             keygen_props=keygen,
             hive_style=hive,
             url_encode=urlenc,
-            payload_class=cfg.get(C.PAYLOAD_CLASS),
+            payload_class=_checked_payload(cfg.get(C.PAYLOAD_CLASS)),
             event_time_field=cfg.get(C.EVENT_TIME_FIELD),
             block_format=cfg.get(C.LOG_BLOCK_FORMAT),
             max_file_size=cfg.get(C.PARQUET_MAX_FILE_SIZE),
@@ -215,6 +215,17 @@ class WriteConfig:
             set_null_for_missing_columns=bool(cfg.get(C.SET_NULL_FOR_MISSING_COLUMNS)),
             table_version=version,
         )
+
+
+def _checked_payload(payload: Optional[str]) -> Optional[str]:
+    """The payload class of a write; one hoodie does not merge Hudi's way is refused before anything
+    is written (see :func:`hoodie.format.table.check_payload_class`)."""
+    if payload:
+        try:
+            check_payload_class(payload, "this write (hoodie.datasource.write.payload.class)")
+        except TableError as e:
+            raise WriteError(str(e)) from None
+    return payload
 
 
 def check_event_times(data: pa.Table, cfg: WriteConfig) -> None:

@@ -37,20 +37,39 @@ OVERWRITE_WITH_LATEST_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLates
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.EventTimeAvroPayload"
 # Payloads whose merge picks the record with the greatest ordering (precombine) value.
-ORDERING_PAYLOADS = frozenset(
-    {
-        DEFAULT_PAYLOAD,
-        EVENT_TIME_PAYLOAD,
-        "org.apache.hudi.common.model.PartialUpdateAvroPayload",
-    }
-)
+ORDERING_PAYLOADS = frozenset({DEFAULT_PAYLOAD, EVENT_TIME_PAYLOAD})
 # Payloads that keep the latest write regardless of ordering values.
-COMMIT_TIME_PAYLOADS = frozenset(
-    {
-        OVERWRITE_WITH_LATEST_PAYLOAD,
-        "org.apache.hudi.common.model.OverwriteNonDefaultsWithLatestAvroPayload",
-    }
-)
+COMMIT_TIME_PAYLOADS = frozenset({OVERWRITE_WITH_LATEST_PAYLOAD})
+# Payloads whose merge is more than "greatest ordering value wins" or "latest write wins": field-wise
+# overlays (OverwriteNonDefaults, PartialUpdate), deletes marked in a column (AWS DMS, Debezium).
+# hoodie does not merge them Hudi's way, so tables using them are refused rather than read wrong.
+UNSUPPORTED_PAYLOADS = {
+    "org.apache.hudi.common.model.OverwriteNonDefaultsWithLatestAvroPayload":
+        "a null (default) field of a newer record keeps the older value",
+    "org.apache.hudi.common.model.PartialUpdateAvroPayload":
+        "a null field of the winning record takes the other record's value",
+    "org.apache.hudi.common.model.AWSDmsAvroPayload": "a row with Op = 'D' deletes the key",
+    "org.apache.hudi.common.model.debezium.MySqlDebeziumAvroPayload": "Debezium operation and sequence columns",
+    "org.apache.hudi.common.model.debezium.PostgresDebeziumAvroPayload": "Debezium operation and LSN columns",
+}
+
+
+def check_payload_class(payload: str, where: str, merge_mode: str = "") -> None:
+    """Refuse a payload class whose merge hoodie does not implement (it would return other rows than
+    Hudi): names the class, what Hudi does with it and the way out.
+
+    Raises:
+        TableError: ``payload`` is neither an ordering payload nor a commit-time one.
+    """
+    if payload in ORDERING_PAYLOADS or payload in COMMIT_TIME_PAYLOADS:
+        return
+    what = UNSUPPORTED_PAYLOADS.get(payload, "a merge hoodie does not know")
+    mode = f" (hoodie.record.merge.mode={merge_mode})" if merge_mode else ""
+    raise TableError(
+        f"{where} merges records with {payload}{mode}: {what}. hoodie merges by the ordering field "
+        f"({DEFAULT_PAYLOAD}, {EVENT_TIME_PAYLOAD}) or by commit time ({OVERWRITE_WITH_LATEST_PAYLOAD}) only, so it "
+        "would return other rows than Hudi. Read and write this table with Hudi, or rewrite it with one of those "
+        "payloads")
 MERGER_STRATEGY_DEFAULT = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 
 
@@ -185,6 +204,17 @@ class HoodieTable:
         CUSTOM merging through a payload class hoodie knows)."""
         ordering = self.precombine_field
         mode = (self.props.get("hoodie.record.merge.mode") or "").upper()
+        # Hudi 1.1 carries the deprecated payloads' behaviour as a partial-update mode and merge
+        # properties (delete markers); hoodie merges neither, so it refuses rather than drop them.
+        partial = (self.props.get("hoodie.table.partial.update.mode") or "NONE").upper()
+        extra = sorted(k for k in self.props if k.startswith("hoodie.table.merge.properties."))
+        if partial != "NONE" or extra:
+            what = f"hoodie.table.partial.update.mode={partial}" if partial != "NONE" else ", ".join(extra)
+            legacy = self.props.get("hoodie.legacy.payload.class")
+            raise TableError(
+                f"{self.storage.uri()} merges records with {what}{f' (from {legacy})' if legacy else ''}: null or "
+                "default fields that keep older values, or deletes marked in a column. hoodie does not merge that way, "
+                "so it would return other rows than Hudi. Read and write this table with Hudi 1.1")
         if mode == "COMMIT_TIME_ORDERING":
             return MergeMode(ordering, False)
         if mode == "EVENT_TIME_ORDERING":
@@ -193,11 +223,7 @@ class HoodieTable:
             raise TableError(f"{self.storage.uri()}: unknown hoodie.record.merge.mode {mode!r}; Hudi knows "
                              "COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING and CUSTOM")
         payload = self.payload_class
-        if mode == "CUSTOM" and payload not in COMMIT_TIME_PAYLOADS and payload != DEFAULT_PAYLOAD:
-            raise TableError(
-                f"{self.storage.uri()} merges records with CUSTOM merge mode and payload {payload}; hoodie merges "
-                "by commit time or by the ordering field only, so it would return other rows than Hudi. Read it "
-                "with Hudi 1.x")
+        check_payload_class(payload, self.storage.uri(), mode)
         if payload in COMMIT_TIME_PAYLOADS or not ordering:
             return MergeMode(ordering, False)
         return MergeMode(ordering, True)

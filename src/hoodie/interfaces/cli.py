@@ -119,13 +119,22 @@ def _create(args: argparse.Namespace) -> int:
     from hoodie.format.table import create_table
 
     o = _parse_sets(args.set)
+    version = o.pop("hoodie.write.table.version", None) or args.table_version
+    reserved = sorted(k for k in o if k in ("hoodie.table.version", "hoodie.table.initial.version",
+                                            "hoodie.timeline.layout.version", "hoodie.table.type",
+                                            "hoodie.table.name", "hoodie.table.recordkey.fields"))
+    if reserved:
+        raise CliError(f"--set {', '.join(reserved)}: set by hoodie from the other options (use --table-version, "
+                       "--type, --name, --record-key); a property file that says otherwise would misdescribe the table")
+    if str(version) not in ("6", "8", "9"):
+        raise CliError(f"table version {version}: hoodie creates tables of version 6, 8 (Hudi 1.0) or 9 (Hudi 1.1)")
     t = create_table(
         args.base_path, table_name=args.name,
         table_type={"COW": "COPY_ON_WRITE", "MOR": "MERGE_ON_READ"}.get(args.type.upper(), args.type.upper()),
         record_key_fields=[f for f in args.record_key.split(",") if f],
         partition_fields=[f for f in (args.partition_fields or "").split(",") if f],
         precombine_field=args.precombine, hive_style=args.hive_style,
-        timeline_timezone=o.pop("hoodie.table.timeline.timezone", "UTC"), extra_props=o,
+        timeline_timezone=o.pop("hoodie.table.timeline.timezone", "UTC"), extra_props=o, table_version=int(version),
     )
     _emit(args, {"base_path": t.base_path, "table_type": t.table_type, "properties": t.props},
           f"created {t.table_type} table {t.name} at {t.base_path}")
@@ -222,6 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--partition-fields")
     c.add_argument("--precombine")
     c.add_argument("--hive-style", action="store_true")
+    c.add_argument("--table-version", default="6", choices=["6", "8", "9"],
+                   help="6 (Hudi 0.14/0.15, default), 8 (Hudi 1.0) or 9 (Hudi 1.1)")
     c.add_argument("--json", action="store_true")
     c.add_argument("--set", action="append", metavar="KEY=VALUE", help="extra table property (repeatable)")
     c.set_defaults(func=_create)

@@ -108,6 +108,8 @@ class WriteOperation(Operation):
         self.started = time.monotonic()
         st = self.storage
         existing = HoodieTable(st.base_uri, storage=st) if table_exists(st) else None
+        if existing is not None:
+            existing.merge_mode  # a merge hoodie cannot do Hudi's way is refused before anything is written
         self.existing = existing
         cfg = WriteConfig.from_options(self.options, existing, overwrite=self.mode == "overwrite")
         replace = self.mode == "overwrite" and existing is not None

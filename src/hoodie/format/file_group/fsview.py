@@ -263,6 +263,10 @@ class FileSystemView:
         # completion time (Hudi 1.x CompletionTimeQueryView, hudi-rs FileGroup::add_log_file).
         self._layout2 = timeline.folder == TIMELINE_FOLDER_V2
         self._completion = {i.timestamp: i.completion or i.timestamp for i in completed.instants}
+        # Completion times of instants archived into Hudi 1.x's LSM timeline (layout 2 only), read
+        # once per view, on the first log file older than the active timeline: most views never
+        # need them (see _slice_by_completion).
+        self._archived_completion: Optional[dict[str, str]] = None
         # Completed replacecommits: (instant, partition -> replaced file ids).
         self._replaced: list[tuple[str, dict[str, list[str]]]] = []
         for inst in completed.by_actions(I.REPLACE_COMMIT).instants:
@@ -337,7 +341,16 @@ class FileSystemView:
             if done is None:
                 if self._timeline_start is None or written >= self._timeline_start:
                     continue
-                done = written  # archived: completed long ago
+                # Archived: its completion time is in the LSM timeline. A deltacommit requested
+                # before a compaction but completed after it belongs to the compaction's slice, so
+                # its requested time is not enough. An instant the archived timeline lacks
+                # completed long ago: its requested time places it. A damaged LSM timeline raises
+                # ArchivedTimelineError (naming the file) rather than misplacing logs.
+                if self._archived_completion is None:
+                    from hoodie.format.timeline.archived import ArchivedTimeline
+
+                    self._archived_completion = ArchivedTimeline.load(self.storage).completion_times()
+                done = self._archived_completion.get(written, written)
             placed.append((done, lf))
         # In completion order: a log with no base file before it opens a slice keyed by its own
         # instant, which later logs then join.

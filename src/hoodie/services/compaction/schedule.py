@@ -103,6 +103,7 @@ def plan_compaction(table: HoodieTable, config: Any = None, *, instant: Optional
     # Resolved before the trigger: a misspelled strategy must fail now, not on the first round the
     # trigger fires (until then every round would report "nothing to compact").
     strategy = resolve_strategy(cfg)
+    table.merge_mode  # a table whose merge hoodie cannot do Hudi's way is refused before a plan is written
     tl = table.timeline
     c = instant or table.new_instant_time()
     _check_instant(table, c)
@@ -120,9 +121,6 @@ def plan_compaction(table: HoodieTable, config: Any = None, *, instant: Optional
     if context_today is not None:
         ctx.today = context_today
     et = event_time_strategy(strategy)
-    if cfg.exact_split and table.timeline_layout == 2:
-        raise CompactionError("hoodie.compaction.event.time.exact.split=true splits log files, which hoodie does on "
-                              "table version 6 only; on this version-8/9 table leave it false")
     if cfg.exact_split:
         if et is None:
             raise CompactionError("hoodie.compaction.event.time.exact.split=true needs the "
@@ -135,7 +133,6 @@ def plan_compaction(table: HoodieTable, config: Any = None, *, instant: Optional
     view = FileSystemView(table.storage, tl)
     excluded = excluded_file_groups(table, view)
     candidates: list[CandidateOperation] = []
-    skipped_partial: list[str] = []
     for p in strategy.filter_partition_paths(view.partitions(), ctx):
         for sl in view.latest_file_slices(p, merge_pending_compaction=False):
             if (p, sl.file_id) in excluded or not sl.log_files:
@@ -145,24 +142,13 @@ def plan_compaction(table: HoodieTable, config: Any = None, *, instant: Optional
             compact, remain = P.prefix_closure(logs, chosen)
             if not compact:
                 continue
-            if remain and table.timeline_layout == 2:
-                # Partial compaction keeps the remaining logs visible through links named for table
-                # version 6; on 8/9 the slice waits until all its logs are due (docs/compaction.md).
-                skipped_partial.append(f"{p}/{sl.file_id}")
-                continue
             candidates.append(CandidateOperation(sl, compact, remain, strategy.capture_metrics(sl, compact)))
     pending_plans = [tl.compaction_plan(i.timestamp) for i in tl.pending_compactions().instants]
     ops = strategy.order_and_filter(candidates, pending_plans, ctx)
     threshold = et.threshold(ctx) if et is not None else None
-    if skipped_partial:
-        log.warning("compaction %s: %d file slice(s) (e.g. %s) would need a partial compaction, which hoodie does "
-                    "on table version 6 only; they wait until every log file is due", c, len(skipped_partial),
-                    skipped_partial[0])
     if not ops:
-        why = (f"; {len(skipped_partial)} file slice(s) need a partial compaction, which hoodie does not do on table "
-               "version 8/9" if skipped_partial else "")
         return ScheduleResult(None, "nothing to compact: no file slice with log files passed the strategy "
-                                    f"({strategy.name}){why}", threshold_ms=threshold)
+                                    f"({strategy.name})", threshold_ms=threshold)
     complete = False
     if threshold is not None:
         complete = _threshold_complete(view, index, ops, threshold)
