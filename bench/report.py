@@ -7,7 +7,10 @@ issues name (same data, same run, same Spark session):
 * **write**: bulk_insert of N rows vs Spark's ``df.write.parquet`` of the same rows; two upserts of
   U rows each vs Spark's native Parquet append of the same rows;
 * **snapshot read**: ``hoodie.read_table`` (pure Python) and the Spark data source vs hudi-rs;
-* **read-optimized read**: the Spark data source vs ``spark.read.parquet`` on the same base files;
+* **read-optimized read**: the Spark data source and ``hoodie.spark.read`` (all columns, one column,
+  ``count(*)``) vs ``spark.read.parquet`` on the same base files; the merge-on-read snapshot of one
+  column through ``hoodie.spark.read`` vs hudi-rs; after the full compaction, the snapshot of
+  base-file-only slices (a copy-on-write snapshot's path) vs ``spark.read.parquet``;
 * **compaction**: event-time planning from write stats (and from block headers) vs decoding the
   event-time column of every log file (bench/compaction_planning.py's functions on this table);
   execution on Spark (the compaction runner with the Spark executor), an event-time (partial)
@@ -490,6 +493,43 @@ class Bench:
                                                      f"{len(base_files)} latest base files {base_rows:,} = N")
         report.add(Measurement("read-optimized read", "Spark data source, query.type=read_optimized, all columns",
                                ro_s, f"spark.read.parquet of the same {len(base_files)} base files", pq_s))
+        self.native_reads("read-optimized read", {"hoodie.datasource.query.type": "read_optimized"}, base_files)
+        self.mor_one_column_vs_hudi_rs()
+
+    def native_reads(self, kind: str, options: dict[str, str], base_files: list[str]) -> None:
+        """``hoodie.spark.read`` (base files through Spark's Parquet scan) vs ``spark.read.parquet`` of
+        the same files: all columns, the sum of one column, ``count(*)``."""
+        import hoodie.spark as hs
+        from pyspark.sql import functions as F
+
+        spark, report, path = self.spark, self.report, self.path
+        ref = f"spark.read.parquet of the same {len(base_files)} base files"
+        rows = hs.read(spark, path, options).count()
+        report.check(rows == self.n, f"{kind} rows through hoodie.spark.read: {rows:,} = N")
+        cases = [
+            ("all columns (write.format('noop'))", lambda df: materialize(df)),
+            ("sum of one column", lambda df: df.agg(F.sum("amount")).collect()),
+            ("count(*)", lambda df: df.count()),
+        ]
+        for what, action in cases:
+            ours_s, _ = best_of(lambda: action(hs.read(spark, path, options)), self.repeat)
+            ref_s, _ = best_of(lambda: action(spark.read.parquet(*base_files)), self.repeat)
+            report.add(Measurement(kind, f"hoodie.spark.read, {what}", ours_s, ref, ref_s))
+
+    def mor_one_column_vs_hudi_rs(self) -> None:
+        """A merge-on-read snapshot of one column: ``hoodie.spark.read`` (log slices merged by hoodie)
+        vs hudi-rs reading the snapshot and summing the same column."""
+        import hoodie.spark as hs
+        from pyspark.sql import functions as F
+
+        spark, report, path = self.spark, self.report, self.path
+        ours_s, ours = best_of(lambda: hs.read(spark, path, columns=["amount"]).agg(F.sum("amount")).collect()[0][0],
+                               self.repeat)
+        rs_s, theirs = best_of(lambda: pc.sum(hudi_rs_read(path).column("amount")).as_py(), self.repeat)
+        report.check(round(float(ours), 2) == round(float(theirs), 2),
+                     f"snapshot sum(amount): hoodie.spark.read {ours} = hudi-rs {theirs}")
+        report.add(Measurement("snapshot read", "hoodie.spark.read(columns=[one]), merge-on-read snapshot, sum of it",
+                               ours_s, "hudi-rs snapshot read, then the sum of the same column", rs_s))
 
     def compaction(self, full: bool = True) -> None:
         """Event-time planning vs decoding event times; event-time (partial) compaction and, with
@@ -555,6 +595,8 @@ class Bench:
                                       f"scheduling took {sched2_s:.3f} s"))
         report.facts["compaction_2_metrics"] = {k: m[k] for k in (
             "operations", "logFilesCompacted", "recordsWritten", "bytesRead", "bytesWritten", "durationMs")}
+        # Every slice is a base file now: the snapshot takes the path of a copy-on-write snapshot.
+        self.native_reads("snapshot read (base files only, as copy-on-write)", {}, latest_base_files(path))
 
     def _compact_beside_native(self, number: int, sched: Any, opts: dict[str, str]) -> tuple[float, float, dict]:
         """Run scheduled compaction ``number`` on Spark and its native reference (the same base files
@@ -708,7 +750,8 @@ GROUP_NOTES = {
     """),
 }
 
-GROUP_ORDER = ["write", "snapshot read", "read-optimized read", "compaction", "planning", "TTL"]
+GROUP_ORDER = ["write", "snapshot read", "read-optimized read", "compaction", "snapshot read (base files only, as copy-on-write)",
+               "planning", "TTL"]
 
 
 def _fmt_s(s: float) -> str:

@@ -1,4 +1,5 @@
-"""PySpark entry points: ``hoodie.spark.write``, ``hoodie.spark.register`` and ``hoodie.spark.session``.
+"""PySpark entry points: ``hoodie.spark.read``, ``hoodie.spark.write``, ``hoodie.spark.register`` and
+``hoodie.spark.session``.
 
 Importing this module imports pyspark; the rest of ``hoodie`` does not.
 """
@@ -10,7 +11,8 @@ from hoodie.engine.session import require_pyspark
 require_pyspark()  # before the imports below, which fail on a missing pyspark less helpfully
 
 from hoodie.engine.datasource import HoodieDataSource, register  # noqa: E402
+from hoodie.engine.read import read  # noqa: E402
 from hoodie.engine.write import write  # noqa: E402
 from hoodie.interfaces.catalog import session  # noqa: E402
 
-__all__ = ["write", "register", "session", "HoodieDataSource"]
+__all__ = ["read", "write", "register", "session", "HoodieDataSource"]

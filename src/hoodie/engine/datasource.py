@@ -33,6 +33,9 @@ BEGIN_KEY = "hoodie.datasource.read.begin.instanttime"
 END_KEY = "hoodie.datasource.read.end.instanttime"
 AS_OF_KEY = "as.of.instant"
 SPLIT_BYTES_KEY = "hoodie.datasource.read.split.target.bytes"
+# hoodie.spark.read hands the slices it does not scan natively to this source as the driver's plan
+# (base64 pickle of a ReadTask), so both halves of one read see the same snapshot.
+PLAN_KEY = "__hoodie.read.plan"
 STORAGE_PREFIX = "hoodie.storage."
 READ_KEYS = (QUERY_TYPE_KEY, BEGIN_KEY, END_KEY, AS_OF_KEY, SPLIT_BYTES_KEY, "path")
 _QUERY_ALIASES = {"snapshot": "snapshot", "read_optimized": "read_optimized", "incremental": "incremental",
@@ -116,6 +119,11 @@ class HoodieDataSource(DataSource):
     def schema(self) -> StructType:
         from hoodie.format.slice.reader import plan_read
 
+        given = _given_plan(self.options)
+        if given is not None:
+            plan = given.plan
+            return spark_schema_for(pa.schema([plan.schema.field(c) if c in plan.schema.names else
+                                               pa.field(c, pa.string()) for c in plan.out_columns]))
         if "provider" in self.options:
             # Only a catalog CREATE TABLE passes the provider: refuse it here, at CREATE, rather than
             # leave a table whose every read fails.
@@ -154,6 +162,11 @@ class HoodieReader(DataSourceReader):
         from hoodie.format.slice.reader import plan_read
         from hoodie.format.table import HoodieTable
 
+        given = _given_plan(self.options)
+        if given is not None:
+            plan = dataclasses.replace(given.plan, slices=list(given.slices))
+            plan.out_columns = [f.name for f in self.spark_schema.fields]
+            return plan
         table = HoodieTable(self.options["path"], _storage_options(self.options), read_only=True)
         plan = plan_read(table, **_read_args(self.options))
         plan.out_columns = [f.name for f in self.spark_schema.fields]
@@ -187,6 +200,20 @@ class HoodieReader(DataSourceReader):
             if t.num_rows == 0:
                 continue
             yield from t.cast(target).to_batches()
+
+
+def _given_plan(options: Any) -> Optional[ReadTask]:
+    """The driver's plan handed over by :func:`hoodie.spark.read` (None for an ordinary read)."""
+    import base64
+    import pickle
+
+    blob = options.get(PLAN_KEY)
+    if not blob:
+        return None
+    task = pickle.loads(base64.b64decode(blob))
+    if not isinstance(task, ReadTask):
+        raise ValueError(f"{PLAN_KEY} is set by hoodie.spark.read only; it does not hold a read plan")
+    return task
 
 
 def register(spark) -> None:

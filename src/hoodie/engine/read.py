@@ -1,0 +1,191 @@
+"""``hoodie.spark.read``: Spark-native reads of the file slices that need no merging.
+
+A query is planned once on the driver by the pure-Python format core (:func:`plan_read`: one listing,
+the file-system view, no data read). Then:
+
+* every slice that needs no merging (read-optimized queries, copy-on-write snapshots, merge-on-read
+  slices without log files, base-file-only slices of time-travel and incremental reads) is read by
+  Spark's own Parquet scan of exactly the files the view selected: column pruning, filter pushdown
+  and the vectorized reader apply, and ``count(*)`` reads footers only;
+* the slices with log files go through hoodie's Python merging (the ``hoodie`` data source, given the
+  driver's plan for those slices, so the two halves read the same snapshot);
+* the two are unioned by column name, in the table's column order.
+
+A base file goes through the Python path instead when Spark's scan could read it differently from
+hoodie: its writer schema differs from the table schema (older files lacking newer columns, widened
+types: hoodie's reader fills and widens them as Hudi does), the table does not store meta or partition
+columns in its files, or the table is not on a file system Spark's JVM reads (object stores here:
+the JVM has no S3 connector, pyarrow does the I/O in Python workers).
+
+The DataFrame holds the plan made when it was created, like any DataFrame over files: a later commit
+is seen by calling :func:`read` again. Catalog views therefore stay on ``format("hoodie")``, which
+plans at each query (docs/spark.md).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import pickle
+from typing import Any, Mapping, Optional, Sequence
+
+import pyarrow as pa
+
+from hoodie.engine.datasource import (
+    PLAN_KEY, ReadTask, _read_args, _storage_options, ensure_registered, spark_schema_for,
+)
+
+# Schemes Spark's JVM reads here (local files); others keep the Python path (no Hadoop S3A/GCS/ABFS).
+NATIVE_SCHEMES = ("", "file")
+NATIVE_KEY = "hoodie.spark.read.native"
+
+
+@dataclasses.dataclass
+class ReadSplit:
+    """How one read divides: base files Spark scans, slices hoodie merges, and why files went where."""
+
+    native_files: list[str]
+    python_slices: list[Any]
+    reasons: dict[str, int]
+
+
+def _scheme(uri: str) -> str:
+    head, sep, _ = uri.partition("://")
+    return head.lower() if sep else ""
+
+
+def _writer_schemas_match(table: Any, schema: pa.Schema) -> dict[str, bool]:
+    """instant -> whether the base files that instant wrote have the table's data schema ``schema``
+    (the ``extraMetadata.schema`` of the write, compared as Arrow types)."""
+    from hoodie.format.avro.schema import avro_to_arrow_schema
+    from hoodie.format.table import META_COLUMNS, OPERATION_COLUMN
+
+    want = {f.name: f.type for f in schema if f.name not in META_COLUMNS}
+    out: dict[str, bool] = {}
+    for inst in table.timeline.completed().instants:
+        if inst.action not in ("commit", "deltacommit", "replacecommit"):
+            continue
+        try:
+            schema = table.timeline.commit_metadata(inst).schema
+        except ValueError:
+            out[inst.timestamp] = False
+            continue
+        if not schema:
+            out[inst.timestamp] = False
+            continue
+        import json
+
+        got = {f.name: f.type for f in avro_to_arrow_schema(json.loads(schema))
+               if f.name not in META_COLUMNS and f.name != OPERATION_COLUMN}
+        out[inst.timestamp] = got == {k: v for k, v in want.items() if k in got} and set(want) <= set(got)
+    return out
+
+
+def _file_schema(plan: Any) -> pa.Schema:
+    """The table schema (meta columns first) of the snapshot the plan reads."""
+    return plan.table.arrow_schema(plan.as_of)
+
+
+def split_plan(plan: Any) -> ReadSplit:
+    """Divide a read plan between Spark's Parquet scan and hoodie's merging (see the module doc)."""
+    table = plan.table
+    reasons: dict[str, int] = {}
+
+    def python(sl: Any, why: str) -> None:
+        python_slices.append(sl)
+        reasons[why] = reasons.get(why, 0) + 1
+
+    native: list[str] = []
+    python_slices: list[Any] = []
+    whole_table = None
+    if _scheme(table.storage.uri()) not in NATIVE_SCHEMES:
+        whole_table = "object store (Spark's JVM has no connector here)"
+    elif not table.populate_meta_fields:
+        whole_table = "meta columns not stored in files"
+    elif table.drop_partition_columns:
+        whole_table = "partition columns not stored in files"
+    elif (table.props.get("hoodie.table.base.file.format") or "PARQUET").upper() != "PARQUET":
+        whole_table = "base files not Parquet"
+    schemas = _writer_schemas_match(table, _file_schema(plan)) if whole_table is None else {}
+    for sl in plan.slices:
+        if plan.query_type == "read_optimized":
+            if sl.base_file is None:
+                continue
+        elif any(lf.path not in plan.skip_log_files for lf in sl.log_files) or sl.base_file is None:
+            python(sl, "log files to merge")
+            continue
+        if whole_table is not None:
+            python(sl, whole_table)
+        elif not schemas.get(sl.base_file.instant, False):
+            python(sl, "file schema differs from the table's (evolved, or an archived write)")
+        else:
+            native.append(table.storage.uri(sl.base_file.path))
+    return ReadSplit(native, python_slices, reasons)
+
+
+def _python_frame(spark: Any, plan: Any, slices: list[Any], options: Mapping[str, str]):
+    """The ``hoodie`` data source reading exactly ``slices`` of the driver's plan."""
+    task = ReadTask(dataclasses.replace(plan, slices=[]), list(slices))
+    blob = base64.b64encode(pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)).decode("ascii")
+    reader = spark.read.format("hoodie").option(PLAN_KEY, blob)
+    for k, v in options.items():
+        reader = reader.option(k, v)
+    return reader.load(plan.table.base_path)
+
+
+def read(spark: Any, path: str, options: Optional[Mapping[str, Any]] = None,
+         columns: Optional[Sequence[str]] = None):
+    """Read a Hudi table into a Spark DataFrame: base files through Spark's Parquet scan, merged
+    slices through hoodie (see the module doc).
+
+    ``columns`` projects the read up front: Spark prunes its Parquet scan by itself, but hoodie's
+    merging of slices with log files only learns the projection here, and then decodes just those
+    columns plus the key, ordering and partition columns a merge needs.
+
+    ``options`` are Hudi's read keys (``hoodie.datasource.query.type`` = snapshot, read_optimized or
+    incremental; ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``;
+    ``as.of.instant``; ``hoodie.metadata.enable``), plus ``hoodie.storage.*`` for object stores and
+    ``hoodie.spark.read.native=false`` to read every slice through hoodie's Python reader.
+    """
+    from pyspark.sql import functions as F
+
+    from hoodie.format.slice.reader import plan_read
+    from hoodie.format.table import HoodieTable
+
+    ensure_registered(spark)
+    opts = {str(k): str(v) for k, v in (options or {}).items() if v is not None}
+    table = HoodieTable(path, _storage_options(opts), read_only=True)
+    meta_opts = {k: v for k, v in opts.items() if k.startswith("hoodie.metadata.")}
+    plan = plan_read(table, **_read_args(opts), columns=columns, options=meta_opts or None)
+    out_schema = pa.schema([plan.schema.field(c) if c in plan.schema.names else pa.field(c, pa.string())
+                            for c in plan.out_columns])
+    spark_schema = spark_schema_for(out_schema)
+    if opts.get(NATIVE_KEY, "true").lower() == "false":
+        split = ReadSplit([], list(plan.slices), {"hoodie.spark.read.native=false": len(plan.slices)})
+    else:
+        split = split_plan(plan)
+    frames = []
+    if split.native_files:
+        df = spark.read.schema(spark_schema_for(_file_schema(plan))).parquet(*split.native_files)
+        if plan.query_type == "incremental":
+            ct = F.col("_hoodie_commit_time")
+            if plan.commit_times is not None:
+                df = df.where(ct.isin(sorted(plan.commit_times)))
+            else:
+                cond = ct > F.lit(plan.begin)
+                if plan.end is not None:
+                    cond = cond & (ct <= F.lit(plan.end))
+                df = df.where(cond)
+        frames.append(df.select(*[F.col(f.name).cast(f.dataType) for f in spark_schema.fields]))
+    if split.python_slices:
+        frames.append(_python_frame(spark, plan, split.python_slices,
+                                    {k: v for k, v in opts.items() if k.startswith("hoodie.storage.")}))
+    if not frames:
+        return spark.createDataFrame([], spark_schema)
+    df = frames[0]
+    for other in frames[1:]:
+        df = df.unionByName(other)
+    return df
+
+
+__all__ = ["read", "split_plan", "ReadSplit"]

@@ -1,0 +1,135 @@
+"""``hoodie.spark.read``: base files through Spark's Parquet scan, merged slices through hoodie.
+
+Every query type reads exactly what the pure-Python reader and ``format("hoodie")`` read; the plan
+shows Spark's own FileScan with pruned columns for the slices that need no merging; files Spark
+could read differently (an older schema) go through hoodie.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import hoodie
+from hoodie.format.table import HoodieTable
+from hoodie.services.write import write_arrow
+from tests.helpers import rows_of
+
+COLS = ["_hoodie_commit_time", "_hoodie_record_key", "_hoodie_partition_path", "id", "p", "ts", "v"]
+
+
+def _opts(table_type: str, op: str, version: int = 6) -> dict[str, str]:
+    return {"hoodie.table.name": "r", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.table.type": table_type, "hoodie.datasource.write.operation": op,
+            "hoodie.write.table.version": str(version)}
+
+
+def _batch(ids: list[int], ts: int, tag: str) -> pa.Table:
+    return pa.table({"id": pa.array(ids, pa.int64()), "p": [f"p{i % 3}" for i in ids],
+                     "ts": pa.array([ts] * len(ids), pa.int64()), "v": [f"{tag}{i}" for i in ids]})
+
+
+def _spark_rows(df, cols: list[str]) -> list[tuple]:
+    got = [r.asDict() for r in df.select(*cols).collect()]
+    return sorted(rows_of(pa.Table.from_pylist(got), cols)) if got else []
+
+
+def _rows(t: pa.Table, cols: list[str]) -> list[tuple]:
+    return sorted(rows_of(t, cols)) if t.num_rows else []
+
+
+def _history(path: str, table_type: str, version: int = 6) -> list[str]:
+    """Inserts in three partitions, then updates to one partition only: on MOR the other partitions'
+    slices have no log files (read natively), the updated one has (merged by hoodie)."""
+    instants = [write_arrow(path, _batch(list(range(30)), 1, "a"), _opts(table_type, "insert", version))]
+    instants.append(write_arrow(path, _batch([0, 3, 6], 2, "b"), _opts(table_type, "upsert", version)))
+    instants.append(write_arrow(path, _batch([9], 3, "c"), _opts(table_type, "delete", version)))
+    if version >= 8:
+        tl = HoodieTable(path).timeline
+        instants = [tl.get(i).completion for i in instants]
+    return instants
+
+
+@pytest.mark.parametrize("table_type,version", [("MERGE_ON_READ", 6), ("COPY_ON_WRITE", 9)])
+def test_every_query_type_reads_what_hoodie_reads(spark, tmp_path: Path, table_type: str, version: int) -> None:
+    import hoodie.spark as hs
+    from hoodie.engine.read import split_plan
+    from hoodie.format.slice.reader import plan_read
+
+    path = str(tmp_path / "t")
+    instants = _history(path, table_type, version)
+    cases = [({}, {}), ({"hoodie.datasource.query.type": "read_optimized"}, {"query_type": "read_optimized"}),
+             ({"as.of.instant": instants[1]}, {"as_of": instants[1]}),
+             ({"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": instants[0]},
+              {"query_type": "incremental", "begin": instants[0]})]
+    for spark_opts, py_args in cases:
+        expected = _rows(hoodie.read_table(path, **py_args), COLS)
+        assert _spark_rows(hs.read(spark, path, spark_opts), COLS) == expected, spark_opts
+    split = split_plan(plan_read(HoodieTable(path)))
+    assert split.native_files, split.reasons
+    if table_type == "MERGE_ON_READ":
+        assert split.reasons.get("log files to merge"), split.reasons  # the updated partition
+    else:
+        assert not split.python_slices, split.reasons
+
+
+def test_native_slices_are_spark_file_scans_with_pruned_columns(spark, tmp_path: Path) -> None:
+    import hoodie.spark as hs
+
+    path = str(tmp_path / "t")
+    _history(path, "COPY_ON_WRITE")
+    df = hs.read(spark, path).select("v")
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    assert "FileScan parquet" in plan and "ReadSchema: struct<v:string>" in plan, plan
+    assert "BatchEvalPython" not in plan and "PythonDataSource" not in plan, plan
+    assert sorted(r.v for r in df.collect()) == sorted(hoodie.read_table(path).column("v").to_pylist())
+    # Filter pushdown reaches the Parquet scan.
+    filtered = hs.read(spark, path).where("ts = 2")
+    assert "PushedFilters: [IsNotNull(ts), EqualTo(ts,2)]" in filtered._jdf.queryExecution().executedPlan().toString()
+    assert filtered.count() == 3
+
+
+def test_files_of_an_older_schema_go_through_hoodie(spark, tmp_path: Path) -> None:
+    """A base file written before a column was added lacks it (hoodie's reader fills nulls as Hudi
+    does); it is not handed to Spark's scan."""
+    import hoodie.spark as hs
+    from hoodie.engine.read import split_plan
+    from hoodie.format.slice.reader import plan_read
+
+    path = str(tmp_path / "t")
+    write_arrow(path, _batch([0, 1, 2], 1, "a"), _opts("COPY_ON_WRITE", "insert"))
+    wider = _batch([3], 2, "b").append_column("extra", pa.array([7], pa.int64()))
+    write_arrow(path, wider, _opts("COPY_ON_WRITE", "upsert"))
+    split = split_plan(plan_read(HoodieTable(path)))
+    assert split.native_files and split.python_slices, split.reasons
+    assert any("schema" in r for r in split.reasons)
+    cols = COLS + ["extra"]
+    assert _spark_rows(hs.read(spark, path), cols) == _rows(hoodie.read_table(path), cols)
+
+
+def test_native_off_reads_through_hoodie(spark, tmp_path: Path) -> None:
+    import hoodie.spark as hs
+
+    path = str(tmp_path / "t")
+    _history(path, "MERGE_ON_READ")
+    df = hs.read(spark, path, {"hoodie.spark.read.native": "false"})
+    assert "FileScan parquet" not in df._jdf.queryExecution().executedPlan().toString()
+    assert _spark_rows(df, COLS) == _rows(hoodie.read_table(path), COLS)
+
+
+def test_columns_project_the_merged_slices_too(spark, tmp_path: Path) -> None:
+    """``columns=`` reaches hoodie's merge of the slices with log files (Spark cannot push a projection
+    into a Python source): the merged read decodes only what it needs, with the same rows."""
+    import hoodie.spark as hs
+    from hoodie.format.slice.reader import plan_read
+
+    path = str(tmp_path / "t")
+    _history(path, "MERGE_ON_READ")
+    df = hs.read(spark, path, columns=["id", "v"])
+    assert df.columns == ["id", "v"]
+    assert _spark_rows(df, ["id", "v"]) == _rows(hoodie.read_table(path, columns=["id", "v"]), ["id", "v"])
+    plan = plan_read(HoodieTable(path), columns=["id", "v"])
+    assert set(plan.schema.names) < set(HoodieTable(path).arrow_schema().names)
