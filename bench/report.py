@@ -710,7 +710,14 @@ GROUP_NOTES = {
         planning) is inside both timings. **Where hoodie pays more than the reference:** Spark's own
         Parquet scan is vectorized in the JVM; hoodie's data source reads the files with pyarrow in a
         Python worker and hands Arrow batches to the JVM (the Python Data Source API), without column
-        pruning. With small files, Spark's per-file costs can make the reference the slower one.
+        pruning. With small files, Spark's per-file costs can make the reference the slower one. The
+        `hoodie.spark.read` rows hand the same base files to Spark's own scan after planning on the driver.
+    """),
+    "snapshot read (base files only, as copy-on-write)": _para("""
+        **Reference:** `spark.read.parquet` of exactly the base files the snapshot reads, after the full
+        compaction left no log file: every slice takes the path of a copy-on-write snapshot. `hoodie.spark.read`
+        plans on the driver (listing, timeline, the writer schema of each base file's commit) and then hands
+        the files to the same Parquet scan; the difference is that planning.
     """),
     "compaction": _para("""
         **Reference:** Spark doing the same data work natively: read the base files the plan rewrites and

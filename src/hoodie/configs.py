@@ -680,6 +680,10 @@ SET_NULL_FOR_MISSING_COLUMNS = define(
     "hoodie.write.set.null.for.missing.columns", False,
     "A batch lacking table columns is refused (as Hudi refuses it); true writes the missing columns "
     "as null, also over the stored values of updated records.", W, type=BOOLEAN)
+TRANSIENT_DELETE_MARKER = define(
+    "hoodie.write.delete.marker.transient", False,
+    "true: a _hoodie_is_deleted column in the batch only marks deletes (hoodie.sql's MERGE INTO ... DELETE) and "
+    "is not added to the table schema when the table lacks it.", W, type=BOOLEAN)
 WRITE_INSTANT = define("hoodie.write.instant", None, "Use this instant time for the write (testing/backfills).", W)
 KEYGEN_TIMEBASED = tuple(
     define(_k, None, "Timestamp-based key generator setting (as in Hudi).", W)

@@ -32,7 +32,8 @@ def main() -> None:
 
     out("insert", instant=hs.write(df(range(20), 1, "a"), path, {**opts, "hoodie.datasource.write.operation": "insert"}))
     out("upsert", instant=hs.write(df(range(5), 2, "b"), path, opts))
-    out("read", count=spark.read.format("hoodie").load(path).count())
+    out("read", count=spark.read.format("hoodie").load(path).count(),
+        hudi_count=spark.read.format("hudi").load(path).count())  # the same source under Hudi's name
     # Inline compaction after a write: runs on Spark through the Connect session.
     inline = {**opts, "hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "1"}
     out("inline_compaction", instant=hs.write(df(range(3), 3, "c"), path, inline),

@@ -93,10 +93,10 @@ def test_create_table_using_hoodie_location_then_select(spark, tmp_path: Path) -
 REFUSED = [
     ("CREATE TABLE ct_db.events USING hoodie LOCATION '{path}'", "already exists"),
     ("CREATE TABLE ct_db.nolocation USING hoodie", "LOCATION"),
-    ("CREATE TABLE ct_db.cols (id bigint, ts bigint) USING hoodie LOCATION '{path}'", "column list"),
+    ("CREATE TABLE ct_db.cols (id bigint, ts bigint) USING hoodie LOCATION '{path}'", "already holds a hoodie table"),
     ("CREATE TABLE ct_db.props USING hudi LOCATION '{path}' TBLPROPERTIES (primaryKey = 'id')", "TBLPROPERTIES"),
     ("CREATE TABLE ct_db.opts USING hoodie OPTIONS (path '{path}')", "OPTIONS"),
-    ("CREATE TABLE ct_db.ctas USING hoodie LOCATION '{path}' AS SELECT 1 AS id", "AS SELECT"),
+    ("CREATE TABLE ct_db.ctas USING hoodie LOCATION '{path}' AS SELECT 1 AS id", "already holds a hoodie table"),
     ("CREATE TABLE ct_db.empty USING hoodie LOCATION '{empty}'", "no hoodie table at"),
     ("CREATE OR REPLACE TABLE ct_db.plain USING hoodie LOCATION '{path}'", "is not a hoodie registration"),
 ]

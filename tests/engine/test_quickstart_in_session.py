@@ -21,3 +21,32 @@ def test_quickstart_cli_small(spark, tmp_path: Path, capsys: pytest.CaptureFixtu
     capsys.readouterr()
     assert cli.main(["quickstart", "--base-path", base, "--rows", "2000", "--json"]) == 0
     check_quickstart(base, json.loads(capsys.readouterr().out))
+
+
+def test_readme_cli_examples_work_on_the_quickstart_table(spark, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Every CLI line of the README's example block, run as written (base path substituted) on a
+    quickstart table, exits 0 and does what it says: the compaction compacts, the TTL dry run finds
+    partitions. The quickstart prints the same commands."""
+    import re
+    import shlex
+
+    from hoodie.interfaces.quickstart import cli_examples, run_quickstart
+
+    base = str(tmp_path / "qs")
+    lines: list[str] = []
+    run_quickstart(base, rows=2000, spark=spark, log=lines.append)
+    capsys.readouterr()
+    assert any("T (threshold)" in l for l in lines) and any("keys: hoodie.compaction.strategy=" in l for l in lines)
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = re.search(r"On the quickstart's table.*?```bash\n(.*?)```", readme, re.S).group(1)
+    commands = [l.replace("/tmp/hoodie_quickstart", base) for l in block.splitlines() if l.startswith("hoodie ")]
+    assert commands == cli_examples(base)
+    for line in commands:
+        rc = cli.main(shlex.split(line)[1:])
+        out = capsys.readouterr()
+        assert rc == 0, (line, out.err)
+        if " compaction run " in line:
+            assert "nothing to compact" not in out.out, out.out
+        if " ttl run " in line:
+            assert "day=" in out.out, out.out

@@ -58,12 +58,15 @@ STATEMENTS = documented_statements()
 
 
 def _write_template(path: str) -> None:
-    """productid 1..3, written 2024-04-30; an upsert at 2024-05-01 leaves log files."""
+    """productid 1..3, written 2024-04-30 (savepointed); an upsert at 2024-05-01 leaves log files."""
+    from hoodie.services.savepoint import create_savepoint
+
     rows = pa.table({"id": pa.array(range(9), pa.int64()), "productid": pa.array([1, 2, 3] * 3, pa.int32()),
                      "ts": pa.array([1] * 9, pa.int64())})
     write_arrow(path, rows, {**OPTS, "hoodie.datasource.write.operation": "insert"}, instant="20240430000000000")
     write_arrow(path, rows.slice(0, 4).set_column(2, "ts", pa.array([2] * 4, pa.int64())),
                 {**OPTS, "hoodie.datasource.write.operation": "upsert"}, instant="20240501000000000")
+    create_savepoint(path, "20240430000000000", "docs", "the documented table's savepoint")
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +115,8 @@ def test_every_documented_sql_statement_runs(spark, events: tuple[str, str], whe
             spark.catalog.dropTempView(v)
 
 
-READ_ONLY = ("show_commits", "show_compaction", "show_freshness")
+READ_ONLY = ("show_commits", "show_compaction", "show_freshness", "show_savepoints", "show_partitions",
+             "show_clean_plans", "stats_file_sizes")
 
 
 @settings(max_examples=examples(15), deadline=None)

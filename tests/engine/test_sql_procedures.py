@@ -42,7 +42,7 @@ def test_run_ttl_by_table_name(spark, tmp_path: Path) -> None:
     with pytest.raises(Exception, match="read it with"):
         spark.sql("SELECT * FROM sql_ttl_t").collect()
     df = hoodie.sql(spark, "CALL run_ttl(table => 'sql_ttl_t', retain_days => 10)")
-    assert df.columns == ["deleted_partitions"]
+    assert df.columns == ["deleted_partitions", "partition", "status", "reason"]
     assert sorted(r[0] for r in df.collect()) == ["product=1", "product=2"]
     assert hoodie.read_table(path).num_rows == 10 == read_hudi_rs(path).num_rows
 
@@ -172,3 +172,27 @@ def test_metadata_table_procedures(spark, tmp_path: Path) -> None:
     assert "deleted the metadata table" in hoodie.sql(
         spark, f"CALL delete_metadata_table(path => '{path}')").collect()[0].result
     assert not HoodieTable(path).has_metadata_table
+
+
+def test_savepoint_and_restore_through_sql(spark, tmp_path: Path) -> None:
+    """create_savepoint, show_savepoints, show_fsview_latest and rollback_to_savepoint as SQL calls; the
+    restored table reads the savepoint's rows (hoodie and hudi-rs), and a refusal is a row saying why."""
+    path = str(tmp_path / "t")
+    _table(path)
+    sp = HoodieTable(path).timeline.completed_writes().last().timestamp
+    before = sorted(hoodie.read_table(path, columns=["id", "ts"]).to_pylist(), key=lambda r: r["id"])
+    made = hoodie.sql(spark, f"CALL create_savepoint('{path}', '{sp}', 'ops', 'before the fix')").collect()
+    assert made[0]["create_savepoint_result"] and made[0]["savepoint_time"] == sp
+    shown = hoodie.sql(spark, f"CALL show_savepoints(path => '{path}')").collect()
+    assert [(r["savepoint_time"], r["savepointed_by"]) for r in shown] == [(sp, "ops")]
+    write_arrow(path, pa.table({"id": pa.array([20, 99], pa.int64()), "product": [3, 3],
+                                "ts": pa.array([5, 5], pa.int64())}),
+                {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    view = hoodie.sql(spark, f"CALL show_fsview_latest(path => '{path}', partition_path => 'product=3')").collect()
+    assert {r["partition"] for r in view} == {"product=3"} and sum(r["num_delta_files"] for r in view) == 1
+    refused = hoodie.sql(spark, f"CALL rollback_to_instant(basePath => '{path}', instant_time => '{sp}')").collect()
+    assert not refused[0]["rollback_result"] and "savepointed" in refused[0]["message"]
+    done = hoodie.sql(spark, f"CALL rollback_to_savepoint(table => '{path}', instant_time => '{sp}')").collect()
+    assert done[0]["rollback_savepoint_result"] and done[0]["restore_instant"]
+    assert sorted(hoodie.read_table(path, columns=["id", "ts"]).to_pylist(), key=lambda r: r["id"]) == before
+    assert sorted(read_hudi_rs(path).select(["id", "ts"]).to_pylist(), key=lambda r: r["id"]) == before

@@ -112,11 +112,16 @@ def test_procedure_returns_what_the_cli_shows(tmp_path: Path) -> None:
     by_name = [dict(zip(columns, r)) for r in rows]
     for row, s in zip(by_name, reversed(show_compactions(path))):
         assert isinstance(s, CompactionSummary)
+        note = row.pop("note")
         assert row == {"timestamp": s.instant, "operation_size": s.operations, "state": s.state,
                        "partial_operations": s.partial_operations, "file_groups": s.file_groups,
                        "partitions": None if s.partitions is None else list(s.partitions), "strategy": s.strategy,
                        "threshold_ms": s.threshold_ms, "damaged": s.damaged, "duration_ms": s.duration_ms,
                        "bytes_written": s.bytes_written, "remaining_log_files": s.remaining_log_files}
+        # hoodie's last column says what a row means: a damaged plan's fix, or what a pending one waits for.
+        assert note == ("the plan file is damaged: remove the plan with CALL rollback_to_instant, then schedule again"
+                        if s.damaged else None if s.state == "COMPLETED" else
+                        "pending: CALL run_compaction(op => 'run', ...) executes it")
     assert by_name[1]["partitions"] == ["p0", "p1"] and by_name[1]["threshold_ms"] == 50
     assert by_name[0]["operation_size"] is None and f"{c3}.compaction.requested" in by_name[0]["damaged"]
     assert [r[0] for r in proc.fn(None, bind(proc, [], {"basePath": path, "limit": 1}))] == [c3]

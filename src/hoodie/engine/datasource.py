@@ -1,4 +1,5 @@
-"""The ``hoodie`` Spark data source (Python Data Source API, Spark 4.x): reads only.
+"""The ``hoodie`` Spark data source (Python Data Source API, Spark 4.x): reads only. It is registered
+as ``hudi`` too, unless the JVM has Hudi's own ``hudi`` source (which it then leaves alone).
 
 ``spark.read.format("hoodie").option(...).load(base_path)`` plans the read on the driver with the
 pure-Python format core (one listing, no data read), then each Spark task reads a group of file
@@ -16,7 +17,9 @@ pruning is in :func:`hoodie.read_table` (``filters=``), which plans per call.
 Writes go through :func:`hoodie.spark.write`: an upsert needs a shuffle by file group and an index
 lookup across the whole input, which the Python ``DataSourceWriter`` API (each task sees an
 arbitrary slice of the input, no shuffle control) cannot express correctly, so
-``df.write.format("hoodie")`` is deliberately not offered (see docs/spark.md).
+``df.write.format("hoodie")`` is deliberately not offered (see docs/spark.md): its ``writer`` raises a
+:class:`WriteError` naming ``hoodie.spark.write`` and ``hoodie.sql``, which Spark shows for ``save``,
+``saveAsTable``, ``insertInto``, ``writeTo`` and SQL ``INSERT INTO`` alike.
 """
 
 from __future__ import annotations
@@ -62,6 +65,21 @@ def _catalog_create_error(options: Any) -> ValueError:
         "'/path/to/table'\"), which registers the table as hoodie views, or call "
         "hoodie.catalog.register_table(spark, 'db.name', '/path/to/table')"
     )
+
+
+def _no_writer_error(name: str, options: Any) -> Exception:
+    """Why ``df.write.format("hoodie"|"hudi")`` does not write, and what does."""
+    from hoodie.format.batch_write import WriteError
+
+    path = options.get("path") if options is not None else None
+    target = repr(path) if path else "path"
+    return WriteError(
+        f"df.write.format({name!r}) (save, saveAsTable, insertInto, writeTo, INSERT INTO a {name} view) does not "
+        f"write: write with hoodie.spark.write(df, {target}, options) (import hoodie.spark; options are Hudi's "
+        "hoodie.datasource.write.* keys), or in SQL with hoodie.sql(spark, \"INSERT INTO <table> SELECT ...\"). "
+        "Spark's Python data source writer gives each task an arbitrary slice of the input and no shuffle, and a "
+        "correct upsert needs one writer per file group and every version of a key in one place (docs/spark.md, "
+        "\"Why there is no df.write.format('hoodie')\"). Nothing was written")
 
 
 def _storage_options(options: Any) -> Optional[dict[str, str]]:
@@ -138,6 +156,24 @@ class HoodieDataSource(DataSource):
         # No pushFilters (see the module docstring), so reads also work on a session with
         # spark.sql.python.filterPushdown.enabled=false (Spark refuses a reader with pushFilters then).
         return HoodieReader(dict(self.options), schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> Any:
+        """Refused with the way to write (the base class's ``NOT_IMPLEMENTED`` named none): Spark calls
+        this on the driver before any task runs, so nothing is written or created."""
+        raise _no_writer_error(self.name(), self.options)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
+        """``df.writeStream.format("hoodie")``: refused like :meth:`writer`."""
+        raise _no_writer_error(self.name(), self.options)
+
+
+class HudiDataSource(HoodieDataSource):
+    """The same source under Hudi's name: ``spark.read.format("hudi")`` and ``USING hudi`` read with hoodie
+    where no JVM ``hudi`` source exists (:func:`register` checks)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "hudi"
 
 
 @dataclasses.dataclass
@@ -216,9 +252,41 @@ def _given_plan(options: Any) -> Optional[ReadTask]:
     return task
 
 
+# What DataSource.lookupDataSource answers for a name a Python data source holds.
+_PYTHON_SOURCE_CLASS = "org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2"
+
+
+def jvm_hudi_source(spark) -> Optional[str]:
+    """The class of the JVM data source named ``hudi`` (Hudi's ``org.apache.hudi.Spark3DefaultSource`` when its
+    bundle is on the classpath), or None: none, a Spark Connect session (no JVM here: the server refuses to
+    register a name it has), or the name held by a Python data source (ours, registered before)."""
+    try:
+        jsession = spark._jsparkSession
+        jvm = spark._jvm
+    except Exception:  # Spark Connect: no JVM on this side
+        return None
+    if jsession is None or jvm is None:
+        return None
+    try:
+        found = jvm.org.apache.spark.sql.execution.datasources.DataSource.lookupDataSource(
+            "hudi", jsession.sessionState().conf())
+    except Exception:  # DATA_SOURCE_NOT_FOUND
+        return None
+    name = str(found.getName())
+    return None if name == _PYTHON_SOURCE_CLASS else name
+
+
 def register(spark) -> None:
-    """Register the ``hoodie`` data source with a Spark session (classic or Spark Connect)."""
+    """Register the ``hoodie`` data source with a Spark session (classic or Spark Connect), and the same
+    source as ``hudi`` unless the JVM has Hudi's own ``hudi`` source: registering over it would make
+    ``format("hudi")`` fail in Spark (two sources of one name), so Hudi keeps its name there."""
     spark.dataSource.register(HoodieDataSource)
+    if jvm_hudi_source(spark) is None:
+        try:
+            spark.dataSource.register(HudiDataSource)
+        except Exception as e:  # the server (Spark Connect) has a JVM hudi source: leave it
+            if "DATA_SOURCE_ALREADY_EXISTS" not in str(e):
+                raise
     try:
         spark._hoodie_source_registered = True
     except AttributeError:  # a session class with __slots__: register again next time, harmlessly

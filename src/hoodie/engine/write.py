@@ -78,6 +78,10 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
     (type, keys, partitioning) is kept, and until the commit completes every reader sees the old
     table. ``"append"`` writes into the table. Both create the table when absent.
 
+    Without ``hoodie.datasource.write.recordkey.field`` the record keys are generated as Hudi 0.14+
+    generates them (``<instant>_<Spark partition id>_<row id>``): such a table only gains rows (insert,
+    bulk_insert, the default) or loses them by the keys they were read with (delete); upsert is refused.
+
     Options and data (record keys, partition paths, precombine values, schema) are checked, in
     one Spark job over the key columns, before anything is written. A failure after the commit
     (an inline service, metrics, the lock release) raises
@@ -119,6 +123,13 @@ class SparkWriteExecutor:
         """The input's schema without meta columns."""
         return self.schema
 
+    def _input(self, cfg: WriteConfig) -> Any:
+        """What the write reads: the input without meta columns, except the keys a delete from a table
+        without record key fields takes from the input (``_hoodie_record_key``, ``_hoodie_partition_path``)."""
+        if cfg.auto_record_keys and cfg.operation == "delete":
+            return self.df.select(*self.schema.names, *[c for c in (KEY, PART) if c in self.df.columns])
+        return self.body()
+
     def check(self, op: WriteOperation, existing: Optional[HoodieTable]) -> None:
         """Every record check, in one Spark job, before anything is written."""
         from hoodie.engine.datasource import ensure_registered
@@ -126,7 +137,7 @@ class SparkWriteExecutor:
         # Options are valid by now: the reads after a write need the source on this session.
         ensure_registered(self.df.sparkSession)
         if op.config.operation != "delete_partition" or not self.opts.get(PARTITIONS_TO_DELETE):
-            _check_records(self.body(), op.config)
+            _check_records(self._input(op.config), op.config)
 
     def partitions_to_delete(self, op: WriteOperation) -> list[str]:
         """``hoodie.datasource.write.partitions.to.delete``, or the partitions of the input rows."""
@@ -147,7 +158,7 @@ class SparkWriteExecutor:
         op = txn.operation
         assert isinstance(op, WriteOperation) and txn.table is not None and txn.instant is not None
         table, cfg, instant = txn.table, op.config, txn.instant.timestamp
-        stats = _write_partitions(self.body(), table, cfg, instant, op.avro_schema)
+        stats = _write_partitions(self._input(cfg), table, cfg, instant, op.avro_schema)
         if cfg.operation not in ("delete", "delete_partition"):
             check_partition_nesting(table.storage, {s.partition_path or "" for s in stats}, table.timeline)
         fault_point("write.after_files")
@@ -167,6 +178,8 @@ def _key_columns(cfg: WriteConfig, columns: list[str]) -> list[str]:
     if cfg.precombine_field:
         wanted.add(cfg.precombine_field)
     wanted.add(IS_DELETED)
+    if cfg.auto_record_keys and cfg.operation == "delete":
+        wanted |= {KEY, PART}  # the keys of a delete from a table without record key fields
     top = {w.split(".")[0] for w in wanted}
     return [c for c in columns if c in top]
 
@@ -263,35 +276,52 @@ def _metafile_instant(storage: Storage, partition: str) -> Optional[str]:
     return meta.get("commitTime") if meta else None
 
 
-def _with_keys(df, cfg: WriteConfig, body_schema: pa.Schema):
-    """Add ``_hoodie_record_key`` and ``_hoodie_partition_path`` on executors with the key generator."""
+def _with_keys(df, cfg: WriteConfig, body_schema: pa.Schema, instant: Optional[str] = None):
+    """Add ``_hoodie_record_key`` and ``_hoodie_partition_path`` on executors with the key generator.
+
+    Without record key fields the keys are generated with the write's ``instant`` as Hudi's
+    ``AutoRecordGenWrapperKeyGenerator`` generates them: ``<instant>_<Spark partition id>_<row id>``, the
+    row id counting the rows of this (input) partition from 0, so keys are unique across tasks. A retried
+    task renumbers the same rows the same way when its input partition is deterministic, as in Hudi."""
     from pyspark.sql.types import StringType, StructField, StructType
 
     body_cols = [f.name for f in body_schema]
     df = df.select(*body_cols)
-    out_schema = StructType(list(df.schema.fields) + [StructField(KEY, StringType(), True),
-                                                       StructField(PART, StringType(), True)])
+    kept = [f for f in df.schema.fields if f.name not in META_COLUMNS and f.name != "_hoodie_operation"]
+    out_schema = StructType(kept + [StructField(KEY, StringType(), True), StructField(PART, StringType(), True)])
+    generate = cfg.auto_record_keys and instant is not None and cfg.operation not in ("delete", "delete_partition")
 
     def add_keys(batches):
+        from pyspark import TaskContext
+
+        tc = TaskContext.get()
+        partition_id = tc.partitionId() if tc else 0
+        row = 0
         for b in batches:
             t = pa.Table.from_batches([b])
-            yield from prepare_records(t, cfg).to_batches()
+            ids = (instant, partition_id, row) if generate else None
+            row += t.num_rows
+            yield from prepare_records(t, cfg, auto_keys=ids).to_batches()
 
     return df.mapInArrow(add_keys, out_schema)
 
 
-def _grouped_by_partition(df, cfg: WriteConfig):
+def _grouped_by_partition(df, cfg: WriteConfig, instant: Optional[str] = None):
     """Group the input so that each group holds exactly the rows of one table partition.
 
     With a simple, complex or non-partitioned key generator the partition path is an injective
     function of the partition columns once empty strings are folded into null (both become the
     default partition), so grouping by those columns needs no Python stage before the shuffle and
     keys are generated inside the task. Other key generators (timestamp-based, custom) map many
-    values to one path: their partition path is computed first (a ``mapInArrow`` stage).
+    values to one path: their partition path is computed first (a ``mapInArrow`` stage). So are
+    generated keys (no record key field): they number the rows of each input partition, which the
+    shuffle would mix.
     """
     from pyspark.sql import functions as F
 
-    kg = key_generator_from_config(cfg.keygen_props)
+    kg = key_generator_from_config(cfg.keygen_props, allow_auto_record_keys=cfg.auto_record_keys)
+    if cfg.auto_record_keys:
+        return _with_keys(df, cfg, _arrow_schema_of(df), instant).groupBy(PART)
     if type(kg) in (SimpleKeyGenerator, ComplexKeyGenerator, NonpartitionedKeyGenerator):
         fields = list(kg.partition_path_fields)
         missing = [f for f in fields if f not in df.columns]
@@ -346,7 +376,7 @@ def _write_partitions(keyed, table: HoodieTable, cfg: WriteConfig, instant: str,
             stats.append(json.dumps(stat.to_json()))
         return pa.table({"stat": pa.array(stats, pa.string())})
 
-    rows = _grouped_by_partition(keyed, cfg).applyInArrow(run_partition, out_schema).collect()
+    rows = _grouped_by_partition(keyed, cfg, instant).applyInArrow(run_partition, out_schema).collect()
     return [WriteStat.from_json(json.loads(r[0])) for r in rows]
 
 

@@ -32,7 +32,7 @@ from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, TableError, check_payload_class, create_table, table_exists
 from hoodie.format.slice import writer as W
 from hoodie.format.avro.schema import arrow_to_avro_schema, avro_to_arrow_schema
-from hoodie.format.keys.generators import key_generator_from_config
+from hoodie.format.keys.generators import auto_record_keys, key_generator_from_config
 from hoodie.format.keys.paths import check_partition_paths
 from hoodie.format.slice.reader import _conform, read_base_file, read_file_slice, slice_record_keys
 from hoodie.format.timeline import plans
@@ -127,6 +127,9 @@ class WriteConfig:
     event_time_unit: str = DEFAULT_UNIT
     set_null_for_missing_columns: bool = False
     table_version: int = 6  # of a table this write creates (hoodie.write.table.version)
+    transient_delete_marker: bool = False  # _hoodie_is_deleted marks deletes only (not a table column)
+    # No record key field: keys are generated per write as Hudi 0.14+ does (:func:`with_auto_keys`).
+    auto_record_keys: bool = False
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any], table: Optional[HoodieTable] = None,
@@ -161,8 +164,15 @@ class WriteConfig:
                 f"{table.table_version}; hoodie neither upgrades nor downgrades tables (Hudi's upgrade does). Drop the "
                 "option to write the table in its own version. Nothing was written")
         rk = cfg.get(C.RECORD_KEY_FIELD) or []
-        if not rk:
-            raise WriteError("set hoodie.datasource.write.recordkey.field (the record key column[s])")
+        if table is not None and rk and not table.record_key_fields:
+            raise WriteError(
+                f"hoodie.datasource.write.recordkey.field={o.get(str(C.RECORD_KEY_FIELD), '')!r} but the table at "
+                f"{table.base_path} has no record key fields (no hoodie.table.recordkey.fields): its record keys are "
+                "auto-generated (Hudi 0.14+), so no column can match its stored records. Drop the option to add rows "
+                "with generated keys, or write the data to a new table with this record key. Nothing was written")
+        auto = not rk
+        if auto:
+            op = _auto_key_operation(cfg, table)
         pf = cfg.get(C.PARTITION_PATH_FIELD) or []
         name = cfg.get(C.TABLE_NAME)
         if not name:
@@ -214,7 +224,42 @@ class WriteConfig:
             event_time_unit=cfg.get(C.EVENT_TIME_UNIT),
             set_null_for_missing_columns=bool(cfg.get(C.SET_NULL_FOR_MISSING_COLUMNS)),
             table_version=version,
+            transient_delete_marker=bool(cfg.get(C.TRANSIENT_DELETE_MARKER)),
+            auto_record_keys=auto,
         )
+
+
+# What a write without record key fields may do: add rows with generated keys (insert, bulk_insert and
+# the overwrites, which replace file groups without matching keys), delete rows by the keys they were
+# read with, drop partitions. An upsert must find stored records by key: refused.
+AUTO_KEY_OPERATIONS = ("insert", "bulk_insert", "insert_overwrite", "insert_overwrite_table", "delete",
+                       "delete_partition")
+
+
+def _auto_key_operation(cfg: Any, table: Optional[HoodieTable]) -> str:
+    """The operation of a write without record key fields, whose keys are generated as Hudi 0.14+
+    generates them (``AutoRecordKeyGenerationUtils``, ``HoodieSparkSqlWriter.deduceOperation``): an unset
+    operation is bulk_insert (Hudi's choice); upsert and ``hoodie.combine.before.insert=true`` are refused
+    before anything is written."""
+    where = (f"the table at {table.base_path} has no record key fields (its keys are auto-generated)"
+             if table is not None else "hoodie.datasource.write.recordkey.field is not set")
+    if not cfg.is_set(C.OPERATION):
+        return "bulk_insert"
+    op = cfg.get(C.OPERATION)
+    if op not in AUTO_KEY_OPERATIONS:
+        raise WriteError(
+            f"hoodie.datasource.write.operation={op} matches incoming rows to stored records by record key, and "
+            f"this write has none: {where}. Without a record key field Hudi 0.14+ generates a new key for every "
+            "row (<instant>_<partition id>_<row id>), so such a write can only add rows: use operation insert or "
+            "bulk_insert (a delete takes the keys from the input's _hoodie_record_key and _hoodie_partition_path "
+            "columns). To upsert, give the table a record key: set hoodie.datasource.write.recordkey.field when "
+            "the table is created. Nothing was written")
+    if cfg.get(C.COMBINE_BEFORE_INSERT):
+        raise WriteError(
+            f"hoodie.combine.before.insert=true de-duplicates rows by record key, and {where}: every row gets a "
+            "new generated key, so there is nothing to de-duplicate (Hudi refuses the combination too). Drop the "
+            "option, or set hoodie.datasource.write.recordkey.field. Nothing was written")
+    return op
 
 
 def _checked_payload(payload: Optional[str]) -> Optional[str]:
@@ -312,14 +357,29 @@ def overwrite_config(cfg: WriteConfig) -> WriteConfig:
     return dataclasses.replace(cfg, operation="insert_overwrite_table", combine_before_insert=combine)
 
 
-def prepare_records(data: pa.Table, cfg: WriteConfig) -> pa.Table:
-    """Drop incoming meta columns, add ``_hoodie_record_key``/``_hoodie_partition_path``."""
+def prepare_records(data: pa.Table, cfg: WriteConfig,
+                    auto_keys: Optional[tuple[str, int, int]] = None) -> pa.Table:
+    """Drop incoming meta columns, add ``_hoodie_record_key``/``_hoodie_partition_path``.
+
+    Without record key fields (``cfg.auto_record_keys``) the keys are generated: ``auto_keys`` is
+    ``(instant, partition id, row id of the first row)`` (:func:`~hoodie.format.keys.generators.auto_record_keys`);
+    without it the key column is null until :func:`with_auto_keys` fills it. A delete takes the keys and
+    partition paths from the input's ``_hoodie_record_key`` and ``_hoodie_partition_path``, as Hudi does.
+    """
     body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS or c == "_hoodie_operation"])
     check_event_times(body, cfg)
-    kg = key_generator_from_config(cfg.keygen_props)
-    keys = kg.record_keys(body)
-    parts = kg.partition_paths(body)
-    check_partition_paths(kg, body, parts)
+    kg = key_generator_from_config(cfg.keygen_props, allow_auto_record_keys=cfg.auto_record_keys)
+    if cfg.auto_record_keys and cfg.operation == "delete":
+        keys, parts = _keys_to_delete(data)
+    else:
+        if not cfg.auto_record_keys:
+            keys = kg.record_keys(body)
+        elif auto_keys is None:
+            keys = pa.nulls(body.num_rows, pa.string())
+        else:
+            keys = auto_record_keys(auto_keys[0], auto_keys[1], auto_keys[2], body.num_rows)
+        parts = kg.partition_paths(body)
+        check_partition_paths(kg, body, parts)
     if IS_DELETED in body.column_names:
         typ = body.schema.field(IS_DELETED).type
         if not (pa.types.is_boolean(typ) or pa.types.is_null(typ)):
@@ -336,6 +396,40 @@ def prepare_records(data: pa.Table, cfg: WriteConfig) -> pa.Table:
             raise WriteError(f"{nulls} record(s) have a null precombine field {cfg.precombine_field!r}; "
                              "Hudi cannot order them: fill the column or choose another precombine field")
     return body.append_column("_hoodie_record_key", keys).append_column("_hoodie_partition_path", parts)
+
+
+def _keys_to_delete(data: pa.Table) -> tuple[pa.Array, pa.Array]:
+    """The record keys and partition paths of a delete from a table without record key fields: the input's
+    meta columns (rows read from the table carry them), as Hudi's delete takes them when it has no key
+    generator (``HoodieCreateRecordUtils.getHoodieKeyAndMaybeLocationFromAvroRecord``)."""
+    missing = [c for c in ("_hoodie_record_key", "_hoodie_partition_path") if c not in data.column_names]
+    if missing:
+        raise WriteError(
+            f"a delete from a table without record key fields (auto-generated keys) takes each row's key from its "
+            f"_hoodie_record_key and _hoodie_partition_path columns, as Hudi does, and the input lacks "
+            f"{', '.join(missing)}: read the rows to delete from the table (hoodie.read_table and "
+            "spark.read.format('hoodie') return both columns) and write those with operation=delete. Nothing was "
+            "written")
+    cols = []
+    for c in ("_hoodie_record_key", "_hoodie_partition_path"):
+        col = data.column(c)
+        if col.null_count:
+            raise WriteError(f"{col.null_count} row(s) to delete have a null {c}; a delete from a table without "
+                             "record key fields needs the keys the rows were read with. Nothing was written")
+        cols.append(pc.cast(col, pa.string()).combine_chunks())
+    return cols[0], cols[1]
+
+
+def with_auto_keys(records: pa.Table, cfg: WriteConfig, instant: str, partition_id: int = 0,
+                   first_row: int = 0) -> pa.Table:
+    """``records`` (from :func:`prepare_records`) with their generated record keys when the write has no
+    record key field (Hudi 0.14+'s ``<instant>_<partition id>_<row id>``, rows numbered from ``first_row``
+    in input order); unchanged otherwise, and for a delete (its keys come from the input)."""
+    if not cfg.auto_record_keys or cfg.operation in ("delete", "delete_partition"):
+        return records
+    i = records.schema.get_field_index("_hoodie_record_key")
+    keys = auto_record_keys(instant, partition_id, first_row, records.num_rows)
+    return records.set_column(i, "_hoodie_record_key", keys)
 
 
 def dedupe(records: pa.Table, precombine: Optional[str]) -> pa.Table:
@@ -378,6 +472,8 @@ def avro_schema_for(schema: pa.Schema, cfg: WriteConfig, table: Optional[HoodieT
     """The table schema after writing data of ``schema`` (meta columns ignored): the new table's,
     or the existing table's evolved by it (:func:`evolve_schema`)."""
     body = pa.schema([f for f in schema if f.name not in META_COLUMNS and f.name != "_hoodie_operation"])
+    if cfg.transient_delete_marker and table is not None and IS_DELETED not in _table_fields(table):
+        body = pa.schema([f for f in body if f.name != IS_DELETED])
     new = arrow_to_avro_schema(body, f"{cfg.table_name}_record", f"hoodie.{cfg.table_name}")
     if table is None:
         return new
@@ -386,6 +482,13 @@ def avro_schema_for(schema: pa.Schema, cfg: WriteConfig, table: Optional[HoodieT
     except TableError:
         return new
     return evolve_schema(old, new, allow_missing=cfg.set_null_for_missing_columns)
+
+
+def _table_fields(table: HoodieTable) -> set[str]:
+    try:
+        return {f["name"] for f in table.avro_schema().get("fields", [])}
+    except TableError:
+        return set()
 
 
 def evolve_schema(old: dict, new: dict, allow_missing: bool = False) -> dict:
@@ -492,6 +595,9 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
     """Tag records against the table and group them into per-file-group work."""
     op = cfg.operation
     is_delete = op == "delete"
+    if cfg.auto_record_keys and records.column("_hoodie_record_key").null_count:
+        raise WriteError("internal error: the write's record keys were not generated (with_auto_keys) before "
+                         "planning; nothing was written")
     # Inserts and overwrites de-duplicate only with hoodie.combine.before.insert, as in Hudi.
     if op not in ("insert", "bulk_insert") + OVERWRITE_OPERATIONS or cfg.combine_before_insert:
         records = dedupe(records, None if is_delete else cfg.precombine_field)
@@ -815,7 +921,7 @@ def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict]
     st = Storage(base_path, storage_options)
     if table_exists(st):
         return HoodieTable(base_path, storage=st)
-    kg = key_generator_from_config(cfg.keygen_props)
+    kg = key_generator_from_config(cfg.keygen_props, allow_auto_record_keys=cfg.auto_record_keys)
     return create_table(
         base_path, table_name=cfg.table_name, table_type=cfg.table_type,
         record_key_fields=cfg.record_key_fields, partition_fields=cfg.partition_fields,
@@ -823,9 +929,11 @@ def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict]
         hive_style=cfg.hive_style, url_encode=cfg.url_encode, avro_schema=avro_schema,
         payload_class=cfg.payload_class, timeline_timezone=cfg.timeline_timezone,
         database=database, extra_props=extra_props, storage=st, table_version=cfg.table_version,
+        auto_record_keys=cfg.auto_record_keys,
     )
 
 
 __all__ = ["WriteConfig", "WriteError", "PostCommitError", "check_compaction_plans", "plan_write", "execute_file_group",
+           "with_auto_keys",
            "commit_write", "avro_schema_for", "prepare_records", "dedupe", "evolve_schema", "open_or_create", "overwrite_config", "FileGroupWork",
            "WritePlan"]

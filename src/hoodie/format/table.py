@@ -344,9 +344,14 @@ def create_table(
     storage_options: Optional[dict[str, Any]] = None,
     storage: Optional[Storage] = None,
     table_version: int = 6,
+    auto_record_keys: bool = False,
 ) -> HoodieTable:
     """Lay out a new table (no metadata table) of ``table_version`` 6 (Hudi 0.14/0.15), 8 (Hudi 1.0)
     or 9 (Hudi 1.1), with the properties that version's Spark writer sets, and return it.
+
+    ``auto_record_keys`` makes a table without record key fields, as Hudi 0.14+ creates one when a
+    write sets no ``hoodie.datasource.write.recordkey.field``: no ``hoodie.table.recordkey.fields``,
+    the key generator inferred from the partition fields alone.
 
     The timeline zone defaults to UTC (Hudi's default is LOCAL, whose instants are each writer's
     wall-clock time: time-based services misjudge ages when writers run in different zones).
@@ -363,9 +368,9 @@ def create_table(
         raise TableError(f"table type {table_type!r} is not COPY_ON_WRITE or MERGE_ON_READ")
     if table_version not in (6, 8, 9):
         raise TableError(f"table version {table_version}: hoodie creates tables of version 6, 8 or 9")
-    if not record_key_fields:
+    if not record_key_fields and not auto_record_keys:
         raise TableError("a table needs at least one record key field "
-                         "(hoodie.datasource.write.recordkey.field)")
+                         "(hoodie.datasource.write.recordkey.field), or auto-generated record keys")
     partition_fields = [f for f in (partition_fields or []) if f]
     if keygen_class is None:
         if not partition_fields:
@@ -389,6 +394,8 @@ def create_table(
         "hoodie.populate.meta.fields": "true",
         "hoodie.compaction.record.merger.strategy": MERGER_STRATEGY_DEFAULT,
     }
+    if not record_key_fields:
+        del props["hoodie.table.recordkey.fields"]  # auto-generated keys: Hudi stores no record key fields
     if partition_fields:
         props["hoodie.table.partition.fields"] = ",".join(partition_fields)
     if precombine_field:

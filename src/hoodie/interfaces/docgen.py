@@ -2,7 +2,7 @@
 
 * ``docs/configuration.md`` from :mod:`hoodie.configs` (every key, default, meaning);
 * ``docs/cli.md`` from the ``hoodie`` argument parser;
-* ``docs/sql.md`` from the registered CALL procedures.
+* ``docs/sql.md`` from the registered CALL procedures and the statements of :mod:`hoodie.interfaces.sql_dml`.
 
     python -m hoodie.interfaces.docgen          # rewrite the three files
     python -m hoodie.interfaces.docgen --check  # exit 1 if any is out of date (the test does this)
@@ -107,8 +107,19 @@ def sql_md() -> str:
              "existing table as `name` and `name_ro` (see",
              "[user-guide.md](user-guide.md#catalog-naming-tables-in-sql)).",
              "",
+             "Procedures that act (`run_*`, `create_*`, `delete_*`, `rollback_*`) return a row saying what they",
+             "did or why they did nothing: a refusal is a row with a false result and the reason in `message`",
+             "(nothing was written). Procedures that show return a row per item and, where an empty result could",
+             "mean several things, one row whose `note` says why there is none.",
+             "",
              "The examples run as written (a test executes each) with a hoodie table at `/data/events`",
-             "registered as `analytics.events`, partitioned by `productid`, and `analytics` the current database."]
+             "registered as `analytics.events`, partitioned by `productid` (merge-on-read, written at",
+             "`20240430000000000` and `20240501000000000`, with a savepoint at `20240430000000000`), and",
+             "`analytics` the current database."]
+    from hoodie.interfaces import sql_dml
+
+    # The statements hoodie.sql runs on hoodie tables, from the module that runs them.
+    lines += ["", "## Statements (DDL and DML on hoodie tables)", "", *_unindent(sql_dml.__doc__ or "")]
     for proc in sorted({id(p): p for p in PROCEDURES.values()}.values(), key=lambda p: p.name.lower()):
         lines += ["", f"## `{proc.name}`", "", proc.doc, "", "| argument | type | default |", "|---|---|---|"]
         for prm in proc.params:
@@ -119,6 +130,13 @@ def sql_md() -> str:
         if proc.examples:
             lines += ["", "```sql", *proc.examples, "```"]
     return "\n".join(lines) + "\n"
+
+
+def _unindent(doc: str) -> list[str]:
+    """A module docstring as Markdown lines (reST double backquotes become single ones)."""
+    import textwrap
+
+    return textwrap.dedent(doc).replace("``", "`").strip().splitlines()
 
 
 GENERATED = {"configuration.md": configuration_md, "cli.md": cli_md, "sql.md": sql_md}

@@ -225,6 +225,9 @@ def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: i
     }
     executor = spark_executor(spark)
     log(f"writing {len(stream)} batches ({rows} events over {days} days) into {base_path}")
+    log("  table: MERGE_ON_READ, record key event_id, partitions day (hive style), ordering field updated_at "
+        "(the larger wins), event time event_ts; keys: " + ", ".join(f"{k}={v}" for k, v in opts.items()
+                                                                      if k != "hoodie.clean.automatic"))
     max_event = None
     bar = None
     if progress:
@@ -253,6 +256,14 @@ def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: i
             fr = freshness(base_path)
             info = {"instants": [r.instant for r in done], "threshold": (fr.get("threshold") or {}).get("iso"),
                     "watermark": _watermark_text(fr)}
+            if not res.compactions:
+                log("  event-time compaction: strategy EventTimeBasedCompactionStrategy (compacts the log files whose "
+                    "events are all at or before the threshold T), trigger EVENT_TIME_TRIGGER, T = newest event - 1 day; "
+                    "keys: " + ", ".join(f"{k}={v}" for k, v in compaction_opts.items())
+                    + ", hoodie.compaction.event.time.threshold=<T>")
+                log("    T (threshold): every event at or before T that had arrived is in the read-optimized view; "
+                    "W (watermark): the oldest event time still only in log files (none: every log block is "
+                    "compacted, the read-optimized view equals the snapshot)")
             res.compactions.append(info)
             log(f"  event-time compaction {info['instants'] or '(nothing to compact)'}: "
                 f"threshold T={info['threshold']}  watermark W={info['watermark']}")
@@ -266,6 +277,8 @@ def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: i
         "hoodie.partition.ttl.strategy.days.retain": str(retain_days),
         "hoodie.partition.ttl.strategy.event.time.format": "yyyy-MM-dd",
     }
+    log("partition TTL: strategy KEEP_BY_EVENT_TIME (a day partition expires when its newest event is older "
+        f"than {retain_days} days); keys: " + ", ".join(f"{k}={v}" for k, v in ttl_opts.items()))
     dry = run_ttl(base_path, ttl_opts, dry_run=True)
     res.ttl_dry_run = sorted(dry.expired_partitions)
     log(f"TTL dry run (keep {retain_days} days of events): would expire {res.ttl_dry_run}")
@@ -273,8 +286,10 @@ def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: i
     res.ttl_expired = sorted(done_ttl.expired_partitions)
     log(f"TTL run: expired {res.ttl_expired} in instant {done_ttl.instant}")
     # KEEP_LATEST_FILE_VERSIONS makes replaced file groups (the expired partitions) eligible at once.
-    cleaned = run_clean(base_path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
-                                    "hoodie.cleaner.fileversions.retained": "2"})
+    clean_opts = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "2"}
+    log("clean: policy KEEP_LATEST_FILE_VERSIONS (keep the 2 newest versions of each file group; replaced groups go); "
+        "keys: " + ", ".join(f"{k}={v}" for k, v in clean_opts.items()))
+    cleaned = run_clean(base_path, clean_opts)
     res.clean_deleted_files = sum(len(v) for v in cleaned.deleted.values())
     log(f"clean: deleted {res.clean_deleted_files} files, partitions removed {cleaned.deleted_partitions}")
     after = read_table(base_path, columns=["day"])
@@ -290,7 +305,23 @@ def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: i
     log(f"  {len(res.commits)} writes, {sum(len(c['instants']) for c in res.compactions)} compactions, "
         f"{len(res.ttl_expired)} partitions expired, {res.clean_deleted_files} files cleaned in {res.seconds} s")
     log(f"explore it: python -c \"import hoodie; print(hoodie.read_table('{base_path}').num_rows)\"")
+    log("or with the CLI (the README's examples):")
+    for line in cli_examples(base_path):
+        log(f"  {line}")
     return res
+
+
+def cli_examples(base_path: str) -> list[str]:
+    """CLI commands that do something on a quickstart table (the README lists the same)."""
+    return [
+        f"hoodie show timeline {base_path}",
+        f"hoodie compaction run {base_path} --set hoodie.compaction.strategy={EVENT_TIME_STRATEGY} "
+        "--set hoodie.compact.inline.trigger.strategy=EVENT_TIME_TRIGGER",
+        f"hoodie show freshness {base_path}",
+        f"hoodie ttl run {base_path} --dry-run --set hoodie.partition.ttl.management.strategy.type=KEEP_BY_EVENT_TIME "
+        "--set hoodie.partition.ttl.strategy.event.time.format=yyyy-MM-dd --set hoodie.partition.ttl.strategy.days.retain=5",
+        f"hoodie clean {base_path}",
+    ]
 
 
 def _watermark_text(fr: dict) -> str:
@@ -298,7 +329,10 @@ def _watermark_text(fr: dict) -> str:
     if wm.get("iso"):
         return str(wm["iso"])
     # No watermark: every committed log block is compacted (complete) or event times are unknown.
-    return f"none ({wm.get('status', 'unknown')})"
+    status = wm.get("status", "unknown")
+    if status == "complete":
+        return "none (complete: no uncompacted log block, read-optimized = snapshot)"
+    return f"unknown ({status}: an uncompacted log block's event times are not known)"
 
 
 def result_json(res: QuickstartResult) -> str:

@@ -134,6 +134,13 @@ def sql(spark: Any, text: str):
 
     ensure_registered(spark)
     create = parse_create_table(text)
+    if create is not None and create.refused is None:
+        return spark.createDataFrame([(v,) for v in create_table(spark, create)], "view string")
+    from hoodie.interfaces import sql_dml
+
+    done = sql_dml.run(spark, text)
+    if done is not None:
+        return done
     if create is not None:
         return spark.createDataFrame([(v,) for v in create_table(spark, create)], "view string")
     parsed = parse_call(text)

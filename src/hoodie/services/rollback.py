@@ -16,6 +16,7 @@ from hoodie.format.metadata.table import files_partition_available
 from hoodie.format.table import HoodieTable
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.instant import Instant, State
+from hoodie.format.timeline.savepoints import is_savepointed
 from hoodie.services.compaction.rollback import remove_compaction_plan
 from hoodie.services.rollback_action import (
     ROLLBACK_ACTIONS, RollbackError, RollbackResult, StashReturn, WriteRollback, check_pending_compactions,
@@ -80,6 +81,11 @@ class RollbackOperation(Operation):
         if target.is_completed:
             if not self.allow_completed:
                 raise RollbackError(f"{instant} is completed")
+            if is_savepointed(tl, instant):
+                # Hudi's validateSavepointRollbacks: the savepoint would point at a commit that is gone.
+                raise RollbackError(
+                    f"{instant} is savepointed: a savepointed commit cannot be rolled back. Delete the savepoint "
+                    f"first (CALL delete_savepoint(instant_time => '{instant}')), then roll back. Nothing was written")
             later = [i for i in tl.completed_writes().after(instant).instants]
             if later:
                 raise RollbackError(
@@ -87,8 +93,8 @@ class RollbackOperation(Operation):
                     "only the latest completed write can be rolled back")
         if table.has_metadata_table and files_partition_available(table.props):
             MetadataWriter(table).check_rollback(instant)
-        self.restored_from = _restored_from(table, target)
-        stash = _ttl_stash(table, target)
+        self.restored_from = restored_from(table, target)
+        stash = ttl_stash_of(table, target)
         back = None
         if stash is not None:
             back = StashReturn(unstash=lambda rb: S.unstash(table, target.timestamp, rb),
@@ -122,14 +128,14 @@ class RollbackOperation(Operation):
             S.reopen_stash(txn.table, self.restored_from, self.target_instant)
 
 
-def _restored_from(table: HoodieTable, target: Instant) -> Optional[str]:
+def restored_from(table: HoodieTable, target: Instant) -> Optional[str]:
     """The TTL instant whose stash the completed commit ``target`` restored, if it is a restore."""
     if not target.is_completed or target.action not in (I.COMMIT, I.DELTA_COMMIT):
         return None
     return table.timeline.commit_metadata(target).extra_metadata.get(S.RESTORED_FROM_KEY)
 
 
-def _ttl_stash(table: HoodieTable, target: Instant) -> Optional[dict]:
+def ttl_stash_of(table: HoodieTable, target: Instant) -> Optional[dict]:
     """The stash manifest of a completed TTL replacecommit whose files were stashed: the rollback
     moves them back. Refuses (before anything is written) when the stashed files are gone."""
     if not (target.is_completed and target.action == I.REPLACE_COMMIT):

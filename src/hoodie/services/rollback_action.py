@@ -145,13 +145,17 @@ def start_rollback(table: HoodieTable, instant: str, plan: bytes) -> Instant:
     return inflight
 
 
-def check_pending_compactions(table: HoodieTable, target: Instant, files: Iterable[str]) -> None:
+def check_pending_compactions(table: HoodieTable, target: Instant, files: Iterable[str],
+                              ignore: Iterable[str] = ()) -> None:
     """Refuse to roll back ``target`` when a pending compaction plan reads one of its ``files``.
 
     Deleting such a file (or hiding its blocks behind a rollback block the plan does not list) would
     wedge the table: the compaction fails on the missing file or brings the data back, and its own
     rollback keeps the plan. Java Hudi refuses this rollback too. A plan only reads slices committed
     before its instant, so only plans later than ``target`` are read.
+
+    ``ignore``: pending compactions that go first anyway (a restore removes every pending compaction
+    after its savepoint before the writes they read).
 
     Raises:
         RollbackError: naming the compaction and how to get rid of it first; nothing has changed.
@@ -161,7 +165,10 @@ def check_pending_compactions(table: HoodieTable, target: Instant, files: Iterab
         return
     tl = table.timeline
     base = table.storage.uri()
+    skip = set(ignore)
     for c in tl.pending_compactions().after(target.timestamp).instants:
+        if c.timestamp in skip:
+            continue
         try:
             plan = tl.compaction_plan(c.timestamp)
         except T.DamagedTimelineFileError as e:
@@ -209,15 +216,16 @@ class WriteRollback:
         self.blocks_written: list[str] = []
         self.unstashed: list[str] = []
 
-    def plan(self) -> None:
+    def plan(self, ignore_compactions: Iterable[str] = ()) -> None:
         """Find the files to delete or to hide behind a command block; refuse (nothing written)
-        while a pending compaction plan reads one of them."""
+        while a pending compaction plan reads one of them (except those in ``ignore_compactions``,
+        which a restore removes first)."""
         storage = self.table.storage
         target = self.target
         self.started = time.monotonic()
         self.to_delete, self.to_block = _files_of_instant(self.table, target.timestamp)
         # Before anything is written (a resumed rollback has nothing left in a plan: it was checked).
-        check_pending_compactions(self.table, target, self.to_delete + self.to_block)
+        check_pending_compactions(self.table, target, self.to_delete + self.to_block, ignore_compactions)
         requests = []
         by_part: dict[str, list[str]] = {}
         for p in self.to_delete:
@@ -263,17 +271,21 @@ class WriteRollback:
                 storage.size(rel)
             self.blocks_written.append(rel)
 
-    def complete(self) -> Instant:
-        """Write the completed rollback instant (``HoodieRollbackMetadata``)."""
+    def metadata(self) -> dict:
+        """The ``HoodieRollbackMetadata`` record of what :meth:`execute` did."""
         assert self.inflight is not None
         rb = self.inflight.timestamp
-        meta = plans.rollback_metadata(
+        return plans.rollback_metadata(
             rb, int((time.monotonic() - self.started) * 1000), [(self.target.timestamp, self.target.action)],
             {part: plans.rollback_partition_metadata(part, pm["ok"], pm["failed"], pm["blocks"] or None)
              for part, pm in self.part_meta.items()},
         )
+
+    def complete(self) -> Instant:
+        """Write the completed rollback instant (``HoodieRollbackMetadata``)."""
+        assert self.inflight is not None
         done = T.transition_to_complete(self.table.storage, self.inflight,
-                                        plans.write_avro_metadata("HoodieRollbackMetadata", meta))
+                                        plans.write_avro_metadata("HoodieRollbackMetadata", self.metadata()))
         fault_point("rollback.after_complete")
         return done
 

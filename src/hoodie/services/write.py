@@ -251,6 +251,9 @@ class ArrowWriteExecutor:
         assert isinstance(op, WriteOperation) and txn.table is not None and txn.instant is not None
         assert self.records is not None
         instant = txn.instant.timestamp
+        # A write without record key fields gets Hudi's generated keys now that its instant is known: one
+        # process, so partition id 0 and the rows numbered in input order.
+        self.records = B.with_auto_keys(self.records, op.config, instant)
         plan = B.plan_write(txn.table, self.records, op.config, instant, op.avro_schema)
         stats = []
         for i, w in enumerate(plan.work):
@@ -269,9 +272,11 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
                 mode: str = "append") -> str:
     """Write Arrow data as one commit, in this process (no Spark). Returns the instant time.
 
-    ``options`` are Hudi datasource keys (``hoodie.table.name``, ``hoodie.datasource.write.*``...).
-    ``mode="overwrite"`` replaces an existing table's data with the batch (an
-    insert_overwrite_table replacecommit, :func:`~hoodie.format.batch_write.overwrite_config`);
+    ``options`` are Hudi datasource keys (``hoodie.table.name``, ``hoodie.datasource.write.*``...);
+    without ``hoodie.datasource.write.recordkey.field`` keys are generated as Hudi 0.14+ does
+    (``<instant>_0_<row>``, insert-only: see docs/spark.md). ``mode="overwrite"`` replaces an existing
+    table's data with the batch (an insert_overwrite_table replacecommit,
+    :func:`~hoodie.format.batch_write.overwrite_config`);
     ``"append"`` writes into it. Both create the table when absent. Options and data are checked
     before anything is written. The write holds the table lock (``hoodie.format.lock``) from its
     rollback of failed writes to its commit; the inline services it enables run after it, each

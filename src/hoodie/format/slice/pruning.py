@@ -40,7 +40,8 @@ def value_fields(table: HoodieTable) -> tuple[list[str], list[str]]:
     if not table.partition_fields:
         return [], []
     try:
-        kg = key_generator_from_config(table.props)
+        # A table without record key fields (auto-generated keys) still names its partition fields.
+        kg = key_generator_from_config(table.props, allow_auto_record_keys=True)
     except ValueError:
         return [], []
     return list(kg.partition_path_fields), value_partition_fields(kg)

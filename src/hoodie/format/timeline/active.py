@@ -114,6 +114,10 @@ class Timeline:
     def _new(self, instants: Iterable[Instant]) -> "Timeline":
         return Timeline(list(instants), self._storage, self._all_files, self.folder)
 
+    def with_instants(self, instants: Iterable[Instant]) -> "Timeline":
+        """A timeline of ``instants`` over the same files (a view built as of a chosen state)."""
+        return self._new(sorted(instants, key=Instant.sort_key))
+
     def filter(self, pred: Callable[[Instant], bool]) -> "Timeline":
         """Instants matching a predicate."""
         return self._new(i for i in self.instants if pred(i))
@@ -327,6 +331,15 @@ def create_requested(storage: Storage, timestamp: str, action: str,
     """Create ``<t>.<action>.requested`` (create-only)."""
     layout = layout_of(storage)
     inst = Instant(timestamp, action, State.REQUESTED)
+    _create(storage, layout, inst.file_name, layout.content(inst, content))
+    return inst
+
+
+def create_inflight(storage: Storage, timestamp: str, action: str, content: bytes = b"") -> Instant:
+    """Create ``<t>.<action>.inflight`` with no requested file before it (create-only): Hudi's
+    savepoint action starts this way (``<t>.savepoint.inflight``, then ``<t>.savepoint``)."""
+    layout = layout_of(storage)
+    inst = Instant(timestamp, action, State.INFLIGHT)
     _create(storage, layout, inst.file_name, layout.content(inst, content))
     return inst
 

@@ -38,6 +38,8 @@ ROLLBACK_PLAN_VERSION = 1  # BaseRollbackPlanActionExecutor.LATEST_ROLLBACK_PLAN
 ROLLBACK_METADATA_VERSION = 1
 REPLACE_METADATA_VERSION = 1
 SAVEPOINT_METADATA_VERSION = 1
+RESTORE_PLAN_VERSION = 2  # RestorePlanActionExecutor.LATEST_RESTORE_PLAN_VERSION
+RESTORE_METADATA_VERSION = 1
 
 # Operation types that go through the replacecommit action without a clustering plan.
 NON_CLUSTERING_REPLACE_OPERATIONS = ("DELETE_PARTITION", "INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE")
@@ -309,6 +311,8 @@ def _restore_plan() -> dict:
         "fields": [
             _field("instantsToRollback", {"type": "array", "items": _instant_info()}, default=[]),
             _version_field(),
+            # Since Hudi 0.13: the savepoint the restore goes back to (its metadata-table restore reads it).
+            _nullable("savepointToRestoreTimestamp", "string"),
         ],
     }
 
@@ -814,4 +818,38 @@ def savepoint_metadata(
             p: {"partitionPath": p, "savepointDataFile": list(files)} for p, files in partition_files.items()
         },
         "version": version,
+    }
+
+
+def restore_plan(
+    instants_to_rollback: Sequence[tuple[str, str]],
+    savepoint_to_restore: Optional[str],
+    version: int = RESTORE_PLAN_VERSION,
+) -> dict:
+    """A ``HoodieRestorePlan`` (``<r>.restore.requested``): the ``(commit_time, action)`` instants
+    the restore rolls back, newest first, and the savepoint it goes back to."""
+    return {
+        "instantsToRollback": [{"commitTime": t, "action": a} for t, a in instants_to_rollback],
+        "version": version,
+        "savepointToRestoreTimestamp": savepoint_to_restore,
+    }
+
+
+def restore_metadata(
+    start_restore_time: str,
+    time_taken_ms: int,
+    instants_rolled_back: Sequence[tuple[str, str]],
+    rollbacks: Mapping[str, Sequence[Mapping[str, Any]]],
+    version: int = RESTORE_METADATA_VERSION,
+) -> dict:
+    """A ``HoodieRestoreMetadata`` as ``TimelineMetadataUtils.convertRestoreMetadata`` builds it:
+    the rolled-back ``(commit_time, action)`` instants and, per instant time, its
+    ``HoodieRollbackMetadata`` records (:func:`rollback_metadata`)."""
+    return {
+        "startRestoreTime": start_restore_time,
+        "timeTakenInMillis": int(time_taken_ms),
+        "instantsToRollback": [t for t, _ in instants_rolled_back],
+        "hoodieRestoreMetadata": {k: [dict(r) for r in v] for k, v in rollbacks.items()},
+        "version": version,
+        "restoreInstantInfo": [{"commitTime": t, "action": a} for t, a in instants_rolled_back],
     }

@@ -15,6 +15,7 @@ from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
 from hoodie.format.timeline.active import Timeline
 from hoodie.format.timeline.instant import Instant, State
+from hoodie.format.timeline.savepoints import completed_savepoints
 from hoodie.services.clean.config import (
     KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanConfig, CleanError, _config,
 )
@@ -133,14 +134,16 @@ def _ectr(tl: Timeline, cfg: CleanConfig, now_instant: str, tz: str) -> Optional
 
 
 def _savepointed_files(tl: Timeline) -> set[str]:
+    """Every file a completed savepoint holds. A savepoint whose metadata cannot be read holds
+    files nobody can name: the clean is refused rather than risk deleting them."""
     out: set[str] = set()
-    for inst in tl.completed().by_actions(I.SAVEPOINT).instants:
-        try:
-            md = tl.avro_metadata(inst)
-        except (FileNotFoundError, ValueError):
-            continue
-        for pm in (md.get("partitionMetadata") or {}).values():
-            out.update(pm.get("savepointDataFile") or [])
+    for sp in completed_savepoints(tl):
+        if sp.damaged is not None:
+            raise CleanError(
+                f"cannot clean: savepoint {sp.instant} cannot be read ({sp.damaged}), so the files it holds are "
+                f"unknown and any of them could be deleted. Delete the savepoint (CALL delete_savepoint(instant_time "
+                f"=> '{sp.instant}')) or restore its file from a backup, then clean")
+        out.update(sp.files)
     return out
 
 
@@ -174,6 +177,7 @@ class _Planner:
         self.timeline_start = first.timestamp if first else None
         self.pending = pending_operations(table)
         self.savepointed = _savepointed_files(self.tl)
+        self.savepoint_kept: list[str] = []  # files a policy would delete that savepoints keep
         self.links = all_links(self.tl)
         # (partition, fileId) -> instant of the first completed replacecommit that replaced it.
         self.replaced: dict[tuple[str, str], str] = {}
@@ -204,6 +208,10 @@ class _Planner:
             if partitioned and p and deletable:
                 plan.partitions_to_delete.append(p)
         self._protect_link_targets(plan)
+        if self.savepoint_kept:
+            sps = ", ".join(sp.instant for sp in completed_savepoints(self.tl))
+            self.notes.append(f"kept {len(self.savepoint_kept)} file(s) of savepointed file slices (savepoint(s) "
+                              f"{sps}); they go once the savepoint is deleted")
         return plan
 
     def _partition(self, partition: str) -> tuple[list[str], bool]:
@@ -231,6 +239,7 @@ class _Planner:
                     continue
                 for sl in committed:
                     if _slice_savepointed(sl, self.savepointed):
+                        self.savepoint_kept += _slice_files(sl)
                         leftovers = True
                         continue
                     delete += _slice_files(sl)
@@ -257,6 +266,7 @@ class _Planner:
         out: list[str] = []
         for sl in candidates[max(0, keep):]:
             if _slice_savepointed(sl, self.savepointed):
+                self.savepoint_kept += _slice_files(sl)
                 continue
             out += _slice_files(sl)
         return out
@@ -274,6 +284,7 @@ class _Planner:
             if need_from is not None and b >= need_from:
                 continue
             if _slice_savepointed(sl, self.savepointed):
+                self.savepoint_kept += _slice_files(sl)
                 continue
             out += _slice_files(sl)
         return out

@@ -289,6 +289,12 @@ def _outputs_by_listing(table: HoodieTable, instant: str) -> dict[str, list]:
     return out
 
 
+def compaction_files_by_listing(table: HoodieTable, instant: str) -> dict[str, list]:
+    """The files compaction ``instant`` (pending or completed) created, found by listing: ``split``
+    (its split log files, links and copies), ``base``, ``tmp`` (a restore rolls compactions back)."""
+    return _outputs_by_listing(table, instant)
+
+
 def _slice_logs(table: HoodieTable, instant: str) -> list[str]:
     """Every log file in a slice at ``instant`` (paths relative to the base path)."""
     out = []

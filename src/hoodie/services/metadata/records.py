@@ -109,11 +109,21 @@ def rollback_records(rollback: Mapping, size_of: SizeOf) -> list[FilesRecord]:
     return _records(added, deleted, [p for p, files in added.items() if files])
 
 
+def restore_records(restore: Mapping, size_of: SizeOf) -> list[FilesRecord]:
+    """The records of a completed restore: those of every rollback it made (``HoodieRestoreMetadata``)."""
+    out: list[FilesRecord] = []
+    for rms in (restore.get("hoodieRestoreMetadata") or {}).values():
+        for rm in rms or []:
+            if rm:
+                out += rollback_records(rm, size_of)
+    return out
+
+
 def action_records(action: str, content: bytes, size_of: SizeOf) -> list[FilesRecord]:
     """The records of a completed data-table instant of ``action`` whose completed file holds ``content``.
 
     Raises:
-        ValueError: an action the metadata table does not record (restore, savepoint...), or
+        ValueError: an action the metadata table does not record (savepoint, indexing...), or
             unreadable content.
     """
     if action in (I.COMMIT, I.DELTA_COMMIT, I.REPLACE_COMMIT):
@@ -122,7 +132,9 @@ def action_records(action: str, content: bytes, size_of: SizeOf) -> list[FilesRe
         return clean_records(read_avro_metadata(content))
     if action == I.ROLLBACK:
         return rollback_records(read_avro_metadata(content), size_of)
+    if action == I.RESTORE:
+        return restore_records(read_avro_metadata(content), size_of)
     raise ValueError(f"hoodie does not record {action} instants in the metadata table")
 
 
-__all__ = ["commit_records", "clean_records", "rollback_records", "action_records", "SizeOf"]
+__all__ = ["commit_records", "clean_records", "rollback_records", "restore_records", "action_records", "SizeOf"]

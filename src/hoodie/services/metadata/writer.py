@@ -158,8 +158,11 @@ class MetadataWriter:
         """
         ts = inflight.timestamp
         action = I.COMMIT if inflight.action == I.COMPACTION else inflight.action
-        if action == I.ROLLBACK and self.layout == 2:
-            return self._rollback_v8(ts, content)
+        if action == I.SAVEPOINT:
+            # A savepoint changes no file: Hudi writes nothing to the metadata table for it.
+            return UpdateResult(ts, 0, "")
+        if action in (I.ROLLBACK, I.RESTORE) and self.layout == 2:
+            return self._rollback_v8(ts, _rolled_back(action, content))
         records = self._records(action, ts, content)
         self._recover()
         tl = self.timeline()
@@ -175,8 +178,9 @@ class MetadataWriter:
             tl = self.timeline()
         log_file = self._deltacommit(tl, ts, records, "UPSERT_PREPPED")
         rollbacks: list[str] = []
-        if action == I.ROLLBACK:
-            targets = plans.read_avro_metadata(content).get("commitsRollback") or []
+        if action in (I.ROLLBACK, I.RESTORE):
+            # The rolled-back instants' own deltacommits go too (a restore's: newest first).
+            targets = _rolled_back(action, content)
             for n, target in enumerate(targets):
                 rb = self._rollback_deltacommit(target, f"{ts}{ROLLBACK_SUFFIX}" if n == 0 else None)
                 if rb:
@@ -206,11 +210,10 @@ class MetadataWriter:
                 names = self._group_files(part, fids)
                 out.append(MW.file_list_record(part, {}, names))
             return out
-        if action == I.ROLLBACK:
-            rb = plans.read_avro_metadata(content)
+        if action in (I.ROLLBACK, I.RESTORE):
             out = []
             tl = self._data_timeline()
-            for target in rb.get("commitsRollback") or []:
+            for target in _rolled_back(action, content):
                 inst = tl.get(target)
                 if inst is None or not inst.is_completed or inst.action != I.REPLACE_COMMIT:
                     continue
@@ -389,11 +392,10 @@ class MetadataWriter:
         T.delete_instant_files(self.storage, target, I.DELTA_COMMIT, (State.COMPLETED, State.INFLIGHT, State.REQUESTED))
 
     # -- rollback on table versions 8/9 ------------------------------------------------------------
-    def _rollback_v8(self, ts: str, content: bytes) -> UpdateResult:
-        """A data rollback at ``ts`` on 1.x: no files records; an MDT rollback at ``ts`` of the rolled-
-        back instants' deltacommits, deleting their log files (reference §3.1, §5)."""
+    def _rollback_v8(self, ts: str, targets: list[str]) -> UpdateResult:
+        """A data rollback (or restore) at ``ts`` on 1.x: no files records; an MDT rollback at ``ts``
+        of the rolled-back instants' deltacommits, deleting their log files (reference §3.1, §5)."""
         self._recover()
-        targets = plans.read_avro_metadata(content).get("commitsRollback") or []
         tl = self.timeline()
         done = [t for t in targets if (i := tl.get(t)) is not None and i.action == I.DELTA_COMMIT]
         if not done:
@@ -454,7 +456,14 @@ class MetadataWriter:
                             targets: Optional[list[str]] = None) -> None:
         started = time.monotonic()
         if targets is None:
+            # Resumed from its plan: the first instant, and those of every planned log file (a
+            # restore rolls back several deltacommits in one MDT rollback; 1.x names logs by instant).
             targets = [(plan.get("instantToRollback") or {})["commitTime"]]
+            for req in plan.get("RollbackRequests") or []:
+                for path in req.get("filesToBeDeleted") or []:
+                    name = path.rsplit("/", 1)[-1]
+                    if N.is_log_file(name) and N.parse_log_file(name).base_instant not in targets:
+                        targets.append(N.parse_log_file(name).base_instant)
         names = self._logs_of(targets)
         for n in names:
             self.storage.delete(f"{FILES_PARTITION}/{n}")
@@ -530,6 +539,21 @@ class MetadataWriter:
         log.info("created the metadata table of %s at %s (%d partitions, %d files)", self.table.base_path, init,
                  len(listing), sum(len(f) for f in listing.values()))
         return init
+
+
+def _rolled_back(action: str, content: bytes) -> list[str]:
+    """The instants a completed rollback (``commitsRollback``) or restore (every rollback it made,
+    newest first) undid."""
+    md = plans.read_avro_metadata(content)
+    if action == I.ROLLBACK:
+        return [str(t) for t in md.get("commitsRollback") or []]
+    out: list[str] = []
+    for t in md.get("instantsToRollback") or []:
+        for rm in (md.get("hoodieRestoreMetadata") or {}).get(t) or []:
+            out.extend(str(c) for c in (rm or {}).get("commitsRollback") or [] if str(c) not in out)
+        if t not in out:
+            out.append(str(t))
+    return out
 
 
 def _merge(records: list[FilesRecord]) -> list[FilesRecord]:

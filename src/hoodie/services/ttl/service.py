@@ -26,6 +26,7 @@ from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
 from hoodie.format.timeline import active as T
 from hoodie.format.timeline.instant import Instant, State
+from hoodie.format.timeline.savepoints import completed_savepoints
 from hoodie.format.table import HoodieTable
 from hoodie.metrics import publish
 from hoodie.services import delete_partition as DP
@@ -392,12 +393,37 @@ def _apply_pending_and_cap(table: HoodieTable, decisions: list[PartitionDecision
         if why:
             d.status = SKIPPED
             d.reason = f"expired ({d.reason}) but skipped this run: {'; '.join(why)}"
+    _skip_savepointed(table, [d for d in expired if d.status == EXPIRED])
     still = [d for d in decisions if d.status == EXPIRED]
     still.sort(key=lambda d: (d.reference_ms if d.reference_ms is not None else -(1 << 62), d.partition))
     for d in still[cfg.max_delete_partitions:]:
         d.status = SKIPPED
         d.reason = (f"expired ({d.reason}) but over the cap {MAX_DELETE}={cfg.max_delete_partitions}; "
                     "a later run deletes it")
+
+
+def _skip_savepointed(table: HoodieTable, expired: list[PartitionDecision]) -> None:
+    """Expired partitions in which a savepoint holds files are skipped: deleting them would take the
+    savepoint's data out of the table (and a stash would move its files away). A savepoint whose
+    metadata cannot be read may hold any partition, so it keeps them all."""
+    holders: dict[str, list[str]] = {}
+    damaged: list[str] = []
+    for sp in completed_savepoints(table.timeline):
+        if sp.damaged is not None:
+            damaged.append(sp.instant)
+            continue
+        for p in sp.partitions:
+            holders.setdefault(p, []).append(sp.instant)
+    for d in expired:
+        held = holders.get(d.partition) or damaged
+        if not held:
+            continue
+        d.status = SKIPPED
+        what = "savepoint(s) " + ", ".join(held)
+        why = (f"{what} cannot be read and may hold its files" if not holders.get(d.partition)
+               else f"{what} hold its files")
+        d.reason = (f"expired ({d.reason}) but kept: {why}; a restore to the savepoint needs them. Delete the "
+                    f"savepoint (CALL delete_savepoint) to let TTL delete the partition")
 
 
 # -- inline and async modes ---------------------------------------------------------------------
@@ -605,35 +631,74 @@ def _days_argument(value: Any, name: str) -> str:
     return str(value)
 
 
-def call_run_ttl(base_path: str, ttl_policy: Optional[str] = None, retain_days: Optional[int] = None,
-                 options: str = "", *, storage_options: Optional[dict[str, Any]] = None) -> list[str]:
-    """``CALL run_ttl(table, ttl_policy, retain_days, options)`` (Hudi 1.x): returns the deleted
-    partitions (the procedure's ``deleted_partitions`` rows). ``options`` is ``"k1=v1,k2=v2"``."""
+def call_run_ttl_result(base_path: str, ttl_policy: Optional[str] = None, retain_days: Optional[int] = None,
+                        options: str = "", *, storage_options: Optional[dict[str, Any]] = None) -> TTLResult:
+    """``CALL run_ttl(table, ttl_policy, retain_days, options)`` (Hudi 1.x): the run's
+    :class:`TTLResult`. ``options`` is ``"k1=v1,k2=v2"``."""
     opts = parse_options_string(options)
     if ttl_policy:
         opts[STRATEGY_TYPE] = ttl_policy
     if retain_days is not None:
         opts[DAYS_RETAIN] = _days_argument(retain_days, "retain_days")
-    res = run_ttl(base_path, opts, storage_options=storage_options)
+    return run_ttl(base_path, opts, storage_options=storage_options)
+
+
+def call_run_ttl(base_path: str, ttl_policy: Optional[str] = None, retain_days: Optional[int] = None,
+                 options: str = "", *, storage_options: Optional[dict[str, Any]] = None) -> list[str]:
+    """``CALL run_ttl(...)`` as Hudi returns it: the deleted partitions (see :func:`call_run_ttl_result`)."""
+    res = call_run_ttl_result(base_path, ttl_policy, retain_days, options, storage_options=storage_options)
     return sorted(res.partition_to_replace_file_ids)
 
 
-def call_manage_partition_ttl(base_path: str, strategy: str = "KEEP_BY_TIME", days_retain: Optional[int] = None,
-                              predicate: Optional[str] = None, *,
-                              storage_options: Optional[dict[str, Any]] = None) -> list[str]:
-    """RFC-65's ``CALL managePartitionTTL(basePath, strategy, daysRetain, predicate)``: returns the
-    deleted partitions. ``predicate`` selects partitions, e.g. ``"productid = 1"``."""
+def call_manage_partition_ttl_result(base_path: str, strategy: str = "KEEP_BY_TIME",
+                                     days_retain: Optional[int] = None, predicate: Optional[str] = None, *,
+                                     storage_options: Optional[dict[str, Any]] = None) -> TTLResult:
+    """RFC-65's ``CALL managePartitionTTL(basePath, strategy, daysRetain, predicate)``: the run's
+    :class:`TTLResult`. ``predicate`` selects partitions, e.g. ``"productid = 1"``."""
     opts: dict[str, str] = {STRATEGY_TYPE: strategy}
     if days_retain is not None:
         opts[DAYS_RETAIN] = _days_argument(days_retain, "daysRetain")
     if predicate:
         opts[PREDICATE] = predicate
-    res = run_ttl(base_path, opts, storage_options=storage_options)
+    return run_ttl(base_path, opts, storage_options=storage_options)
+
+
+def call_manage_partition_ttl(base_path: str, strategy: str = "KEEP_BY_TIME", days_retain: Optional[int] = None,
+                              predicate: Optional[str] = None, *,
+                              storage_options: Optional[dict[str, Any]] = None) -> list[str]:
+    """RFC-65's ``managePartitionTTL``: the deleted partitions (see :func:`call_manage_partition_ttl_result`)."""
+    res = call_manage_partition_ttl_result(base_path, strategy, days_retain, predicate,
+                                           storage_options=storage_options)
     return sorted(res.partition_to_replace_file_ids)
+
+
+def result_rows(res: TTLResult) -> list[tuple[Optional[str], Optional[str], str, str]]:
+    """The run_ttl / managePartitionTTL procedure rows ``(deleted_partitions, partition, status,
+    reason)``: one per deleted partition, one per expired partition skipped this run (with why), or
+    a single row saying why nothing was deleted."""
+    rows: list[tuple[Optional[str], Optional[str], str, str]] = []
+    for d in sorted(res.decisions, key=lambda d: d.partition):
+        if d.status == EXPIRED and d.partition in res.partition_to_replace_file_ids:
+            rows.append((d.partition, d.partition, "deleted", f"{d.reason} (TTL instant {res.instant})"))
+    for d in sorted(res.decisions, key=lambda d: d.partition):
+        if d.status == SKIPPED:
+            rows.append((None, d.partition, "skipped", d.reason))
+    if rows:
+        return rows
+    if not res.decisions:
+        why = "the table has no completed commit or no partition to evaluate"
+    else:
+        kept = [d for d in res.decisions if d.status == KEPT]
+        why = (f"no partition expired: {len(res.decisions)} evaluated by {res.strategy}, all kept"
+               + (f" (e.g. {kept[0].partition}: {kept[0].reason})" if kept else ""))
+    if res.warnings:
+        why += "; " + "; ".join(res.warnings)
+    return [(None, None, "nothing deleted", why)]
 
 
 __all__ = [
     "TTLResult", "run_ttl", "delete_partitions", "maybe_run_inline_ttl", "maybe_run_async_ttl", "TTLAsyncService",
-    "stop_async_services", "call_run_ttl", "call_manage_partition_ttl", "last_ttl_instant", "commits_since",
+    "stop_async_services", "call_run_ttl", "call_manage_partition_ttl", "call_run_ttl_result",
+    "call_manage_partition_ttl_result", "result_rows", "last_ttl_instant", "commits_since",
     "active_instants", "KEPT",
 ]

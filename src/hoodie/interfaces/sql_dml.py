@@ -1,0 +1,521 @@
+"""Hudi's Spark SQL DML and DDL for hoodie tables, through ``hoodie.sql(spark, text)``.
+
+Spark 4.3 has no hook for Python-defined DML, so ``hoodie.sql`` parses the statement (sqlglot,
+Spark dialect) and runs the statements below on hoodie tables itself; anything else, and any
+statement on a table that is not a hoodie table, goes to ``spark.sql`` unchanged. Expressions
+(``SET``, ``WHERE``, ``ON``, ``VALUES``, ``SELECT``) are evaluated by Spark. Every statement commits
+through hoodie's one commit path as one instant (``hoodie.spark.write``), so a statement is atomic.
+
+* ``INSERT INTO t [PARTITION (p = v, ...)] [(cols)] SELECT ... | VALUES ...``: operation
+  ``hoodie.spark.sql.insert.into.operation`` (Hudi's key; default ``insert``, as Hudi 0.14+);
+* ``INSERT OVERWRITE [TABLE] t [PARTITION (...)] ...``: ``insert_overwrite_table`` without a partition
+  spec, ``insert_overwrite`` (the partitions written) with one;
+* ``UPDATE t SET col = expr, ... [WHERE cond]``: the matching rows, changed, as one upsert;
+* ``DELETE FROM t [WHERE cond]``: the matching keys, as one delete;
+* ``MERGE INTO t USING s ON cond WHEN MATCHED [AND c] THEN UPDATE SET ... | UPDATE SET * | DELETE
+  WHEN NOT MATCHED [AND c] THEN INSERT (cols) VALUES (...) | INSERT *``: clauses apply in order, the
+  first whose condition holds wins; updates, inserts and deletes commit as one upsert (deletes as
+  ``_hoodie_is_deleted`` markers that are not added to the table schema);
+* ``CREATE TABLE t (cols) USING hudi|hoodie [PARTITIONED BY (cols)] TBLPROPERTIES (primaryKey = 'id',
+  preCombineField | orderingFields = 'ts', type = 'cow' | 'mor', hoodie.* = ...) [LOCATION 'path']`` and
+  ``CREATE TABLE t USING hudi ... AS SELECT ...``: a new table (under the warehouse folder without
+  LOCATION), registered in the catalog;
+* ``ALTER TABLE t DROP [IF EXISTS] PARTITION (p = v, ...)``: a delete_partition replacecommit;
+* ``SHOW PARTITIONS t``: the table's partition paths.
+
+``t`` is a catalog name registered as a hoodie table, or ``hoodie.`/path/to/table``` (also
+``hudi.`...```). Each statement returns one row: the instant committed (null when nothing changed),
+the operation, the rows written and a note saying what happened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from hoodie.interfaces.catalog import CatalogError, quote_name, register_table, resolve_table_path, rewrite_names
+from hoodie.interfaces.sql_call import SqlError
+
+RESULT_SCHEMA = "instant string, operation string, rows long, note string"
+INSERT_INTO_OPERATION = "hoodie.spark.sql.insert.into.operation"
+PATH_DATABASES = ("hoodie", "hudi")
+
+
+@dataclass
+class Target:
+    """A hoodie table a statement writes: its base path, catalog name (if any) and the table."""
+
+    base_path: str
+    name: Optional[str]
+    table: Any
+    alias: Optional[str]
+
+
+def _parse(text: str) -> Any:
+    import sqlglot
+    from sqlglot.errors import ParseError
+
+    try:
+        return sqlglot.parse_one(text, read="spark")
+    except ParseError:
+        return None
+
+
+def _target(spark: Any, table_exp: Any) -> Optional[Target]:
+    """The hoodie table a Table expression names, or None for any other table (left to Spark)."""
+    from hoodie.format.table import HoodieTable
+
+    name, db = table_exp.name, table_exp.db
+    alias = table_exp.alias or None
+    if db and db.lower() in PATH_DATABASES and "/" in name:
+        return Target(name, None, HoodieTable(name, read_only=True), alias)
+    full = f"{db}.{name}" if db else name
+    try:
+        base = resolve_table_path(spark, full)
+    except CatalogError:
+        return None
+    return Target(base, full, HoodieTable(base, read_only=True), alias)
+
+
+def _result(spark: Any, instant: Optional[str], operation: str, rows: int, note: str):
+    return spark.createDataFrame([(instant, operation, int(rows), note)], RESULT_SCHEMA)
+
+
+def _data_columns(t: Target) -> list[Any]:
+    """(name, spark type) of the table's data columns, in table order."""
+    from hoodie.engine.datasource import spark_schema_for
+
+    return [(f.name, f.dataType) for f in spark_schema_for(t.table.arrow_schema(with_meta=False)).fields]
+
+
+def _write(df: Any, t: Target, operation: str, extra: Optional[dict[str, str]] = None) -> str:
+    from hoodie.engine.write import write
+
+    opts = {"hoodie.table.name": t.table.name, "hoodie.datasource.write.operation": operation, **(extra or {})}
+    instant = write(df, t.base_path, opts)
+    _refresh(df.sparkSession, t)
+    return instant
+
+
+def _refresh(spark: Any, t: Target) -> None:
+    """Re-create the session views of a catalog table, so that queries after the commit do not
+    reuse a plan listed before it."""
+    if t.name:
+        from hoodie.interfaces.catalog import _split, attach
+
+        attach(spark, _split(t.name, spark)[0])
+
+
+def _read_target(spark: Any, t: Target):
+    from hoodie.engine.read import read
+
+    cols = [c for c, _ in _data_columns(t)]
+    df = read(spark, t.base_path).select(*cols)
+    return df.alias(t.alias) if t.alias else df.alias(t.table.name)
+
+
+def _sql(e: Any) -> str:
+    return e.sql(dialect="spark")
+
+
+def _refuse_key_updates(t: Target, columns: list[str], what: str) -> None:
+    fixed = set(t.table.record_key_fields) | set(t.table.partition_fields)
+    bad = [c for c in columns if c in fixed]
+    if bad:
+        raise SqlError(f"{what} sets {', '.join(bad)}, a record key or partition column of {t.name or t.base_path}; "
+                       "Hudi refuses that (the row would move to another key or partition). Delete the row and "
+                       "insert it anew instead")
+
+
+# -- INSERT ----------------------------------------------------------------------------------------------
+
+def _insert(spark: Any, stmt: Any, t: Target):
+    from pyspark.sql import functions as F
+    from sqlglot import exp
+
+    target_exp = stmt.this
+    columns: Optional[list[str]] = None
+    if isinstance(target_exp, exp.Schema):
+        columns = [c.name for c in target_exp.expressions]
+        target_exp = target_exp.this
+    static: dict[str, Any] = {}
+    dynamic: list[str] = []
+    partition = target_exp.args.get("partition")
+    for eq in (partition.expressions if partition is not None else []):
+        if isinstance(eq, exp.EQ):
+            static[eq.this.name] = eq.expression
+        else:
+            dynamic.append(eq.name)
+    source = stmt.expression
+    src = spark.sql(rewrite_names(spark, _sql(source))) if not isinstance(source, exp.Values) else \
+        spark.sql(f"SELECT * FROM {_sql(source)}")
+    cols = _data_columns(t)
+    names = [c for c, _ in cols]
+    unknown = [c for c in list(static) + (columns or []) if c not in names]
+    if unknown:
+        raise SqlError(f"INSERT names column(s) {unknown} that {t.name or t.base_path} does not have "
+                       f"(columns: {', '.join(names)})")
+    by_position = columns or [c for c in names if c not in static]
+    if len(src.columns) != len(by_position):
+        raise SqlError(f"INSERT into {t.name or t.base_path}: the query gives {len(src.columns)} column(s) but "
+                       f"{len(by_position)} are expected ({', '.join(by_position)})")
+    given = {c: F.col(f"`{s}`") for c, s in zip(by_position, src.columns)}
+    given.update({c: F.expr(_sql(v)) for c, v in static.items()})
+    missing = [c for c in names if c not in given]
+    if missing and not t.table.props.get("hoodie.write.set.null.for.missing.columns"):
+        given.update({c: F.lit(None) for c in missing})
+    df = src.select(*[given[c].cast(typ).alias(c) for c, typ in cols])
+    overwrite = bool(stmt.args.get("overwrite"))
+    if overwrite:
+        op = "insert_overwrite" if (static or dynamic) and t.table.is_partitioned else "insert_overwrite_table"
+    else:
+        op = (spark.conf.get(INSERT_INTO_OPERATION, None) or "insert").lower()
+    df = df.cache()
+    try:
+        n = df.count()
+        if n == 0 and not overwrite:
+            return _result(spark, None, op, 0, "nothing to insert: the query returned no row")
+        instant = _write(df, t, op)
+    finally:
+        df.unpersist()
+    return _result(spark, instant, op, n, f"{op} of {n} row(s) into {t.name or t.base_path}")
+
+
+# -- UPDATE / DELETE ---------------------------------------------------------------------------------------
+
+def _update(spark: Any, stmt: Any, t: Target):
+    from pyspark.sql import functions as F
+
+    assign = {eq.this.name: eq.expression for eq in stmt.expressions}
+    _refuse_key_updates(t, list(assign), "UPDATE")
+    cols = _data_columns(t)
+    names = [c for c, _ in cols]
+    unknown = [c for c in assign if c not in names]
+    if unknown:
+        raise SqlError(f"UPDATE sets column(s) {unknown} that {t.name or t.base_path} does not have")
+    df = _read_target(spark, t)
+    where = stmt.args.get("where")
+    if where is not None:
+        df = df.where(F.expr(_sql(where.this)))
+    out = df.select(*[(F.expr(_sql(assign[c])).cast(typ) if c in assign else F.col(f"`{c}`")).alias(c)
+                      for c, typ in cols]).cache()
+    try:
+        n = out.count()
+        if n == 0:
+            return _result(spark, None, "upsert", 0, "nothing to update: no row matches")
+        instant = _write(out, t, "upsert")
+    finally:
+        out.unpersist()
+    return _result(spark, instant, "upsert", n, f"updated {n} row(s)")
+
+
+def _delete(spark: Any, stmt: Any, t: Target):
+    from pyspark.sql import functions as F
+
+    df = _read_target(spark, t)
+    where = stmt.args.get("where")
+    if where is not None:
+        df = df.where(F.expr(_sql(where.this)))
+    df = df.cache()
+    try:
+        n = df.count()
+        if n == 0:
+            return _result(spark, None, "delete", 0, "nothing to delete: no row matches")
+        instant = _write(df, t, "delete")
+    finally:
+        df.unpersist()
+    return _result(spark, instant, "delete", n, f"deleted {n} row(s)")
+
+
+# -- MERGE INTO ----------------------------------------------------------------------------------------------
+
+def _merge(spark: Any, stmt: Any, t: Target):
+    from pyspark.sql import functions as F
+    from sqlglot import exp
+
+    cols = _data_columns(t)
+    names = [c for c, _ in cols]
+    t_alias = t.alias or t.table.name
+    using = stmt.args["using"]
+    s_alias = using.alias_or_name
+    if isinstance(using, exp.Subquery):
+        source = spark.sql(rewrite_names(spark, _sql(using.this)))
+    else:
+        source = spark.sql(rewrite_names(spark, f"SELECT * FROM {_sql(exp.table_(using.name, db=using.db or None))}"))
+    src_cols = source.columns
+    tgt = _read_target(spark, t).withColumn("__hoodie_matched", F.lit(True)).alias(t_alias)
+    src = source.withColumn("__hoodie_src_row", F.monotonically_increasing_id()).alias(s_alias)
+    joined = src.join(tgt, F.expr(_sql(stmt.args["on"])), "left")
+    matched = F.col(f"`{t_alias}`.`__hoodie_matched`").isNotNull()
+    whens = stmt.args["whens"].expressions
+    # The first clause whose condition holds decides a row's action (its index), as Hudi and Spark do.
+    action = F.lit(None).cast("int")
+    for i in reversed(range(len(whens))):
+        w = whens[i]
+        cond = matched if w.args.get("matched") else ~matched
+        if w.args.get("condition") is not None:
+            cond = cond & F.coalesce(F.expr(_sql(w.args["condition"])), F.lit(False))
+        action = F.when(cond, F.lit(i)).otherwise(action)
+    joined = joined.withColumn("__hoodie_action", action).where(F.col("__hoodie_action").isNotNull()).cache()
+    try:
+        dup = (joined.where(matched).groupBy(*[F.col(f"`{t_alias}`.`{k}`") for k in t.table.record_key_fields])
+               .count().where("count > 1").limit(1).collect())
+        if dup:
+            raise SqlError(f"MERGE INTO {t.name or t.base_path}: several source rows match one target row "
+                           f"({dict(dup[0].asDict())}); Hudi refuses an ambiguous merge. Make the ON condition match "
+                           "each target row at most once")
+        has_delete = any(isinstance(w.args.get("then"), exp.Var) and w.args["then"].name.upper() == "DELETE"
+                         for w in whens)
+        rows_by_clause = []
+        for i, w in enumerate(whens):
+            then = w.args.get("then")
+            part = joined.where(F.col("__hoodie_action") == i)
+            if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
+                sel = [F.col(f"`{t_alias}`.`{c}`").cast(typ).alias(c) for c, typ in cols]
+                sel.append(F.lit(True).alias("_hoodie_is_deleted"))
+            elif isinstance(then, exp.Update):
+                if len(then.expressions) == 1 and isinstance(then.expressions[0], exp.Star):
+                    assign = {c: exp.column(c, table=s_alias) for c in names if c in src_cols}
+                else:
+                    assign = {eq.this.name: eq.expression for eq in then.expressions}
+                    _refuse_key_updates(t, list(assign), "MERGE INTO ... UPDATE SET")
+                unknown = [c for c in assign if c not in names]
+                if unknown:
+                    raise SqlError(f"MERGE INTO ... UPDATE sets column(s) {unknown} that the table does not have")
+                sel = [(F.expr(_sql(assign[c])) if c in assign else F.col(f"`{t_alias}`.`{c}`")).cast(typ).alias(c)
+                       for c, typ in cols]
+                if has_delete:
+                    sel.append(F.lit(False).alias("_hoodie_is_deleted"))
+            elif isinstance(then, exp.Insert):
+                if isinstance(then.this, exp.Star):
+                    values = {c: exp.column(c, table=s_alias) for c in names if c in src_cols}
+                else:
+                    targets = [c.name for c in then.this.expressions]
+                    values = dict(zip(targets, then.expression.expressions))
+                unknown = [c for c in values if c not in names]
+                if unknown:
+                    raise SqlError(f"MERGE INTO ... INSERT names column(s) {unknown} that the table does not have")
+                absent = [k for k in t.table.record_key_fields if k not in values]
+                if absent:
+                    raise SqlError(f"MERGE INTO ... INSERT gives no value for the record key {', '.join(absent)}")
+                sel = [(F.expr(_sql(values[c])) if c in values else F.lit(None)).cast(typ).alias(c) for c, typ in cols]
+                if has_delete:
+                    sel.append(F.lit(False).alias("_hoodie_is_deleted"))
+            else:
+                raise SqlError(f"MERGE INTO: unsupported clause {_sql(w)}")
+            rows_by_clause.append(part.select(*sel))
+        out = rows_by_clause[0]
+        for more in rows_by_clause[1:]:
+            out = out.unionByName(more)
+        out = out.cache()
+        counts = {k: 0 for k in ("updated", "deleted", "inserted")}
+        for r in joined.groupBy("__hoodie_action").count().collect():
+            then = whens[r[0]].args.get("then")
+            kind = ("deleted" if isinstance(then, exp.Var) else "updated" if isinstance(then, exp.Update)
+                    else "inserted")
+            counts[kind] += r[1]
+        n = sum(counts.values())
+        if n == 0:
+            return _result(spark, None, "upsert", 0, "nothing to merge: no clause applies to any row")
+        extra = {"hoodie.write.delete.marker.transient": "true"} if has_delete else {}
+        instant = _write(out, t, "upsert", extra)
+        out.unpersist()
+    finally:
+        joined.unpersist()
+    note = ", ".join(f"{v} {k}" for k, v in counts.items())
+    return _result(spark, instant, "upsert", n, f"merged: {note}")
+
+
+# -- DDL -------------------------------------------------------------------------------------------------
+
+def _drop_partition(spark: Any, stmt: Any, t: Target):
+    from sqlglot import exp
+
+    from hoodie.format.file_group.fsview import FileSystemView
+
+    tbl = t.table
+    if not tbl.is_partitioned:
+        raise SqlError(f"{t.name or t.base_path} is not partitioned")
+    view = FileSystemView(tbl.storage, tbl.timeline)
+    existing = set(view.partitions())
+    wanted: list[str] = []
+    for action in stmt.args.get("actions") or []:
+        for part in action.expressions:
+            spec = {eq.this.name: eq.expression for eq in part.expressions if isinstance(eq, exp.EQ)}
+            unknown = [k for k in spec if k not in tbl.partition_fields]
+            if unknown:
+                raise SqlError(f"DROP PARTITION names {unknown}, not partition fields of the table "
+                               f"({', '.join(tbl.partition_fields)})")
+            wanted.extend(_matching_partitions(tbl, existing, spec))
+    if_exists = any(a.args.get("exists") for a in stmt.args.get("actions") or [])
+    if not wanted:
+        if if_exists:
+            return _result(spark, None, "delete_partition", 0, "no such partition (IF EXISTS)")
+        raise SqlError(f"no partition of {t.name or t.base_path} matches; existing: {sorted(existing)[:10]}")
+    empty = spark.createDataFrame([], "x string")
+    from hoodie.engine.write import write
+
+    instant = write(empty, t.base_path, {"hoodie.table.name": tbl.name,
+                                         "hoodie.datasource.write.operation": "delete_partition",
+                                         "hoodie.datasource.write.partitions.to.delete": ",".join(sorted(set(wanted)))})
+    _refresh(spark, t)
+    return _result(spark, instant, "delete_partition", 0, f"dropped partition(s) {', '.join(sorted(set(wanted)))}")
+
+
+def _matching_partitions(tbl: Any, existing: set[str], spec: dict[str, Any]) -> list[str]:
+    """Partition paths whose values equal ``spec`` (SQL literals) on the given fields."""
+    from hoodie.format.keys.paths import partition_values
+
+    want = {k: (v.name if getattr(v, "is_string", False) else v.sql(dialect="spark")) for k, v in spec.items()}
+    out = []
+    for p in existing:
+        values = partition_values(p, tbl.partition_fields, tbl.hive_style, tbl.url_encode)
+        if all(str(values.get(k)) == str(v) for k, v in want.items()):
+            out.append(p)
+    return out
+
+
+def _show_partitions(spark: Any, t: Target):
+    from hoodie.format.file_group.fsview import FileSystemView
+
+    view = FileSystemView(t.table.storage, t.table.timeline)
+    parts = sorted(p for p in view.partitions() if any(True for _ in view.latest_file_slices(p)))
+    return spark.createDataFrame([(p,) for p in parts], "partition string")
+
+
+_TYPES = {"cow": "COPY_ON_WRITE", "copy_on_write": "COPY_ON_WRITE", "mor": "MERGE_ON_READ",
+          "merge_on_read": "MERGE_ON_READ"}
+
+
+def _create(spark: Any, stmt: Any):
+    """CREATE TABLE ... USING hudi|hoodie with columns or AS SELECT (a new table)."""
+    from sqlglot import exp
+
+    from hoodie.engine.datasource import arrow_schema_for
+    from hoodie.format.batch_write import avro_schema_for, WriteConfig
+    from hoodie.format.table import create_table
+
+    props = {}
+    location = None
+    partitioned: list[str] = []
+    using = None
+    for p in (stmt.args.get("properties").expressions if stmt.args.get("properties") else []):
+        if isinstance(p, exp.FileFormatProperty):
+            using = p.this.name if hasattr(p.this, "name") else str(p.this)
+        elif isinstance(p, exp.LocationProperty):
+            location = p.this.name
+        elif isinstance(p, exp.PartitionedByProperty):
+            partitioned = [c.name for c in p.this.expressions]
+        elif isinstance(p, exp.Property) and p.args.get("value") is not None:
+            key = p.name if isinstance(p.this, str) else (p.this.name if hasattr(p.this, "name") else str(p.this))
+            value = p.args["value"]
+            props[key] = value.name if isinstance(value, (exp.Literal, exp.Identifier, exp.Var)) else _sql(value)
+    if (using or "").lower() not in PATH_DATABASES:
+        return None
+    schema_exp = stmt.this
+    query = stmt.expression
+    has_columns = isinstance(schema_exp, exp.Schema) and any(isinstance(c, exp.ColumnDef)
+                                                              for c in schema_exp.expressions)
+    if (not has_columns and query is None) or any(isinstance(p, exp.OptionsProperty)
+                                                  for p in stmt.args["properties"].expressions):
+        return None  # registering an existing table (or a clause refused there): hoodie.interfaces.sql
+    table_exp = schema_exp.this if isinstance(schema_exp, exp.Schema) else schema_exp
+    name = f"{table_exp.db}.{table_exp.name}" if table_exp.db else table_exp.name
+    key = props.pop("primaryKey", None) or props.pop("hoodie.datasource.write.recordkey.field", None)
+    ordering = (props.pop("preCombineField", None) or props.pop("orderingFields", None)
+                or props.pop("hoodie.datasource.write.precombine.field", None))
+    ttype = _TYPES.get((props.pop("type", None) or "cow").lower())
+    if ttype is None:
+        raise SqlError("TBLPROPERTIES type must be 'cow' or 'mor'")
+    from hoodie.interfaces.catalog import _split
+
+    from hoodie.format.storage import Storage
+    from hoodie.format.table import table_exists
+
+    db, tbl = _split(name, spark)
+    if spark.catalog.tableExists(tbl, db):
+        if stmt.args.get("exists"):
+            return _result(spark, None, "create", 0, f"{db}.{tbl} already exists (IF NOT EXISTS): nothing done")
+        raise SqlError(f"{db}.{tbl} already exists; use CREATE TABLE IF NOT EXISTS to keep it, or DROP it first")
+    if location is None:
+        warehouse = spark.conf.get("spark.sql.warehouse.dir").replace("file:", "")
+        location = os.path.join(warehouse, f"{db}.db" if db != "default" else "", tbl)
+    if table_exists(Storage(location)):
+        raise SqlError(f"LOCATION {location} already holds a hoodie table: CREATE TABLE with "
+                       f"{'AS SELECT' if query is not None else 'a column list'} makes a new one. Register the "
+                       f"existing table with CREATE TABLE {db}.{tbl} USING hoodie LOCATION '{location}' (no column "
+                       "list, no AS SELECT), write into it with INSERT INTO, or DROP it (delete the folder) first")
+    if not key:
+        raise SqlError(f"CREATE TABLE {name} USING hudi needs TBLPROPERTIES (primaryKey = 'col'): hoodie tables "
+                       "have a record key")
+    opts = {"hoodie.table.name": tbl, "hoodie.datasource.write.recordkey.field": key,
+            "hoodie.datasource.write.table.type": ttype,
+            "hoodie.datasource.write.partitionpath.field": ",".join(partitioned),
+            "hoodie.datasource.write.hive_style_partitioning": "true", **props}
+    if ordering:
+        opts["hoodie.datasource.write.precombine.field"] = ordering
+    if query is not None:
+        from hoodie.engine.write import write
+
+        df = spark.sql(rewrite_names(spark, _sql(query)))
+        instant = write(df, location, {**opts, "hoodie.datasource.write.operation": "bulk_insert"})
+        register_table(spark, quote_name(db, tbl), location)
+        return _result(spark, instant, "bulk_insert", df.count(), f"created {db}.{tbl} at {location}")
+    cols = [(c.name, c.args["kind"].sql(dialect="spark")) for c in schema_exp.expressions
+            if isinstance(c, exp.ColumnDef)]
+    ddl = ", ".join(f"`{c}` {t}" for c, t in cols)
+    arrow = arrow_schema_for(spark.createDataFrame([], ddl).schema)
+    cfg = WriteConfig.from_options({**opts, "hoodie.datasource.write.operation": "insert"})
+    avro = avro_schema_for(arrow, cfg, None)
+    from hoodie.format.keys.generators import key_generator_from_config
+
+    create_table(location, table_name=tbl, table_type=ttype, record_key_fields=cfg.record_key_fields,
+                 partition_fields=cfg.partition_fields, precombine_field=cfg.precombine_field,
+                 keygen_class=key_generator_from_config(cfg.keygen_props).java_class_name,
+                 hive_style=cfg.hive_style, avro_schema=avro, timeline_timezone=cfg.timeline_timezone,
+                 database=db, table_version=cfg.table_version)
+    register_table(spark, quote_name(db, tbl), location)
+    return _result(spark, None, "create", 0, f"created {db}.{tbl} at {location}: {json.dumps(dict(cols))}")
+
+
+# -- entry ---------------------------------------------------------------------------------------------------
+
+def run(spark: Any, text: str):
+    """Run ``text`` if it is a statement of the module doc on a hoodie table; None otherwise (the
+    caller hands it to ``spark.sql``)."""
+    from sqlglot import exp
+
+    stmt = _parse(text)
+    if stmt is None:
+        return None
+    if isinstance(stmt, exp.Create) and str(stmt.args.get("kind", "")).upper() == "TABLE":
+        return _create(spark, stmt)
+    if isinstance(stmt, exp.Command) and str(stmt.this).upper() == "SHOW":
+        rest = str(stmt.expression.name if hasattr(stmt.expression, "name") else stmt.expression).strip()
+        if rest.upper().startswith("PARTITIONS "):
+            import sqlglot
+
+            t = _target(spark, sqlglot.parse_one(rest[len("PARTITIONS "):], into=exp.Table, read="spark"))
+            return _show_partitions(spark, t) if t is not None else None
+        return None
+    table_exp = stmt.this
+    if isinstance(stmt, exp.Insert) and isinstance(table_exp, exp.Schema):
+        table_exp = table_exp.this
+    if not isinstance(table_exp, exp.Table):
+        return None
+    handlers = {exp.Insert: _insert, exp.Update: _update, exp.Delete: _delete, exp.Merge: _merge}
+    if isinstance(stmt, exp.Alter) and any(isinstance(a, exp.DropPartition) for a in stmt.args.get("actions") or []):
+        handler = _drop_partition
+    else:
+        handler = next((h for k, h in handlers.items() if isinstance(stmt, k)), None)
+    if handler is None:
+        return None
+    t = _target(spark, table_exp)
+    if t is None:
+        return None
+    return handler(spark, stmt, t)
+
+
+__all__ = ["run", "RESULT_SCHEMA", "INSERT_INTO_OPERATION"]
