@@ -21,7 +21,9 @@ through hoodie's one commit path as one instant (``hoodie.spark.write``), so a s
   ``CREATE TABLE t USING hudi ... AS SELECT ...``: a new table (under the warehouse folder without
   LOCATION), registered in the catalog;
 * ``ALTER TABLE t DROP [IF EXISTS] PARTITION (p = v, ...)``: a delete_partition replacecommit;
-* ``SHOW PARTITIONS t``: the table's partition paths.
+* ``SHOW PARTITIONS t``: the table's partition paths;
+* ``SELECT ... FROM t TIMESTAMP AS OF 'instant'`` (or ``VERSION AS OF``): time travel (by completion time
+  on table versions 8/9, as Hudi 1.x defines it).
 
 ``t`` is a catalog name registered as a hoodie table, or ``hoodie.`/path/to/table``` (also
 ``hudi.`...```). Each statement returns one row: the instant committed (null when nothing changed),
@@ -480,6 +482,37 @@ def _create(spark: Any, stmt: Any):
     return _result(spark, None, "create", 0, f"created {db}.{tbl} at {location}: {json.dumps(dict(cols))}")
 
 
+def _time_travel(spark: Any, stmt: Any):
+    """``SELECT ... FROM t TIMESTAMP AS OF 'instant'`` (or ``VERSION AS OF``) on hoodie tables: each such
+    table becomes the table as of that instant (completion time on table versions 8/9), as Hudi's SQL
+    time travel reads it."""
+    import uuid
+
+    from sqlglot import exp
+
+    from hoodie.engine.read import read
+
+    for n, table in enumerate(list(stmt.find_all(exp.Table))):
+        version = table.args.get("version")
+        if version is None:
+            continue
+        t = _target(spark, table)
+        if t is None:
+            return None  # not a hoodie table: Spark's own time travel (or its error)
+        when = version.args["expression"]
+        instant = when.name if getattr(when, "is_string", False) else _sql(when)
+        view = f"__hoodie_as_of_{uuid.uuid4().hex[:8]}_{n}"
+        read(spark, t.base_path, {"as.of.instant": instant}).createOrReplaceTempView(view)
+        # Column references qualified by the table's name keep resolving through an alias.
+        alias = table.alias or table.name
+        table.set("version", None)
+        table.set("db", None)
+        table.set("catalog", None)
+        table.set("this", exp.to_identifier(view))
+        table.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+    return spark.sql(rewrite_names(spark, _sql(stmt)))
+
+
 # -- entry ---------------------------------------------------------------------------------------------------
 
 def run(spark: Any, text: str):
@@ -500,6 +533,8 @@ def run(spark: Any, text: str):
             t = _target(spark, sqlglot.parse_one(rest[len("PARTITIONS "):], into=exp.Table, read="spark"))
             return _show_partitions(spark, t) if t is not None else None
         return None
+    if isinstance(stmt, (exp.Select, exp.Union)) and any(t.args.get("version") for t in stmt.find_all(exp.Table)):
+        return _time_travel(spark, stmt)
     table_exp = stmt.this
     if isinstance(stmt, exp.Insert) and isinstance(table_exp, exp.Schema):
         table_exp = table_exp.this
