@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from hoodie.interfaces.catalog import CatalogError, quote_name, register_table, resolve_table_path, rewrite_names
 from hoodie.interfaces.sql_call import SqlError
@@ -174,15 +174,8 @@ def _insert(spark: Any, stmt: Any, t: Target):
         op = "insert_overwrite" if (static or dynamic) and t.table.is_partitioned else "insert_overwrite_table"
     else:
         op = (spark.conf.get(INSERT_INTO_OPERATION, None) or "insert").lower()
-    df = df.cache()
-    try:
-        n = df.count()
-        if n == 0 and not overwrite:
-            return _result(spark, None, op, 0, "nothing to insert: the query returned no row")
-        instant = _write(df, t, op)
-    finally:
-        df.unpersist()
-    return _result(spark, instant, op, n, f"{op} of {n} row(s) into {t.name or t.base_path}")
+    return _commit_rows(spark, df, t, op, "nothing to insert: the query returned no row",
+                        lambda n: f"{op} of {n} row(s) into {t.name or t.base_path}", commit_empty=overwrite)
 
 
 # -- UPDATE / DELETE ---------------------------------------------------------------------------------------
@@ -197,38 +190,38 @@ def _update(spark: Any, stmt: Any, t: Target):
     unknown = [c for c in assign if c not in names]
     if unknown:
         raise SqlError(f"UPDATE sets column(s) {unknown} that {t.name or t.base_path} does not have")
-    df = _read_target(spark, t)
-    where = stmt.args.get("where")
-    if where is not None:
-        df = df.where(F.expr(_sql(where.this)))
-    out = df.select(*[(F.expr(_sql(assign[c])).cast(typ) if c in assign else F.col(f"`{c}`")).alias(c)
-                      for c, typ in cols]).cache()
-    try:
-        n = out.count()
-        if n == 0:
-            return _result(spark, None, "upsert", 0, "nothing to update: no row matches")
-        instant = _write(out, t, "upsert")
-    finally:
-        out.unpersist()
-    return _result(spark, instant, "upsert", n, f"updated {n} row(s)")
+    out = _matching(spark, stmt, t).select(
+        *[(F.expr(_sql(assign[c])).cast(typ) if c in assign else F.col(f"`{c}`")).alias(c) for c, typ in cols])
+    return _commit_rows(spark, out, t, "upsert", "nothing to update: no row matches", lambda n: f"updated {n} row(s)")
 
 
 def _delete(spark: Any, stmt: Any, t: Target):
+    return _commit_rows(spark, _matching(spark, stmt, t), t, "delete", "nothing to delete: no row matches",
+                        lambda n: f"deleted {n} row(s)")
+
+
+def _matching(spark: Any, stmt: Any, t: Target):
+    """The target's rows that the statement's WHERE keeps (all rows without one)."""
     from pyspark.sql import functions as F
 
     df = _read_target(spark, t)
     where = stmt.args.get("where")
-    if where is not None:
-        df = df.where(F.expr(_sql(where.this)))
+    return df.where(F.expr(_sql(where.this))) if where is not None else df
+
+
+def _commit_rows(spark: Any, df: Any, t: Target, operation: str, empty: str, done: Callable[[int], str],
+                 commit_empty: bool = False):
+    """Write ``df`` as one ``operation`` commit and say what happened; no rows commit nothing (unless
+    ``commit_empty``: an overwrite with no rows still replaces)."""
     df = df.cache()
     try:
         n = df.count()
-        if n == 0:
-            return _result(spark, None, "delete", 0, "nothing to delete: no row matches")
-        instant = _write(df, t, "delete")
+        if n == 0 and not commit_empty:
+            return _result(spark, None, operation, 0, empty)
+        instant = _write(df, t, operation)
     finally:
         df.unpersist()
-    return _result(spark, instant, "delete", n, f"deleted {n} row(s)")
+    return _result(spark, instant, operation, n, done(n))
 
 
 # -- MERGE INTO ----------------------------------------------------------------------------------------------

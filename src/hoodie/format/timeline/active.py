@@ -76,7 +76,7 @@ def _collapse(instants: Iterable[Instant]) -> list[Instant]:
     return sorted(best.values(), key=Instant.sort_key)
 
 
-class Timeline:
+class Timeline(I.InstantSequence):
     """An immutable, ordered view over instants. Filters return new timelines."""
 
     def __init__(self, instants: Sequence[Instant], storage: Optional[Storage] = None,
@@ -99,15 +99,6 @@ class Timeline:
         return cls(_collapse(parsed), storage, frozenset(names), folder)
 
     # -- basic access -------------------------------------------------------------------------
-    def __iter__(self) -> Iterator[Instant]:
-        return iter(self.instants)
-
-    def __len__(self) -> int:
-        return len(self.instants)
-
-    def __bool__(self) -> bool:
-        return bool(self.instants)
-
     def __repr__(self) -> str:
         return f"Timeline({[str(i) for i in self.instants]})"
 

@@ -28,7 +28,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from hoodie.errors import HoodieError
 from hoodie.format.timeline import instant as I
@@ -98,7 +98,7 @@ def _parse_data_file_name(name: str) -> tuple[str, str, int]:
     return m.group(1), m.group(2), int(m.group(3))
 
 
-class ArchivedTimeline:
+class ArchivedTimeline(I.InstantSequence):
     """Completed instants that Hudi 1.x archived into the LSM timeline, in timeline order.
 
     Load it with :meth:`load`. Instants are completed, carry their completion time and use their
@@ -154,15 +154,6 @@ class ArchivedTimeline:
         return cls(instants, files, storage, folder, version)
 
     # -- access -------------------------------------------------------------------------------
-    def __iter__(self) -> Iterator[Instant]:
-        return iter(self.instants)
-
-    def __len__(self) -> int:
-        return len(self.instants)
-
-    def __bool__(self) -> bool:
-        return bool(self.instants)
-
     def __repr__(self) -> str:
         return f"ArchivedTimeline(snapshot={self.snapshot}, {len(self.instants)} instants)"
 

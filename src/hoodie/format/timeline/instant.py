@@ -10,7 +10,7 @@ import threading
 import time
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Optional
+from typing import Iterator, Optional
 
 # Actions (HoodieTimeline constants).
 COMMIT = "commit"
@@ -116,6 +116,21 @@ class Instant:
 
     def __str__(self) -> str:
         return f"[{self.timestamp}__{self.action}__{self.state.name}]"
+
+
+class InstantSequence:
+    """Iteration, length and truth over ``self.instants`` (the active and the archived timeline)."""
+
+    instants: list[Instant]
+
+    def __iter__(self) -> "Iterator[Instant]":
+        return iter(self.instants)
+
+    def __len__(self) -> int:
+        return len(self.instants)
+
+    def __bool__(self) -> bool:
+        return bool(self.instants)
 
 
 def instant_file_name(timestamp: str, action: str, state: State) -> str:
