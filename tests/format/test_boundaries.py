@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from hoodie.format.slice.merge import (
-    COMMIT_TIME, KEY, DeleteBatch, LogBatch, merge_commit_time, merge_ordering,
+    COMMIT_TIME, IS_DELETED, KEY, DeleteBatch, LogBatch, merge_commit_time, merge_ordering,
 )
 
 SCHEMA = pa.schema([(COMMIT_TIME, pa.string()), (KEY, pa.string()), ("ts", pa.int64()), ("v", pa.string())])
@@ -181,6 +181,109 @@ def test_commit_time_merge_ignores_ordering_values_and_keeps_stream_order() -> N
     log = [LogBatch(data=_rows([("002", "a", 1, "a2")])), _deletes("003", ["c"], [0])]
     out = merge_commit_time(base, log, SCHEMA)
     assert out.column("v").to_pylist() == ["b1", "a2"]
+
+
+# -- merge: soft deletes (_hoodie_is_deleted) ------------------------------------------------------
+
+SOFT_SCHEMA = SCHEMA.append(pa.field(IS_DELETED, pa.bool_()))
+
+
+def _soft_rows(rows: Sequence[tuple[str, str, int, str, Optional[bool]]]) -> pa.Table:
+    """Data rows as (commit time, key, ordering value, payload, _hoodie_is_deleted)."""
+    t = _rows([r[:4] for r in rows])
+    return t.append_column(IS_DELETED, pa.array([r[4] for r in rows], pa.bool_()))
+
+
+@pytest.mark.parametrize("mode", ["commit_time", "ordering"])
+@pytest.mark.parametrize("with_base", [True, False], ids=["base", "log_only"])
+def test_soft_deleted_log_row_removes_its_key_and_base_rows_stay(mode: str, with_base: bool) -> None:
+    """A winning log row whose _hoodie_is_deleted is true removes the key, the first log row (the
+    row right after the base rows, or row 0 without a base) included; a null or false flag keeps
+    the row; a base row is returned as it is, whatever its flag (module doc of merge.py)."""
+    base = _soft_rows([("001", "b", 1, "base-flagged", True)]) if with_base else None
+    log = [LogBatch(data=_soft_rows([("002", "gone", 2, "x", True), ("002", "null", 2, "n", None),
+                                     ("002", "false", 2, "f", False)]))]
+    if mode == "commit_time":
+        out = merge_commit_time(base, log, SOFT_SCHEMA)
+    else:
+        out = merge_ordering(base, log, SOFT_SCHEMA, "ts")
+    got = dict(zip(out.column(KEY).to_pylist(), out.column("v").to_pylist()))
+    assert got == {"null": "n", "false": "f", **({"b": "base-flagged"} if with_base else {})}
+
+
+def test_soft_delete_flag_that_is_not_a_boolean_is_ignored() -> None:
+    """Only a boolean _hoodie_is_deleted column marks deletes (a string one is plain data)."""
+    log = [LogBatch(data=_rows([("002", "k", 2, "x")]).append_column(IS_DELETED, pa.array(["true"])))]
+    schema = SCHEMA.append(pa.field(IS_DELETED, pa.string()))
+    assert merge_commit_time(None, log, schema).column("v").to_pylist() == ["x"]
+    assert merge_ordering(None, log, schema, "ts").column("v").to_pylist() == ["x"]
+
+
+# -- read filters -----------------------------------------------------------------------------------
+
+def test_filters_are_checked_and_every_operator_spelling_works() -> None:
+    """Malformed filters, unknown operators and unknown columns are refused with messages naming
+    them; '==' and '<>' mean '=' and '!='; a pyarrow scalar is compared as it is (not cast)."""
+    import re
+
+    from hoodie.format.slice.filters import OPS, ReadError, filter_expression, normalize_filters
+
+    for bad in [("a", "="), "abc"]:
+        with pytest.raises(ReadError, match=re.escape(f"filter {bad!r} must be a (column, op, value) triple, "
+                                                      "e.g. ('city', '=', 'sf')")):
+            normalize_filters([bad])
+    with pytest.raises(ReadError, match=re.escape(f"filter ('a', '~', 1) uses unknown operator '~'; use one of "
+                                                  f"{sorted(OPS)}")):
+        normalize_filters([("a", "~", 1)])
+    t = pa.table({"a": pa.array([1, 2, 3], pa.int64()), "b": ["x", "y", "z"]})
+    with pytest.raises(ReadError, match=re.escape("filter column 'zz' is not in the table (columns: a, b)")):
+        filter_expression([("zz", "=", 1)], t.schema)
+
+    def rows(*filters) -> list[int]:
+        return t.filter(filter_expression(normalize_filters(filters), t.schema)).column("a").to_pylist()
+
+    assert rows(("a", "==", 2)) == rows(("a", "=", 2)) == [2]
+    assert rows(("a", "<>", 2)) == rows(("a", "!=", 2)) == [1, 3]
+    assert rows(("a", "<", pa.scalar(2.5))) == [1, 2]  # 2.5 cast to int64 would fail
+    assert rows(("a", "NOT IN", [1]), ("b", "in", ["y"])) == [2]
+
+
+# -- partition pruning ------------------------------------------------------------------------------
+
+def test_pruning_goes_on_past_undecidable_partitions_columns_and_filters(tmp_path) -> None:
+    """An undecidable folder (not a value of the column's type, or not a folder the key generator
+    writes) is kept and does not stop the pruning of the partitions and columns after it; neither
+    does a filter whose value does not cast to its column (the row filter refuses that one)."""
+    from hoodie.services.write import write_arrow
+    from hoodie.format.slice.pruning import candidates, prune_partitions
+    from hoodie.format.table import HoodieTable
+
+    path = str(tmp_path / "t")
+    write_arrow(path, pa.table({"k": ["k1", "k2"], "a": [1, 2], "b": [1, 2]}),
+                {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
+                 "hoodie.datasource.write.partitionpath.field": "a,b",
+                 "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.ComplexKeyGenerator",
+                 "hoodie.datasource.write.operation": "insert"})
+    table = HoodieTable(path)
+    schema = pa.schema([("k", pa.string()), ("a", pa.int64()), ("b", pa.int64())])
+
+    def prune(parts: list[str], *filters) -> list[str]:
+        return prune_partitions(table, schema, parts, list(filters))
+
+    assert prune(["x/1", "odd", "1/1", "2/2", "1/y"], ("a", "=", 1)) == ["x/1", "odd", "1/1", "1/y"]
+    assert prune(["x/1", "x/2"], ("a", "=", 1), ("b", "=", 1)) == ["x/1"]
+    assert prune(["1/1", "2/2"], ("a", "=", "not a number"), ("b", "=", 1)) == ["1/1"]
+    assert prune(["1/1", "2/2"], ("k", "=", "k1")) == ["1/1", "2/2"]  # not a partition column
+    assert candidates("x", pa.int64(), False) is None
+    # A table without record key fields (auto-generated keys) still prunes by its partition fields.
+    auto = str(tmp_path / "auto")
+    write_arrow(auto, pa.table({"day": ["d1", "d2"], "v": [1, 2]}),
+                {"hoodie.table.name": "auto", "hoodie.datasource.write.partitionpath.field": "day"})
+    auto_schema = pa.schema([("day", pa.string()), ("v", pa.int64())])
+    assert prune_partitions(HoodieTable(auto), auto_schema, ["d1", "d2"], [("day", "=", "d2")]) == ["d2"]
+    assert candidates("false", pa.bool_(), False) == [False]
+    assert candidates("true", pa.bool_(), False) == [True]
+    assert candidates("TRUE", pa.bool_(), False) is None
 
 
 # -- the same rule, end to end, against hudi-rs ---------------------------------------------------
@@ -499,6 +602,185 @@ def test_read_optimized_view_with_replaced_groups_and_time_travel(tmp_path) -> N
     assert sorted(b.file_id for b in view.latest_base_files("a", as_of=c3)) == groups
     assert [sl.file_id for sl in view.latest_file_slices("a")] == [groups[1]]
     assert sorted(sl.file_id for sl in view.all_latest_file_slices(as_of=c3)) == groups
+
+
+def test_view_lists_through_the_file_listing_it_is_given(tmp_path) -> None:
+    """With a file listing (the metadata table's), partitions and files come from it, not storage."""
+    from hoodie.format.file_group.fsview import FileSystemView
+    from hoodie.format.table import HoodieTable
+    from hoodie.services.write import write_arrow
+
+    path = str(tmp_path / "t")
+    write_arrow(path, pa.table({"k": ["k1"], "p": ["p0"]}),
+                {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
+                 "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.operation": "insert"})
+    table = HoodieTable(path)
+
+    class Listing:
+        def partitions(self) -> list[str]:
+            return ["elsewhere"]
+
+        def list_files(self, partition: str) -> list:
+            return []
+
+    assert FileSystemView(table.storage, table.timeline).partitions() == ["p0"]
+    view = FileSystemView(table.storage, table.timeline, file_listing=Listing())
+    assert view.partitions() == ["elsewhere"]
+    assert view.file_groups("p0") == {}
+
+
+def test_pending_compaction_slices_of_a_plan_over_partitions_and_a_damaged_plan(tmp_path, caplog) -> None:
+    """A plan over two partitions opens its slice in both (whichever partition's operation comes
+    first); slices know their partition (base-only groups too). A damaged plan of a compaction that
+    never ran is read around with one warning per file, naming the problem; reserved log versions
+    skip it, but once the compaction ran (inflight) they refuse it."""
+    import logging
+
+    from hoodie.format.file_group.fsview import FileSystemView
+    from hoodie.format.table import HoodieTable
+    from hoodie.format.timeline.active import DamagedTimelineFileError
+    from hoodie.services.compaction import schedule_compaction
+    from hoodie.services.write import write_arrow
+    from tests.services.test_compaction_support import UNBOUNDED
+
+    path = str(tmp_path / "t")
+    opts = {"hoodie.table.name": "t", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+            "hoodie.datasource.write.recordkey.field": "k", "hoodie.datasource.write.partitionpath.field": "p",
+            "hoodie.datasource.write.precombine.field": "ts"}
+
+    def write(op: str, keys: list[str], parts: list[str], ts: int) -> None:
+        write_arrow(path, pa.table({"k": keys, "p": parts, "ts": pa.array([ts] * len(keys), pa.int64())}),
+                    {**opts, "hoodie.datasource.write.operation": op})
+
+    write("insert", ["a", "b", "c"], ["p1", "p2", "p3"], 1)
+    write("upsert", ["a", "b"], ["p1", "p2"], 2)
+    c = schedule_compaction(path, UNBOUNDED)
+    table = HoodieTable(path)
+    assert {op.partition for op in table.timeline.compaction_plan(c).operations} == {"p1", "p2"}
+    view = FileSystemView(table.storage, table.timeline)
+    for p in ("p1", "p2"):
+        (fg,) = view.file_groups(p).values()
+        assert c in fg.slices and fg.slices[c].is_empty()
+        assert {sl.partition for sl in fg.slices.values()} == {p}
+    (sl,) = view.latest_file_slices("p3")
+    assert sl.partition == "p3" and sl.base_file is not None
+
+    plan_file = tmp_path / "t" / ".hoodie" / f"{c}.compaction.requested"
+    plan_file.write_bytes(b"")
+    with pytest.raises(DamagedTimelineFileError) as err:
+        HoodieTable(path).timeline.compaction_plan(c)
+    e = err.value
+    with caplog.at_level(logging.WARNING):
+        for _ in range(2):
+            t = HoodieTable(path)
+            damaged = FileSystemView(t.storage, t.timeline)
+            assert [s.base_instant for s in damaged.latest_file_slices("p1")] != []
+            assert damaged.reserved_log_versions() == {}
+    warned = [r.getMessage() for r in caplog.records if "is damaged" in r.getMessage()]
+    assert warned == [f"{e.path} is damaged ({e.problem}); reading without it: it has not run, so its file slices "
+                      f"hold only log files writers added. {e.fix}"]
+    (tmp_path / "t" / ".hoodie" / f"{c}.compaction.inflight").write_bytes(b"")
+    t = HoodieTable(path)
+    with pytest.raises(DamagedTimelineFileError):
+        FileSystemView(t.storage, t.timeline).reserved_log_versions()
+
+
+def test_layout2_log_of_a_failed_first_deltacommit_is_not_read(tmp_path) -> None:
+    """Timeline layout 2: a log written by a deltacommit that never completed is dropped, also when
+    that deltacommit is the oldest instant of the active timeline (only logs of older, archived
+    deltacommits are looked up in the archived timeline)."""
+    import hoodie
+    from hoodie.format.file_group.fsview import FileSystemView
+    from hoodie.format.table import HoodieTable
+    from hoodie.services.write import write_arrow
+
+    path = str(tmp_path / "t")
+    opts = {"hoodie.table.name": "t", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+            "hoodie.datasource.write.recordkey.field": "k", "hoodie.datasource.write.partitionpath.field": "p",
+            "hoodie.datasource.write.precombine.field": "ts", "hoodie.write.table.version": "8"}
+
+    def write(op: str, key: str, part: str, ts: int) -> str:
+        return write_arrow(path, pa.table({"k": [key], "p": [part], "ts": pa.array([ts], pa.int64())}),
+                           {**opts, "hoodie.datasource.write.operation": op})
+
+    first, failed = write("insert", "k1", "p1", 1), write("upsert", "k1", "p1", 2)
+    write("insert", "k2", "p2", 3)
+    timeline = tmp_path / "t" / ".hoodie" / "timeline"
+    for f in timeline.iterdir():
+        if f.name.startswith(first) or (f.name.startswith(failed) and f.name.endswith(".deltacommit")):
+            f.unlink()  # the insert archived (without an LSM timeline), the upsert failed
+    assert any(f.name.startswith(failed) for f in timeline.iterdir())
+    assert any(".log." in f.name for f in (tmp_path / "t" / "p1").iterdir())
+    got = hoodie.read_table(path, columns=["k", "ts"]).to_pylist()
+    assert sorted(got, key=lambda r: r["k"]) == [{"k": "k1", "ts": 1}, {"k": "k2", "ts": 3}]
+    table = HoodieTable(path)
+    (sl,) = FileSystemView(table.storage, table.timeline).latest_file_slices("p1")
+    assert sl.base_instant == first and sl.log_files == []  # e.g. a compaction plan must not name it
+
+
+def test_partition_nesting_at_its_boundaries(tmp_path) -> None:
+    """A new partition may not sit inside or above a partition of the same write or of the table. A
+    folder is a partition of the table when its metafile's commitTime is a completed instant, or
+    older than the active timeline (archived), or missing (written elsewhere: "0"); a metafile
+    left by a write that never completed makes no partition."""
+    from hoodie.format.file_group.fsview import _parent_paths, check_partition_nesting
+    from hoodie.format.keys.paths import PartitionPathError
+    from hoodie.format.table import HoodieTable, write_partition_metadata
+    from hoodie.services.write import write_arrow
+
+    path = tmp_path / "t"
+    first = "20240101000000000"
+    write_arrow(str(path), pa.table({"k": ["k1"], "p": ["p0"]}),
+                {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
+                 "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.operation": "insert"},
+                instant=first)
+    pending_first = "20231231000000000"  # a write that never completed, the oldest instant of the timeline
+    (path / ".hoodie" / f"{pending_first}.commit.requested").write_bytes(b"")
+    table = HoodieTable(str(path))
+    assert table.timeline.first().timestamp == pending_first
+    storage, timeline = table.storage, table.timeline
+    write_partition_metadata(storage, "a", first)  # committed
+    write_partition_metadata(storage, "q/r", first)  # committed, one level down
+    write_partition_metadata(storage, "m/n", first)  # committed, two levels
+    write_partition_metadata(storage, "failed", "20240102000000000")  # its write never completed
+    write_partition_metadata(storage, "old", "20230101000000000")  # archived
+    write_partition_metadata(storage, "pending", pending_first)  # the pending first instant's: no partition
+    write_partition_metadata(storage, "fz/child", "20240102000000000")  # failed, below a new partition
+    write_partition_metadata(storage, "j", first)  # nested partitions another writer made (Java
+    write_partition_metadata(storage, "j/k", first)  # Hudi does not refuse them)
+    (path / "nocommit").mkdir()
+    (path / "nocommit" / ".hoodie_partition_metadata").write_text("partitionDepth=1\n")
+
+    def message(inner: str, outer: str, where: str) -> str:
+        return (f"partition path {inner!r} would be a partition inside partition {outer!r} ({where}). Java Hudi "
+                "does not look inside a partition folder and hudi-rs reads only the innermost one, so rows would "
+                "disappear for them. Nothing was committed. Partition values containing '/' make nested folders: "
+                "keep every value at the same depth (e.g. 'a/_' next to 'a/b' instead of 'a'), or create the table "
+                "with hoodie.datasource.write.partitionpath.urlencode=true, which writes '/' as %2F (one folder per "
+                "value).")
+
+    def refused(parts: list[str], tl=timeline) -> str:
+        with pytest.raises(PartitionPathError) as e:
+            check_partition_nesting(storage, parts, tl)
+        return str(e.value)
+
+    assert _parent_paths("a/b/c") == ["a", "a/b"] and _parent_paths("a") == []
+    assert refused(["x", "x/y"]) == message("x/y", "x", "both in this write")
+    assert refused(["a/b"]) == message("a/b", "a", "already in the table")
+    assert refused(["m/n/o/p"]) == message("m/n/o/p", "m/n", "already in the table")
+    assert refused(["q"]) == message("q/r", "q", "already in the table")
+    assert refused(["old/x"]) == message("old/x", "old", "already in the table")
+    assert refused(["nocommit/x"]) == message("nocommit/x", "nocommit", "already in the table")
+    assert refused(["a", "q"]) == message("q/r", "q", "already in the table")  # checks go on past "a"
+    for fine in (["failed/x"], ["a"], ["q/s"], ["m/x/y"], [], [""], ["p0", "a", "q/r"], ["pending/x"], ["fz"],
+                 ["j"], ["j/k"]):
+        check_partition_nesting(storage, fine, timeline)
+    check_partition_nesting(storage, ["a/b"], None)  # without a timeline no metafile proves a partition
+    # The metadata table's partition-list key, only on a table with a metadata table.
+    check_partition_nesting(storage, ["__all_partitions__"], timeline)
+    (path / ".hoodie" / "metadata").mkdir()
+    assert refused(["__all_partitions__"]).startswith(
+        "partition path '__all_partitions__' is the key of the metadata table's partition list: ")
 
 
 # -- timeline -------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ MUTATION.md): the event-time threshold itself, Java-written write stats of log f
 
 from __future__ import annotations
 
+import abc
 import datetime as dt
 from pathlib import Path
 
@@ -1401,6 +1402,14 @@ class _HalfStrategy(PartitionTTLStrategy):
     """A user TTL strategy that forgot to implement get_expired_partition_paths."""
 
 
+class _TwoMissing(PartitionTTLStrategy):
+    """A user TTL strategy with an abstract method of its own, implementing neither."""
+
+    @abc.abstractmethod
+    def extra_hook(self) -> None:
+        """Left abstract."""
+
+
 def test_ttl_strategy_class_loading_and_its_refusals() -> None:
     from hoodie.services.ttl import TTLConfigError
     from hoodie.services.ttl import strategies as S
@@ -1418,6 +1427,8 @@ def test_ttl_strategy_class_loading_and_its_refusals() -> None:
         "pathlib.Path": rf"^{key}='pathlib.Path' is not a subclass of hoodie.services.ttl.PartitionTTLStrategy$",
         f"{__name__}._HalfStrategy": rf"^{key}='{__name__}._HalfStrategy' does not implement "
                                      "get_expired_partition_paths$",
+        f"{__name__}._TwoMissing": rf"^{key}='{__name__}._TwoMissing' does not implement "
+                                   "extra_hook, get_expired_partition_paths$",
     }
     cases[".Cls"] = rf"^{key}='.Cls' is not a dotted class path \(module.ClassName\)$"
     for path, pattern in cases.items():
@@ -1433,6 +1444,119 @@ def test_ttl_strategy_class_loading_and_its_refusals() -> None:
                                               "strategy type; use one of KEEP_BY_TIME, KEEP_BY_CREATION_TIME, "
                                               "KEEP_BY_EVENT_TIME$"):
         S.create_strategy(None, "20240101000000000", cfg)
+
+
+def test_keep_by_event_time_strips_only_the_hive_key_prefix() -> None:
+    """Hive-style folders lose their ``key=`` prefix (up to the first '='; values may hold '=');
+    folders without one, and every folder of a non-hive table, are read as they are. Only a value
+    that is exactly __HIVE_DEFAULT_PARTITION__ is the default partition."""
+    from types import SimpleNamespace
+
+    from hoodie.services.ttl.config import TTLConfig
+    from hoodie.services.ttl.strategies import KeepByEventTimeStrategy
+
+    cfg = TTLConfig.from_options({"hoodie.partition.ttl.management.strategy.type": "KEEP_BY_EVENT_TIME",
+                                  "hoodie.partition.ttl.strategy.days.retain": "1"})
+
+    def strategy(hive: bool) -> KeepByEventTimeStrategy:
+        return KeepByEventTimeStrategy(SimpleNamespace(hive_style=hive, url_encode=False), "20240105000000000", cfg)
+
+    hive, plain = strategy(True), strategy(False)
+    assert hive.value_text("day=2024-01-01") == "2024-01-01"
+    assert hive.value_text("day=x=2024-01-01") == "x=2024-01-01"
+    assert hive.value_text("2024-01-01") == "2024-01-01"
+    assert plain.value_text("day=2024-01-01") == "day=2024-01-01"
+    parts = ["day=2024-01-01", "2024-01-02", "day=__HIVE_DEFAULT_PARTITION__", "day=__HIVE_DEFAULT_PARTITION__=x",
+             "day=x=__HIVE_DEFAULT_PARTITION__"]
+    refs = hive.reference_times(parts)
+    assert {p: r.reference for p, r in refs.items()} == {"day=2024-01-01": "2024-01-01", "2024-01-02": "2024-01-02"}
+    assert hive._default == {"day=__HIVE_DEFAULT_PARTITION__"}
+    assert set(hive._unparsed) == {"day=__HIVE_DEFAULT_PARTITION__=x", "day=x=__HIVE_DEFAULT_PARTITION__"}
+
+
+def test_builtin_strategy_without_a_reference_says_so(tmp_path: Path) -> None:
+    """A BuiltinTTLStrategy subclass that finds no reference time keeps the partition with the
+    base class's reason."""
+    from hoodie.services.write import write_arrow
+    from hoodie.services.ttl.config import TTLConfig
+    from hoodie.services.ttl.strategies import BuiltinTTLStrategy
+    from tests.services.test_ttl import opts, ten_rows
+
+    class NoReference(BuiltinTTLStrategy):
+        type_name = "NO_REFERENCE"
+
+        def reference_times(self, partitions):
+            return {}
+
+    class NamedMissing(NoReference):
+        def missing_reason(self, partition: str) -> str:
+            return f"nothing known of {partition}"
+
+    path = str(tmp_path / "t")
+    write_arrow(path, ten_rows("p0"), opts(op="insert"))
+    cfg = TTLConfig.from_options({"hoodie.partition.ttl.strategy.days.retain": "1"})
+    (d,) = NoReference(HoodieTable(path), "20990101000000000", cfg).decisions()
+    assert (d.partition, d.status, d.reason, d.strategy) == ("p0", "kept", "no reference time", "NO_REFERENCE")
+    (d,) = NamedMissing(HoodieTable(path), "20990101000000000", cfg).decisions()
+    assert d.reason == "nothing known of p0"
+
+
+def test_local_timeline_margin_at_its_boundaries(tmp_path: Path) -> None:
+    """On a LOCAL timeline a partition expires only when its age exceeds retention + skew: at
+    exactly the retention it is kept as young, up to and including retention + skew it is kept as
+    zone-uncertain (saying until when), one millisecond later it expires, naming the margin."""
+    from hoodie.services.write import write_arrow
+    from hoodie.services.ttl.config import TTLConfig
+    from hoodie.services.ttl.strategies import create_strategy
+    from tests.services.test_ttl import opts, ten_rows
+
+    path = str(tmp_path / "t")
+    o = opts(op="insert", **{"hoodie.table.timeline.timezone": "LOCAL"})
+    # TTL at 2024-01-10 12:00 (one January day: no DST change in any zone); ages 12h+1ms ... 10h.
+    written = {"d": "20240109235959999", "c": "20240110000000000", "b": "20240110015959999",
+               "a": "20240110020000000"}
+    for part, inst in written.items():
+        write_arrow(path, ten_rows(part), o, instant=inst)
+    cfg = TTLConfig.from_options({"hoodie.partition.ttl.strategy.retention": "PT10H",
+                                  "hoodie.partition.ttl.local.timeline.skew": "PT2H"})
+    strategy = create_strategy(HoodieTable(path), "20240110120000000", cfg)
+    assert strategy.stats is None  # before decisions
+    got = {d.partition: d for d in strategy.decisions()}
+    assert {p: (d.status, d.zone_uncertain) for p, d in got.items()} == {
+        "a": ("kept", False), "b": ("kept", True), "c": ("kept", True), "d": ("expired", False)}
+    assert got["a"].reason == "last modified at 20240110020000000: age PT10H <= retention PT10H (default hoodie.partition.ttl.strategy.retention=PT10H)"
+    assert got["c"].reason == (
+        "last modified at 20240110000000000: age PT12H > retention PT10H (default hoodie.partition.ttl.strategy.retention=PT10H), but by less than PT2H, "
+        "the time-zone uncertainty of a LOCAL timeline (hoodie.table.timeline.timezone=LOCAL: instants are each "
+        "writer's wall-clock time, and a writer in another zone may have written this partition up to PT2H later "
+        "than it looks here); kept until its age exceeds PT12H. Create tables with "
+        "hoodie.table.timeline.timezone=UTC (hoodie's default); if every writer and TTL run share one zone, set "
+        "hoodie.partition.ttl.local.timeline.skew=PT0S")
+    assert got["d"].reason.startswith("last modified at 20240109235959999: age PT12H0.001S > retention PT10H")
+    assert got["d"].reason.endswith(" (default hoodie.partition.ttl.strategy.retention=PT10H), beyond the PT2H time-zone uncertainty of a LOCAL timeline")
+
+
+def test_keep_by_time_reuses_recorded_stats_only_when_incremental(tmp_path: Path) -> None:
+    """hoodie.partition.ttl.strategy.stats.incremental (default true) reaches the stats: the second
+    run starts from the first one's state; with false every run is a full scan."""
+    from hoodie.services.write import write_arrow
+    from hoodie.services.ttl.config import TTLConfig
+    from hoodie.services.ttl.strategies import create_strategy
+    from tests.services.test_ttl import opts, ten_rows
+
+    path = str(tmp_path / "t")
+    write_arrow(path, ten_rows("p0"), opts(op="insert"))
+
+    def stats(options: dict):
+        cfg = TTLConfig.from_options({"hoodie.partition.ttl.strategy.days.retain": "1", **options})
+        strategy = create_strategy(HoodieTable(path), "20990101000000000", cfg)
+        strategy.decisions()
+        return strategy.stats
+
+    stats({})  # warms the process state
+    assert stats({}).incremental is True
+    off = stats({"hoodie.partition.ttl.strategy.stats.incremental": "false"})
+    assert off.incremental is False and off.source == "full scan"
 
 
 def test_ttl_selected_partitions_that_do_not_exist_name_the_fix(tmp_path: Path) -> None:
@@ -1566,6 +1690,42 @@ def test_keep_by_time_falls_back_to_slice_base_instants_only_with_an_archived_ti
     assert got["p0"].reason.startswith(f"last modified (archived write, slice base instant) {old}: age ")
     assert got["p1"].reason.startswith("last modified at 20240101000000000: age ")
     assert got["empty"].status == "kept" and got["empty"].reason == without_archive["p0"].reason
+
+
+def test_keep_by_time_finds_the_archived_timeline_of_a_1x_table(tmp_path: Path) -> None:
+    """Timeline layout 2 (table version 8): the archived timeline is the LSM history
+    (.hoodie/timeline/history), not .hoodie/archived; a partition whose writes were archived there
+    falls back to its slice's base instant."""
+    from hoodie.services.write import write_arrow
+    from hoodie.services.ttl.config import TTLConfig
+    from hoodie.services.ttl.strategies import create_strategy
+    from tests.services.test_ttl import opts, ten_rows
+
+    path = str(tmp_path / "t")
+    o = opts(op="insert", **{"hoodie.table.timeline.timezone": "UTC", "hoodie.write.table.version": "8"})
+    old = "20230101000000000"
+    write_arrow(path, ten_rows("p0"), o, instant=old)
+    write_arrow(path, ten_rows("p1"), o, instant="20240101000000000")
+    timeline = tmp_path / "t" / ".hoodie" / "timeline"
+    archived = [f for f in timeline.iterdir() if f.name.startswith(old)]
+    assert archived
+    for f in archived:  # archive the old write
+        f.unlink()
+    cfg = TTLConfig.from_options({"hoodie.partition.ttl.strategy.days.retain": "30"})
+
+    def decision():
+        strategy = create_strategy(HoodieTable(path), "20240301000000000", cfg)
+        return next(d for d in strategy.decisions() if d.partition == "p0")
+
+    assert decision().status == "kept"  # no archived timeline: nothing proves p0's write is complete
+    (tmp_path / "t" / ".hoodie" / "archived").mkdir(exist_ok=True)
+    (tmp_path / "t" / ".hoodie" / "archived" / ".commits_.archive.1_1-0-1").write_bytes(b"not layout 2's")
+    assert decision().status == "kept"
+    (timeline / "history").mkdir(exist_ok=True)
+    (timeline / "history" / f"{old}_{old}_0.parquet").write_bytes(b"archived instants")
+    d = decision()
+    assert d.status == "expired" and d.reference == old
+    assert d.reason.startswith(f"last modified (archived write, slice base instant) {old}: age ")
 
 
 def test_ttl_decisions_without_a_rule_without_data_and_without_a_reference(tmp_path: Path) -> None:
@@ -1835,6 +1995,93 @@ def test_event_index_combines_several_stats_and_blocks_of_one_file(tmp_path: Pat
     assert min_event_time(known) == (T + 1, "known")
     assert min_event_time([EMPTY, LogEventTime(None, None, True, "headers")] + known) == (None, "unknown")
     assert min_event_time([EMPTY, EMPTY]) == (None, "complete") and min_event_time([]) == (None, "complete")
+
+
+def test_event_index_header_ranges_take_the_least_minimum_of_every_block(tmp_path: Path) -> None:
+    """A log file of several blocks (headers read): its minimum is the least block minimum, whether
+    the first or a later block holds it and whatever the later blocks' maxima; a stat with one
+    write and no range sends the file to the headers; a block without an instant is uncommitted."""
+    from hoodie.format.timeline.commit_metadata import WriteStat
+
+    path = str(tmp_path / "t")
+    write(path, "insert", [(1, T, 0), (2, T, 0)])
+    for lo, hi in ((1, 20), (10, 30), (10, 20), (1, 5)):
+        write(path, "upsert", [(1, T + lo, 1), (2, T + hi, 1)])
+    (sl,) = latest_slices(path)
+    index = EventTimeIndex(HoodieTable(path))
+    by_range = {(index.for_log(lf).min_ms - T, index.for_log(lf).max_ms - T): lf for lf in sl.sorted_logs()}
+    part = tmp_path / "t" / "all"
+
+    def joined(version: int, *ranges: tuple[int, int]) -> str:
+        name = N.log_file_name(sl.file_id, sl.base_instant, version, "9-9-9")
+        (part / name).write_bytes(b"".join((part / by_range[r].name).read_bytes() for r in ranges))
+        return f"all/{name}"
+
+    first_holds_min = joined(40, (1, 20), (10, 30))
+    later_holds_min = joined(41, (10, 20), (1, 5))
+    index = EventTimeIndex(HoodieTable(path))
+    for rel, want in ((first_holds_min, (T + 1, T + 30)), (later_holds_min, (T + 1, T + 20))):
+        got = index.for_path(rel)
+        assert (got.min_ms, got.max_ms, got.source) == (*want, "headers"), rel
+
+    def stat(writes: int, lo: int | None, hi: int | None) -> WriteStat:
+        return WriteStat(file_id="f", path="all/v", partition_path="all", num_writes=writes,
+                         min_event_time=lo, max_event_time=hi)
+
+    index._stats["all/v"] = [stat(5, T + 10, T + 20), stat(1, None, None)]
+    assert index._from_stats("all/v") is None
+    assert not index._committed(None)
+
+    # Links (partial compaction) resolve through chains to their target's stats; a cycle, or a
+    # chain without stats, falls back to the headers of the file asked about; results are cached.
+    index = EventTimeIndex(HoodieTable(path))
+    index._stats["all/target"] = [stat(2, T + 3, T + 4)]
+    index._links.update({"all/link2": "all/link1", "all/link1": "all/target",
+                         first_holds_min: "all/loop", "all/loop": first_holds_min,
+                         later_holds_min: "all/c1", "all/c1": "all/c2", "all/c2": "all/c1"})
+    for rel in ("all/link1", "all/link2"):
+        got = index.for_path(rel)
+        assert (got.min_ms, got.max_ms, got.source) == (T + 3, T + 4, "stats"), rel
+    got = index.for_path(later_holds_min)  # a cycle further down the chain
+    assert (got.min_ms, got.max_ms, got.source) == (T + 1, T + 20, "headers")
+    reads = index.header_reads
+    for _ in range(2):
+        got = index.for_path(first_holds_min)
+        assert (got.min_ms, got.max_ms, got.source) == (T + 1, T + 30, "headers")
+    assert index.header_reads == reads + 1
+
+
+def test_event_index_of_a_table_without_instants(tmp_path: Path) -> None:
+    from hoodie.format.timeline import instant as I
+
+    path = str(tmp_path / "t")
+    write(path, "insert", [(1, T, 0)])
+    for f in (tmp_path / "t" / ".hoodie").iterdir():
+        if f.is_file() and I.parse_instant_file_name(f.name) is not None:
+            f.unlink()
+    table = HoodieTable(path)
+    assert table.timeline.first() is None
+    index = EventTimeIndex(table)
+    assert index._start is None and not index._committed("20240101000000000")
+
+
+def test_unit_problem_names_the_value_and_the_way_out() -> None:
+    """A recorded range that is milliseconds only in another unit, or in none, is a problem naming
+    the file, the value and the fix; the maximum is checked too when the minimum is fine."""
+    from hoodie.services.compaction.event_index import LogEventTime, unit_problem
+
+    assert unit_problem("p/f.log", LogEventTime(T, T + 1, True)) is None
+    assert unit_problem("p/f.log", LogEventTime(None, None, True)) is None  # unknown: nothing to check
+    micros = T * 1000
+    got = unit_problem("p/f.log", LogEventTime(T, micros, True))
+    assert got is not None and got.startswith(f"log file p/f.log records event time {micros} ms (")
+    assert "which is a MICROSECONDS value (" in got
+    huge = 9 * 10**18
+    assert unit_problem("p/f.log", LogEventTime(huge, huge, True)).endswith(
+        "which is no epoch time in any unit: it was written from an event-time column in another unit read as "
+        "milliseconds. Compact it once with a strategy that does not read event times (e.g. --set "
+        "hoodie.compaction.strategy=UnBounded), and write event times in milliseconds or set "
+        "hoodie.payload.event.time.unit to the column's unit")
 
 
 def test_ttl_predicate_skips_partitions_whose_path_does_not_fit_the_fields(tmp_path: Path, caplog) -> None:
