@@ -322,8 +322,8 @@ def test_archived_completion_times_place_logs_in_their_file_slices(tmp_path: Pat
     (sl,) = FileSystemView(table.storage, table.timeline).latest_file_slices("x")
     assert sl.base_instant == c and [lf.parsed.base_instant for lf in sl.log_files] == [d]
     # The hudi-rs comparison is made before archiving only: hudi-rs does not read the LSM timeline
-    # (0.5, and main at 0910ca7, whose TimelineLoader V2Archived branch is "TODO: Implement v2 LSM
-    # history reader"), and on layout 2 it drops files whose instant has no completion time on the
+    # (0.5, and main at 0910ca7, whose TimelineLoader V2Archived branch is not implemented: "Implement
+    # v2 LSM history reader"), and on layout 2 it drops files whose instant has no completion time on the
     # active timeline, so it reads b as "0b" here: D's archived update is lost to it.
 
     # Without the archived completion times, D's log would fall back to its requested time, before C,
