@@ -117,6 +117,17 @@ def test_hudi_sql_quickstart(spark, tmp_path: Path, table_type: str) -> None:
     assert sorted((r.uuid, r.fare) for r in old) == [("u2", 27.7), ("u3", 33.9), ("u4", 93.5)]
     with pytest.raises(Exception, match="record key or partition column"):
         sql(spark, f"UPDATE {name} SET uuid = 'x'")
+    # A lower ordering value would lose to the stored record on read: refused, nothing written.
+    before = len(HoodieTable(path).timeline.completed_writes())
+    with pytest.raises(Exception, match="ordering field ts below its stored value"):
+        sql(spark, f"UPDATE {name} SET ts = 0 WHERE uuid = 'u9'")
+    assert len(HoodieTable(path).timeline.completed_writes()) == before
+    check("a refused UPDATE")
+    spark.createDataFrame([(1, "u9", 1.0), (2, "u9", 2.0)], "ts long, uuid string, fare double") \
+        .createOrReplaceTempView("dups")
+    with pytest.raises(Exception, match="several source rows match one target row"):
+        sql(spark, f"MERGE INTO {name} AS t USING dups AS s ON t.uuid = s.uuid WHEN MATCHED THEN UPDATE SET t.fare = s.fare")
+    assert len(HoodieTable(path).timeline.completed_writes()) == before
     rows = sql(spark, f"CALL show_commits(table => '{name}', limit => 20)").collect()
     assert len(rows) >= 6
 

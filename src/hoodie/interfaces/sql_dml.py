@@ -190,6 +190,17 @@ def _update(spark: Any, stmt: Any, t: Target):
     unknown = [c for c in assign if c not in names]
     if unknown:
         raise SqlError(f"UPDATE sets column(s) {unknown} that {t.name or t.base_path} does not have")
+    mode = t.table.merge_mode
+    if mode.use_ordering and mode.ordering_field in assign:
+        # Under EVENT_TIME_ORDERING the stored record outranks a lower ordering value: the update would
+        # be lost on read (Hudi's copy-on-write UPDATE overwrites, its merge-on-read reads do not), so
+        # it is refused rather than reported done.
+        o = mode.ordering_field
+        lowered = _matching(spark, stmt, t).where(F.expr(f"({_sql(assign[o])}) < `{o}`")).limit(1).count()
+        if lowered:
+            raise SqlError(f"UPDATE sets the ordering field {o} below its stored value; under EVENT_TIME_ORDERING "
+                           f"the stored record would still win on read, so the update would be lost. Set {o} to "
+                           f"a value at least the stored one (e.g. greatest(<value>, {o})). Nothing was written")
     out = _matching(spark, stmt, t).select(
         *[(F.expr(_sql(assign[c])).cast(typ) if c in assign else F.col(f"`{c}`")).alias(c) for c, typ in cols])
     return _commit_rows(spark, out, t, "upsert", "nothing to update: no row matches", lambda n: f"updated {n} row(s)")
