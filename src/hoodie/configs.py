@@ -674,6 +674,17 @@ TIMELINE_TIMEZONE = define(
     "Time zone of instant times: LOCAL or UTC. Tables hoodie creates default to UTC; a table whose "
     "hoodie.properties lacks the key is LOCAL (Hudi's default), where each instant is its writer's "
     "wall-clock time (see docs/ttl.md).", TB, type=Enum(("LOCAL", "UTC"), what="a timeline time zone"))
+BULK_INSERT_SORT_MODES = ("NONE", "GLOBAL_SORT", "PARTITION_SORT", "PARTITION_PATH_REPARTITION",
+                          "PARTITION_PATH_REPARTITION_AND_SORT")
+BULK_INSERT_SORT_MODE = define(
+    "hoodie.bulkinsert.sort.mode", "NONE",
+    "How a Spark bulk_insert lays out its input, as Hudi's: NONE (Hudi's default since 0.12: each input "
+    "partition writes its rows as they come, one file group per table partition it holds; no shuffle), "
+    "GLOBAL_SORT (sorted by partition path and record key across the input), PARTITION_SORT (sorted within "
+    "each input partition), PARTITION_PATH_REPARTITION (one task per table partition) or "
+    "PARTITION_PATH_REPARTITION_AND_SORT (that, sorted by record key). hoodie.combine.before.insert=true "
+    "repartitions by table partition whatever the mode (de-duplication needs every copy of a key in one task).",
+    W, type=Enum(BULK_INSERT_SORT_MODES, what="a bulk insert sort mode"))
 COMBINE_BEFORE_INSERT = define("hoodie.combine.before.insert", False,
                                "De-duplicate inserts by key before writing.", W, type=BOOLEAN)
 SET_NULL_FOR_MISSING_COLUMNS = define(

@@ -21,12 +21,14 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import time
 from typing import Any, Mapping, Optional
 
 import pyarrow as pa
 
 from hoodie.errors import HoodieError
 from hoodie.engine.compaction import spark_executor
+from hoodie.format import phases
 from hoodie.format.file_group import naming as N
 from hoodie.format.batch_write import (
     IS_DELETED,
@@ -55,6 +57,25 @@ from hoodie.services.write import WriteOperation, WriteOutcome, run_write
 
 KEY = "_hoodie_record_key"
 PART = "_hoodie_partition_path"
+
+# The phase timings of the last Spark write in this process (see last_write_profile).
+_LAST_PROFILE: dict[str, Any] = {}
+
+
+def last_write_profile() -> dict[str, Any]:
+    """Where the last ``hoodie.spark.write`` of this process spent its time, for profiling.
+
+    ``driver`` holds wall seconds on the driver: ``total`` (the whole call), ``check`` (the record-check
+    job), ``stage`` (the write stage: shuffle, JVM/Python transfer and the tasks) and ``reconcile``
+    (markers); the rest of ``total`` is starting and completing the commit (timeline, metadata
+    table, lock, inline services). ``tasks`` sums the tasks' exclusive phases (CPU-side seconds
+    across all tasks, so up to the number of cores times the stage's wall time): ``keys`` (key
+    generation and checks), ``dedupe``, ``index.read``/``index.match`` (the simple index), ``meta``
+    (meta columns), ``merge.read`` (a copy-on-write merge reading the old base file), ``bloom``,
+    ``parquet`` (encoding and writing base files), ``encode``/``io`` (log blocks), ``markers``,
+    ``plan``/``write``/``other`` (what the named phases leave).
+    """
+    return json.loads(json.dumps(_LAST_PROFILE))
 
 
 def _arrow_schema_of(df) -> pa.Schema:
@@ -93,6 +114,17 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
     warn_unknown_keys(opts)
     st = Storage(base_path, storage_options)
     op = opts.get("hoodie.datasource.write.operation", "upsert")
+    _LAST_PROFILE.clear()
+    _LAST_PROFILE["driver"] = driver = {}
+    started = time.perf_counter()
+    try:
+        return _run(st, opts, df, mode, storage_options, op)
+    finally:
+        driver["total"] = round(time.perf_counter() - started, 6)
+
+
+def _run(st: Storage, opts: dict[str, str], df: Any, mode: str, storage_options: Optional[dict[str, Any]],
+         op: str) -> str:
     # The table lock covers the whole write (docs/concurrency.md); inline services take it again.
     return run_write(st, opts, SparkWriteExecutor(df, opts), mode=mode, instant=opts.get("hoodie.write.instant"),
                      storage_options=storage_options, what=f"Spark write ({op})",
@@ -137,7 +169,9 @@ class SparkWriteExecutor:
         # Options are valid by now: the reads after a write need the source on this session.
         ensure_registered(self.df.sparkSession)
         if op.config.operation != "delete_partition" or not self.opts.get(PARTITIONS_TO_DELETE):
+            started = time.perf_counter()
             _check_records(self._input(op.config), op.config)
+            _LAST_PROFILE.setdefault("driver", {})["check"] = round(time.perf_counter() - started, 6)
 
     def partitions_to_delete(self, op: WriteOperation) -> list[str]:
         """``hoodie.datasource.write.partitions.to.delete``, or the partitions of the input rows."""
@@ -158,11 +192,16 @@ class SparkWriteExecutor:
         op = txn.operation
         assert isinstance(op, WriteOperation) and txn.table is not None and txn.instant is not None
         table, cfg, instant = txn.table, op.config, txn.instant.timestamp
+        driver = _LAST_PROFILE.setdefault("driver", {})
+        started = time.perf_counter()
         stats = _write_partitions(self._input(cfg), table, cfg, instant, op.avro_schema)
+        driver["stage"] = round(time.perf_counter() - started, 6)
         if cfg.operation not in ("delete", "delete_partition"):
             check_partition_nesting(table.storage, {s.partition_path or "" for s in stats}, table.timeline)
         fault_point("write.after_files")
+        started = time.perf_counter()
         _reconcile_markers(table, instant, stats)
+        driver["reconcile"] = round(time.perf_counter() - started, 6)
         return WriteOutcome(stats, sorted({s.partition_path or "" for s in stats}))
 
     def abort(self, txn: Transaction, error: BaseException) -> None:
@@ -340,6 +379,24 @@ def _grouped_by_partition(df, cfg: WriteConfig, instant: Optional[str] = None):
     return _with_keys(df, cfg, _arrow_schema_of(df)).groupBy(PART)
 
 
+def _bulk_insert_layout(df, cfg: WriteConfig, instant: str) -> Optional[Any]:
+    """The input of a bulk_insert laid out by ``hoodie.bulkinsert.sort.mode`` for tasks that write their
+    input partition as it is (no grouping by table partition), or None when the write groups by table
+    partition: any other operation, the PARTITION_PATH_REPARTITION modes, and
+    ``hoodie.combine.before.insert`` (de-duplication needs every copy of a key in one task).
+
+    NONE (Hudi's default) adds no stage at all; the sorts order rows by partition path and record key,
+    which needs the keys first (a key-generation stage, as Hudi's sort partitioners do)."""
+    mode = cfg.bulk_insert_sort_mode
+    if cfg.operation != "bulk_insert" or cfg.combine_before_insert or mode not in ("NONE", "GLOBAL_SORT",
+                                                                                     "PARTITION_SORT"):
+        return None
+    if mode == "NONE":
+        return df
+    keyed = _with_keys(df, cfg, _arrow_schema_of(df), instant)
+    return keyed.sort(PART, KEY) if mode == "GLOBAL_SORT" else keyed.sortWithinPartitions(PART, KEY)
+
+
 def _write_partitions(keyed, table: HoodieTable, cfg: WriteConfig, instant: str,
                       avro_schema: dict) -> list[WriteStat]:
     """One shuffle of the input by table partition; each task tags, de-duplicates and writes the
@@ -356,28 +413,64 @@ def _write_partitions(keyed, table: HoodieTable, cfg: WriteConfig, instant: str,
     timeline = table.timeline
     out_schema = StructType([StructField("stat", StringType(), True)])
 
-    def run_partition(t: pa.Table) -> pa.Table:
+    def write_rows(t: pa.Table, auto_keys: Optional[tuple[str, int, int]] = None) -> pa.Table:
         from pyspark import TaskContext
 
         if t.num_rows == 0:
             return pa.table({"stat": pa.array([], pa.string())})
         tc = TaskContext.get()
-        if KEY not in t.column_names:
-            t = prepare_records(t, cfg)
-        # The driver's listing: every task sees the same timeline.
-        tbl = HoodieTable(base_path, storage_options).with_timeline(timeline)
-        plan = plan_write(tbl, t, cfg, instant, avro_schema)
-        stats = []
-        for i, w in enumerate(plan.work):
-            # Task attempt in the token: a retried attempt writes new names, reconciled by markers.
-            token = N.write_token(tc.partitionId(), tc.stageId(), tc.taskAttemptId()) if tc else N.DEFAULT_WRITE_TOKEN
-            stat = execute_file_group(tbl, w, instant=instant, avro_schema=avro_schema, cfg=cfg, token=token,
-                                      task_partition_id=tc.partitionId() if tc else i)
-            stats.append(json.dumps(stat.to_json()))
+        with phases.recording() as prof:
+            if KEY not in t.column_names:
+                with phases.phase("keys"):
+                    t = prepare_records(t, cfg, auto_keys=auto_keys)
+            if cfg.operation == "bulk_insert" and cfg.bulk_insert_sort_mode == "PARTITION_PATH_REPARTITION_AND_SORT":
+                with phases.phase("sort"):
+                    t = t.sort_by(KEY)
+            # The driver's listing: every task sees the same timeline.
+            tbl = HoodieTable(base_path, storage_options).with_timeline(timeline)
+            with phases.phase("plan"):
+                plan = plan_write(tbl, t, cfg, instant, avro_schema)
+            stats = []
+            for i, w in enumerate(plan.work):
+                # Task attempt in the token: a retried attempt writes new names, reconciled by markers.
+                token = (N.write_token(tc.partitionId(), tc.stageId(), tc.taskAttemptId()) if tc
+                         else N.DEFAULT_WRITE_TOKEN)
+                with phases.phase("write"):
+                    stat = execute_file_group(tbl, w, instant=instant, avro_schema=avro_schema, cfg=cfg, token=token,
+                                              task_partition_id=tc.partitionId() if tc else i)
+                stats.append(json.dumps(stat.to_json()))
+        # One more row carries the task's phase timings (``stat`` starts with "P" instead of "{").
+        stats.append("P" + json.dumps(prof.as_dict()))
         return pa.table({"stat": pa.array(stats, pa.string())})
 
-    rows = _grouped_by_partition(keyed, cfg, instant).applyInArrow(run_partition, out_schema).collect()
-    return [WriteStat.from_json(json.loads(r[0])) for r in rows]
+    def run_partition(t: pa.Table) -> pa.Table:
+        # One parameter: applyInArrow passes (group key, table) to a function taking two.
+        return write_rows(t)
+
+    def run_input_partition(batches):
+        # A bulk_insert task without a shuffle: all of this input partition's rows, written as they
+        # are (one file group per table partition they hold, sized by hoodie.parquet.max.file.size).
+        from pyspark import TaskContext
+
+        t = pa.Table.from_batches(list(batches))
+        tc = TaskContext.get()
+        ids = (instant, tc.partitionId() if tc else 0, 0) if cfg.auto_record_keys else None
+        yield from write_rows(t, ids).to_batches()
+
+    layout = _bulk_insert_layout(keyed, cfg, instant)
+    if layout is not None:
+        rows = layout.mapInArrow(run_input_partition, out_schema).collect()
+    else:
+        rows = _grouped_by_partition(keyed, cfg, instant).applyInArrow(run_partition, out_schema).collect()
+    task_phases: dict[str, float] = {}
+    out = []
+    for (r,) in rows:
+        if r.startswith("P"):
+            phases.add(task_phases, json.loads(r[1:]))
+        else:
+            out.append(WriteStat.from_json(json.loads(r)))
+    _LAST_PROFILE["tasks"] = task_phases
+    return out
 
 
 def _reconcile_markers(table: HoodieTable, instant: str, stats: list[WriteStat]) -> None:

@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from hoodie import configs as C
 from hoodie.configs import read
 from hoodie.errors import HoodieError
+from hoodie.format.phases import phase
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import naming as N
 from hoodie.format.slice.bloom import BloomSpec
@@ -130,6 +131,7 @@ class WriteConfig:
     transient_delete_marker: bool = False  # _hoodie_is_deleted marks deletes only (not a table column)
     # No record key field: keys are generated per write as Hudi 0.14+ does (:func:`with_auto_keys`).
     auto_record_keys: bool = False
+    bulk_insert_sort_mode: str = "NONE"  # hoodie.bulkinsert.sort.mode (the Spark engine's layout)
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any], table: Optional[HoodieTable] = None,
@@ -226,6 +228,7 @@ class WriteConfig:
             table_version=version,
             transient_delete_marker=bool(cfg.get(C.TRANSIENT_DELETE_MARKER)),
             auto_record_keys=auto,
+            bulk_insert_sort_mode=cfg.get(C.BULK_INSERT_SORT_MODE),
         )
 
 
@@ -600,7 +603,8 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
                          "planning; nothing was written")
     # Inserts and overwrites de-duplicate only with hoodie.combine.before.insert, as in Hudi.
     if op not in ("insert", "bulk_insert") + OVERWRITE_OPERATIONS or cfg.combine_before_insert:
-        records = dedupe(records, None if is_delete else cfg.precombine_field)
+        with phase("dedupe"):
+            records = dedupe(records, None if is_delete else cfg.precombine_field)
     parts = pc.unique(records.column("_hoodie_partition_path")).to_pylist()
     view = FileSystemView(table.storage, table.timeline)
     pending_fg = view.pending_compaction_file_groups()
@@ -617,12 +621,14 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
         if tag_index:
             keys = prec.column("_hoodie_record_key")
             for sl in view.latest_file_slices(p):
-                existing = _slice_keys(table, sl)
+                with phase("index.read"):
+                    existing = _slice_keys(table, sl)
                 if len(existing) == 0:
                     continue
                 # A key held by several file groups (duplicates an insert wrote) updates each copy,
                 # as Hudi's index tags every location it finds for the key.
-                hit = pc.is_in(keys, value_set=existing).to_numpy(zero_copy_only=False)
+                with phase("index.match"):
+                    hit = pc.is_in(keys, value_set=existing).to_numpy(zero_copy_only=False)
                 if not hit.any():
                     continue
                 matched |= hit
@@ -659,8 +665,10 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
     per_file = max(1, cfg.max_file_size // max(1, cfg.record_size_estimate))
     for p, recs in to_insert.items():
         offset = 0
-        if not table.is_mor and op not in OVERWRITE_OPERATIONS:
-            # Copy-on-write small-file handling: fill base files below the small-file limit first.
+        if not table.is_mor and op not in OVERWRITE_OPERATIONS + ("bulk_insert",):
+            # Copy-on-write small-file handling: fill base files below the small-file limit first
+            # (not for bulk_insert, as in Hudi: its tasks write new file groups only, so tasks that
+            # hold rows of one partition never rewrite the same file).
             by_fid = {w.file_id: w for w in work if w.partition == p}
             for sl in view.latest_file_slices(p):
                 if offset >= recs.num_rows or sl.base_file is None or sl.base_file.size >= cfg.small_file_limit:
@@ -760,10 +768,12 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
     storage = table.storage
     data_schema = avro_to_arrow_schema(avro_schema)
     if w.kind == "insert":
-        body = _full_records(w.upserts, data_schema)
-        name = N.base_file_name(w.file_id, token, instant)
-        recs = W.add_meta_columns(body, instant=instant, record_keys=w.upserts.column("_hoodie_record_key"),
-                                  partition_paths=w.partition, file_name=name, task_partition_id=task_partition_id)
+        with phase("meta"):
+            body = _full_records(w.upserts, data_schema)
+            name = N.base_file_name(w.file_id, token, instant)
+            recs = W.add_meta_columns(body, instant=instant, record_keys=w.upserts.column("_hoodie_record_key"),
+                                      partition_paths=w.partition, file_name=name,
+                                      task_partition_id=task_partition_id)
         return W.write_base_file(storage, partition=w.partition, file_id=w.file_id, instant=instant, token=token,
                                  records=recs, num_inserts=recs.num_rows, event_time_field=cfg.event_time_field,
                                  event_time_unit=cfg.event_time_unit,
@@ -772,11 +782,12 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
         write = W.LogWrite()
         n_up = 0
         if w.upserts is not None and w.upserts.num_rows:
-            body = _full_records(w.upserts, data_schema)
-            write.data = W.add_meta_columns(body, instant=instant,
-                                            record_keys=w.upserts.column("_hoodie_record_key"),
-                                            partition_paths=w.partition, file_name=w.file_id,
-                                            task_partition_id=task_partition_id)
+            with phase("meta"):
+                body = _full_records(w.upserts, data_schema)
+                write.data = W.add_meta_columns(body, instant=instant,
+                                                record_keys=w.upserts.column("_hoodie_record_key"),
+                                                partition_paths=w.partition, file_name=w.file_id,
+                                                task_partition_id=task_partition_id)
             n_up = w.upserts.num_rows
         if w.deletes is not None and w.deletes.num_rows:
             write.deletes = w.deletes
@@ -804,8 +815,9 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
     # The work item names the base file it rewrites, so executors need no listing.
     if w.base_file:
         # Rewritten records widen float to double as Hudi's merge handle does (Float.toString).
-        old = read_base_file(storage, f"{w.partition}/{w.base_file}" if w.partition else w.base_file, full,
-                             java_floats=True)
+        with phase("merge.read"):
+            old = read_base_file(storage, f"{w.partition}/{w.base_file}" if w.partition else w.base_file, full,
+                                 java_floats=True)
     else:
         old = full.empty_table()
     keep = old
@@ -840,7 +852,7 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
     merged = pa.concat_tables([pc_cast(t, full) for t in pieces])
     # Rewritten rows keep their commit time but point at the new file name.
     fn_idx = merged.schema.get_field_index("_hoodie_file_name")
-    merged = merged.set_column(fn_idx, "_hoodie_file_name", pa.array([name] * merged.num_rows, pa.string()))
+    merged = merged.set_column(fn_idx, "_hoodie_file_name", pa.repeat(pa.scalar(name, pa.string()), merged.num_rows))
     return W.write_base_file(storage, partition=w.partition, file_id=w.file_id, instant=instant, token=token,
                              records=merged, prev_commit=w.base_instant or NULL_COMMIT,
                              num_updates=max(0, n_up - w.num_inserts), num_inserts=w.num_inserts,

@@ -135,22 +135,32 @@ def _rounds(data: np.ndarray, nb_hash: int, vector_size: int) -> Iterator[np.nda
     length = data.shape[1]
     words = _mixed_words(data)
     tail = _tail(data)
-    seed = np.zeros(data.shape[0], dtype=np.uint32)
+    n = data.shape[0]
+    # Every operation in place on preallocated uint32 buffers: 30 rounds (Hudi's default) over
+    # every key dominate a base file's write otherwise.
+    h = np.zeros(n, dtype=np.uint32)
+    tmp = np.empty(n, dtype=np.uint32)
+    pos = np.empty(n, dtype=np.uint32)
+    ln = np.uint32(length & 0xFFFFFFFF)
+    vs = np.uint32(vector_size)
     with np.errstate(over="ignore"):
         for _ in range(nb_hash):
-            h = seed ^ np.uint32(length & 0xFFFFFFFF)
+            h ^= ln  # h holds the seed: the previous round's hash (0 first)
             for k in words:
-                h = h * _M
+                np.multiply(h, _M, out=h)
                 h ^= k
             if tail is not None:
                 h ^= tail
-                h = h * _M
-            h ^= h >> np.uint32(13)
-            h = h * _M
-            h ^= h >> np.uint32(15)
-            seed = h
-            # Java: Math.abs(initval % maxValue), % truncating toward zero on a signed int.
-            yield np.abs(np.fmod(h.view(np.int32).astype(np.int64), vector_size))
+                np.multiply(h, _M, out=h)
+            np.right_shift(h, np.uint32(13), out=tmp)
+            h ^= tmp
+            np.multiply(h, _M, out=h)
+            np.right_shift(h, np.uint32(15), out=tmp)
+            h ^= tmp
+            # Java: Math.abs(initval % maxValue), % truncating toward zero on a signed int: the
+            # magnitude of the signed hash (2^31 for Integer.MIN_VALUE, as uint32) modulo the size.
+            np.abs(h.view(np.int32), out=pos.view(np.int32))
+            yield np.remainder(pos, vs).astype(np.int64)  # a fresh array: callers may keep it
 
 
 def bit_positions(keys: pa.Array | pa.ChunkedArray, nb_hash: int, vector_size: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -251,8 +261,12 @@ class BloomFilter:
         # One flat bit matrix, so each round sets its bits with a single scatter.
         mat = np.stack(self.rows)
         flat = mat.reshape(-1)
+        one_row = bool((row_of == row_of[0]).all())
         for idx, pos in bit_positions(keys, self.nb_hash, self.vector_size):
-            flat[row_of[idx] * self.vector_size + pos] = True
+            if one_row:  # the common case (fewer keys than a row holds): no offsets to add
+                flat[int(row_of[0]) * self.vector_size + pos] = True
+            else:
+                flat[row_of[idx] * self.vector_size + pos] = True
         self.rows = list(mat)
 
     def might_contain(self, keys: pa.Array | pa.ChunkedArray) -> np.ndarray:

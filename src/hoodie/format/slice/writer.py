@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import naming as N
+from hoodie.format.phases import phase
 from hoodie.format.slice.bloom import BloomFilter, BloomSpec
 from hoodie.format.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
 from hoodie.format.slice.eventtime import DEFAULT_UNIT, min_max_millis
@@ -75,15 +76,15 @@ def add_meta_columns(data: pa.Table, *, instant: str, record_keys: pa.Array,
     idx = pa.array(np.arange(seqno_start, seqno_start + n, dtype=np.int64)).cast(pa.string())
     seqno = pc.binary_join_element_wise(f"{instant}_{task_partition_id}", idx, "_")
     parts = (
-        pa.array([partition_paths] * n, pa.string())
+        pa.repeat(pa.scalar(partition_paths, pa.string()), n)
         if isinstance(partition_paths, str) else partition_paths.cast(pa.string())
     )
     meta = {
-        "_hoodie_commit_time": pa.array([instant] * n, pa.string()) if n else pa.array([], pa.string()),
+        "_hoodie_commit_time": pa.repeat(pa.scalar(instant, pa.string()), n),
         "_hoodie_commit_seqno": seqno,
         "_hoodie_record_key": record_keys.cast(pa.string()),
         "_hoodie_partition_path": parts,
-        "_hoodie_file_name": pa.array([file_name] * n, pa.string()),
+        "_hoodie_file_name": pa.repeat(pa.scalar(file_name, pa.string()), n),
     }
     body = data.drop_columns([c for c in META_COLUMNS if c in data.column_names])
     cols = list(meta.values()) + [body.column(i) for i in range(body.num_columns)]
@@ -179,13 +180,16 @@ def write_base_file(storage: Storage, *, partition: str, file_id: str, instant: 
         raise ValueError(f"records lack meta columns {missing}; call add_meta_columns first")
     name = N.base_file_name(file_id, token, instant)
     rel = _rel(partition, name)
-    write_partition_metadata(storage, partition, instant)
-    create_marker(storage, instant, partition, name, "CREATE" if prev_commit == NULL_COMMIT else "MERGE")
-    kmin, kmax = _key_min_max(records.column("_hoodie_record_key"))
-    extra = BloomFilter.build(records.column("_hoodie_record_key"), bloom or BloomSpec()).footer()
+    with phase("markers"):
+        write_partition_metadata(storage, partition, instant)
+        create_marker(storage, instant, partition, name, "CREATE" if prev_commit == NULL_COMMIT else "MERGE")
+    with phase("bloom"):
+        kmin, kmax = _key_min_max(records.column("_hoodie_record_key"))
+        extra = BloomFilter.build(records.column("_hoodie_record_key"), bloom or BloomSpec()).footer()
     if kmin is not None:
         extra.update({"hoodie_min_record_key": kmin, "hoodie_max_record_key": kmax})
-    size = write_parquet(storage, rel, records, codec=codec, extra_metadata=extra)
+    with phase("parquet"):  # encoding and writing are one pass in pyarrow's writer
+        size = write_parquet(storage, rel, records, codec=codec, extra_metadata=extra)
     ev = _event_range(records, event_time_field, event_time_unit)
     elapsed = int((time.monotonic() - started) * 1000)
     return WriteStat(
@@ -236,11 +240,12 @@ def write_log_file(storage: Storage, *, partition: str, file_id: str, base_insta
     from hoodie.format.log import logformat as L
 
     started = time.monotonic()
-    if version is None:
-        version = next_log_version(storage, partition, file_id, base_instant, reserved_up_to=reserved_up_to)
-    name = N.log_file_name(file_id, base_instant, version, token)
-    rel = _rel(partition, name)
-    create_marker(storage, instant, partition, name, "APPEND")
+    with phase("markers"):
+        if version is None:
+            version = next_log_version(storage, partition, file_id, base_instant, reserved_up_to=reserved_up_to)
+        name = N.log_file_name(file_id, base_instant, version, token)
+        rel = _rel(partition, name)
+        create_marker(storage, instant, partition, name, "APPEND")
     writer_schema = avro_schema_with_meta(avro_schema)
     blocks: list[bytes] = []
     n_data = 0
@@ -254,11 +259,13 @@ def write_log_file(storage: Storage, *, partition: str, file_id: str, base_insta
         elif event_time_field:
             ev_unknown = True
         if block_format == "parquet":
-            blocks.append(L.encode_parquet_data_block(write.data, instant=instant, avro_schema=writer_schema,
-                                                      event_time_range=ev))
+            with phase("encode"):
+                blocks.append(L.encode_parquet_data_block(write.data, instant=instant, avro_schema=writer_schema,
+                                                          event_time_range=ev))
         elif block_format == "avro":
-            blocks.append(L.encode_avro_data_block(write.data, instant=instant, avro_schema=writer_schema,
-                                                   event_time_range=ev))
+            with phase("encode"):
+                blocks.append(L.encode_avro_data_block(write.data, instant=instant, avro_schema=writer_schema,
+                                                       event_time_range=ev))
         else:
             raise ValueError(f"log block format {block_format!r} is not 'avro' or 'parquet' "
                              "(hoodie.logfile.data.block.format)")
@@ -275,12 +282,14 @@ def write_log_file(storage: Storage, *, partition: str, file_id: str, base_insta
             ev_unknown = True
         keys = write.deletes.select([c for c in ("record_key", "partition_path", "ordering_value")
                                      if c in write.deletes.column_names])
-        blocks.append(L.encode_delete_block(keys, instant=instant, avro_schema=writer_schema,
-                                            event_time_range=ev))
+        with phase("encode"):
+            blocks.append(L.encode_delete_block(keys, instant=instant, avro_schema=writer_schema,
+                                                event_time_range=ev))
         n_del = write.deletes.num_rows
     if not blocks:
         raise ValueError("a log write needs data rows or deletes")
-    size = L.write_log_file(storage, rel, blocks)
+    with phase("io"):
+        size = L.write_log_file(storage, rel, blocks)
     elapsed = int((time.monotonic() - started) * 1000)
     ev_min = min(e[0] for e in ev_all) if ev_all and not ev_unknown else None
     ev_max = max(e[1] for e in ev_all) if ev_all and not ev_unknown else None

@@ -308,7 +308,7 @@ def execute_operation(table: HoodieTable, plan_instant: str,
     new_name = N.base_file_name(file_id, token, plan_instant)
     records = merged.drop_columns([SRC])
     fn = records.schema.get_field_index("_hoodie_file_name")
-    records = records.set_column(fn, "_hoodie_file_name", pa.array([new_name] * records.num_rows, pa.string()))
+    records = records.set_column(fn, "_hoodie_file_name", pa.repeat(pa.scalar(new_name, pa.string()), records.num_rows))
     storage.delete(_rel(partition, new_name))  # a leftover of an earlier attempt with this token
     ev_field = cfg.event_time_field if cfg.event_time_field in records.column_names else None
     stat = W.write_base_file(storage, partition=partition, file_id=file_id, instant=plan_instant, token=token,

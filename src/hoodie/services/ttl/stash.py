@@ -644,7 +644,7 @@ class RestoreOperation(Operation):
                 name = N.base_file_name(fid, token, new_instant)
                 idx = rows.schema.get_field_index("_hoodie_file_name")
                 rows = rows.set_column(idx, schema.field("_hoodie_file_name"),
-                                       pa.array([name] * rows.num_rows, pa.string()))
+                                       pa.repeat(pa.scalar(name, pa.string()), rows.num_rows))
                 stats.append(W.write_base_file(storage, partition=p, file_id=fid, instant=new_instant, token=token,
                                                records=rows, num_inserts=rows.num_rows))
                 result.files.append(f"{p}/{name}")

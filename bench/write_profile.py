@@ -1,0 +1,142 @@
+"""Where ``hoodie.spark.write`` spends its time: bulk_insert and upsert, MOR and COW, each beside
+Spark's own Parquet writer of the same rows in the same run (issue 18's profile).
+
+For each write it prints the wall time, the reference's, and the breakdown from
+:func:`hoodie.engine.write.last_write_profile`: the record-check job, the write stage, the commit on
+the driver, and the tasks' phases (index lookup, encoding, file I/O...). ``transfer`` is measured
+on its own: the same grouping of the same input by table partition, with Python tasks that return
+nothing (the shuffle and the JVM/Python round trip every write stage pays before hoodie's code runs).
+
+    python bench/write_profile.py [--rows 2000000] [--partitions 100] [--updates 200000]
+                                  [--types MERGE_ON_READ,COPY_ON_WRITE] [--json PATH] [--set KEY=VALUE ...]
+
+Reads by hoodie and hudi-rs of every table written are compared (row counts and sums) at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from typing import Any
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(__file__))
+
+from _common import timed  # noqa: E402
+from report import (  # noqa: E402
+    digest, first_row_of, generate_base, generate_updates, hudi_rs_read, write_options, write_source,
+)
+
+
+def passthrough_stage(df, field: str) -> float:
+    """Seconds of the write stage's shape with empty tasks: ``groupBy(partition).applyInArrow``."""
+    import pyarrow as pa
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    def nothing(t: pa.Table) -> pa.Table:
+        return pa.table({"stat": pa.array([], pa.string())})
+
+    out = StructType([StructField("stat", StringType(), True)])
+    return timed(lambda: df.groupBy(field).applyInArrow(nothing, out).collect())[0]
+
+
+def profile_row(what: str, hoodie_s: float, ref: str, ref_s: float, prof: dict[str, Any],
+                transfer_s: float) -> dict[str, Any]:
+    """One measured write with its breakdown."""
+    driver = prof.get("driver", {})
+    total = driver.get("total", hoodie_s)
+    commit = total - driver.get("check", 0) - driver.get("stage", 0) - driver.get("reconcile", 0)
+    return {"what": what, "hoodie_s": round(hoodie_s, 3), "reference": ref, "reference_s": round(ref_s, 3),
+            "ratio": round(hoodie_s / ref_s, 2), "check_s": round(driver.get("check", 0), 3),
+            "stage_s": round(driver.get("stage", 0), 3), "transfer_s": round(transfer_s, 3),
+            "commit_s": round(commit, 3), "reconcile_s": round(driver.get("reconcile", 0), 3),
+            "task_phases_s": {k: round(v, 3) for k, v in sorted(prof.get("tasks", {}).items(),
+                                                                key=lambda kv: -kv[1])}}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--partitions", type=int, default=100)
+    ap.add_argument("--updates", type=int, default=200_000)
+    ap.add_argument("--types", default="MERGE_ON_READ,COPY_ON_WRITE")
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--json", default="")
+    ap.add_argument("--set", action="append", default=[], help="extra write option KEY=VALUE")
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    extra = dict(kv.split("=", 1) for kv in args.set)
+
+    work = tempfile.mkdtemp(prefix="hoodie_write_profile_")
+    rows: list[dict[str, Any]] = []
+    try:
+        base = generate_base(args.rows, args.partitions, args.seed)
+        lo = first_row_of(args.partitions // 5, args.rows, args.partitions)
+        upds = [generate_updates(base, lo, args.updates, ts, 1_750_000_000_000_000 + ts, args.seed + ts)
+                for ts in (2, 3)]
+        base_src = write_source(base, os.path.join(work, "src_base"), 8)
+        upd_src = [write_source(u, os.path.join(work, f"src_upd{i}"), 2) for i, u in enumerate(upds)]
+        del base, upds
+
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        import hoodie.spark as hs
+        from hoodie.engine.session import get_session
+        from hoodie.engine.write import last_write_profile
+
+        spark = get_session(args.master, app_name="hoodie-write-profile",
+                            conf={"spark.driver.memory": "6g",
+                                  "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"})
+        spark.sparkContext.setLogLevel("ERROR")
+        # Warm-up: JVM, Python workers and the write path once on a small table.
+        small = spark.read.parquet(base_src).limit(20_000)
+        hs.write(small, os.path.join(work, "warm"), write_options("warm", "bulk_insert"))
+        small.write.mode("overwrite").parquet(os.path.join(work, "warm_native"))
+
+        src = spark.read.parquet(base_src).cache()
+        src.count()
+        transfer_base = passthrough_stage(src, "day")
+        for typ in [t.strip() for t in args.types.split(",") if t.strip()]:
+            path = os.path.join(work, f"t_{typ}")
+            opts = {**write_options("prof", "bulk_insert"), "hoodie.datasource.write.table.type": typ, **extra}
+            ref_s, _ = timed(lambda: src.write.mode("overwrite").parquet(os.path.join(work, f"native_{typ}")))
+            s, _ = timed(lambda: hs.write(src, path, opts))
+            rows.append(profile_row(f"bulk_insert {args.rows:,} rows ({typ})", s, "df.write.parquet", ref_s,
+                                    last_write_profile(), transfer_base))
+            print(json.dumps(rows[-1]), flush=True)
+            for i, us in enumerate(upd_src, 1):
+                udf = spark.read.parquet(us).cache()
+                udf.count()
+                transfer_up = passthrough_stage(udf, "day")
+                ref_s, _ = timed(lambda: udf.write.mode("append").parquet(os.path.join(work, f"native_up_{typ}")))
+                s, _ = timed(lambda: hs.write(udf, path, {**opts, "hoodie.datasource.write.operation": "upsert"}))
+                rows.append(profile_row(f"upsert #{i} {args.updates:,} rows ({typ})", s,
+                                        "df.write.mode('append').parquet", ref_s, last_write_profile(), transfer_up))
+                print(json.dumps(rows[-1]), flush=True)
+                udf.unpersist()
+            # Both readers agree on the table written (and on its row count).
+            import hoodie
+
+            ours = digest(hoodie.read_table(path))
+            theirs = digest(hudi_rs_read(path))
+            if ours != theirs or ours[0] != args.rows:
+                raise SystemExit(f"{typ}: hoodie read {ours}, hudi-rs read {theirs}, expected {args.rows} rows")
+            rows.append({"what": f"check {typ}", "hoodie_read": list(ours), "hudi_rs_read": list(theirs)})
+        spark.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    doc = {"rows": args.rows, "partitions": args.partitions, "updates": args.updates, "options": extra,
+           "results": rows}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1)
+    print(json.dumps(doc, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
