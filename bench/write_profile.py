@@ -32,16 +32,26 @@ from report import (  # noqa: E402
 )
 
 
-def passthrough_stage(df, field: str) -> float:
-    """Seconds of the write stage's shape with empty tasks: ``groupBy(partition).applyInArrow``."""
+def passthrough_stage(df, field: str, grouped: bool = True) -> float:
+    """Seconds of the write stage's shape with Python tasks that receive every row and return nothing:
+    ``groupBy(partition).applyInArrow`` (upserts; a shuffle) or ``mapInArrow`` (bulk_insert with
+    ``hoodie.bulkinsert.sort.mode=NONE``, Hudi's default: no shuffle)."""
     import pyarrow as pa
     from pyspark.sql.types import StringType, StructField, StructType
+
+    out = StructType([StructField("stat", StringType(), True)])
 
     def nothing(t: pa.Table) -> pa.Table:
         return pa.table({"stat": pa.array([], pa.string())})
 
-    out = StructType([StructField("stat", StringType(), True)])
-    return timed(lambda: df.groupBy(field).applyInArrow(nothing, out).collect())[0]
+    def drain(batches):
+        for _ in batches:
+            pass
+        yield from ()
+
+    if grouped:
+        return timed(lambda: df.groupBy(field).applyInArrow(nothing, out).collect())[0]
+    return timed(lambda: df.mapInArrow(drain, out).collect())[0]
 
 
 def profile_row(what: str, hoodie_s: float, ref: str, ref_s: float, prof: dict[str, Any],
@@ -99,7 +109,8 @@ def main() -> int:
 
         src = spark.read.parquet(base_src).cache()
         src.count()
-        transfer_base = passthrough_stage(src, "day")
+        transfer_base = passthrough_stage(src, "day", grouped=extra.get("hoodie.bulkinsert.sort.mode", "NONE")
+                                          not in ("NONE", "GLOBAL_SORT", "PARTITION_SORT"))
         for typ in [t.strip() for t in args.types.split(",") if t.strip()]:
             path = os.path.join(work, f"t_{typ}")
             opts = {**write_options("prof", "bulk_insert"), "hoodie.datasource.write.table.type": typ, **extra}

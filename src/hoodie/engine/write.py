@@ -44,7 +44,7 @@ from hoodie.format.file_group.fsview import check_partition_nesting
 from hoodie.format.keys.generators import (
     ComplexKeyGenerator, NonpartitionedKeyGenerator, SimpleKeyGenerator, key_generator_from_config,
 )
-from hoodie.format.keys.paths import PartitionPathError
+from hoodie.format.keys.paths import PartitionPathError, check_partition_paths
 from hoodie.format.timeline.commit_metadata import WriteStat
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, read_partition_metadata
@@ -236,6 +236,8 @@ def _check_records(df, cfg: WriteConfig) -> None:
     if not cols:  # every key column is missing: key generation names them
         prepare_records(_arrow_schema_of(df).empty_table(), cfg)
         return
+    if _proven_valid(df.select(*cols), cfg):
+        return
 
     def check(batches):
         for b in batches:
@@ -251,6 +253,69 @@ def _check_records(df, cfg: WriteConfig) -> None:
     if found:
         kind, _, message = found[0][0].partition("\t")
         raise _task_error_class(kind)(message)
+
+
+def _proven_valid(df, cfg: WriteConfig) -> bool:
+    """True when one native Spark aggregation proves that :func:`prepare_records` accepts every row,
+    so the Python check job (every key column through a Python worker) can be skipped.
+
+    Only for the common shape whose checks are all decidable from aggregates: a simple, complex or
+    non-partitioned key generator with one top-level record key of string or integer type (a row is
+    refused only for a null or empty key), a precombine field (refused only when null), an event-time
+    field of timestamp or date type (valid values form one interval, so its minimum and maximum decide)
+    and partition paths (a function of the partition field values: checked by hoodie's own code on the
+    distinct values). Any doubt answers False, and the Python job then names the first bad row exactly
+    as the writer would."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    kg = key_generator_from_config(cfg.keygen_props, allow_auto_record_keys=cfg.auto_record_keys)
+    if cfg.auto_record_keys or type(kg) not in (SimpleKeyGenerator, ComplexKeyGenerator, NonpartitionedKeyGenerator):
+        return False
+    types = {f.name: f.dataType for f in df.schema.fields}
+    keys, parts = list(kg.record_key_fields), list(kg.partition_path_fields)
+    if len(keys) != 1 or any(c not in types for c in keys + parts):
+        return False
+    try:  # schema-level checks (missing fields, _hoodie_is_deleted's type, the event-time type)
+        prepare_records(_arrow_schema_of(df).empty_table(), cfg)
+    except (WriteError, ValueError):
+        return False
+    key = F.col(f"`{keys[0]}`")
+    if isinstance(types[keys[0]], T.StringType):
+        bad_key = key.isNull() | (F.length(key) == 0)
+    elif isinstance(types[keys[0]], (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+        bad_key = key.isNull()
+    else:
+        return False
+    aggs = [F.sum(F.when(bad_key, 1).otherwise(0)).alias("__bad")]
+    pre = cfg.precombine_field
+    if pre and cfg.operation not in ("delete", "delete_partition"):
+        if pre not in types:
+            return False
+        aggs.append(F.sum(F.when(F.col(f"`{pre}`").isNull(), 1).otherwise(0)).alias("__bad_pre"))
+    ev = cfg.event_time_field
+    if ev and ev in types:
+        if not isinstance(types[ev], (T.TimestampType, T.TimestampNTZType, T.DateType)):
+            return False
+        aggs += [F.min(F.col(f"`{ev}`")).alias("__ev_min"), F.max(F.col(f"`{ev}`")).alias("__ev_max")]
+    grouped = df.groupBy(*[F.col(f"`{p}`") for p in parts]).agg(*aggs) if parts else df.agg(*aggs)
+    found = grouped.toArrow()
+    if found.num_rows == 0:
+        return True
+    for c in ("__bad", "__bad_pre"):
+        if c in found.column_names and (pa.compute.sum(found.column(c)).as_py() or 0):
+            return False
+    try:
+        if parts:
+            distinct = found.select(parts)
+            check_partition_paths(kg, distinct, kg.partition_paths(distinct))
+        if "__ev_min" in found.column_names:
+            ends = pa.concat_arrays([found.column("__ev_min").combine_chunks(),
+                                     found.column("__ev_max").combine_chunks()])
+            check_event_times(pa.table({ev: ends}), cfg)
+    except (WriteError, ValueError):
+        return False
+    return True
 
 
 def _task_error_class(kind: str) -> type[Exception]:

@@ -593,6 +593,31 @@ def check_compaction_plans(table: HoodieTable) -> None:
         FileSystemView(table.storage, table.reload().timeline).pending_compaction_file_groups()
 
 
+def split_by_partition(records: pa.Table) -> dict[str, pa.Table]:
+    """The records of each partition path, in input order within each (one stable sort: a task of a
+    bulk_insert holds rows of many partitions, and a filter per partition would scan all rows each time)."""
+    col = records.column("_hoodie_partition_path")
+    if records.num_rows == 0:
+        return {}
+    if col.null_count:  # key generation always yields a path ("" when non-partitioned)
+        raise WriteError("internal error: records without a partition path reached planning; nothing was written")
+    enc = pc.dictionary_encode(col).combine_chunks()
+    values = enc.dictionary.to_pylist()
+    if len(values) == 1:
+        return {values[0]: records}
+    codes = enc.indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes, minlength=len(values))
+    ordered = records.take(pa.array(order))
+    out: dict[str, pa.Table] = {}
+    start = 0
+    for code, n in enumerate(counts):
+        if n:
+            out[values[code]] = ordered.slice(start, int(n))
+        start += int(n)
+    return out
+
+
 def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant: str,
                avro_schema: dict) -> WritePlan:
     """Tag records against the table and group them into per-file-group work."""
@@ -605,7 +630,7 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
     if op not in ("insert", "bulk_insert") + OVERWRITE_OPERATIONS or cfg.combine_before_insert:
         with phase("dedupe"):
             records = dedupe(records, None if is_delete else cfg.precombine_field)
-    parts = pc.unique(records.column("_hoodie_partition_path")).to_pylist()
+    by_partition = split_by_partition(records)
     view = FileSystemView(table.storage, table.timeline)
     pending_fg = view.pending_compaction_file_groups()
     # Log versions a pending partial compaction reserves for its links (docs/compaction.md).
@@ -614,9 +639,8 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
     to_insert: dict[str, pa.Table] = {}
     # insert skips the index as Hudi's does; overwrites replace the old file groups wholesale.
     tag_index = op not in ("insert", "bulk_insert") + OVERWRITE_OPERATIONS
-    for p in sorted(parts):
-        mask = pc.equal(records.column("_hoodie_partition_path"), p)
-        prec = records.filter(mask)
+    for p in sorted(by_partition):
+        prec = by_partition[p]
         matched = np.zeros(prec.num_rows, dtype=bool)
         if tag_index:
             keys = prec.column("_hoodie_record_key")

@@ -1,0 +1,93 @@
+"""The Spark writer's record checks: the native aggregation that proves a batch valid
+(``_proven_valid``) never accepts a batch the writer's own checks (``prepare_records``) refuse, and a
+refused batch fails with the writer's message before anything is written."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hoodie.engine.write import _key_columns, _proven_valid
+from hoodie.format.batch_write import WriteConfig, prepare_records
+
+pytestmark = pytest.mark.spark
+SCHEMA = "k string, n long, p string, ts long, ev timestamp, v string"
+UTC = dt.timezone.utc
+
+
+def _opts(key: str = "k", **extra: str) -> dict[str, str]:
+    return {"hoodie.table.name": "wc", "hoodie.datasource.write.recordkey.field": key,
+            "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.payload.event.time.field": "ev", "hoodie.datasource.write.operation": "upsert", **extra}
+
+
+def _python_verdict(df, cfg: WriteConfig):
+    """None when the writer's checks accept every row, else the error they raise."""
+    try:
+        prepare_records(df.select(*_key_columns(cfg, df.columns)).toArrow(), cfg)
+    except Exception as e:  # noqa: BLE001 - the verdict is the error itself
+        return e
+    return None
+
+
+GOOD = ("a", 1, "2024-01-01", 5, dt.datetime(2024, 1, 1, 12, tzinfo=UTC), "x")
+
+
+@pytest.mark.parametrize("row,key", [
+    (("", 1, "2024-01-01", 5, GOOD[4], "x"), "k"),              # empty string key
+    ((None, 1, "2024-01-01", 5, GOOD[4], "x"), "k"),            # null string key
+    (("a", None, "2024-01-01", 5, GOOD[4], "x"), "n"),          # null integer key
+    (("a", 1, "2024-01-01", None, GOOD[4], "x"), "k"),          # null precombine value
+    (("a", 1, "2024/01/01/../x", 5, GOOD[4], "x"), "k"),        # partition path climbing out
+    (("a", 1, "..", 5, GOOD[4], "x"), "k"),                     # partition path "."/".."
+])
+def test_a_bad_row_is_never_proven_valid_and_fails_as_the_writer_says(spark, tmp_path: Path, row, key) -> None:
+    import hoodie.spark as hs
+
+    df = spark.createDataFrame([GOOD, row], SCHEMA)
+    cfg = WriteConfig.from_options(_opts(key))
+    assert not _proven_valid(df.select(*_key_columns(cfg, df.columns)), cfg)
+    expected = _python_verdict(df, cfg)
+    assert expected is not None
+    path = tmp_path / "t"
+    with pytest.raises(type(expected)) as got:
+        hs.write(df, str(path), _opts(key))
+    # The same message (the Spark job counts rows per batch: "1 of 1" where the whole input has "1 of 2").
+    assert re.sub(r"\d+ of \d+", "N of M", str(expected).splitlines()[0]) in re.sub(r"\d+ of \d+", "N of M", str(got.value))
+    assert not list(path.rglob("*.parquet")) and not list(path.rglob("*.log.*"))
+
+
+def test_clean_batches_of_the_common_shape_skip_the_python_job(spark) -> None:
+    df = spark.createDataFrame([GOOD, ("b", 2, "2024-01-02", 6, dt.datetime(2024, 1, 2, tzinfo=UTC), None)], SCHEMA)
+    for key in ("k", "n"):
+        cfg = WriteConfig.from_options(_opts(key))
+        assert _proven_valid(df.select(*_key_columns(cfg, df.columns)), cfg)
+    # Shapes it does not decide go to the Python job: composite keys, numeric event times.
+    for opts in (_opts("k,n"), _opts(**{"hoodie.payload.event.time.field": "ts"})):
+        cfg = WriteConfig.from_options(opts)
+        assert not _proven_valid(df.select(*_key_columns(cfg, df.columns)), cfg)
+
+
+_keys = st.one_of(st.none(), st.just(""), st.text(alphabet="ab/ .", min_size=1, max_size=3))
+_parts = st.one_of(st.none(), st.just(""), st.sampled_from(["2024-01-01", "a/b", "..", ".", "a/../b", " x", "%2F"]))
+_events = st.one_of(st.none(), st.datetimes(min_value=dt.datetime(1, 1, 2), max_value=dt.datetime(9999, 12, 30),
+                                             timezones=st.just(UTC)))
+_rows = st.lists(st.tuples(_keys, st.one_of(st.none(), st.integers(-5, 5)), _parts,
+                           st.one_of(st.none(), st.integers(0, 3)), _events, st.just("v")), min_size=1, max_size=6)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(rows=_rows, key=st.sampled_from(["k", "n"]))
+def test_proven_valid_implies_the_writer_accepts(spark, rows, key) -> None:
+    """The class behind the native check: whatever the keys, partition values and event times,
+    a batch the aggregation calls valid is one the writer's checks accept."""
+    df = spark.createDataFrame(rows, SCHEMA)
+    cfg = WriteConfig.from_options(_opts(key))
+    if _proven_valid(df.select(*_key_columns(cfg, df.columns)), cfg):
+        assert _python_verdict(df, cfg) is None
