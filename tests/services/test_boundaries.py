@@ -20,6 +20,7 @@ from hoodie.services.compaction import partial as P
 from hoodie.services.compaction.event_index import EventTimeIndex
 from hoodie.services.compaction.strategies import CompactionStrategy
 from hoodie.services.ttl import PartitionTTLStrategy
+from tests.s3 import moto_s3  # noqa: F401  (fixture)
 from tests.services.test_compaction_support import (
     UNBOUNDED, Setup, event_time_config, latest_slices, log_names, read_optimized, snapshot, write,
 )
@@ -2102,3 +2103,125 @@ def test_ttl_predicate_skips_partitions_whose_path_does_not_fit_the_fields(tmp_p
     assert [d.partition for d in res.decisions] == ["p1/x"] and res.expired_partitions == ["p1/x"]
     assert "partition 0 skipped by the TTL predicate: partition path '0' has 1 segment(s) but the table has 2 " \
            "partition field(s) ['part', 'sub']" in [r.getMessage() for r in caplog.records]
+
+
+# -- rollback entry point (hoodie.services.rollback) -----------------------------------------------
+
+def test_rollback_of_a_completed_compaction_is_refused_and_names_the_reason(tmp_path: Path) -> None:
+    """A completed compaction is a commit with a compaction plan: not a pending plan to remove, and
+    not a write to roll back (that would need a restore)."""
+    from hoodie.services.rollback import RollbackError, rollback
+
+    path = str(tmp_path / "t")
+    write(path, "insert", [(1, T, 0)])
+    write(path, "upsert", [(1, T + 1, 1)])
+    c = schedule_compaction(path, UNBOUNDED)
+    run_compaction(path, c)
+    before = sorted(p.name for p in (tmp_path / "t" / ".hoodie").iterdir())
+    with pytest.raises(RollbackError, match=rf"^{c} is a completed compaction; rolling it back would need a restore$"):
+        rollback(path, c)
+    assert sorted(p.name for p in (tmp_path / "t" / ".hoodie").iterdir()) == before
+
+
+def test_rollback_operation_defaults_and_name() -> None:
+    """What a transaction reports for a rollback, and that a completed write may be rolled back
+    unless the caller says otherwise."""
+    from hoodie.services.rollback import RollbackOperation
+
+    op = RollbackOperation("20240101000000000")
+    assert op.allow_completed is True and op.what == "rollback of 20240101000000000"
+
+
+def test_rollback_of_a_restore_commit_reopens_its_stash_at_once(tmp_path: Path) -> None:
+    """The manifest says so right after the rollback (not only when the next restore repairs it),
+    and the rollback of the stashed TTL commit records its own instant in the manifest."""
+    from hoodie.services.rollback import rollback
+    from hoodie.services.ttl import restore, run_ttl
+    from hoodie.services.ttl.stash import read_manifest
+    from tests.services.test_ttl_stash import STASH, build
+
+    path = str(tmp_path / "t")
+    build(path, "COPY_ON_WRITE")
+    ttl = run_ttl(path, STASH)
+    back = restore(path, ttl.instant)
+    storage = HoodieTable(path).storage
+    assert read_manifest(storage, ttl.instant)["restored_by"] == back.instant
+    rollback(path, back.instant)
+    doc = read_manifest(storage, ttl.instant)
+    assert doc["state"] == "complete" and "restored_by" not in doc and "restored_at" not in doc
+    rb = rollback(path, ttl.instant)
+    doc = read_manifest(storage, ttl.instant)
+    assert (doc["state"], doc["rollback"], doc["rolled_back_by"]) == ("rolled_back", rb.rollback_instant,
+                                                                      rb.rollback_instant)
+
+
+def test_rollback_refused_when_the_1x_metadata_table_compacted_the_commit(tmp_path: Path) -> None:
+    """Table version 9: the metadata table can no longer take out a commit an MDT compaction merged
+    (here the one a later clean triggers); the refusal names the commit and comes before anything
+    is written."""
+    from hoodie.services.clean import run_clean
+    from hoodie.services.rollback import rollback
+    from hoodie.services.write import write_arrow
+    from tests.services.test_savepoint import KEEP_ONE, _data, _opts, _snapshot
+
+    path = str(tmp_path / "t")
+    o, first = _opts("COPY_ON_WRITE", 9, True)
+    every = {"hoodie.metadata.compact.max.delta.commits": "1"}
+    write_arrow(path, _data(range(4), 1, "a"), {**first, **every, "hoodie.datasource.write.operation": "insert"})
+    last = write_arrow(path, _data([1], 2, "b"), {**o, **every, "hoodie.datasource.write.operation": "upsert"})
+    assert run_clean(path, {**KEEP_ONE, **every}).instant is not None
+    before = _snapshot(path)
+    with pytest.raises(Exception, match=rf"^cannot roll back {last} on .*: its metadata table compacted that "
+                                        "commit already"):
+        rollback(path, last)
+    assert _snapshot(path) == before
+
+
+def test_rollback_on_an_object_store_by_path_and_storage_options(moto_s3: dict) -> None:
+    """``rollback(path, ..., storage_options=...)`` opens the table with those options."""
+    from hoodie.services.rollback import rollback
+    from hoodie.services.write import write_arrow
+    from tests.services.test_rollback import OPTS, _data, _vals
+
+    base = "s3://hoodie-test/rollback_boundary"
+    o = {**OPTS, "hoodie.datasource.write.table.type": "COPY_ON_WRITE"}
+    write_arrow(base, _data([0, 1], 1, "a"), {**o, "hoodie.datasource.write.operation": "insert"},
+                storage_options=moto_s3)
+    c2 = write_arrow(base, _data([1], 2, "b"), {**o, "hoodie.datasource.write.operation": "upsert"},
+                     storage_options=moto_s3)
+    res = rollback(base, c2, storage_options=moto_s3)
+    assert res.rolled_back == c2 and res.deleted_files
+    assert _vals(hoodie.read_table(base, storage_options=moto_s3)) == {0: "a0", 1: "a1"}
+
+
+def test_rollback_of_a_pending_compaction_reports_the_plan_removal(tmp_path: Path) -> None:
+    """``rollback(path, <pending compaction>)`` removes the plan and says so in its result: the
+    rollback instant on the timeline, the compaction it removed, nothing deleted or moved here."""
+    from hoodie.format.timeline import instant as I
+    from hoodie.services.rollback import rollback
+
+    path = str(tmp_path / "t")
+    write(path, "insert", [(1, T, 0)])
+    write(path, "upsert", [(1, T + 1, 1)])
+    c = schedule_compaction(path, UNBOUNDED)
+    res = rollback(path, c)
+    (rb,) = HoodieTable(path).timeline.completed().by_actions(I.ROLLBACK).instants
+    assert (res.rollback_instant, res.rolled_back, res.action) == (rb.timestamp, c, I.COMPACTION)
+    assert (res.deleted_files, res.command_blocks, res.moved_files) == ([], [], [])
+
+
+def test_rollback_of_a_failed_write_with_a_torn_inflight_file(tmp_path: Path) -> None:
+    """A crashed writer may leave its inflight file torn: the rollback reads only completed commits'
+    metadata (a restore commit names its stash there), so it still removes the failed write."""
+    from hoodie.format.timeline import instant as I
+    from hoodie.services.rollback import rollback
+    from tests.format.test_fsview import _uncommitted_write
+    from tests.services.test_rollback import _data, _vals
+
+    path = str(tmp_path / "t")
+    o = _rb_table(path)
+    failed = _uncommitted_write(path, _data([0], 5, "bad"), opts=o)
+    (tmp_path / "t" / ".hoodie" / I.instant_file_name(failed, I.DELTA_COMMIT, I.State.INFLIGHT)).write_bytes(b'{"part')
+    res = rollback(path, failed)
+    assert res.rolled_back == failed and HoodieTable(path).timeline.get(failed) is None
+    assert _vals(hoodie.read_table(path)) == {0: "a0", 1: "a1", 2: "a2", 3: "a3"}
