@@ -2225,3 +2225,158 @@ def test_rollback_of_a_failed_write_with_a_torn_inflight_file(tmp_path: Path) ->
     res = rollback(path, failed)
     assert res.rolled_back == failed and HoodieTable(path).timeline.get(failed) is None
     assert _vals(hoodie.read_table(path)) == {0: "a0", 1: "a1", 2: "a2", 3: "a3"}
+
+
+def test_pending_rollback_lookup_skips_plans_it_cannot_read_and_says_why(tmp_path: Path, caplog) -> None:
+    """An interrupted rollback without its requested plan, or with a damaged one, is passed over
+    (the damage is logged, naming the file) and the search goes on to the next pending rollback."""
+    import logging
+
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import plans
+    from hoodie.format.timeline import active as T
+    from hoodie.services.rollback import pending_rollback_of
+    from tests.format.test_fsview import _uncommitted_write
+    from tests.services.test_rollback import _data
+
+    path = str(tmp_path / "t")
+    o = _rb_table(path)
+    failed = _uncommitted_write(path, _data([0], 5, "bad"), opts=o)
+    t = HoodieTable(path)
+    no_plan = t.new_instant_time()  # only an inflight file: its plan is gone
+    t.storage.write_bytes(f".hoodie/{I.instant_file_name(no_plan, I.ROLLBACK, I.State.INFLIGHT)}", b"")
+    damaged = T.create_requested(t.storage, t.new_instant_time(), I.ROLLBACK, b"not avro")
+    plan = plans.write_avro_metadata("HoodieRollbackPlan", plans.rollback_plan((failed, I.DELTA_COMMIT), []))
+    real = T.create_requested(t.storage, t.new_instant_time(), I.ROLLBACK, plan)
+    with caplog.at_level(logging.WARNING, logger="hoodie.services.rollback"):
+        assert pending_rollback_of(t.reload(), failed) == real
+    (msg,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert msg.startswith(t.storage.uri(f".hoodie/{damaged.file_name}") + " is damaged")
+
+
+class _Stopped(Exception):
+    """Raised instead of the SIGKILL a fault point sends (see _stop_at)."""
+
+
+def _stop_at(monkeypatch, point: str) -> None:
+    """Enable fault point ``point`` in this process, raising _Stopped where it would kill: the crash
+    harness (tests/prove) kills at these names, so a renamed or dropped point would test nothing."""
+    import os
+    import signal
+
+    import hoodie.faults as F
+
+    kill = os.kill
+
+    def fake_kill(pid: int, sig: int) -> None:
+        if pid == os.getpid() and sig == signal.SIGKILL:
+            raise _Stopped(point)
+        kill(pid, sig)
+
+    monkeypatch.setenv(F.ENV, point)
+    monkeypatch.setattr(F, "_hits", {})
+    monkeypatch.setattr(F.os, "kill", fake_kill)
+
+
+@pytest.mark.parametrize("point, done", [("rollback.after_inflight", False), ("rollback.after_delete", False),
+                                         ("rollback.after_complete", True)])
+def test_rollback_reaches_its_fault_points(tmp_path: Path, monkeypatch, point: str, done: bool) -> None:
+    from hoodie.format.timeline import instant as I
+    from hoodie.services.rollback import rollback
+    from tests.format.test_fsview import _uncommitted_write
+    from tests.services.test_rollback import _data
+
+    path = str(tmp_path / "t")
+    o = _rb_table(path)
+    failed = _uncommitted_write(path, _data([0], 5, "bad"), opts=o)
+    _stop_at(monkeypatch, point)
+    with pytest.raises(_Stopped):
+        rollback(path, failed)
+    (rb,) = HoodieTable(path).timeline.by_actions(I.ROLLBACK).instants
+    assert rb.is_completed == done and HoodieTable(path).timeline.get(failed) is not None
+
+
+def test_rollback_metadata_separates_failed_deletes_from_files_already_gone(tmp_path: Path, monkeypatch) -> None:
+    """successDeleteFiles holds the files that no longer exist (deleted now, or by an earlier
+    attempt); failedDeleteFiles the ones a delete left in place."""
+    from hoodie.format.storage import Storage
+    from hoodie.format.timeline import plans
+    from hoodie.format.slice import writer as W
+    from hoodie.services.rollback import rollback
+    from tests.format.test_fsview import _uncommitted_write
+    from tests.services.test_rollback import _data
+
+    path = str(tmp_path / "t")
+    o = _rb_table(path, "COPY_ON_WRITE")
+    failed = _uncommitted_write(path, _data([0, 1], 5, "bad"), opts=o)
+    stuck, gone = sorted(p for p, _ in W.marker_files(HoodieTable(path).storage, failed))
+    real = Storage.delete
+
+    def delete(self: Storage, rel: str, missing_ok: bool = True) -> bool:
+        if rel == stuck:
+            return False  # the delete failed: the file stays
+        if rel == gone:
+            real(self, rel)
+            return False  # gone before this delete (an earlier attempt deleted it)
+        return real(self, rel, missing_ok)
+
+    monkeypatch.setattr(Storage, "delete", delete)
+    res = rollback(path, failed)
+    t = HoodieTable(path)
+    meta = plans.read_avro_metadata(t.timeline.read_file(t.timeline.get(res.rollback_instant).file_name))
+    pm = meta["partitionMetadata"]
+    assert (pm["p0"]["successDeleteFiles"], pm["p0"]["failedDeleteFiles"]) == ([], [t.storage.uri(stuck)])
+    assert (pm["p1"]["successDeleteFiles"], pm["p1"]["failedDeleteFiles"]) == ([t.storage.uri(gone)], [])
+
+
+def test_clean_records_a_file_it_could_not_delete(tmp_path: Path, monkeypatch, caplog) -> None:
+    """A delete that fails is logged, reported in the result and in the clean metadata
+    (failedDeleteFiles), and the clean still completes with the other files deleted."""
+    import logging
+
+    from hoodie.format.storage import Storage
+    from hoodie.format.timeline import plans
+    from hoodie.services.clean import plan_clean, run_clean
+    from tests.services.test_clean import _history
+
+    path = str(tmp_path / "t")
+    _history(path, 3)
+    cfg = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"}
+    doomed = plan_clean(HoodieTable(path), cfg).files_to_delete
+    (stuck,) = doomed["p0"][:1]
+    real = Storage.delete
+
+    def delete(self: Storage, rel: str, missing_ok: bool = True) -> bool:
+        if rel == stuck:
+            raise PermissionError(13, "Permission denied", rel)
+        return real(self, rel, missing_ok)
+
+    monkeypatch.setattr(Storage, "delete", delete)
+    with caplog.at_level(logging.WARNING, logger="hoodie.services.clean.executor"):
+        res = run_clean(path, cfg)
+    assert res.failed["p0"] == [stuck] and stuck not in res.deleted["p0"]
+    assert res.to_json()["failed_files"] == {"p0": [stuck]} and (tmp_path / "t" / stuck).exists()
+    assert res.total_deleted == sum(len(v) for v in doomed.values()) - 1
+    assert any(r.getMessage().startswith(f"clean {res.instant} could not delete {stuck}: ") for r in caplog.records)
+    t = HoodieTable(path)
+    meta = plans.read_avro_metadata(t.timeline.read_file(t.timeline.get(res.instant).file_name))
+    pm = meta["partitionMetadata"]["p0"]
+    assert pm["failedDeleteFiles"] == [stuck.rsplit("/", 1)[1]]
+    assert stuck.rsplit("/", 1)[1] not in pm["successDeleteFiles"] and pm["successDeleteFiles"]
+
+
+@pytest.mark.parametrize("point", ["clean.after_inflight", "clean.after_file", "clean.after_partition_files",
+                                   "clean.before_complete"])
+def test_clean_reaches_its_fault_points(tmp_path: Path, monkeypatch, point: str) -> None:
+    """Each named point stops the clean before it completes (the next clean re-executes it)."""
+    from hoodie.format.timeline import instant as I
+    from hoodie.services.clean import run_clean
+    from tests.services.test_clean import _history
+
+    path = str(tmp_path / "t")
+    _history(path, 3)
+    _stop_at(monkeypatch, point)
+    with pytest.raises(_Stopped):
+        run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"})
+    (c,) = HoodieTable(path).timeline.by_actions(I.CLEAN).instants
+    assert c.is_inflight
