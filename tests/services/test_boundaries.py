@@ -2380,3 +2380,26 @@ def test_clean_reaches_its_fault_points(tmp_path: Path, monkeypatch, point: str)
         run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"})
     (c,) = HoodieTable(path).timeline.by_actions(I.CLEAN).instants
     assert c.is_inflight
+
+
+def test_automatic_clean_runs_when_the_commits_since_the_last_clean_reach_the_maximum(tmp_path: Path) -> None:
+    """hoodie.clean.max.commits=N: the automatic clean runs once N commits completed since the last
+    clean (not only after more), and counts from the newest completed clean."""
+    from hoodie.services.clean import maybe_clean_after_commit, run_clean
+    from hoodie.services.clean.executor import commits_since_last_clean
+    from hoodie.services.write import write_arrow
+    from tests.services.test_clean import _history, batch, options
+
+    path = str(tmp_path / "t")
+    _history(path, 2)
+    table = HoodieTable(path)
+    keep_one = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"}
+    assert commits_since_last_clean(table) == 2
+    assert run_clean(table, keep_one).instant is not None
+    assert commits_since_last_clean(table.reload()) == 0
+    write_arrow(path, batch([(0, "p0", 7)]), options())
+    assert maybe_clean_after_commit(table, {**keep_one, "hoodie.clean.max.commits": "2"}) is None
+    write_arrow(path, batch([(0, "p0", 8)]), options())
+    assert commits_since_last_clean(table.reload()) == 2
+    res = maybe_clean_after_commit(table, {**keep_one, "hoodie.clean.max.commits": "2"})
+    assert res is not None and res.instant is not None
