@@ -1008,3 +1008,61 @@ def test_views_of_an_empty_timeline_and_of_a_plan_naming_a_vanished_group(tmp_pa
     assert (ghost.partition, ghost.file_id, list(ghost.slices)) == ("a", "ghost-0", [c])
     (only,) = view.latest_file_slices("a")
     assert only.file_id != "ghost-0"
+
+
+# -- reader: read arguments and the incremental range ---------------------------------------------
+
+def test_read_arguments_are_checked_and_say_what_to_use(tmp_path) -> None:
+    """Each refusal names the argument and the way to write it; nothing is read."""
+    import hoodie
+    from hoodie.format.slice.filters import ReadError
+    from tests.format.test_fsview import _data, _write
+
+    path = str(tmp_path / "t")
+    c1 = _write(path, _data([1, 2], 1, "a"), "insert")
+    with pytest.raises(ReadError, match=r"^query_type 'x' is not one of snapshot, read_optimized, incremental$"):
+        hoodie.read_table(path, query_type="x")
+    with pytest.raises(ReadError, match=r"^as_of does not apply to incremental queries; use begin and end$"):
+        hoodie.read_table(path, query_type="incremental", as_of=c1, begin="0")
+    with pytest.raises(ReadError, match=r"^incremental queries need begin \(exclusive\), e\.g\. begin='00000000000000'$"):
+        hoodie.read_table(path, query_type="incremental")
+    for kw in ({"begin": "0"}, {"end": c1}):
+        with pytest.raises(ReadError, match=r"^begin/end apply only to query_type='incremental'$"):
+            hoodie.read_table(path, **kw)
+    for name, kw in (("as_of", {"as_of": "2024010203040"}), ("begin", {"query_type": "incremental", "begin": "x"}),
+                     ("end", {"query_type": "incremental", "begin": "0", "end": "soon"})):
+        with pytest.raises(ReadError, match=rf"^{name}='[^']*' is not an instant time; use yyyyMMddHHmmss\[SSS\], "
+                                            r"e\.g\. 20240101000000$"):
+            hoodie.read_table(path, **kw)
+    with pytest.raises(ReadError, match=r"^column\(s\) \['nope'\] are not in the table \(columns: _hoodie_commit_time, "
+                                        r"_hoodie_commit_seqno, .*, v\)$"):
+        hoodie.read_table(path, columns=["id", "nope"])
+
+
+def test_instant_arguments_are_normalised_to_at_most_17_digits() -> None:
+    from hoodie.format.slice.reader import _normalize_instant
+
+    assert _normalize_instant("0", "as_of") == "0" and _normalize_instant(" 000 ", "as_of") == "000"
+    assert _normalize_instant("2024-01-02 03:04:05", "as_of") == "20240102030405"
+    assert _normalize_instant("2024-01-02T03:04:05.678", "as_of") == "20240102030405678"
+    assert _normalize_instant(20240102030405678, "as_of") == "20240102030405678"
+    assert _normalize_instant("2024010203040567899", "as_of") == "20240102030405678"
+
+
+def test_incremental_range_excludes_begin_and_includes_end(tmp_path) -> None:
+    import hoodie
+    from tests.format.test_fsview import _data, _vals, _write
+
+    path = str(tmp_path / "t")
+    c1 = _write(path, _data([1, 2], 1, "a"), "insert")
+    c2 = _write(path, _data([2], 2, "b"), "upsert")
+    c3 = _write(path, _data([3], 3, "c"), "upsert")
+
+    def inc(begin: str, end: Optional[str] = None) -> dict[int, str]:
+        return _vals(hoodie.read_table(path, query_type="incremental", begin=begin, end=end))
+
+    assert inc("0") == {1: "a1", 2: "b2", 3: "c3"}
+    assert inc(c1) == {2: "b2", 3: "c3"} and inc(c2) == {3: "c3"} and inc(c3) == {}
+    assert inc("0", c1) == {1: "a1", 2: "a2"} and inc(c1, c2) == {2: "b2"} and inc(c2, c2) == {}
+    empty = hoodie.read_table(path, query_type="incremental", begin=c3, columns=["id", "v"])
+    assert empty.num_rows == 0 and empty.column_names == ["id", "v"]

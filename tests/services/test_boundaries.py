@@ -2403,3 +2403,38 @@ def test_automatic_clean_runs_when_the_commits_since_the_last_clean_reach_the_ma
     assert commits_since_last_clean(table.reload()) == 2
     res = maybe_clean_after_commit(table, {**keep_one, "hoodie.clean.max.commits": "2"})
     assert res is not None and res.instant is not None
+
+
+def test_interrupted_cleans_resumed_with_their_plan_or_dropped_when_it_is_damaged(tmp_path: Path, caplog) -> None:
+    """A requested-only clean gets its inflight file (holding the same plan) and is re-executed; one
+    whose plan is damaged is dropped with a warning naming the file, and the new plan covers its
+    files."""
+    import logging
+
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import plans
+    from hoodie.format.timeline import active as TL
+    from hoodie.services.clean import plan_clean, run_clean
+    from tests.services.test_clean import _history
+
+    path = str(tmp_path / "t")
+    _history(path, 3)
+    table = HoodieTable(path)
+    cfg = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"}
+    plan = plan_clean(table, cfg)
+    data = plans.write_avro_metadata("HoodieCleanerPlan", plan.to_avro(table.storage))
+    damaged = TL.create_requested(table.storage, table.new_instant_time(), I.CLEAN, b"garbage")
+    requested = TL.create_requested(table.storage, table.new_instant_time(), I.CLEAN, data)
+    with caplog.at_level(logging.WARNING, logger="hoodie.services.clean.executor"):
+        res = run_clean(path, cfg)
+    assert [r.instant for r in res.recovered] == [requested.timestamp] and res.instant is None
+    assert res.recovered[0].total_deleted == plan.total_files
+    t = HoodieTable(path)
+    assert t.timeline.get(damaged.timestamp) is None and t.timeline.get(requested.timestamp).is_completed
+    inflight = I.instant_file_name(requested.timestamp, I.CLEAN, I.State.INFLIGHT)
+    assert t.storage.read_bytes(f".hoodie/{inflight}") == data
+    msgs = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith(f"{t.storage.uri('.hoodie/' + damaged.file_name)} is damaged (") and
+               m.endswith(f"): dropping that interrupted clean {damaged.timestamp}; the new clean plan covers "
+                          "what it had not deleted") for m in msgs)
+    assert f"re-executing clean {requested.timestamp} left requested by an earlier run" in msgs
