@@ -2438,3 +2438,43 @@ def test_interrupted_cleans_resumed_with_their_plan_or_dropped_when_it_is_damage
                m.endswith(f"): dropping that interrupted clean {damaged.timestamp}; the new clean plan covers "
                           "what it had not deleted") for m in msgs)
     assert f"re-executing clean {requested.timestamp} left requested by an earlier run" in msgs
+
+
+def test_pending_compaction_check_of_a_rollback_at_its_edges(tmp_path: Path) -> None:
+    """Only plans after the rolled-back instant are read, those the caller removes first are
+    skipped, at most three of the files are named, and a damaged plan refuses too."""
+    from hoodie.format.timeline import instant as I
+    from hoodie.services.rollback import RollbackError, check_pending_compactions
+    path = str(tmp_path / "t")
+    s = Setup(event_field=False)
+    write(path, "upsert", [(1, 1, 1), (2, 1, 2)], s)
+    d2 = [write(path, "upsert", [(1, 2 + k, 10 + k)], s) for k in range(3)][0]
+    c = schedule_compaction(path, UNBOUNDED)
+    t = HoodieTable(path)
+    target = t.timeline.get(d2)
+    files = sorted(t.timeline.compaction_plan(c).file_paths())
+    assert len(files) == 4  # the base file and three log files
+    base = t.storage.uri()
+    check_pending_compactions(t, target, [])
+    check_pending_compactions(t, target, files, ignore=[c])
+    check_pending_compactions(t, t.timeline.get(c), files)  # a plan does not read its own instant's writes
+    check_pending_compactions(t, target, ["p/a", "p/b"])  # files the plan does not read
+
+    def refusal(named: list[str], more: bool) -> str:
+        return (f"cannot roll back {d2}: pending compaction {c} includes its file(s) {', '.join(named)}"
+                f"{' ...' if more else ''}. Run the compaction first (`hoodie compaction run {base} --instant {c}`; "
+                f"{d2} then is no longer the latest write and stays), or remove the plan with `hoodie rollback "
+                f"{base} {c}` and roll back {d2} after it. Nothing was changed")
+
+    for given, named, more in ((files[:1] + ["p/a"], files[:1], False), (files[:3] + ["p/a"], files[:3], False),
+                               (files + ["p/a"] + files, files[:3], True)):
+        with pytest.raises(RollbackError) as e:
+            check_pending_compactions(t, target, given)
+        assert str(e.value) == refusal(named, more)
+    requested = t.storage.full(f".hoodie/{I.instant_file_name(c, I.COMPACTION, I.State.REQUESTED)}")
+    with open(requested, "wb") as f:
+        f.write(b"garbage")
+    t.reload()
+    with pytest.raises(RollbackError, match=rf"^cannot roll back {d2}: pending compaction {c} may read its files, "
+                                            r"and .* is damaged \("):
+        check_pending_compactions(t, target, files)
