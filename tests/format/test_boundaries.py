@@ -1066,3 +1066,134 @@ def test_incremental_range_excludes_begin_and_includes_end(tmp_path) -> None:
     assert inc("0", c1) == {1: "a1", 2: "a2"} and inc(c1, c2) == {2: "b2"} and inc(c2, c2) == {}
     empty = hoodie.read_table(path, query_type="incremental", begin=c3, columns=["id", "v"])
     assert empty.num_rows == 0 and empty.column_names == ["id", "v"]
+
+
+# -- timeline: what a damaged Avro timeline file's error tells the user to do -----------------------
+
+def test_damaged_timeline_file_fix_per_action_and_state() -> None:
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline.active import DamagedTimelineFileError, damaged_file_fix
+
+    base = "file:///t"
+    ts = P + "1"
+
+    def fix(action: str, state: "I.State") -> str:
+        return damaged_file_fix(base, I.Instant(ts, action, state))
+
+    backup = "restore it from a backup: it records a completed action and cannot be rebuilt"
+    assert fix(I.COMPACTION, I.State.COMPLETED) == fix(I.CLEAN, I.State.COMPLETED) == backup
+    assert fix(I.COMPACTION, I.State.REQUESTED) == (
+        f"remove the pending compaction with `hoodie rollback {base} {ts}` (its outputs are deleted, logs written on "
+        "top of it move back to their previous file slices), then schedule a new one")
+    assert fix(I.REPLACE_COMMIT, I.State.INFLIGHT) == f"roll the pending replacecommit back with `hoodie rollback {base} {ts}`"
+    assert fix(I.CLEAN, I.State.REQUESTED) == (
+        "a pending clean holds no data: the next clean (`hoodie clean`) drops it and plans again "
+        f"(or delete .hoodie/{ts}.clean.requested and .hoodie/{ts}.clean.inflight)")
+    assert fix(I.ROLLBACK, I.State.INFLIGHT) == (
+        f"if .hoodie/{ts}.rollback.inflight does not exist the rollback never started and the file can be deleted; "
+        "otherwise restore it from a backup")
+    assert fix(I.SAVEPOINT, I.State.INFLIGHT) == (
+        "restore it from a backup, or remove the pending instant with the tool that created it")
+    inst = I.Instant(ts, I.CLEAN, I.State.REQUESTED)
+    e = DamagedTimelineFileError(f"{base}/.hoodie/x", inst, "empty", "do this")
+    assert str(e) == f"{base}/.hoodie/x is damaged (empty); do this" and isinstance(e, ValueError)
+    assert (e.path, e.instant, e.problem, e.fix) == (f"{base}/.hoodie/x", inst, "empty", "do this")
+
+
+def test_timeline_layout_from_properties_and_what_each_layout_writes(tmp_path) -> None:
+    """Layout 2 (table versions 8/9, or said explicitly) lives in .hoodie/timeline, names completed
+    instants by their completion time and refuses JSON commit metadata; layout 1 takes it as is."""
+    from hoodie.format.storage import Storage
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import active as T
+    from hoodie.format.timeline.commit_metadata import CommitMetadata
+
+    st = Storage(str(tmp_path))
+    assert T.layout_of(st) == T.TimelineLayout(1, "LOCAL")  # no hoodie.properties yet
+
+    def layout(props: str) -> "T.TimelineLayout":
+        st.write_bytes(".hoodie/hoodie.properties", props.encode())
+        return T.layout_of(st)
+
+    assert layout("hoodie.table.version=6\n") == T.TimelineLayout(1, "LOCAL")
+    assert layout("hoodie.table.version=8\nhoodie.table.timeline.timezone=utc\n") == T.TimelineLayout(2, "UTC")
+    assert layout("hoodie.table.version=9\n") == T.TimelineLayout(2, "LOCAL")
+    assert layout("hoodie.table.version=9\nhoodie.timeline.layout.version=1\n").version == 1
+    assert layout("hoodie.table.version=6\nhoodie.timeline.layout.version=2\n").version == 2
+    v1, v2 = T.TimelineLayout(1), T.TimelineLayout(2)
+    assert (v1.folder, v1.path("x"), v2.folder, v2.path("x")) == (".hoodie", ".hoodie/x", ".hoodie/timeline",
+                                                                  ".hoodie/timeline/x")
+    json_md = b'{"partitionToWriteStats": {}}'
+    done = I.Instant(P + "1", I.DELTA_COMMIT, I.State.COMPLETED)
+    inflight = I.Instant(P + "1", I.COMPACTION, I.State.INFLIGHT)
+    assert v1.content(done, json_md) == json_md
+    with pytest.raises(T.TimelineError, match=rf"^\[{P}1__deltacommit__COMPLETED\] of a table-version 8/9 table must "
+                                              "be written as Avro commit metadata, not JSON; pass the CommitMetadata "
+                                              "object so the timeline serialises it$"):
+        v2.content(done, json_md)
+    with pytest.raises(T.TimelineError):
+        v2.content(inflight, json_md)  # a compaction completes as a commit: a write action too
+    requested = I.Instant(P + "1", I.DELTA_COMMIT, I.State.REQUESTED)
+    clean = I.Instant(P + "1", I.CLEAN, I.State.COMPLETED)
+    assert v2.content(requested, json_md) == json_md and v2.content(clean, json_md) == json_md
+    assert v2.content(done, b"") == b""
+    md = CommitMetadata(operation_type="INSERT")
+    assert v1.content(done, md) == md.to_json_bytes()
+    # Avro container files differ by their random sync marker: compare the record schema written.
+    replace = I.Instant(P + "1", I.REPLACE_COMMIT, I.State.COMPLETED)
+    for inst, name in ((done, b'"HoodieCommitMetadata"'), (replace, b'"HoodieReplaceCommitMetadata"'),
+                       (replace.with_state(I.State.INFLIGHT), b'"HoodieCommitMetadata"')):
+        data = v2.content(inst, md)
+        assert data.startswith(b"Obj\x01") and name in data
+    assert b"HoodieReplaceCommitMetadata" not in v2.content(done, md)
+
+
+def test_layout2_completion_times_pass_every_name_on_the_timeline(tmp_path) -> None:
+    from hoodie.format.storage import Storage
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import active as T
+
+    st = Storage(str(tmp_path))
+    st.write_bytes(".hoodie/hoodie.properties", b"hoodie.table.version=9\nhoodie.table.timeline.timezone=UTC\n")
+    lay = T.layout_of(st)
+    st.write_bytes(".hoodie/timeline/20990101000000001_20990101000000009.deltacommit", b"")
+    st.write_bytes(".hoodie/timeline/20990101000000005.clean.requested", b"")
+    (tmp_path / ".hoodie" / "timeline" / "29990101000000000_history").mkdir()  # folders are not instants
+    assert "20990101000000009" < T.completion_time(st, lay, "20990101000000002") < "2999"
+    assert T.completion_time(st, lay, "20990201000000000") > "20990201000000000"
+    inflight = T.transition_to_inflight(st, T.create_requested(st, "20990101000000003", I.COMMIT))
+    done = T.transition_to_complete(st, inflight, b"")
+    assert done.completion > "20990101000000009" and st.exists(f".hoodie/timeline/{done.file_name}")
+    T.delete_instant_files(st, "20990101000000003", I.COMMIT, [I.State.COMPLETED])
+    T.delete_instant_files(st, "20990101000000001", I.COMMIT, [I.State.COMPLETED])  # another action: kept
+    names = sorted(s.name for s in st.list_dir(".hoodie/timeline") if not s.is_dir)
+    assert names == ["20990101000000001_20990101000000009.deltacommit", "20990101000000003.commit.requested",
+                     "20990101000000003.inflight", "20990101000000005.clean.requested"]
+    assert T.instant_file_path(st, inflight) == ".hoodie/timeline/20990101000000003.inflight"
+
+
+def test_completion_hooks_innermost_first_and_only_inside_their_block(tmp_path) -> None:
+    from hoodie.format.storage import Storage
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import active as T
+
+    st = Storage(str(tmp_path))
+    other = Storage(str(tmp_path / "other"))
+
+    def inflight(n: int) -> "I.Instant":
+        return T.transition_to_inflight(st, T.create_requested(st, P + str(n), I.DELTA_COMMIT))
+
+    seen: list[tuple] = []
+    with T.before_completion(st, lambda i, c: seen.append(("outer", i.timestamp, c))):
+        with T.before_completion(other, lambda i, c: seen.append(("other table", i.timestamp))):
+            with T.before_completion(st, lambda i, c: seen.append(("inner", i.timestamp, c))):
+                T.transition_to_complete(st, inflight(1), b"{}")
+            T.transition_to_complete(st, inflight(2), b'{"a": 1}')
+    T.transition_to_complete(st, inflight(3), b"{}")  # no hook, no metadata table: nothing to refuse
+    assert seen == [("inner", P + "1", b"{}"), ("outer", P + "2", b'{"a": 1}')]
+    st.write_bytes(T.METADATA_PROPS, b"hoodie.table.version=6\n")
+    with pytest.raises(T.TimelineError, match=rf"^\[{P}4__deltacommit__INFLIGHT\] of {st.uri()} is completing outside "
+                                              "hoodie's commit path, which keeps the table's metadata table in step "
+                                              "with its timeline; commit through hoodie.services.transaction.Transaction$"):
+        T.transition_to_complete(st, inflight(4), b"{}")
+    assert not st.exists(f".hoodie/{P}4.deltacommit")
