@@ -1197,3 +1197,80 @@ def test_completion_hooks_innermost_first_and_only_inside_their_block(tmp_path) 
                                               "with its timeline; commit through hoodie.services.transaction.Transaction$"):
         T.transition_to_complete(st, inflight(4), b"{}")
     assert not st.exists(f".hoodie/{P}4.deltacommit")
+
+
+# -- reader: the log-scan rules ------------------------------------------------------------------
+
+def _scan_fixture(tmp_path):
+    """Log files of one slice under a timeline P1 (completed) .. P3 (inflight), P5 (completed):
+    each data block holds one row tagged with its instant."""
+    from hoodie.format.log import logformat as L
+    from hoodie.format.storage import Storage
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline.active import Timeline
+
+    avro = {"type": "record", "name": "r", "fields": [{"name": "_hoodie_record_key", "type": "string"},
+                                                       {"name": "v", "type": "string"}]}
+
+    def data(instant: str) -> bytes:
+        return L.encode_avro_data_block(pa.table({"_hoodie_record_key": ["k"], "v": [instant]}), instant=instant,
+                                        avro_schema=avro)
+
+    st = Storage(str(tmp_path))
+    tl = Timeline([I.Instant(P + "1", I.DELTA_COMMIT), I.Instant(P + "3", I.DELTA_COMMIT, I.State.INFLIGHT),
+                   I.Instant(P + "5", I.DELTA_COMMIT), I.Instant(P + "6", I.CLEAN)])
+    return st, tl, data
+
+
+def test_log_scan_keeps_committed_and_archived_blocks_and_skips_the_rest(tmp_path) -> None:
+    from hoodie.format.log import logformat as L
+    from hoodie.format.slice.reader import scan_log_blocks
+
+    st, tl, data = _scan_fixture(tmp_path)
+    L.write_log_file(st, "a.log.1", [data(P + "0"), data(P + "1"), data(P + "3"), data(P + "4"),
+                                     L.encode_block(L.BlockType.CDC_DATA, {0: P + "5"}, b""), data(P + "6")])
+    res = scan_log_blocks(st, ["a.log.1"], tl)
+    # P0 is older than the timeline (archived, so completed); P3 inflight, P4 unknown, P6 a clean.
+    assert [b.instant_time for b in res.blocks] == [P + "0", P + "1"]
+    assert (res.total_blocks, res.skipped_uncommitted, res.corrupt_blocks, res.rollback_blocks) == (6, 3, 0, 0)
+    empty = scan_log_blocks(st, ["a.log.1"], tl.filter(lambda i: False))  # no timeline: nothing is committed
+    assert empty.blocks == [] and empty.skipped_uncommitted == 5
+
+
+def test_log_scan_stops_after_as_of_and_skips_files_by_path_or_name(tmp_path) -> None:
+    from hoodie.format.log import logformat as L
+    from hoodie.format.slice.reader import scan_log_blocks
+
+    st, tl, data = _scan_fixture(tmp_path)
+    L.write_log_file(st, "p/a.log.1", [data(P + "1"), data(P + "5")])
+    L.write_log_file(st, "p/a.log.2", [data(P + "1")])
+    L.write_log_file(st, "p/a.log.3", [data(P + "5")])
+    files = ["p/a.log.1", "p/a.log.2", "p/a.log.3"]
+    at = scan_log_blocks(st, files, tl, as_of=P + "1")
+    assert [b.instant_time for b in at.blocks] == [P + "1"] and at.total_blocks == 2  # stops at the P5 block
+    assert len(scan_log_blocks(st, files, tl, as_of=P + "5").blocks) == 4
+    assert [b.instant_time for b in scan_log_blocks(st, files, tl, skip_files=["p/a.log.1", "a.log.3"]).blocks] == [
+        P + "1"]
+
+
+@pytest.mark.filterwarnings("ignore:a.log.1. corrupt log block")  # the torn block below, on purpose
+def test_log_scan_rollback_block_removes_the_blocks_of_its_target_before_it(tmp_path) -> None:
+    from hoodie.format.log import logformat as L
+    from hoodie.format.slice.filters import ReadError
+    from hoodie.format.slice.reader import scan_log_blocks
+
+    st, tl, data = _scan_fixture(tmp_path)
+    good = data(P + "1")
+    torn = good[:-20]  # a corrupt block: its length points past what is there
+    L.write_log_file(st, "a.log.1", [data(P + "5"), good])
+    with open(st.full("a.log.1"), "ab") as f:
+        f.write(torn)
+    L.write_log_file(st, "a.log.2", [L.encode_command_block(P + "5", P + "1"), data(P + "0")])
+    res = scan_log_blocks(st, ["a.log.1", "a.log.2"], tl)
+    assert [b.instant_time for b in res.blocks] == [P + "5", P + "0"]
+    assert (res.corrupt_blocks, res.rollback_blocks) == (1, 1)
+    kept = scan_log_blocks(st, ["a.log.1"], tl)  # without the rollback block a corrupt block is only skipped
+    assert [b.instant_time for b in kept.blocks] == [P + "5", P + "1"] and kept.corrupt_blocks == 1
+    L.write_log_file(st, "h.log.1", [L.encode_block(L.BlockType.HFILE_DATA, {0: P + "1"}, b"")])
+    with pytest.raises(ReadError, match=r"^h\.log\.1: HFile data blocks belong to the metadata table, not data tables$"):
+        scan_log_blocks(st, ["h.log.1"], tl)
