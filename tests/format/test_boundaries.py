@@ -1274,3 +1274,50 @@ def test_log_scan_rollback_block_removes_the_blocks_of_its_target_before_it(tmp_
     L.write_log_file(st, "h.log.1", [L.encode_block(L.BlockType.HFILE_DATA, {0: P + "1"}, b"")])
     with pytest.raises(ReadError, match=r"^h\.log\.1: HFile data blocks belong to the metadata table, not data tables$"):
         scan_log_blocks(st, ["h.log.1"], tl)
+
+
+def test_base_file_reads_conform_to_the_schema_or_name_the_problem(tmp_path) -> None:
+    """Columns are reordered and cast, missing ones are nulls, a column that cannot be cast and a
+    file that is not Parquet are refused naming them; a missing file keeps its own error."""
+    import pyarrow.parquet as pq
+
+    from hoodie.format.slice.filters import ReadError
+    from hoodie.format.slice.reader import read_base_file
+    from hoodie.format.storage import Storage
+
+    st = Storage(str(tmp_path))
+    pq.write_table(pa.table({"b": pa.array([1, 2], pa.int32()), "a": ["x", "y"], "s": ["1", "zz"]}),
+                   str(tmp_path / "f.parquet"))
+    schema = pa.schema([("a", pa.string()), ("b", pa.int64()), ("c", pa.float64())])
+    got = read_base_file(st, "f.parquet", schema)
+    assert got.schema == schema and got.to_pydict() == {"a": ["x", "y"], "b": [1, 2], "c": [None, None]}
+    import pyarrow.compute as pc
+
+    assert read_base_file(st, "f.parquet", schema, filters=pc.field("b") > 1).to_pydict()["a"] == ["y"]
+    with pytest.raises(ReadError, match=r"^column 's' has type string in a data file but int64 in the table schema "
+                                        r"and cannot be converted: "):
+        read_base_file(st, "f.parquet", pa.schema([("s", pa.int64())]))
+    (tmp_path / "g.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(ReadError, match=rf"^base file {st.uri('g.parquet')} is not readable Parquet \(.*\); it is "
+                                        "damaged or was replaced by another file. Restore it from a copy, or roll "
+                                        "back / restore the table to before the commit that wrote it$"):
+        read_base_file(st, "g.parquet", schema)
+    with pytest.raises(FileNotFoundError):
+        read_base_file(st, "missing.parquet", schema)
+
+
+def test_float_columns_widen_the_java_way_only_when_asked(tmp_path) -> None:
+    import pyarrow.parquet as pq
+
+    from hoodie.format.slice.reader import java_float_to_double, read_base_file
+    from hoodie.format.storage import Storage
+
+    floats = pa.array([0.1, None, 0.1, 2.5], pa.float32())
+    assert java_float_to_double(floats).to_pylist() == [0.1, None, 0.1, 2.5]
+    assert java_float_to_double(pa.chunked_array([floats[:2], floats[2:]])).to_pylist() == [0.1, None, 0.1, 2.5]
+    st = Storage(str(tmp_path))
+    pq.write_table(pa.table({"f": floats}), str(tmp_path / "f.parquet"))
+    schema = pa.schema([("f", pa.float64())])
+    assert read_base_file(st, "f.parquet", schema, java_floats=True).column("f").to_pylist()[0] == 0.1
+    binary = read_base_file(st, "f.parquet", schema).column("f").to_pylist()[0]
+    assert binary != 0.1 and abs(binary - 0.1) < 1e-7  # the float's own value, 0.10000000149011612
