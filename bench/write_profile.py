@@ -34,15 +34,11 @@ from report import (  # noqa: E402
 
 def passthrough_stage(df, field: str, grouped: bool = True) -> float:
     """Seconds of the write stage's shape with Python tasks that receive every row and return nothing:
-    ``groupBy(partition).applyInArrow`` (upserts; a shuffle) or ``mapInArrow`` (bulk_insert with
+    ``repartition(partition).mapInArrow`` (upserts; a shuffle) or ``mapInArrow`` (bulk_insert with
     ``hoodie.bulkinsert.sort.mode=NONE``, Hudi's default: no shuffle)."""
-    import pyarrow as pa
     from pyspark.sql.types import StringType, StructField, StructType
 
     out = StructType([StructField("stat", StringType(), True)])
-
-    def nothing(t: pa.Table) -> pa.Table:
-        return pa.table({"stat": pa.array([], pa.string())})
 
     def drain(batches):
         for _ in batches:
@@ -50,7 +46,7 @@ def passthrough_stage(df, field: str, grouped: bool = True) -> float:
         yield from ()
 
     if grouped:
-        return timed(lambda: df.groupBy(field).applyInArrow(nothing, out).collect())[0]
+        return timed(lambda: df.repartition(field).mapInArrow(drain, out).collect())[0]
     return timed(lambda: df.mapInArrow(drain, out).collect())[0]
 
 
@@ -68,6 +64,40 @@ def profile_row(what: str, hoodie_s: float, ref: str, ref_s: float, prof: dict[s
                                                                 key=lambda kv: -kv[1])}}
 
 
+PHASE_NAMES = {
+    "keys": "key generation + checks", "dedupe": "de-duplication", "index.read": "index: read stored keys",
+    "index.match": "index: match", "plan": "planning", "meta": "meta columns", "bloom": "bloom filter + key range",
+    "parquet": "Parquet encode + write", "encode": "log block encode", "io": "log file write",
+    "markers": "markers + partition metadata", "merge.read": "COW: read old base file", "write": "rest of the file-group write (COW merge)",
+    "sort": "sort", "other": "other",
+}
+
+
+def markdown(doc: dict[str, Any], heading: str = "## Write profile: where `hoodie.spark.write` spends its time") -> str:
+    """The profile as a BENCHMARKS.md section: one row per write, then each write's task phases."""
+    rows = [r for r in doc["results"] if "hoodie_s" in r]
+    out = [heading, "",
+           f"`python bench/write_profile.py --rows {doc['rows']} --partitions {doc['partitions']} "
+           f"--updates {doc['updates']}`" + "".join(f" --set {k}={v}" for k, v in doc.get("options", {}).items())
+           + (f" ({doc['note']})" if doc.get("note") else ""), "",
+           "Wall seconds on the driver: **check** (the record-check job), **stage** (the write stage: shuffle, "
+           "JVM/Python transfer, the tasks), **commit** (timeline, metadata table, lock), beside the stage's "
+           "**transfer** measured alone (the same layout of the same input through Python tasks that do nothing).",
+           "",
+           "| write | hoodie (s) | reference (s) | ratio | check | stage | transfer alone | commit |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        out.append(f"| {r['what']} | {r['hoodie_s']:.2f} | {r['reference_s']:.2f} {r['reference']} | "
+                   f"**{r['ratio']:.2f}** | {r['check_s']:.2f} | {r['stage_s']:.2f} | {r['transfer_s']:.2f} | "
+                   f"{r['commit_s'] + r['reconcile_s']:.2f} |")
+    out += ["", "Task phases (CPU seconds summed over the tasks; two cores run them):", "",
+            "| write | " + " | ".join(["phase (s)"] * 1) + " |", "|---|---|"]
+    for r in rows:
+        ph = ", ".join(f"{PHASE_NAMES.get(k, k)} {v:.2f}" for k, v in r["task_phases_s"].items() if v >= 0.005)
+        out.append(f"| {r['what']} | {ph} |")
+    return "\n".join(out) + "\n"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=2_000_000)
@@ -78,6 +108,8 @@ def main() -> int:
     ap.add_argument("--json", default="")
     ap.add_argument("--set", action="append", default=[], help="extra write option KEY=VALUE")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--markdown", default="", help="also write the profile as a Markdown section to this file")
+    ap.add_argument("--note", default="", help="a note on the run for the Markdown (e.g. the machine's load)")
     args = ap.parse_args()
     extra = dict(kv.split("=", 1) for kv in args.set)
 
@@ -103,9 +135,14 @@ def main() -> int:
                                   "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"})
         spark.sparkContext.setLogLevel("ERROR")
         # Warm-up: JVM, Python workers and the write path once on a small table.
-        small = spark.read.parquet(base_src).limit(20_000)
-        hs.write(small, os.path.join(work, "warm"), write_options("warm", "bulk_insert"))
+        # Warm-up: every core's Python worker runs the bulk_insert and upsert paths once (imports,
+        # first-call costs), and Spark's own writer runs once.
+        small = spark.read.parquet(base_src).limit(200_000).repartition(4).cache()
+        warm = os.path.join(work, "warm")
+        hs.write(small, warm, {**write_options("warm", "bulk_insert"), **extra})
+        hs.write(small.limit(20_000), warm, {**write_options("warm", "upsert"), **extra})
         small.write.mode("overwrite").parquet(os.path.join(work, "warm_native"))
+        small.unpersist()
 
         src = spark.read.parquet(base_src).cache()
         src.count()
@@ -141,7 +178,10 @@ def main() -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     doc = {"rows": args.rows, "partitions": args.partitions, "updates": args.updates, "options": extra,
-           "results": rows}
+           "note": args.note, "results": rows}
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(doc))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(doc, f, indent=1)

@@ -683,7 +683,7 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
         if not is_delete:
             # A soft-deleted row of a key the table does not hold is not written (Hudi's
             # getInsertValue is empty for it): inserts, overwrites and upserts of new keys.
-            new = _drop_soft_deleted(prec.filter(pa.array(~matched)))
+            new = _drop_soft_deleted(prec.filter(pa.array(~matched)) if matched.any() else prec)
             if new.num_rows:
                 to_insert[p] = new
     per_file = max(1, cfg.max_file_size // max(1, cfg.record_size_estimate))
