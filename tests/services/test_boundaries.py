@@ -2132,9 +2132,12 @@ def test_rollback_operation_defaults_and_name() -> None:
     assert op.allow_completed is True and op.what == "rollback of 20240101000000000"
 
 
-def test_rollback_of_a_restore_commit_reopens_its_stash_at_once(tmp_path: Path) -> None:
+def test_rollback_of_a_restore_commit_reopens_its_stash_at_once(tmp_path: Path, caplog) -> None:
     """The manifest says so right after the rollback (not only when the next restore repairs it),
-    and the rollback of the stashed TTL commit records its own instant in the manifest."""
+    and the rollback of the stashed TTL commit records its own instant in the manifest and logs the
+    files it moved back."""
+    import logging
+
     from hoodie.services.rollback import rollback
     from hoodie.services.ttl import restore, run_ttl
     from hoodie.services.ttl.stash import read_manifest
@@ -2149,7 +2152,11 @@ def test_rollback_of_a_restore_commit_reopens_its_stash_at_once(tmp_path: Path) 
     rollback(path, back.instant)
     doc = read_manifest(storage, ttl.instant)
     assert doc["state"] == "complete" and "restored_by" not in doc and "restored_at" not in doc
-    rb = rollback(path, ttl.instant)
+    with caplog.at_level(logging.INFO, logger="hoodie.services.rollback"):
+        rb = rollback(path, ttl.instant)
+    assert rb.unstashed_files and (
+        f"rolled back [{ttl.instant}__replacecommit__COMPLETED] (0 files deleted, 0 command blocks, "
+        f"{len(rb.unstashed_files)} stashed files moved back)") in [r.getMessage() for r in caplog.records]
     doc = read_manifest(storage, ttl.instant)
     assert (doc["state"], doc["rollback"], doc["rolled_back_by"]) == ("rolled_back", rb.rollback_instant,
                                                                       rb.rollback_instant)
@@ -2478,3 +2485,43 @@ def test_pending_compaction_check_of_a_rollback_at_its_edges(tmp_path: Path) -> 
     with pytest.raises(RollbackError, match=rf"^cannot roll back {d2}: pending compaction {c} may read its files, "
                                             r"and .* is damaged \("):
         check_pending_compactions(t, target, files)
+
+
+class _Clock:
+    """A stand-in for a module's ``time``: monotonic() advances 1.5 s per call."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        self.now += 1.5
+        return self.now
+
+
+def test_rollback_and_clean_record_their_duration_in_milliseconds(tmp_path: Path, monkeypatch) -> None:
+    """timeTakenInMillis is the time from planning to the metadata, in whole milliseconds."""
+    from hoodie.format.timeline import plans
+    from hoodie.services import rollback_action
+    from hoodie.services.clean import executor, run_clean
+    from hoodie.services.rollback import rollback
+    from tests.format.test_fsview import _uncommitted_write
+    from tests.services.test_clean import _history
+    from tests.services.test_rollback import _data
+
+    path = str(tmp_path / "t")
+    o = _rb_table(path)
+    failed = _uncommitted_write(path, _data([0], 5, "bad"), opts=o)
+    monkeypatch.setattr(rollback_action, "time", _Clock())
+    res = rollback(path, failed)
+    t = HoodieTable(path)
+    meta = plans.read_avro_metadata(t.timeline.read_file(t.timeline.get(res.rollback_instant).file_name))
+    assert meta["timeTakenInMillis"] == 1500  # planned at one call, the metadata at the next
+
+    path = str(tmp_path / "c")
+    _history(path, 3)
+    monkeypatch.setattr(executor, "time", _Clock())
+    res = run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                           "hoodie.cleaner.fileversions.retained": "1"})
+    t = HoodieTable(path)
+    meta = plans.read_avro_metadata(t.timeline.read_file(t.timeline.get(res.instant).file_name))
+    assert meta["timeTakenInMillis"] == 1500
