@@ -1,4 +1,5 @@
-"""``hoodie ttl``: partition TTL without a JVM (run, restore a stash, list stashes)."""
+"""``hoodie ttl``: partition TTL without a JVM (run, restore a stash, list stashes) and record-level
+TTL (``hoodie ttl records``)."""
 
 from __future__ import annotations
 
@@ -79,8 +80,35 @@ def _stashes(args: argparse.Namespace) -> int:
     return 0
 
 
+def _records(args: argparse.Namespace) -> int:
+    from hoodie.services.ttl.records import run_record_ttl
+
+    opts = parse_sets(args.set)
+    if args.retention is not None:
+        opts["hoodie.record.ttl.retention"] = args.retention
+    if args.field is not None:
+        opts["hoodie.record.ttl.field"] = args.field
+    res = run_record_ttl(args.base_path, opts, dry_run=args.dry_run)
+    doc = res.to_json()
+    verb = "would delete" if args.dry_run else "deleted"
+    head = (f"{verb} {res.expired_records} record(s) with {res.field} before {doc['cutoff']} from "
+            f"{len(res.file_groups)} file group(s)")
+    if res.instant:
+        head += f" in {res.instant}"
+    elif not args.dry_run:
+        head = f"nothing expired before {doc['cutoff']}; no instant was written"
+    lines = [head + f" ({len(res.candidates)} candidate(s) of {res.file_groups_examined} file group(s) by metadata)"]
+    for c in res.candidates:
+        if c.expired_records or args.verbose:
+            lines.append(f"  {c.partition}/{c.file_id}: {c.expired_records} of {c.records} expired "
+                         f"(min {c.to_json()['min_event_time'] or 'unknown'}: {c.source})")
+    lines += [f"warning: {w}" for w in res.warnings]
+    _print(args, doc, "\n".join(lines))
+    return 0
+
+
 def register(sub: argparse._SubParsersAction, show_sub: argparse._SubParsersAction) -> None:
-    """Add ``hoodie ttl run|restore|stashes``."""
+    """Add ``hoodie ttl run|restore|stashes|records``."""
     t = sub.add_parser("ttl", help="partition TTL: expire old partitions (no JVM)")
     tsub = t.add_subparsers(dest="ttl_command", required=True)
     r = tsub.add_parser("run", help="expire partitions now (a delete_partition replacecommit)")
@@ -99,6 +127,18 @@ def register(sub: argparse._SubParsersAction, show_sub: argparse._SubParsersActi
                     help="restore even when it cannot be proven that no row deleted after the TTL run comes back "
                          "(the error without --force says why)")
     rs.set_defaults(func=_restore)
+    rec = tsub.add_parser("records", help="record-level TTL: delete records whose event time is older than a "
+                                          "retention (a delete commit; no JVM)")
+    rec.add_argument("base_path")
+    rec.add_argument("--retention", help="hoodie.record.ttl.retention, e.g. P30D or PT36H")
+    rec.add_argument("--field", help="hoodie.record.ttl.field: the event-time column")
+    rec.add_argument("--dry-run", action="store_true",
+                     help="list the candidate file groups and their expired record counts; write nothing")
+    rec.add_argument("--json", action="store_true")
+    rec.add_argument("--verbose", "-v", action="store_true", help="also list candidates without expired records")
+    rec.add_argument("--set", action="append", metavar="KEY=VALUE",
+                     help="an option, e.g. --set hoodie.payload.event.time.unit=SECONDS (repeatable)")
+    rec.set_defaults(func=_records)
     ls = tsub.add_parser("stashes", help="list the stashes of expired partitions")
     ls.add_argument("base_path")
     ls.add_argument("--json", action="store_true")

@@ -59,6 +59,26 @@ def _manage_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
     return result_rows(res)
 
 
+@procedure("run_record_ttl",
+           [TABLE, Param("retention", str), Param("field", str), Param("options", str), Param("dry_run", bool),
+            PATH],
+           "partition string, file_id string, expired_records bigint, instant string, status string, reason string",
+           "Record-level TTL (hoodie's; docs/ttl.md): delete the records whose event-time field is older than the "
+           "retention, in one delete commit touching only the file groups that hold them. One row per file group "
+           "with expired records (`status` deleted, or `would delete` in a dry run), or one row saying why nothing "
+           "was deleted.",
+           examples=(
+               "CALL run_record_ttl(table => 'analytics.events', retention => 'P30D', field => 'event_ts')",
+               "CALL run_record_ttl(table => 'events', retention => 'PT36H', dry_run => true)",
+           ))
+def _run_record_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
+    from hoodie.services.ttl.records import call_run_record_ttl, result_rows
+
+    ref = _table(spark, a, "run_record_ttl")
+    res = call_run_record_ttl(ref.base_path, a["retention"], a["field"], a["options"] or "", bool(a["dry_run"]))
+    return result_rows(res)
+
+
 def _drop_catalog_partitions(spark: Any, ref: TableRef, parts: list[str]) -> None:
     """Keep catalog partitions in step with TTL when the table was named (see catalog.py)."""
     if ref.name and parts:

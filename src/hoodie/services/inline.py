@@ -1,7 +1,8 @@
 """Inline table services run right after a write commits, in Hudi's order:
 compaction (``hoodie.compact.inline`` / ``hoodie.compact.schedule.inline``), partition TTL
-(``hoodie.partition.ttl.inline``), then automatic clean (``hoodie.clean.automatic``, true by default
-as in Hudi; the clean policy decides whether anything is old enough to delete).
+(``hoodie.partition.ttl.inline``), record TTL (``hoodie.record.ttl.inline``), then automatic clean
+(``hoodie.clean.automatic``, true by default as in Hudi; the clean policy decides whether anything is
+old enough to delete).
 
 Each is a post-commit hook of the write's transaction (:func:`post_commit_hooks`): a service that
 fails raises :class:`~hoodie.format.batch_write.PostCommitError` naming the committed write.
@@ -23,6 +24,7 @@ from hoodie.services.compaction.strategies import resolve_strategy
 from hoodie.services.transaction import Hook, Transaction
 from hoodie.services.ttl import keys as TK
 from hoodie.services.ttl.config import TTLConfig
+from hoodie.services.ttl.records import RecordTTLConfig, maybe_run_inline_record_ttl
 from hoodie.services.ttl.service import maybe_run_async_ttl, maybe_run_inline_ttl
 
 
@@ -47,6 +49,8 @@ def check_inline_options(options: Mapping[str, Any], is_mor: bool,
         ttl = TTLConfig.from_options(options)
         if not ttl.strategy_class:
             ttl.require_retention()
+    if _flag(options, C.RECORD_TTL_INLINE):
+        RecordTTLConfig.from_options(options, table_props)
     if _flag(options, C.CLEAN_AUTOMATIC):
         CleanConfig.from_options(options)
 
@@ -88,6 +92,9 @@ def _services(options: Mapping[str, Any], compaction_executor: Optional[Compacti
          lambda t: maybe_run_inline_ttl(t, options)),
         ("async partition TTL", "ttl_async", _flag(options, TK.ASYNC_ENABLED),
          lambda t: maybe_run_async_ttl(t, options)),
+        # After partition TTL (no need to read records of partitions it just expired), before clean.
+        ("record TTL", "record_ttl", _flag(options, C.RECORD_TTL_INLINE),
+         lambda t: maybe_run_inline_record_ttl(t, options)),
         # Hudi's default: clean after every commit.
         ("clean", "clean", _flag(options, C.CLEAN_AUTOMATIC),
          lambda t: maybe_clean_after_commit(t, options)),
