@@ -2525,3 +2525,44 @@ def test_rollback_and_clean_record_their_duration_in_milliseconds(tmp_path: Path
     t = HoodieTable(path)
     meta = plans.read_avro_metadata(t.timeline.read_file(t.timeline.get(res.instant).file_name))
     assert meta["timeTakenInMillis"] == 1500
+
+
+def test_a_link_goes_with_the_file_slice_it_belongs_to() -> None:
+    """The cleaner deletes a compaction's link with its slice: the slice is doomed when its base
+    file or one of its log files is (same file group, same base instant, same partition folder)."""
+    from hoodie.format.file_group.links import Link
+    from hoodie.services.clean.planner import _Planner
+
+    doomed_with = _Planner._slice_of_link_doomed
+    fid, c, old = "f1", "20240101000000005", "20240101000000001"
+    link = Link("p/q", fid, N.log_file_name(fid, c, 1, "1-0-1"), N.log_file_name(fid, old, 2, "1-0-1"), "symlink")
+    base_c = N.base_file_name(fid, "0-1-0", c)
+    assert doomed_with(link, {f"p/q/{base_c}"})
+    assert doomed_with(link, {f"p/q/{N.log_file_name(fid, c, 2, '1-0-1')}"})
+    # Skipped entries before the one that matches (the order of the loop does not matter).
+    assert doomed_with(link, [f"p/q/r/{base_c}", "p/q/notes.txt", f"p/{base_c}", f"p/q/{base_c}"])
+    for other in (N.base_file_name(fid, "0-1-0", old), N.log_file_name(fid, old, 1, "1-0-1"),
+                  N.base_file_name("f2", "0-1-0", c), N.log_file_name("f2", c, 1, "1-0-1"), "notes.txt"):
+        assert not doomed_with(link, {f"p/q/{other}"}), other
+    assert not doomed_with(link, {f"p/{base_c}", f"p/q/r/{base_c}", f"x/p/q/{base_c}", "p/q/"})
+    assert not doomed_with(Link("p/q", fid, "not-a-log-file", "x", "symlink"), {f"p/q/{base_c}"})
+    flat = Link("", fid, link.link, link.target, "symlink")  # a non-partitioned table
+    assert doomed_with(flat, {base_c}) and not doomed_with(flat, {f"p/q/{base_c}"})
+
+
+def test_a_hidden_file_that_is_no_checksum_keeps_a_dropped_partition(tmp_path: Path) -> None:
+    """Only ``.<name>.crc`` is a Hadoop checksum: ``.<name>.bak`` (same length of suffix) beside a
+    doomed file is foreign data, so the partition stays and the file with it."""
+    from hoodie.services.write import write_arrow
+    from hoodie.services.clean import plan_clean
+    from tests.services.test_clean import batch, drop_partition, options
+
+    path = str(tmp_path / "t")
+    write_arrow(path, batch([(1, "a", 1)]), options())
+    drop_partition(path, "a")
+    folder = tmp_path / "t" / "a"
+    (base,) = [p.name for p in folder.iterdir() if p.name.endswith(".parquet")]
+    (folder / f".{base}.bak").write_bytes(b"not a checksum")
+    plan = plan_clean(HoodieTable(path), {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})
+    assert plan.partitions_to_delete == [] and plan.files_to_delete == {"a": [f"a/{base}"]}
+    assert f"partition a is kept: .{base}.bak is not part of any cleanable file group" in plan.notes
