@@ -381,6 +381,15 @@ class Storage:
         fails with EEXIST); object stores check existence before the put.
         """
         full = self.full(rel)
+        if self.is_local and not data:
+            # An empty file (a marker) cannot be seen half-written: O_EXCL creates it atomically,
+            # without the temp file, fsync and link that content needs.
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            try:
+                os.close(os.open(full, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            except FileExistsError:
+                raise FileExistsError(f"{self.uri(rel)} already exists") from None
+            return
         if self.is_local:
             # Write to a temp file then hard-link it into place: link() fails atomically if the
             # name exists, and readers never see a partially written instant file.
