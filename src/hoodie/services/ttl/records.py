@@ -424,11 +424,14 @@ def run_record_ttl(base_path: str | HoodieTable, options: Optional[Mapping[str, 
 
 # -- inline ---------------------------------------------------------------------------------------------
 
-def writes_since_last_run(table: HoodieTable) -> int:
-    """Completed writes after the newest record TTL commit (all of them when there is none)."""
+def writes_since_last_run(table: HoodieTable, limit: Optional[int] = None) -> int:
+    """Completed writes after the newest record TTL commit (all of them when there is none), counting
+    at most ``limit`` (the trigger needs no more, and each counted write is a metadata read)."""
     writes = table.timeline.completed_writes().instants
     n = 0
     for inst in reversed(writes):
+        if limit is not None and n >= limit:
+            break
         meta = table.timeline.commit_metadata(inst)
         if CUTOFF_KEY in (meta.extra_metadata or {}):
             break
@@ -442,7 +445,7 @@ def maybe_run_inline_record_ttl(table: HoodieTable, options: Mapping[str, Any]) 
     if not C.RECORD_TTL_INLINE.get(options):
         return None
     need = C.read(options, RecordTTLConfigError).get(C.RECORD_TTL_INLINE_MAX_COMMITS)
-    if need > 1 and writes_since_last_run(table) < need:
+    if need > 1 and writes_since_last_run(table, need) < need:
         return None
     return run_record_ttl(table, options)
 
