@@ -2566,3 +2566,62 @@ def test_a_hidden_file_that_is_no_checksum_keeps_a_dropped_partition(tmp_path: P
     plan = plan_clean(HoodieTable(path), {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})
     assert plan.partitions_to_delete == [] and plan.files_to_delete == {"a": [f"a/{base}"]}
     assert f"partition a is kept: .{base}.bak is not part of any cleanable file group" in plan.notes
+
+
+def test_keep_latest_commits_keeps_savepointed_slices_and_counts_their_files(tmp_path: Path) -> None:
+    """KEEP_LATEST_COMMITS: a slice outside the retention that a savepoint holds stays (every
+    partition's), the one beside it goes, and the note counts the kept files."""
+    from hoodie.services.clean import run_clean
+    from hoodie.services.savepoint import create_savepoint
+    from hoodie.services.write import write_arrow
+    from tests.services.test_savepoint import _data, _opts
+
+    path = str(tmp_path / "t")
+    o, _ = _opts("COPY_ON_WRITE")
+    c1 = write_arrow(path, _data(range(2), 1, "a"), {**o, "hoodie.datasource.write.operation": "insert"})
+    c2, c3, c4 = (write_arrow(path, _data(range(2), ts, t), {**o, "hoodie.datasource.write.operation": "upsert"})
+                  for ts, t in ((2, "b"), (3, "c"), (4, "d")))
+    create_savepoint(path, c2)
+    res = run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_COMMITS", "hoodie.cleaner.commits.retained": "1"})
+    assert res.plan.earliest_instant_to_retain.timestamp == c4
+    # Per partition: c3 the newest before the retention (kept), c2 savepointed (kept), the older c1 cleaned.
+    deleted = sorted(f.rsplit("/", 1)[1].rsplit("_", 1)[1] for fs in res.deleted.values() for f in fs)
+    assert deleted == [f"{c1}.parquet"] * 2
+    assert f"kept 2 file(s) of savepointed file slices (savepoint(s) {c2}); they go once the savepoint is deleted" \
+        in res.plan.notes
+    on_disk = sorted(p.name.rsplit("_", 1)[1] for part in ("p0", "p1") for p in (tmp_path / "t" / part).iterdir()
+                     if p.name.endswith(".parquet"))
+    assert on_disk == sorted([f"{c}.parquet" for c in (c2, c3, c4)] * 2)
+
+
+def test_a_pending_write_that_marked_a_dropped_partition_keeps_it(tmp_path: Path) -> None:
+    """A writer that has created its marker in a dropped partition but not its file yet: the
+    partition's files may go, the partition folder stays (the writer's file would be invisible)."""
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import active as TL
+    from hoodie.services.clean import plan_clean
+    from hoodie.services.write import write_arrow
+    from tests.services.test_clean import batch, drop_partition, options
+
+    path = str(tmp_path / "t")
+    write_arrow(path, batch([(1, "a", 1), (2, "b", 2)]), options())
+    drop_partition(path, "a")
+    table = HoodieTable(path)
+    ts = table.new_instant_time()
+    TL.create_requested(table.storage, ts, I.COMMIT)
+    W.create_marker(table.storage, ts, "a", N.base_file_name(N.new_file_id(0), "0-1-0", ts), "CREATE")
+    plan = plan_clean(table.reload(), {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})
+    assert plan.files_to_delete.get("a") and plan.partitions_to_delete == []
+
+
+def test_clean_plan_paths_relative_to_a_base_path_of_any_name(tmp_path: Path) -> None:
+    """Only trailing slashes are taken off the base path (a table folder ending in X keeps its X)."""
+    from hoodie.format.storage import Storage
+    from hoodie.services.clean.config import CleanError
+    from hoodie.services.clean.planner import _relativize
+
+    st = Storage(str(tmp_path / "tableX"))
+    assert _relativize(st, st.uri("p/f.parquet")) == "p/f.parquet"
+    assert _relativize(st, "p/f.parquet") == "p/f.parquet"
+    with pytest.raises(CleanError, match=r"^clean plan path /elsewhere/f is outside the table at "):
+        _relativize(st, "/elsewhere/f")
