@@ -2625,3 +2625,17 @@ def test_clean_plan_paths_relative_to_a_base_path_of_any_name(tmp_path: Path) ->
     assert _relativize(st, "p/f.parquet") == "p/f.parquet"
     with pytest.raises(CleanError, match=r"^clean plan path /elsewhere/f is outside the table at "):
         _relativize(st, "/elsewhere/f")
+
+
+def test_a_folder_inside_a_dropped_partition_keeps_it(tmp_path: Path) -> None:
+    from hoodie.services.write import write_arrow
+    from hoodie.services.clean import plan_clean
+    from tests.services.test_clean import batch, drop_partition, options
+
+    path = str(tmp_path / "t")
+    write_arrow(path, batch([(1, "a", 1)]), options())
+    drop_partition(path, "a")
+    (tmp_path / "t" / "a" / "foreign").mkdir()
+    (tmp_path / "t" / "a" / "foreign" / "data.txt").write_text("not the table's")
+    plan = plan_clean(HoodieTable(path), {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})
+    assert plan.partitions_to_delete == [] and len(plan.files_to_delete["a"]) == 1
