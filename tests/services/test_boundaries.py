@@ -2639,3 +2639,43 @@ def test_a_folder_inside_a_dropped_partition_keeps_it(tmp_path: Path) -> None:
     (tmp_path / "t" / "a" / "foreign" / "data.txt").write_text("not the table's")
     plan = plan_clean(HoodieTable(path), {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS"})
     assert plan.partitions_to_delete == [] and len(plan.files_to_delete["a"]) == 1
+
+
+def test_earliest_commit_to_retain_at_its_boundaries() -> None:
+    """KEEP_LATEST_COMMITS retains exactly N commits; KEEP_LATEST_BY_HOURS keeps a commit exactly at
+    the cutoff; both are capped below the first pending instant of the commits timeline."""
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline.active import Timeline
+    from hoodie.services.clean.config import CleanConfig
+    from hoodie.services.clean.planner import _ectr
+
+    def tl(*insts: "I.Instant") -> Timeline:
+        return Timeline(sorted(insts, key=I.Instant.sort_key))
+
+    c = [I.Instant(f"2024010{d}000000000", I.COMMIT) for d in range(1, 6)]  # days 1..5, midnight UTC
+    now = "20240105120000000"
+    commits = CleanConfig(policy="KEEP_LATEST_COMMITS", commits_retained=5)
+    assert _ectr(tl(*c), commits, now, "UTC") is None  # exactly N commits: nothing passes the window
+    assert _ectr(tl(*c), CleanConfig(policy="KEEP_LATEST_COMMITS", commits_retained=4), now, "UTC") == c[1]
+    assert _ectr(tl(*c), CleanConfig(policy="KEEP_LATEST_COMMITS", commits_retained=1), now, "UTC") == c[4]
+    assert _ectr(tl(), commits, now, "UTC") is None
+    assert _ectr(tl(*c), CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS"), now, "UTC") is None
+    # A clean is not a commit: it neither counts nor caps.
+    assert _ectr(tl(*c, I.Instant("20240102100000000", I.CLEAN, I.State.REQUESTED)),
+                 CleanConfig(policy="KEEP_LATEST_COMMITS", commits_retained=1), now, "UTC") == c[4]
+
+    def hours(h: int, *extra: "I.Instant") -> "Optional[I.Instant]":
+        return _ectr(tl(*c, *extra), CleanConfig(policy="KEEP_LATEST_BY_HOURS", hours_retained=h), now, "UTC")
+
+    assert hours(36) == c[3]  # cutoff day 4 00:00 exactly: that commit is inside the window
+    assert hours(35) == c[4]
+    assert hours(37) == c[3]
+    assert hours(60) == c[2]  # cutoff day 3 00:00
+    assert hours(1) == c[4]  # nothing inside the window: the newest commit
+    assert hours(1000) == c[0]
+    # A pending write (or compaction) before the ECTR caps it at the last commit before it.
+    pend = I.Instant("20240103120000000", I.DELTA_COMMIT, I.State.INFLIGHT)
+    assert hours(1, pend) == c[2]
+    assert hours(1, I.Instant("20240103120000000", I.COMPACTION, I.State.REQUESTED)) == c[2]
+    assert hours(1, I.Instant("20240105100000000", I.COMMIT, I.State.REQUESTED)) == c[4]  # after the ECTR: no cap
+    assert hours(1, I.Instant("20231231000000000", I.COMMIT, I.State.REQUESTED)) is None  # nothing before it
