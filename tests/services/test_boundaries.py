@@ -2679,3 +2679,28 @@ def test_earliest_commit_to_retain_at_its_boundaries() -> None:
     assert hours(1, I.Instant("20240103120000000", I.COMPACTION, I.State.REQUESTED)) == c[2]
     assert hours(1, I.Instant("20240105100000000", I.COMMIT, I.State.REQUESTED)) == c[4]  # after the ECTR: no cap
     assert hours(1, I.Instant("20231231000000000", I.COMMIT, I.State.REQUESTED)) is None  # nothing before it
+
+
+def test_keep_latest_file_versions_counts_a_pending_compaction_as_one_version(tmp_path: Path) -> None:
+    """With a pending compaction, the slice it reads and its own slice are kept and count as one of
+    the retained versions; the remaining versions are counted among the older slices."""
+    from hoodie.format.file_group.fsview import FileSystemView
+    from hoodie.services.clean import run_clean
+
+    path = str(tmp_path / "t")
+    s = Setup(event_field=False)
+    b0 = write(path, "upsert", [(1, 1, 1)], s)
+    bases = [b0]
+    for k in range(2):
+        write(path, "upsert", [(1, 2 + k, 10 + k)], s)
+        c = schedule_compaction(path, UNBOUNDED)
+        run_compaction(path, c)
+        bases.append(c)
+    write(path, "upsert", [(1, 9, 99)], s)
+    pending = schedule_compaction(path, UNBOUNDED)
+    expected = snapshot(path)
+    run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "2"})
+    t = HoodieTable(path)
+    (fg,) = FileSystemView(t.storage, t.timeline).file_groups("all").values()
+    assert sorted(fg.slices) == sorted([bases[1], bases[2], pending])  # b0's slice went, one older one stays
+    assert snapshot(path) == expected
