@@ -2704,3 +2704,29 @@ def test_keep_latest_file_versions_counts_a_pending_compaction_as_one_version(tm
     (fg,) = FileSystemView(t.storage, t.timeline).file_groups("all").values()
     assert sorted(fg.slices) == sorted([bases[1], bases[2], pending])  # b0's slice went, one older one stays
     assert snapshot(path) == expected
+
+
+def test_clean_plan_record_as_hudi_reads_it(tmp_path: Path) -> None:
+    """HoodieCleanerPlan: the ECTR with its action and state, full paths of partitions that lose
+    files (empty ones left out), partitions to delete sorted; read back the same."""
+    from hoodie.format.storage import Storage
+    from hoodie.format.timeline import instant as I
+    from hoodie.services.clean import CleanPlan
+
+    st = Storage(str(tmp_path))
+    P1 = "20240101000000001"
+    plan = CleanPlan("KEEP_LATEST_COMMITS", I.Instant(P1, I.DELTA_COMMIT),
+                     "20240101000000009", {"b": ["b/2", "b/1"], "a": []}, ["z", "y"])
+    rec = plan.to_avro(st)
+    assert rec["earliestInstantToRetain"] == {"timestamp": P1, "action": I.DELTA_COMMIT, "state": "COMPLETED"}
+    assert (rec["policy"], rec["lastCompletedCommitTimestamp"]) == ("KEEP_LATEST_COMMITS", "20240101000000009")
+    assert {p: [f["filePath"] for f in fs] for p, fs in rec["filePathsToBeDeletedPerPartition"].items()} == {
+        "b": [st.uri("b/2"), st.uri("b/1")]}
+    assert rec["partitionsToBeDeleted"] == ["y", "z"]
+    back = CleanPlan.from_avro(rec, st)
+    assert (back.earliest_instant_to_retain, back.files_to_delete, back.partitions_to_delete) == (
+        I.Instant(P1, I.DELTA_COMMIT), {"b": ["b/2", "b/1"]}, ["y", "z"])
+    none = CleanPlan("KEEP_LATEST_FILE_VERSIONS", None, "").to_avro(st)
+    assert none["earliestInstantToRetain"] is None and none["filePathsToBeDeletedPerPartition"] == {}
+    assert plan.is_empty() is False and CleanPlan("x", None, "", {"a": []}).is_empty()
+    assert not CleanPlan("x", None, "", {}, ["a"]).is_empty() and plan.total_files == 2
