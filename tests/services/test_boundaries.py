@@ -2730,3 +2730,25 @@ def test_clean_plan_record_as_hudi_reads_it(tmp_path: Path) -> None:
     assert none["earliestInstantToRetain"] is None and none["filePathsToBeDeletedPerPartition"] == {}
     assert plan.is_empty() is False and CleanPlan("x", None, "", {"a": []}).is_empty()
     assert not CleanPlan("x", None, "", {}, ["a"]).is_empty() and plan.total_files == 2
+
+
+def test_clean_takes_slices_older_than_the_active_timeline_as_committed(tmp_path: Path) -> None:
+    """A slice whose instant was archived (older than the first instant on the active timeline) is
+    committed: the cleaner removes it like any old version; a failed write's file is not touched."""
+    from hoodie.format.timeline import instant as I
+    from hoodie.services.clean import plan_clean
+    from hoodie.services.write import write_arrow
+    from tests.format.test_fsview import _uncommitted_write
+    from tests.services.test_clean import batch, options
+
+    path = str(tmp_path / "t")
+    c1 = write_arrow(path, batch([(1, "a", 1)]), options())
+    c2 = write_arrow(path, batch([(1, "a", 2)]), options())
+    write_arrow(path, batch([(1, "a", 3)]), options())
+    _uncommitted_write(path, batch([(1, "a", 4)]), opts=options())  # newer than the timeline's start
+    for st in (I.State.REQUESTED, I.State.INFLIGHT, I.State.COMPLETED):  # c1 archived
+        (tmp_path / "t" / ".hoodie" / I.instant_file_name(c1, I.COMMIT, st)).unlink(missing_ok=True)
+    plan = plan_clean(HoodieTable(path), {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                                          "hoodie.cleaner.fileversions.retained": "1"})
+    gone = sorted(f.rsplit("_", 1)[1] for f in plan.files_to_delete["a"])
+    assert gone == [f"{c1}.parquet", f"{c2}.parquet"]
