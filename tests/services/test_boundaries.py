@@ -2752,3 +2752,32 @@ def test_clean_takes_slices_older_than_the_active_timeline_as_committed(tmp_path
                                           "hoodie.cleaner.fileversions.retained": "1"})
     gone = sorted(f.rsplit("_", 1)[1] for f in plan.files_to_delete["a"])
     assert gone == [f"{c1}.parquet", f"{c2}.parquet"]
+
+
+def test_run_clean_publishes_its_metrics_and_warns_about_unknown_keys(tmp_path: Path, monkeypatch) -> None:
+    """What ``run_clean`` hands the metrics publisher (not for a dry run), with the table's labels and
+    the caller's options; a misspelled option key is warned about."""
+    from hoodie.services.clean import CleanConfig, executor, run_clean
+    from tests.services.test_clean import _history
+
+    path = str(tmp_path / "t")
+    _history(path, 3)
+    sent: list[tuple] = []
+    monkeypatch.setattr(executor, "publish", lambda *a: sent.append(a))
+    keep_one = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"}
+    run_clean(path, keep_one, dry_run=True)
+    assert sent == []
+    with pytest.warns(UserWarning, match="hoodie.cleaner.polcy"):
+        res = run_clean(path, {**keep_one, "hoodie.cleaner.polcy": "x"})
+    ((job, metrics, labels, options),) = sent
+    assert job == "clean" and options == {**keep_one, "hoodie.cleaner.polcy": "x"}
+    assert labels == {"table": HoodieTable(path).name, "base_path": HoodieTable(path).base_path}
+    assert {k: v[0] for k, v in metrics.items() if k != "duration_ms"} == {
+        "files_deleted": res.total_deleted, "files_failed": 0, "partitions_deleted": 0}
+    assert res.total_deleted == 4 and 0 <= metrics["duration_ms"][0] < 600_000
+    assert [v[1] for v in metrics.values()] == [
+        "Files the last clean deleted", "Files the last clean failed to delete", "Partitions the last clean deleted",
+        "Duration of the last clean, ms"]
+    sent.clear()
+    run_clean(HoodieTable(path), CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS", file_versions_retained=1))
+    assert sent[0][3] == {}  # a CleanConfig carries no metrics options
