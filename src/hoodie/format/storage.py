@@ -406,6 +406,17 @@ class Storage:
         with self.fs.open_output_stream(full) as f:
             f.write(data)
 
+    def sync(self, rel: str) -> None:
+        """Flush a file written through :meth:`open_output` to stable storage (local files; an object
+        store's completed upload is already durable), so that a commit written after it never names
+        a file a power loss could empty."""
+        if self.is_local:
+            fd = os.open(self.full(rel), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
     def open_output(self, rel: str) -> BinaryIO:
         """A writable stream for a new file (used to stream large base/log files)."""
         full = self.full(rel)

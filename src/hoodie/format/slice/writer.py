@@ -159,6 +159,8 @@ def write_parquet(storage: Storage, rel_path: str, records: pa.Table, *,
             writer.write_table(records, row_group_size=max(1024, row_group_bytes // est_row))
             if extra_metadata:
                 writer.add_key_value_metadata(dict(extra_metadata))
+    # Durable before any commit can name it, as log files and timeline files are (Storage.create_new).
+    storage.sync(rel_path)
     return storage.size(rel_path)
 
 
