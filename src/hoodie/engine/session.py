@@ -79,6 +79,9 @@ HOODIE_SPARK_CONF: dict[str, str] = {
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.python.filterPushdown.enabled": "true",
+    # Writes hand every row to Python workers in Arrow batches: 100k rows per batch instead of 10k
+    # moved 2M rows through a Python stage 15% faster (bench/write_profile.py's transfer), ~10 MB each.
+    "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
     "spark.sql.session.timeZone": "UTC",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
