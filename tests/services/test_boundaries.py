@@ -2568,9 +2568,12 @@ def test_a_hidden_file_that_is_no_checksum_keeps_a_dropped_partition(tmp_path: P
     assert f"partition a is kept: .{base}.bak is not part of any cleanable file group" in plan.notes
 
 
-def test_keep_latest_commits_keeps_savepointed_slices_and_counts_their_files(tmp_path: Path) -> None:
-    """KEEP_LATEST_COMMITS: a slice outside the retention that a savepoint holds stays (every
-    partition's), the one beside it goes, and the note counts the kept files."""
+@pytest.mark.parametrize("policy", [
+    {"hoodie.cleaner.policy": "KEEP_LATEST_COMMITS", "hoodie.cleaner.commits.retained": "1"},
+    {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "2"}])
+def test_clean_keeps_savepointed_slices_and_counts_their_files(tmp_path: Path, policy: dict) -> None:
+    """A slice outside the retention that a savepoint holds stays (every partition's), the older
+    one goes, and the note counts the kept files (both policies)."""
     from hoodie.services.clean import run_clean
     from hoodie.services.savepoint import create_savepoint
     from hoodie.services.write import write_arrow
@@ -2582,8 +2585,8 @@ def test_keep_latest_commits_keeps_savepointed_slices_and_counts_their_files(tmp
     c2, c3, c4 = (write_arrow(path, _data(range(2), ts, t), {**o, "hoodie.datasource.write.operation": "upsert"})
                   for ts, t in ((2, "b"), (3, "c"), (4, "d")))
     create_savepoint(path, c2)
-    res = run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_COMMITS", "hoodie.cleaner.commits.retained": "1"})
-    assert res.plan.earliest_instant_to_retain.timestamp == c4
+    res = run_clean(path, policy)
+    assert res.plan.earliest_instant_to_retain is None or res.plan.earliest_instant_to_retain.timestamp == c4
     # Per partition: c3 the newest before the retention (kept), c2 savepointed (kept), the older c1 cleaned.
     deleted = sorted(f.rsplit("/", 1)[1].rsplit("_", 1)[1] for fs in res.deleted.values() for f in fs)
     assert deleted == [f"{c1}.parquet"] * 2
@@ -2748,6 +2751,12 @@ def test_clean_takes_slices_older_than_the_active_timeline_as_committed(tmp_path
     _uncommitted_write(path, batch([(1, "a", 4)]), opts=options())  # newer than the timeline's start
     for st in (I.State.REQUESTED, I.State.INFLIGHT, I.State.COMPLETED):  # c1 archived
         (tmp_path / "t" / ".hoodie" / I.instant_file_name(c1, I.COMMIT, st)).unlink(missing_ok=True)
+    # A failed write between c1 and c2, now the first instant of the active timeline: not committed.
+    failed = str(int(c1) + 1)
+    assert failed < c2
+    (tmp_path / "t" / ".hoodie" / I.instant_file_name(failed, I.COMMIT, I.State.REQUESTED)).write_bytes(b"")
+    (c1_file,) = [p for p in (tmp_path / "t" / "a").iterdir() if p.name.endswith(f"_{c1}.parquet")]
+    (c1_file.parent / c1_file.name.replace(c1, failed)).write_bytes(c1_file.read_bytes())
     plan = plan_clean(HoodieTable(path), {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
                                           "hoodie.cleaner.fileversions.retained": "1"})
     gone = sorted(f.rsplit("_", 1)[1] for f in plan.files_to_delete["a"])
@@ -2781,3 +2790,22 @@ def test_run_clean_publishes_its_metrics_and_warns_about_unknown_keys(tmp_path: 
     sent.clear()
     run_clean(HoodieTable(path), CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS", file_versions_retained=1))
     assert sent[0][3] == {}  # a CleanConfig carries no metrics options
+
+
+def test_clean_leaves_every_slice_of_a_group_a_pending_clustering_reads(tmp_path: Path) -> None:
+    from hoodie.format.file_group.fsview import FileSystemView
+    from hoodie.services.clean import plan_clean
+    from hoodie.services.write import write_arrow
+    from tests.services.test_clean import batch, options
+    from tests.services.test_compaction_plan import _clustering_request
+
+    path = str(tmp_path / "t")
+    for v in range(3):
+        write_arrow(path, batch([(1, "a", v), (2, "b", v)]), options())
+    t = HoodieTable(path)
+    view = FileSystemView(t.storage, t.timeline)
+    ((fid_a, _),) = view.file_groups("a").items()
+    _clustering_request(t, fid_a, "a")
+    plan = plan_clean(t.reload(), {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                                   "hoodie.cleaner.fileversions.retained": "1"})
+    assert "a" not in plan.files_to_delete and len(plan.files_to_delete["b"]) == 2
