@@ -760,6 +760,23 @@ RECORD_TTL_INLINE_MAX_COMMITS = define(
     type=Int(minimum=1))
 
 
+# Partition TTL tiering (issue 19; hoodie.services.ttl.move, docs/ttl.md "Tiering"): the action of a
+# partition TTL run, and where `move` puts the expired partitions.
+TTL_ACTION = define(
+    "hoodie.partition.ttl.action", "delete",
+    "What partition TTL does with expired partitions: delete (a delete_partition replacecommit) or move (copy "
+    "them into the Hudi table at hoodie.partition.ttl.move.target, verify the copy, then delete them from this "
+    "table).", _RTTL, type=Enum(("delete", "move"), what="a partition TTL action"))
+TTL_MOVE_TARGET = define(
+    "hoodie.partition.ttl.move.target", None,
+    "action=move: base path of the cold table (created on the first move): a local path, file://, s3://, gs://, "
+    "abfs[s]:// or hdfs:// URI outside this table's base path.", _RTTL)
+TTL_MOVE_STORAGE_OPTIONS = define(
+    "hoodie.partition.ttl.move.storage.options", None,
+    "action=move: storage options of the cold table's store as a JSON object (credentials, endpoint_override, "
+    "region...; the names the hot table's storage options take). Unset: the hot table's storage options when "
+    "the target is on the same kind of store.", _RTTL)
+
 def _load_services() -> None:
     for mod in SERVICE_CONFIG_MODULES:
         try:

@@ -27,11 +27,17 @@ def _print(args: argparse.Namespace, doc: Any, text: str) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import hoodie.services.write  # noqa: F401  (registers the writer of the move action's copies)
     from hoodie.services.ttl import run_ttl
 
-    res = run_ttl(args.base_path, parse_sets(args.set), dry_run=args.dry_run)
+    opts = parse_sets(args.set)
+    if args.move_to:
+        opts["hoodie.partition.ttl.action"] = "move"
+        opts["hoodie.partition.ttl.move.target"] = args.move_to
+    res = run_ttl(args.base_path, opts, dry_run=args.dry_run)
     lines = []
-    verb = "would expire" if args.dry_run else "expired"
+    moving = res.action == "move"
+    verb = ("would move" if moving else "would expire") if args.dry_run else ("moved" if moving else "expired")
     if res.expired_partitions:
         head = f"{verb} {len(res.expired_partitions)} partition(s)"
         if res.instant:
@@ -39,7 +45,9 @@ def _run(args: argparse.Namespace) -> int:
         lines.append(head + ":")
         for d in res.decisions:
             if d.expired:
-                lines.append(f"  {d.partition}: {d.reason}")
+                to = f" -> {res.move_plan[d.partition]}" if moving else ""
+                rows = f" ({res.moved[d.partition]['rows']} rows, verified)" if d.partition in res.moved else ""
+                lines.append(f"  {d.partition}{to}{rows}: {d.reason}")
     else:
         lines.append("nothing expired; no instant was written" if not args.dry_run else "nothing would expire")
     for p, why in res.skipped.items():
@@ -67,6 +75,23 @@ def _restore(args: argparse.Namespace) -> int:
             text += f" ({sup} row(s) not restored: their keys were written or deleted after the TTL run)"
     text += "".join(f"\nwarning: {w}" for w in res.warnings)
     _print(args, res.to_json(), text)
+    return 0
+
+
+def _bring_back(args: argparse.Namespace) -> int:
+    import hoodie.services.write  # noqa: F401  (registers the writer of the copies)
+    from hoodie.services.ttl.move import bring_back
+
+    res = bring_back(args.base_path, args.partitions, target=args.target, options=parse_sets(args.set),
+                     drop_from_cold=not args.keep_cold, dry_run=args.dry_run)
+    verb = "would bring back" if args.dry_run else "brought back"
+    lines = [f"{verb} {len(res.partitions)} partition(s) from {res.target}"
+             + (f" as commit {res.instant}" if res.instant else "")]
+    for p, c in sorted(res.partitions.items()):
+        lines.append(f"  {p}: {c.rows} row(s)" + (" (already back)" if p in res.already_back else ""))
+    if res.cold_drop_instant:
+        lines.append(f"dropped from the cold table by {res.cold_drop_instant}")
+    _print(args, res.to_json(), "\n".join(lines))
     return 0
 
 
@@ -108,7 +133,7 @@ def _records(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction, show_sub: argparse._SubParsersAction) -> None:
-    """Add ``hoodie ttl run|restore|stashes|records``."""
+    """Add ``hoodie ttl run|bring-back|restore|stashes|records``."""
     t = sub.add_parser("ttl", help="partition TTL: expire old partitions (no JVM)")
     tsub = t.add_subparsers(dest="ttl_command", required=True)
     r = tsub.add_parser("run", help="expire partitions now (a delete_partition replacecommit)")
@@ -118,7 +143,21 @@ def register(sub: argparse._SubParsersAction, show_sub: argparse._SubParsersActi
     r.add_argument("--verbose", "-v", action="store_true", help="also list kept partitions")
     r.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="a TTL option, e.g. --set hoodie.partition.ttl.strategy.days.retain=30 (repeatable)")
+    r.add_argument("--move-to", metavar="TARGET",
+                   help="tiering: move the expired partitions to the cold table at TARGET (a path or URI) instead of "
+                        "only deleting them (hoodie.partition.ttl.action=move, hoodie.partition.ttl.move.target)")
     r.set_defaults(func=_run)
+    bb = tsub.add_parser("bring-back", help="bring partitions a TTL move put in the cold table back (verified), "
+                                            "then drop them there")
+    bb.add_argument("base_path")
+    bb.add_argument("partitions", nargs="+", help="partition paths, as on storage")
+    bb.add_argument("--target", help="the cold table (default: where the newest move of the partition went)")
+    bb.add_argument("--keep-cold", action="store_true", help="keep the partitions in the cold table too")
+    bb.add_argument("--dry-run", action="store_true", help="check and count; write nothing")
+    bb.add_argument("--json", action="store_true")
+    bb.add_argument("--set", action="append", metavar="KEY=VALUE",
+                    help="e.g. --set hoodie.partition.ttl.move.storage.options={...} (repeatable)")
+    bb.set_defaults(func=_bring_back)
     rs = tsub.add_parser("restore", help="bring back the partitions a TTL run stashed, as a new commit")
     rs.add_argument("base_path")
     rs.add_argument("instant", help="the TTL replacecommit instant (see `hoodie ttl stashes`)")

@@ -23,19 +23,27 @@ TTL_ROWS = ("One row per deleted partition (`deleted_partitions`, Hudi's column,
             "single row (`status` `nothing deleted`) saying why nothing was deleted; `reason` says why.")
 
 
-@procedure("run_ttl", [TABLE, Param("ttl_policy", str), Param("retain_days", int), Param("options", str), PATH],
+@procedure("run_ttl", [TABLE, Param("ttl_policy", str), Param("retain_days", int), Param("options", str), PATH,
+                       Param("action", str), Param("target", str), Param("dry_run", bool)],
            TTL_OUTPUT,
-           "Run partition TTL (Hudi 1.x run_ttl). " + TTL_ROWS,
+           "Run partition TTL (Hudi 1.x run_ttl). `action => 'move'` with `target` (hoodie's tiering, "
+           "docs/ttl.md) copies the expired partitions to the cold table there, verifies them, then deletes them "
+           "(`status` moved); `dry_run => true` writes nothing (`status` would delete / would move, with where). "
+           + TTL_ROWS,
            examples=(
                "CALL run_ttl(table => 'analytics.events', retain_days => 30)",
                "CALL run_ttl(table => 'events', ttl_policy => 'KEEP_BY_TIME', "
                "options => 'hoodie.partition.ttl.strategy.days.retain=30')",
+               "CALL run_ttl(table => 'events', retain_days => 90, action => 'move', "
+               "target => 's3://archive/events_cold')",
            ))
 def _run_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
+    import hoodie.services.write  # noqa: F401  (registers the writer of the move action's copies)
     from hoodie.services.ttl.service import call_run_ttl_result, result_rows
 
     ref = _table(spark, a, "run_ttl")
-    res = call_run_ttl_result(ref.base_path, a["ttl_policy"], a["retain_days"], a["options"] or "")
+    res = call_run_ttl_result(ref.base_path, a["ttl_policy"], a["retain_days"], a["options"] or "",
+                              action=a["action"], target=a["target"], dry_run=bool(a["dry_run"]))
     _drop_catalog_partitions(spark, ref, sorted(res.partition_to_replace_file_ids))
     return result_rows(res)
 
@@ -77,6 +85,32 @@ def _run_record_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
     ref = _table(spark, a, "run_record_ttl")
     res = call_run_record_ttl(ref.base_path, a["retention"], a["field"], a["options"] or "", bool(a["dry_run"]))
     return result_rows(res)
+
+
+@procedure("bring_back_partitions",
+           [TABLE, Param("partitions", str, required=True), Param("target", str), Param("keep_cold", bool),
+            Param("dry_run", bool), PATH],
+           "partition string, rows bigint, instant string, status string, target string",
+           "Bring partitions that partition TTL moved to a cold table (action=move, docs/ttl.md) back into the "
+           "table: an insert_overwrite of each partition from the cold rows, verified (row count and digest), "
+           "then a delete_partition of it in the cold table unless `keep_cold`. `partitions` is comma-separated; "
+           "`target` defaults to the cold table the newest move of the first partition recorded. One row per "
+           "partition (`status` brought back, already back, or would bring back).",
+           examples=(
+               "CALL bring_back_partitions(table => 'analytics.events', partitions => 'day=2024-01-01')",
+               "CALL bring_back_partitions(basePath => '/data/events', partitions => 'p0,p1', keep_cold => true)",
+           ))
+def _bring_back(spark: Any, a: dict[str, Any]) -> list[tuple]:
+    import hoodie.services.write  # noqa: F401  (registers the writer of the copies)
+    from hoodie.services.ttl.move import bring_back
+
+    ref = _table(spark, a, "bring_back_partitions")
+    parts = [p.strip() for p in str(a["partitions"]).split(",") if p.strip()]
+    res = bring_back(ref.base_path, parts, target=a["target"], drop_from_cold=not a["keep_cold"],
+                     dry_run=bool(a["dry_run"]))
+    status = "would bring back" if res.dry_run else "brought back"
+    return [(p, c.rows, res.instant, "already back" if p in res.already_back else status, res.target)
+            for p, c in sorted(res.partitions.items())]
 
 
 def _drop_catalog_partitions(spark: Any, ref: TableRef, parts: list[str]) -> None:

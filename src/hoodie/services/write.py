@@ -35,6 +35,7 @@ from hoodie.metrics import publish_write
 from hoodie.services import inline
 from hoodie.services.delete_partition import DeletePartitionOperation
 from hoodie.services.transaction import Hook, Operation, Transaction
+from hoodie.services.ttl import move as _ttl_move
 
 METRICS_HOOK = "publishing the write's metrics"
 
@@ -290,6 +291,10 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
     return run_write(st, options, ArrowWriteExecutor(data, options), mode=mode, instant=instant,
                      storage_options=storage_options, what=f"write ({op})")
 
+
+# Partition TTL's move action (hoodie.services.ttl.move) writes its copies with write_arrow; that module
+# cannot import this one (this one runs inline TTL), so write_arrow is handed to it here.
+_ttl_move.register_writer(write_arrow)
 
 __all__ = ["write_arrow", "run_write", "WriteOperation", "WriteExecutor", "WriteOutcome", "ArrowWriteExecutor",
            "PostCommitError", "WriteError", "METRICS_HOOK"]

@@ -40,6 +40,7 @@ from hoodie.services.ttl.config import (
 from hoodie.services.ttl.stash import TTL_MARKER_KEY, TTL_STASH_KEY, finish_pending_stashes, purge_expired_stashes, \
     stash_partitions
 from hoodie.services.ttl.stats import STATS_KEY, remember
+from hoodie.services.ttl import move as MV
 from hoodie.services.ttl.strategies import EXPIRED, KEPT, SKIPPED, PartitionDecision, create_strategy
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,11 @@ class TTLResult:
     stats_incremental: Optional[bool] = None
     aborted: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # hoodie.partition.ttl.action: "delete", or "move" (tiering: services/ttl/move.py).
+    action: str = MV.DELETE
+    move_target: Optional[str] = None
+    # action=move: partition -> what was copied to the cold table (rows, digest, cold instant).
+    moved: dict[str, dict] = field(default_factory=dict)
 
     @property
     def expired_partitions(self) -> list[str]:
@@ -96,7 +102,17 @@ class TTLResult:
             "stats": {"scanned_instants": self.stats_scanned_instants, "incremental": self.stats_incremental},
             "aborted_pending_ttl_instants": self.aborted,
             "warnings": self.warnings,
+            "action": self.action,
+            **({"move_target": self.move_target, "moves": self.move_plan, "moved": self.moved}
+               if self.action == MV.MOVE else {}),
         }
+
+    @property
+    def move_plan(self) -> dict[str, str]:
+        """action=move: where each expired partition goes (went), as a URI in the cold table."""
+        if self.action != MV.MOVE or not self.move_target:
+            return {}
+        return {p: f"{self.move_target.rstrip('/')}/{p}" for p in self.expired_partitions}
 
 
 def _open(table_or_path: str | HoodieTable, storage_options: Optional[dict[str, Any]]) -> HoodieTable:
@@ -189,7 +205,10 @@ def run_ttl(table_or_path: str | HoodieTable, options: Optional[Mapping[str, Any
     if not dry_run:
         opts = options if isinstance(options, Mapping) else {}
         table = _open(table_or_path, storage_options)
+        moved = {"moved_rows": (sum(int(m.get("rows", 0)) for m in result.moved.values()),
+                                "Rows the last TTL run moved to the cold table (action=move)")} if result.moved else {}
         publish("ttl", {
+            **moved,
             "expired_partitions": (len(result.expired_partitions), "Partitions the last TTL run expired"),
             "skipped_partitions": (len(result.skipped), "Expired partitions the last TTL run had to skip"),
             "evaluated_partitions": (len(result.decisions), "Partitions the last TTL run evaluated"),
@@ -227,12 +246,17 @@ class TTLOperation(Operation):
         self.result: Optional[TTLResult] = None
         self.delete: Optional[DP.DeletePartitionOperation] = None
         self.stats: Any = None
+        self.move: Optional[MV.MoveConfig] = None
 
     def prepare(self, txn: Transaction) -> bool:
         """Housekeeping (stale TTL instants, stashes), then the strategy's decisions; True when
         partitions expire (and this is no dry run)."""
         cfg, dry_run = self.cfg, self.dry_run
         table = txn.open_table()
+        # The move action's target is checked before anything is written, in dry runs too.
+        action = MV.action_of(cfg.options)
+        if action == MV.MOVE:
+            self.move = MV.move_config(cfg.options, table)
         aborted: list[str] = []
         if not dry_run:
             aborted = _abort_stale_ttl_instants(table)
@@ -251,7 +275,8 @@ class TTLOperation(Operation):
         now = instant_time or table.new_instant_time()
         reference, clock_warning = _age_reference(table, now, cfg) if instant_time is None else (now, None)
         strategy = create_strategy(table, reference, cfg)
-        result = TTLResult(None, now, strategy.name, dry_run, aborted=aborted)
+        result = TTLResult(None, now, strategy.name, dry_run, aborted=aborted, action=action,
+                           move_target=self.move.target if self.move is not None else None)
         self.result = result
         if clock_warning:
             result.warnings.append(clock_warning)
@@ -300,6 +325,12 @@ class TTLOperation(Operation):
             extra[STATS_KEY] = stats.encode()
         if cfg.stash_enabled:
             extra[TTL_STASH_KEY] = "true"
+        if self.move is not None:
+            # Copied and verified in the cold table before the hot table's delete is even requested;
+            # still under the hot table's lock, so no writer changes these partitions meanwhile.
+            copies = MV.copy_to_cold(table, sorted(p2r), self.move)
+            result.moved = {p: c.to_json() for p, c in sorted(copies.items())}
+            extra.update(MV.moved_metadata(self.move, copies))
         self.delete = DP.DeletePartitionOperation(p2r, instant=now, extra_metadata=extra, fault="ttl.after_inflight")
         return True
 
@@ -632,15 +663,22 @@ def _days_argument(value: Any, name: str) -> str:
 
 
 def call_run_ttl_result(base_path: str, ttl_policy: Optional[str] = None, retain_days: Optional[int] = None,
-                        options: str = "", *, storage_options: Optional[dict[str, Any]] = None) -> TTLResult:
-    """``CALL run_ttl(table, ttl_policy, retain_days, options)`` (Hudi 1.x): the run's
-    :class:`TTLResult`. ``options`` is ``"k1=v1,k2=v2"``."""
+                        options: str = "", *, storage_options: Optional[dict[str, Any]] = None,
+                        action: Optional[str] = None, target: Optional[str] = None,
+                        dry_run: bool = False) -> TTLResult:
+    """``CALL run_ttl(table, ttl_policy, retain_days, options, action, target, dry_run)`` (Hudi 1.x's
+    first four; ``action``/``target`` set ``hoodie.partition.ttl.action`` and ``.move.target``): the
+    run's :class:`TTLResult`. ``options`` is ``"k1=v1,k2=v2"``."""
     opts = parse_options_string(options)
     if ttl_policy:
         opts[STRATEGY_TYPE] = ttl_policy
     if retain_days is not None:
         opts[DAYS_RETAIN] = _days_argument(retain_days, "retain_days")
-    return run_ttl(base_path, opts, storage_options=storage_options)
+    if action:
+        opts[str(MV.ACTION)] = action
+    if target:
+        opts[str(MV.TARGET)] = target
+    return run_ttl(base_path, opts, storage_options=storage_options, dry_run=dry_run)
 
 
 def call_run_ttl(base_path: str, ttl_policy: Optional[str] = None, retain_days: Optional[int] = None,
@@ -677,9 +715,20 @@ def result_rows(res: TTLResult) -> list[tuple[Optional[str], Optional[str], str,
     reason)``: one per deleted partition, one per expired partition skipped this run (with why), or
     a single row saying why nothing was deleted."""
     rows: list[tuple[Optional[str], Optional[str], str, str]] = []
+    moving = res.action == MV.MOVE
+    where = res.move_plan
     for d in sorted(res.decisions, key=lambda d: d.partition):
-        if d.status == EXPIRED and d.partition in res.partition_to_replace_file_ids:
-            rows.append((d.partition, d.partition, "deleted", f"{d.reason} (TTL instant {res.instant})"))
+        if d.status == EXPIRED and res.dry_run:
+            rows.append((None, d.partition, "would move" if moving else "would delete",
+                         d.reason + (f"; would move to {where[d.partition]}" if moving else "")))
+        elif d.status == EXPIRED and d.partition in res.partition_to_replace_file_ids:
+            if moving:
+                m = res.moved.get(d.partition, {})
+                rows.append((d.partition, d.partition, "moved",
+                             f"{d.reason}; moved {m.get('rows')} row(s) to {where.get(d.partition)} (cold commit "
+                             f"{m.get('instant')}, verified; TTL instant {res.instant})"))
+            else:
+                rows.append((d.partition, d.partition, "deleted", f"{d.reason} (TTL instant {res.instant})"))
     for d in sorted(res.decisions, key=lambda d: d.partition):
         if d.status == SKIPPED:
             rows.append((None, d.partition, "skipped", d.reason))

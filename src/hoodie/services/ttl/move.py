@@ -1,0 +1,442 @@
+"""Tiering: partition TTL's ``move`` action and bringing a moved partition back (issue 19).
+
+With ``hoodie.partition.ttl.action=move`` a TTL run does not just drop its expired partitions: under
+the hot table's lock it
+
+1. reads each expired partition's current snapshot rows (what a snapshot query returns),
+2. writes them into the **cold table** at ``hoodie.partition.ttl.move.target`` (a Hudi table of its
+   own, COPY_ON_WRITE, with the hot table's schema, keys and partitioning; created on the first
+   move) as one ``insert_overwrite`` commit through the one commit path, so a partition that is
+   already there is replaced, never duplicated (a re-run after a crash is idempotent),
+3. reads those partitions back from the cold table and compares row count and a content digest per
+   partition with what it read from the hot table,
+4. and only then commits the ``delete_partition`` replacecommit in the hot table (the partition TTL
+   path: statistics, stash, metrics), recording in its ``extraMetadata`` where each partition went
+   (``hoodie.partition.ttl.moved``).
+
+A run killed at any point loses nothing: before step 4 completes the hot table still holds every
+row; after it the cold table has a verified copy. Re-running TTL finishes the move. Fault points:
+``ttl.move.after_copy``, ``ttl.move.after_verify`` (and the TTL ones: ``ttl.after_inflight``).
+
+:func:`bring_back` does the reverse for named partitions: an ``insert_overwrite`` of the partition in
+the hot table from the cold rows, verified the same way, then (by default) a delete_partition of it
+in the cold table. Fault points ``ttl.bring_back.after_write``, ``ttl.bring_back.after_verify``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Optional
+
+import pyarrow as pa
+
+from hoodie import configs as C
+from hoodie.faults import fault_point
+from hoodie.format.file_group.fsview import FileSystemView
+from hoodie.format.storage import Storage, StorageError
+from hoodie.format.table import HoodieTable, TableError, table_exists
+from hoodie.format.timeline import instant as I
+from hoodie.services.ttl.keys import TTLConfigError
+
+log = logging.getLogger(__name__)
+
+ACTION = C.TTL_ACTION
+TARGET = C.TTL_MOVE_TARGET
+TARGET_STORAGE_OPTIONS = C.TTL_MOVE_STORAGE_OPTIONS
+MOVE, DELETE = "move", "delete"
+# extraMetadata of the hot table's TTL replacecommit: where each moved partition went.
+MOVED_KEY = "hoodie.partition.ttl.moved"
+MOVE_TARGET_KEY = "hoodie.partition.ttl.move.target"
+# extraMetadata is not settable through write_arrow; the cold commits are recognisable by their
+# operation (insert_overwrite) and the hot replacecommit names their instants.
+META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
+                "_hoodie_file_name", "_hoodie_operation")
+# The hot table's properties the cold table is created with (write key <- table property).
+_COPIED_PROPS = (
+    ("hoodie.datasource.write.recordkey.field", "hoodie.table.recordkey.fields"),
+    ("hoodie.datasource.write.partitionpath.field", "hoodie.table.partition.fields"),
+    ("hoodie.datasource.write.hive_style_partitioning", "hoodie.datasource.write.hive_style_partitioning"),
+    ("hoodie.datasource.write.partitionpath.urlencode", "hoodie.datasource.write.partitionpath.urlencode"),
+    ("hoodie.datasource.write.precombine.field", "hoodie.table.precombine.field"),
+    ("hoodie.datasource.write.payload.class", "hoodie.compaction.payload.class"),
+    ("hoodie.datasource.write.keygenerator.class", "hoodie.table.keygenerator.class"),
+)
+
+
+class TTLMoveError(TTLConfigError):
+    """A move or bring-back was refused or its copy did not verify; the message says what was
+    written (nothing, or a copy that the hot table does not depend on) and how to go on."""
+
+
+# -- configuration ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MoveConfig:
+    """The move action's settings, checked (target reachable and outside the hot table)."""
+
+    target: str
+    storage_options: dict[str, Any]
+
+    def storage(self) -> Storage:
+        """The cold table's storage."""
+        return Storage(self.target, self.storage_options)
+
+
+def action_of(options: Optional[Mapping[str, Any]]) -> str:
+    """``hoodie.partition.ttl.action``: ``delete`` (default) or ``move``."""
+    return C.read(options or {}, TTLConfigError).get(ACTION)
+
+
+def _same_or_inside(a: str, b: str) -> bool:
+    """Whether URI/path ``a`` is ``b`` or lies below it (``/``-separated components)."""
+    a, b = a.rstrip("/"), b.rstrip("/")
+    return a == b or a.startswith(b + "/")
+
+
+def _comparable(st: Storage) -> str:
+    """A storage location as one comparable string (local paths with symlinks resolved)."""
+    if st.is_local:
+        return os.path.realpath(st.root)
+    return st.uri().replace("s3a://", "s3://", 1)
+
+
+def move_config(options: Optional[Mapping[str, Any]], hot: HoodieTable) -> MoveConfig:
+    """Read and check the move settings for the hot table ``hot``; raises :class:`TTLConfigError`
+    (before anything is written) when the target is missing, unsupported or unreachable, is the hot
+    table or lies inside it (or holds it), or is something other than a compatible Hudi table."""
+    r = C.read(options or {}, TTLConfigError)
+    target = r.get(TARGET)
+    if not target:
+        raise TTLConfigError(f"{ACTION}=move needs {TARGET}: the base path (or URI) of the cold table, e.g. "
+                             f"{TARGET}=s3://archive/events_cold")
+    raw_so = r.get(TARGET_STORAGE_OPTIONS)
+    if raw_so:
+        try:
+            so = json.loads(raw_so)
+        except ValueError as e:
+            raise TTLConfigError(f"{TARGET_STORAGE_OPTIONS} is not a JSON object: {e}") from None
+        if not isinstance(so, dict):
+            raise TTLConfigError(f"{TARGET_STORAGE_OPTIONS} must be a JSON object, e.g. "
+                                 '{"endpoint_override": "http://127.0.0.1:9000", "region": "eu-west-1"}')
+    else:
+        hot_so = dict(hot.storage.storage_options or {})
+        scheme = target.split("://", 1)[0].lower() if "://" in target else ""
+        same_kind = {"s3a": "s3"}.get(scheme, scheme) == {"s3a": "s3"}.get(
+            hot.base_path.split("://", 1)[0].lower() if "://" in hot.base_path else "", None)
+        so = hot_so if same_kind else {}
+    try:
+        st = Storage(target, so)
+    except (StorageError, TypeError, ValueError) as e:
+        raise TTLConfigError(f"{TARGET}={target!r} cannot be used: {e}") from None
+    cold, hot_loc = _comparable(st), _comparable(hot.storage)
+    if _same_or_inside(cold, hot_loc):
+        raise TTLConfigError(f"{TARGET}={target!r} is {'the hot table itself' if cold.rstrip('/') == hot_loc.rstrip('/') else 'inside the hot table'} "
+                             f"({hot.base_path}); the cold table must live outside it (its files would be taken "
+                             "for the hot table's partitions)")
+    if _same_or_inside(hot_loc, cold):
+        raise TTLConfigError(f"{TARGET}={target!r} contains the hot table ({hot.base_path}); choose a location "
+                             "outside it")
+    try:
+        exists = table_exists(st)
+        occupied = not exists and st.exists("") and any(True for _ in st.list_dir(""))
+    except (OSError, StorageError) as e:
+        raise TTLConfigError(f"{TARGET}={target!r} cannot be reached: {e}") from None
+    if occupied:
+        raise TTLConfigError(f"{TARGET}={target!r} exists and is not a Hudi table; give an empty or new location "
+                             "(or the base path of the cold table of an earlier move)")
+    if exists:
+        _check_cold_table(HoodieTable(st.base_uri, storage=st), hot)
+    return MoveConfig(target=st.base_uri, storage_options=so)
+
+
+def _check_cold_table(cold: HoodieTable, hot: HoodieTable) -> None:
+    """An existing cold table must key and partition rows as the hot table does."""
+    diffs = []
+    for what, a, b in (("record key fields", cold.record_key_fields, hot.record_key_fields),
+                       ("partition fields", cold.partition_fields, hot.partition_fields),
+                       ("hive-style partitioning", cold.hive_style, hot.hive_style),
+                       ("URL-encoded partition paths", cold.url_encode, hot.url_encode)):
+        if a != b:
+            diffs.append(f"{what} {a!r} (hot table: {b!r})")
+    if diffs:
+        raise TTLConfigError(f"the cold table at {cold.base_path} does not match {hot.base_path}: "
+                             + "; ".join(diffs) + ". Move into a new location")
+
+
+# -- reading and digests --------------------------------------------------------------------------
+
+def snapshot_rows(table: HoodieTable, partitions: Iterable[str]) -> dict[str, pa.Table]:
+    """The snapshot rows of each partition (merged, deletes applied), meta columns included."""
+    from hoodie.format.slice.reader import iter_plan, plan_read
+
+    wanted = set(partitions)
+    plan = plan_read(table)
+    out: dict[str, list[pa.Table]] = {p: [] for p in wanted}
+    slices = [sl for sl in plan.slices if sl.partition in wanted]
+    for sl, t in zip(slices, iter_plan(plan, slices)):
+        out[sl.partition].append(t)
+    return {p: (pa.concat_tables(ts, promote_options="permissive") if ts else plan.schema.empty_table())
+            for p, ts in out.items()}
+
+
+def _body(t: pa.Table) -> pa.Table:
+    return t.drop_columns([c for c in t.column_names if c in META_COLUMNS])
+
+
+def digest(t: pa.Table) -> str:
+    """An order-independent digest of the rows' data columns (meta columns, which a copy rewrites,
+    left out): the sum of each row's SHA-256 modulo 2**256, so equal multisets of rows give equal
+    digests whatever their order or file layout. Columns are taken by name."""
+    body = _body(t)
+    names = sorted(body.column_names)
+    total = 0
+    for batch in body.select(names).to_batches(max_chunksize=65536):
+        cols = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
+        for row in zip(*cols):
+            h = hashlib.sha256(repr(row).encode("utf-8", "surrogatepass")).digest()
+            total = (total + int.from_bytes(h, "big")) % (1 << 256)
+    return f"{total:064x}"
+
+
+@dataclass
+class PartitionCopy:
+    """One partition copied to (or from) the cold table: its rows and digest, and the instant that
+    wrote the copy."""
+
+    partition: str
+    rows: int
+    digest: str
+    instant: Optional[str] = None
+
+    def to_json(self) -> dict:
+        """How the TTL commit's extraMetadata and ``--json`` show it."""
+        return {"rows": self.rows, "digest": self.digest, "instant": self.instant}
+
+
+def _verify(table: HoodieTable, expected: Mapping[str, PartitionCopy], what: str) -> None:
+    """Read the partitions back from ``table`` and compare rows and digest with ``expected``."""
+    table = HoodieTable(table.base_path, storage=table.storage, read_only=True)
+    got = snapshot_rows(table, expected)
+    bad = []
+    for p, want in sorted(expected.items()):
+        rows = got[p]
+        d = digest(rows)
+        if rows.num_rows != want.rows or d != want.digest:
+            bad.append(f"{p}: {rows.num_rows} row(s) read back, {want.rows} expected"
+                       + ("" if rows.num_rows != want.rows else " (content differs)"))
+    if bad:
+        raise TTLMoveError(f"{what} did not verify in {table.base_path}: " + "; ".join(bad))
+
+
+# -- writing ------------------------------------------------------------------------------------------
+
+def cold_write_options(hot: HoodieTable) -> dict[str, str]:
+    """Write options creating the cold table like the hot one (keys, partitioning, key generator,
+    ordering field, table version), as COPY_ON_WRITE: cold data is read, not updated, so there is no
+    log to merge and no compaction to run. No inline service runs on it (run ``hoodie clean`` on the
+    cold table to free the file groups replaced by re-moved partitions)."""
+    p = hot.props
+    o = {wk: p[tk] for wk, tk in _COPIED_PROPS if p.get(tk)}
+    for k, v in p.items():
+        if k.startswith("hoodie.keygen."):
+            o[k] = v  # timestamp key generators' settings, where the table recorded them
+    o.update({
+        "hoodie.table.name": hot.name,
+        "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+        "hoodie.write.table.version": str(hot.table_version),
+        "hoodie.datasource.write.operation": "insert_overwrite",
+        "hoodie.clean.automatic": "false",
+        "hoodie.metadata.enable": "false",
+    })
+    if not o.get("hoodie.datasource.write.recordkey.field"):
+        o.pop("hoodie.datasource.write.recordkey.field", None)
+    return o
+
+
+# The writer of the copies: hoodie.services.write.write_arrow, registered by that module when it is
+# imported. This module cannot import it: writes run inline TTL (write -> inline -> ttl.service ->
+# here), so the dependency is passed in from above instead (tests/test_layering.py forbids the cycle).
+Writer = Callable[..., str]
+_writer: Optional[Writer] = None
+
+
+def register_writer(writer: Writer) -> None:
+    """Set the function that writes the copies: ``writer(base_path, rows, options, storage_options=...)``
+    returning the committed instant (:func:`hoodie.services.write.write_arrow` registers itself)."""
+    global _writer
+    _writer = writer
+
+
+def _write_overwrite(base: str, storage_options: dict[str, Any], rows: pa.Table, options: Mapping[str, str]) -> str:
+    from hoodie.configs import unknown_keys_checked
+
+    if _writer is None:
+        raise TTLMoveError("partition TTL's move action writes through hoodie.services.write, which is not loaded: "
+                           "import hoodie.services.write before running it (the CLI and the SQL procedures do)")
+    with unknown_keys_checked():
+        return _writer(base, rows, options, storage_options=storage_options)
+
+
+def _live_file_ids(table: HoodieTable, partitions: Iterable[str]) -> dict[str, list[str]]:
+    view = FileSystemView(table.storage, table.timeline)
+    out = {}
+    existing = set(view.partitions())
+    for p in partitions:
+        if p not in existing:
+            continue
+        fids = sorted({s.file_id for s in view.latest_file_slices(p)})
+        if fids:
+            out[p] = fids
+    return out
+
+
+def copy_to_cold(hot: HoodieTable, partitions: list[str], cfg: MoveConfig) -> dict[str, PartitionCopy]:
+    """Steps 1-3 of the module docstring: copy the partitions' snapshot rows into the cold table
+    and verify them there; returns what was copied, per partition. Writes nothing to the hot table.
+    Raises :class:`TTLMoveError` when the copy does not verify (the hot table is left as it was)."""
+    from hoodie.services.delete_partition import delete_partitions
+
+    data = snapshot_rows(hot, partitions)
+    copies = {p: PartitionCopy(p, t.num_rows, digest(t)) for p, t in data.items()}
+    st = cfg.storage()
+    with_rows = [data[p] for p in sorted(partitions) if data[p].num_rows]
+    instant: Optional[str] = None
+    if with_rows:
+        rows = pa.concat_tables(with_rows, promote_options="permissive")
+        instant = _write_overwrite(cfg.target, cfg.storage_options, rows, cold_write_options(hot))
+    empty = [p for p in partitions if not data[p].num_rows]
+    if empty and table_exists(st):
+        # A partition whose rows were all deleted in the hot table: an older copy in the cold table
+        # (moved, brought back, emptied) must not outlive it there.
+        cold = HoodieTable(st.base_uri, storage=st)
+        stale = _live_file_ids(cold, empty)
+        if stale:
+            instant = delete_partitions(cold, stale).timestamp
+    for c in copies.values():
+        c.instant = instant
+    fault_point("ttl.move.after_copy")
+    if table_exists(st):
+        _verify(HoodieTable(st.base_uri, storage=st), copies, f"the copy of {len(copies)} partition(s)")
+    elif any(c.rows for c in copies.values()):
+        raise TTLMoveError(f"the cold table at {cfg.target} was not created; nothing was deleted")
+    fault_point("ttl.move.after_verify")
+    log.info("partition TTL copied %d partition(s), %d row(s), to %s (commit %s), verified", len(copies),
+             sum(c.rows for c in copies.values()), cfg.target, instant)
+    return copies
+
+
+def moved_metadata(cfg: MoveConfig, copies: Mapping[str, PartitionCopy]) -> dict[str, str]:
+    """The hot replacecommit's extraMetadata naming where each partition went."""
+    doc = {p: {"target": cfg.target, **c.to_json()} for p, c in sorted(copies.items())}
+    return {MOVE_TARGET_KEY: cfg.target, MOVED_KEY: json.dumps(doc, separators=(",", ":"))}
+
+
+# -- bringing partitions back ---------------------------------------------------------------------------
+
+@dataclass
+class BringBackResult:
+    """What :func:`bring_back` did: the hot table's commit, the rows per partition, whether the cold
+    copies were dropped (and by which cold instant)."""
+
+    instant: Optional[str]
+    target: str
+    partitions: dict[str, PartitionCopy] = field(default_factory=dict)
+    already_back: list[str] = field(default_factory=list)
+    cold_drop_instant: Optional[str] = None
+    dry_run: bool = False
+
+    def to_json(self) -> dict:
+        """What ``hoodie ttl bring-back --json`` prints."""
+        return {"instant": self.instant, "target": self.target, "dry_run": self.dry_run,
+                "partitions": {p: c.to_json() for p, c in sorted(self.partitions.items())},
+                "already_back": self.already_back, "cold_drop_instant": self.cold_drop_instant}
+
+
+def moved_to(hot: HoodieTable, partition: str) -> Optional[str]:
+    """The cold table the newest TTL move of ``partition`` went to (from the hot timeline), if any."""
+    tl = hot.timeline
+    for inst in reversed(tl.completed().by_actions(I.REPLACE_COMMIT).instants):
+        try:
+            extra = tl.commit_metadata(inst).extra_metadata
+        except (FileNotFoundError, ValueError):
+            continue
+        doc = extra.get(MOVED_KEY)
+        if doc and partition in json.loads(doc):
+            return str(json.loads(doc)[partition].get("target") or extra.get(MOVE_TARGET_KEY))
+    return None
+
+
+def bring_back(hot_path: str | HoodieTable, partitions: Iterable[str], *, target: Optional[str] = None,
+               options: Optional[Mapping[str, Any]] = None, drop_from_cold: bool = True, dry_run: bool = False,
+               storage_options: Optional[dict[str, Any]] = None) -> BringBackResult:
+    """Move partitions back from the cold table into the hot table.
+
+    The cold table is ``target``, else ``hoodie.partition.ttl.move.target`` in ``options``, else the
+    one the hot timeline's newest TTL move of the first partition names. Each partition's cold
+    snapshot rows are written to the hot table as one ``insert_overwrite`` commit, read back and
+    compared (rows and digest); then, with ``drop_from_cold``, the partitions are dropped from the
+    cold table (a delete_partition there). A partition that holds rows in the hot table is refused
+    (the overwrite would replace them), unless they are exactly the cold rows: then an earlier bring-
+    back was interrupted after its write, and only the cold drop is left to do.
+    """
+    hot = hot_path if isinstance(hot_path, HoodieTable) else HoodieTable(hot_path, storage_options)
+    parts = sorted(set(partitions))
+    if not parts:
+        raise TTLMoveError("name at least one partition to bring back")
+    opts = dict(options or {})
+    if target:
+        opts[str(TARGET)] = target
+    if not C.read(opts, TTLConfigError).get(TARGET):
+        found = moved_to(hot, parts[0])
+        if not found:
+            raise TTLMoveError(f"no TTL move of {parts[0]} is recorded in {hot.base_path}; give the cold table "
+                               f"(--target or {TARGET})")
+        opts[str(TARGET)] = found
+    cfg = move_config(opts, hot)
+    st = cfg.storage()
+    if not table_exists(st):
+        raise TTLMoveError(f"there is no cold table at {cfg.target}")
+    cold = HoodieTable(st.base_uri, storage=st)
+    cold_rows = snapshot_rows(cold, parts)
+    missing = [p for p in parts if not cold_rows[p].num_rows]
+    if missing:
+        raise TTLMoveError(f"the cold table {cfg.target} holds no rows in {', '.join(missing)}; nothing was written")
+    copies = {p: PartitionCopy(p, t.num_rows, digest(t)) for p, t in cold_rows.items()}
+    hot_now = snapshot_rows(hot, parts)
+    already = [p for p in parts if hot_now[p].num_rows and digest(hot_now[p]) == copies[p].digest
+               and hot_now[p].num_rows == copies[p].rows]
+    clash = [p for p in parts if hot_now[p].num_rows and p not in already]
+    if clash:
+        raise TTLMoveError(
+            "partition(s) " + ", ".join(f"{p} ({hot_now[p].num_rows} rows)" for p in clash) + f" hold rows in "
+            f"{hot.base_path} now; bringing the cold copy back would overwrite them. Nothing was written")
+    res = BringBackResult(None, cfg.target, copies, already_back=already, dry_run=dry_run)
+    if dry_run:
+        return res
+    todo = [p for p in parts if p not in already]
+    if todo:
+        rows = pa.concat_tables([cold_rows[p] for p in todo], promote_options="permissive")
+        o = {"hoodie.table.name": hot.name, "hoodie.datasource.write.operation": "insert_overwrite"}
+        res.instant = _write_overwrite(hot.base_path, dict(hot.storage.storage_options or {}), rows, o)
+        fault_point("ttl.bring_back.after_write")
+        hot.reload()
+        _verify(hot, {p: copies[p] for p in todo}, f"bringing back {', '.join(todo)}")
+        fault_point("ttl.bring_back.after_verify")
+    if drop_from_cold:
+        from hoodie.services.delete_partition import delete_partitions
+
+        live = _live_file_ids(cold.reload(), parts)
+        if live:
+            res.cold_drop_instant = delete_partitions(cold, live).timestamp
+    log.info("brought back %s from %s into %s (commit %s)", ", ".join(parts), cfg.target, hot.base_path,
+             res.instant)
+    return res
+
+
+__all__ = ["MoveConfig", "move_config", "action_of", "copy_to_cold", "moved_metadata", "bring_back",
+           "BringBackResult", "PartitionCopy", "TTLMoveError", "snapshot_rows", "digest", "cold_write_options",
+           "moved_to", "register_writer", "MOVED_KEY", "MOVE_TARGET_KEY", "MOVE", "DELETE"]

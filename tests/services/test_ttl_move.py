@@ -1,0 +1,320 @@
+"""Partition TTL's ``move`` action (tiering, :mod:`hoodie.services.ttl.move`; docs/ttl.md "Tiering").
+
+The model test: random partitions of random ages (with updates and deletes, COPY_ON_WRITE and
+MERGE_ON_READ), then a dry run (writes nothing, names where each partition would go), a move, and a
+bring-back. After the move the hot table (hoodie and hudi-rs) is the model without the expired
+partitions and the cold table (hoodie and hudi-rs) is exactly their rows; the bring-back restores the
+partition exactly. Crash tests kill a child process at each fault point of the move and of the
+bring-back: every row is then in the hot or the cold table, and re-running finishes the job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import hoodie
+from hoodie.format.table import HoodieTable
+from hoodie.format.timeline import instant as I
+from hoodie.services.ttl import TTLConfigError, run_ttl
+from hoodie.services.ttl.move import MOVED_KEY, TTLMoveError, bring_back
+from hoodie.services.write import write_arrow
+from tests.helpers import examples
+from tests.hudi_rs import read_hudi_rs
+
+DAY = 86_400_000
+# Ages are measured from the clock (runs without an explicit instant use it); explicit TTL instants
+# just after NOW keep the model test exact.
+NOW = int(time.time() * 1000)
+RETAIN = {"hoodie.partition.ttl.strategy.days.retain": "10"}
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _opts(table_type: str, op: str) -> dict[str, str]:
+    return {"hoodie.table.name": "mv", "hoodie.datasource.write.table.type": table_type,
+            "hoodie.datasource.write.recordkey.field": "k", "hoodie.datasource.write.partitionpath.field": "part",
+            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.operation": op,
+            "hoodie.clean.automatic": "false"}
+
+
+def _move(target: str, **extra: str) -> dict[str, str]:
+    return {**RETAIN, "hoodie.partition.ttl.action": "move", "hoodie.partition.ttl.move.target": target, **extra}
+
+
+def _at(ms: int) -> str:
+    return I.epoch_ms_to_instant(ms, "UTC")
+
+
+def _rows(t: pa.Table) -> list[tuple]:
+    if not t.num_rows:
+        return []
+    return sorted(zip(*(t.column(c).to_pylist() for c in ("k", "part", "ts", "v"))))
+
+
+def _read(path: str, reader: Any = None) -> list[tuple]:
+    return _rows(reader(path) if reader else hoodie.read_table(path))
+
+
+def _batch(rows: list[tuple]) -> pa.Table:
+    return pa.table({"k": [r[0] for r in rows], "part": [r[1] for r in rows],
+                     "ts": pa.array([r[2] for r in rows], pa.int64()), "v": pa.array([r[3] for r in rows], pa.int64())})
+
+
+def _build(path: str, table_type: str, parts: dict[str, tuple[int, int, bool]]) -> dict[str, dict[str, tuple]]:
+    """parts: partition -> (age in days, rows, update-and-delete later). Writes the oldest first
+    (instants must grow); returns the model, partition -> key -> row."""
+    model: dict[str, dict[str, tuple]] = {}
+    t = 0
+    for p, (age, n, churn) in sorted(parts.items(), key=lambda kv: (-kv[1][0], kv[0])):
+        base = NOW - age * DAY
+        rows = [(f"{p}-{i}", p, 1, i) for i in range(n)]
+        write_arrow(path, _batch(rows), _opts(table_type, "insert"), instant=_at(base + t))
+        t += 1
+        model[p] = {r[0]: r for r in rows}
+        if churn and n > 1:
+            upd = [(f"{p}-0", p, 2, 100)]
+            write_arrow(path, _batch(upd), _opts(table_type, "upsert"), instant=_at(base + t))
+            t += 1
+            model[p][upd[0][0]] = upd[0]
+            gone = model[p].pop(f"{p}-{n - 1}")
+            write_arrow(path, _batch([gone]), _opts(table_type, "delete"), instant=_at(base + t))
+            t += 1
+    return model
+
+
+def _flat(model: dict[str, dict[str, tuple]], parts: Any) -> list[tuple]:
+    return sorted(r for p in parts for r in model.get(p, {}).values())
+
+
+def _timeline(path: str) -> list[str]:
+    return sorted(os.listdir(os.path.join(path, ".hoodie")))
+
+
+PARTS = st.dictionaries(st.sampled_from([f"p{i}" for i in range(6)]),
+                        st.tuples(st.sampled_from([1, 3, 20, 40]), st.integers(1, 4), st.booleans()),
+                        min_size=1, max_size=4)
+
+
+@settings(max_examples=examples(6), suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(parts=PARTS, table_type=st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]))
+def test_model_move_and_bring_back(parts: dict[str, tuple[int, int, bool]], table_type: str) -> None:
+    d = tempfile.mkdtemp()
+    try:
+        hot, cold = f"{d}/hot", f"{d}/cold"
+        model = _build(hot, table_type, parts)
+        expired = sorted(p for p, (age, _, _) in parts.items() if age > 10)
+        kept = sorted(set(parts) - set(expired))
+        opts = _move(cold)
+        # The dry run names where each partition would go and writes nothing.
+        before = _timeline(hot)
+        dry = run_ttl(hot, opts, dry_run=True, instant_time=_at(NOW))
+        assert dry.expired_partitions == expired
+        assert dry.to_json()["moves"] == {p: f"{cold}/{p}" for p in expired}
+        assert _timeline(hot) == before and not os.path.exists(cold)
+        res = run_ttl(hot, opts, instant_time=_at(NOW + 1))
+        if not expired:
+            assert res.instant is None and not os.path.exists(cold)
+            return
+        assert sorted(res.moved) == expired
+        assert {p: m["rows"] for p, m in res.moved.items()} == {p: len(model[p]) for p in expired}
+        meta = HoodieTable(hot).timeline.commit_metadata(HoodieTable(hot).timeline.last())
+        assert sorted(json.loads(meta.extra_metadata[MOVED_KEY])) == expired
+        for reader in (None, read_hudi_rs):
+            assert _read(hot, reader) == _flat(model, kept)
+            assert _read(cold, reader) == _flat(model, expired)
+        # A second run finds nothing more to move.
+        assert run_ttl(hot, opts, instant_time=_at(NOW + 2)).instant is None
+        # Bring one back: the hot table holds it exactly as before, the cold table no longer.
+        back = expired[0]
+        bb = bring_back(hot, [back])
+        assert bb.instant and bb.partitions[back].rows == len(model[back]) and bb.cold_drop_instant
+        for reader in (None, read_hudi_rs):
+            assert _read(hot, reader) == _flat(model, kept + [back])
+            assert _read(cold, reader) == _flat(model, expired[1:])
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_rerun_overwrites_the_cold_partition_never_duplicates(tmp_path: Path) -> None:
+    """A partition moved, brought back with the cold copy kept, then moved again replaces its cold copy."""
+    hot, cold = str(tmp_path / "hot"), str(tmp_path / "cold")
+    model = _build(hot, "COPY_ON_WRITE", {"old": (40, 3, False), "new": (1, 2, False)})
+    run_ttl(hot, _move(cold))
+    bring_back(hot, ["old"], drop_from_cold=False)
+    assert _read(cold) == _flat(model, ["old"]) == [r for r in _read(hot) if r[1] == "old"]
+    # The brought-back partition is written now; an explicit selection with the creation-time
+    # strategy expires it again.
+    opts = _move(cold, **{"hoodie.partition.ttl.management.strategy.type": "KEEP_BY_CREATION_TIME",
+                          "hoodie.partition.ttl.strategy.partition.selected": "old"})
+    assert run_ttl(hot, opts).expired_partitions == ["old"]
+    assert _read(cold) == _read(cold, read_hudi_rs) == _flat(model, ["old"])
+    assert _read(hot) == _flat(model, ["new"])
+
+
+def test_bring_back_refuses_to_overwrite_new_rows(tmp_path: Path) -> None:
+    hot, cold = str(tmp_path / "hot"), str(tmp_path / "cold")
+    _build(hot, "COPY_ON_WRITE", {"old": (40, 3, False), "new": (1, 2, False)})
+    run_ttl(hot, _move(cold))
+    write_arrow(hot, _batch([("x", "old", 1, 7)]), _opts("COPY_ON_WRITE", "insert"))
+    before = _timeline(hot)
+    with pytest.raises(TTLMoveError, match="would overwrite"):
+        bring_back(hot, ["old"])
+    assert _timeline(hot) == before
+    with pytest.raises(TTLMoveError, match="no TTL move of new"):
+        bring_back(hot, ["new"])
+
+
+@pytest.mark.parametrize("case", ["missing", "same", "inside", "contains", "scheme", "not-hudi", "other-keys",
+                                  "bad-json", "bad-action"])
+def test_bad_config_is_refused_before_anything_is_written(tmp_path: Path, case: str) -> None:
+    hot = str(tmp_path / "t" / "hot")
+    _build(hot, "COPY_ON_WRITE", {"old": (40, 2, False)})
+    opts = _move(str(tmp_path / "cold"))
+    if case == "missing":
+        del opts["hoodie.partition.ttl.move.target"]
+    elif case == "same":
+        opts["hoodie.partition.ttl.move.target"] = hot + "/"
+    elif case == "inside":
+        opts["hoodie.partition.ttl.move.target"] = f"file://{hot}/cold"
+    elif case == "contains":
+        opts["hoodie.partition.ttl.move.target"] = str(tmp_path / "t")
+    elif case == "scheme":
+        opts["hoodie.partition.ttl.move.target"] = "ftp://host/cold"
+    elif case == "not-hudi":
+        (tmp_path / "cold").mkdir()
+        (tmp_path / "cold" / "notes.txt").write_text("mine")
+    elif case == "other-keys":
+        o = {**_opts("COPY_ON_WRITE", "insert"), "hoodie.datasource.write.recordkey.field": "v"}
+        write_arrow(str(tmp_path / "cold"), _batch([("a", "old", 1, 1)]), o)
+    elif case == "bad-json":
+        opts["hoodie.partition.ttl.move.storage.options"] = "{nope"
+    elif case == "bad-action":
+        opts["hoodie.partition.ttl.action"] = "archive"
+    cold_before = sorted(os.listdir(tmp_path / "cold")) if (tmp_path / "cold").exists() else None
+    before = _timeline(hot)
+    for dry in (True, False):
+        with pytest.raises(TTLConfigError):
+            run_ttl(hot, opts, dry_run=dry)
+    assert _timeline(hot) == before
+    assert (sorted(os.listdir(tmp_path / "cold")) if (tmp_path / "cold").exists() else None) == cold_before
+
+
+# -- crash safety ---------------------------------------------------------------------------------------
+
+_CHILD = """
+import json, sys
+from hoodie.services.ttl import run_ttl
+from hoodie.services.ttl.move import bring_back
+import hoodie.services.write
+hot, cold, what = sys.argv[1:4]
+if what == "move":
+    run_ttl(hot, {"hoodie.partition.ttl.strategy.days.retain": "10", "hoodie.partition.ttl.action": "move",
+                  "hoodie.partition.ttl.move.target": cold})
+else:
+    bring_back(hot, ["old"], target=cold)
+print("finished")
+"""
+
+
+def _children(jobs: list[tuple[str, str, str, str]]) -> None:
+    """Run (hot, cold, what, fault point) children at once (they work on separate tables); each must
+    die by SIGKILL at its fault point."""
+    procs = []
+    for hot, cold, what, fault in jobs:
+        env = {**os.environ, "HOODIE_FAULT_POINTS": fault,
+               "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+        procs.append((fault, subprocess.Popen([sys.executable, "-c", _CHILD, hot, cold, what], env=env,
+                                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+    for fault, p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == -9, (fault, out, err)
+
+
+def _in_hot_or_cold(hot: str, cold: str, model: dict[str, dict[str, tuple]]) -> None:
+    """Nothing is lost: each partition's rows are all in the hot table or all in the cold one, and
+    neither table holds a row the model does not."""
+    h = _read(hot)
+    c = _read(cold) if os.path.exists(os.path.join(cold, ".hoodie", "hoodie.properties")) else []
+    assert set(h) | set(c) <= set(_flat(model, model))
+    for p, rows in model.items():
+        want = sorted(rows.values())
+        assert [r for r in h if r[1] == p] == want or [r for r in c if r[1] == p] == want, p
+
+
+MOVE_FAULTS = ["write.after_file_group", "ttl.move.after_copy", "ttl.move.after_verify", "ttl.after_inflight"]
+BACK_FAULTS = ["ttl.bring_back.after_write", "ttl.bring_back.after_verify"]
+
+
+def test_killed_move_loses_nothing_and_the_next_run_finishes(tmp_path: Path) -> None:
+    """A TTL move killed at each fault point (mid copy, after the copy, after its verification, with
+    the hot delete inflight): every row is in the hot or the cold table (hoodie and hudi-rs), and the
+    next TTL run completes the move. Then bring-backs killed after their write or verification are
+    finished by running them again."""
+    seed = str(tmp_path / "seed")
+    parts = {"old": (40, 3, True), "older": (50, 2, False), "new": (1, 2, True)}
+    model = _build(seed, "MERGE_ON_READ", parts)
+    jobs = []
+    for i, fault in enumerate(MOVE_FAULTS):
+        hot = str(tmp_path / f"hot{i}")
+        shutil.copytree(seed, hot)
+        jobs.append((hot, str(tmp_path / f"cold{i}"), "move", fault))
+    _children(jobs)
+    for hot, cold, _, fault in jobs:
+        _in_hot_or_cold(hot, cold, model)
+        assert _read(hot, read_hudi_rs) == _read(hot), fault
+        res = run_ttl(hot, _move(cold))
+        assert res.expired_partitions == ["old", "older"], fault
+        for reader in (None, read_hudi_rs):
+            assert _read(hot, reader) == _flat(model, ["new"]), fault
+            assert _read(cold, reader) == _flat(model, ["old", "older"]), fault
+    back = [(hot, cold, "back", fault) for (hot, cold, _, _), fault in zip(jobs, BACK_FAULTS)]
+    _children(back)
+    for hot, cold, _, fault in back:
+        _in_hot_or_cold(hot, cold, model)
+        res = bring_back(hot, ["old"], target=cold)
+        assert res.already_back == ["old"] and res.cold_drop_instant, fault
+        for reader in (None, read_hudi_rs):
+            assert _read(hot, reader) == _flat(model, ["new", "old"]), fault
+            assert _read(cold, reader) == _flat(model, ["older"]), fault
+
+
+# -- interfaces ----------------------------------------------------------------------------------------
+
+def test_cli_and_call(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from hoodie.interfaces.cli import main
+    from tests.interfaces.test_procedure_rows import call, named
+
+    hot, cold = str(tmp_path / "hot"), str(tmp_path / "cold")
+    model = _build(hot, "COPY_ON_WRITE", {"old": (40, 3, False), "older": (50, 2, False), "new": (1, 2, False)})
+    assert main(["ttl", "run", hot, "--dry-run", "--json", "--move-to", cold,
+                 "--set", "hoodie.partition.ttl.strategy.days.retain=10"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["action"] == "move" and doc["moves"] == {"old": f"{cold}/old", "older": f"{cold}/older"}
+    assert not os.path.exists(cold)
+    rows = call("run_ttl", hot, retain_days=10, action="move", target=cold, dry_run=True)
+    assert sorted((named("run_ttl", r)["partition"], named("run_ttl", r)["status"]) for r in rows) == \
+        [("old", "would move"), ("older", "would move")]
+    rows = call("run_ttl", hot, retain_days=10, action="move", target=cold)
+    assert sorted(named("run_ttl", r)["status"] for r in rows) == ["moved", "moved"]
+    assert "verified" in named("run_ttl", rows[0])["reason"]
+    assert _read(cold) == _flat(model, ["old", "older"])
+    assert main(["ttl", "bring-back", hot, "old", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["partitions"]["old"]["rows"] == 3 and doc["cold_drop_instant"]
+    rows = call("bring_back_partitions", hot, partitions="older", keep_cold=True)
+    assert named("bring_back_partitions", rows[0])["status"] == "brought back"
+    assert _read(hot) == _flat(model, model) and _read(cold) == _flat(model, ["older"])
+    assert main(["ttl", "bring-back", hot, "new", "--target", cold]) == 2
+    assert "holds no rows in new" in capsys.readouterr().err
