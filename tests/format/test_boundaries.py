@@ -1321,3 +1321,33 @@ def test_float_columns_widen_the_java_way_only_when_asked(tmp_path) -> None:
     assert read_base_file(st, "f.parquet", schema, java_floats=True).column("f").to_pylist()[0] == 0.1
     binary = read_base_file(st, "f.parquet", schema).column("f").to_pylist()[0]
     assert binary != 0.1 and abs(binary - 0.1) < 1e-7  # the float's own value, 0.10000000149011612
+
+
+def test_slice_record_keys_reads_keys_only_until_a_delete_needs_the_merge(tmp_path) -> None:
+    """The writer's index lookup: base keys plus data-block keys (duplicates kept) while nothing
+    deletes; once a delete block (or a soft-delete column) is valid, the merged slice's keys."""
+    from hoodie.format.file_group.fsview import FileSystemView
+    from hoodie.format.slice.reader import slice_record_keys
+    from hoodie.format.table import HoodieTable
+    from tests.format.test_fsview import _data, _write
+
+    path = str(tmp_path / "t")
+    _write(path, _data([1, 2, 3], 1, "a"), "insert")
+
+    def keys() -> list[str]:
+        t = HoodieTable(path)
+        (sl,) = FileSystemView(t.storage, t.timeline).latest_file_slices("a")
+        return sorted(slice_record_keys(t, sl).to_pylist())
+
+    assert keys() == ["1", "2", "3"]
+    _write(path, _data([2], 2, "b"), "upsert")
+    assert keys() == ["1", "2", "2", "3"]
+    _write(path, _data([3], 3, "x"), "delete")
+    assert keys() == ["1", "2"]
+    soft = str(tmp_path / "s")
+    with_flag = _data([1, 2], 1, "a").append_column("_hoodie_is_deleted", pa.array([False, False]))
+    _write(soft, with_flag, "insert")
+    _write(soft, _data([2], 2, "b").append_column("_hoodie_is_deleted", pa.array([True])), "upsert")
+    t = HoodieTable(soft)
+    (sl,) = FileSystemView(t.storage, t.timeline).latest_file_slices("a")
+    assert slice_record_keys(t, sl).to_pylist() == ["1"]
