@@ -213,33 +213,41 @@ def test_bad_config_is_refused_before_anything_is_written(tmp_path: Path, case: 
 
 # -- crash safety ---------------------------------------------------------------------------------------
 
+# One child imports hoodie once and forks a grandchild per job (an import costs about a second of
+# CPU; six of them made this test slow on two cores). Each grandchild sets its own fault point and
+# must die there; the child prints each one's wait status.
 _CHILD = """
-import json, sys
+import json, os, sys
 from hoodie.services.ttl import run_ttl
 from hoodie.services.ttl.move import bring_back
 import hoodie.services.write
-hot, cold, what = sys.argv[1:4]
-if what == "move":
-    run_ttl(hot, {"hoodie.partition.ttl.strategy.days.retain": "10", "hoodie.partition.ttl.action": "move",
-                  "hoodie.partition.ttl.move.target": cold})
-else:
-    bring_back(hot, ["old"], target=cold)
-print("finished")
+pids = []
+for hot, cold, what, fault in json.loads(sys.argv[1]):
+    pid = os.fork()
+    if pid == 0:
+        os.environ["HOODIE_FAULT_POINTS"] = fault
+        if what == "move":
+            run_ttl(hot, {"hoodie.partition.ttl.strategy.days.retain": "10", "hoodie.partition.ttl.action": "move",
+                          "hoodie.partition.ttl.move.target": cold})
+        else:
+            bring_back(hot, ["old"], target=cold)
+        os._exit(0)
+    pids.append(pid)
+print(json.dumps([os.waitpid(pid, 0)[1] for pid in pids]))
 """
 
 
 def _children(jobs: list[tuple[str, str, str, str]]) -> None:
-    """Run (hot, cold, what, fault point) children at once (they work on separate tables); each must
-    die by SIGKILL at its fault point."""
-    procs = []
-    for hot, cold, what, fault in jobs:
-        env = {**os.environ, "HOODIE_FAULT_POINTS": fault,
-               "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
-        procs.append((fault, subprocess.Popen([sys.executable, "-c", _CHILD, hot, cold, what], env=env,
-                                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
-    for fault, p in procs:
-        out, err = p.communicate(timeout=120)
-        assert p.returncode == -9, (fault, out, err)
+    """Run the (hot, cold, what, fault point) jobs at once (on separate tables); each must die by
+    SIGKILL at its fault point."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    env.pop("HOODIE_FAULT_POINTS", None)
+    proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(jobs)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    statuses = json.loads(proc.stdout.strip().splitlines()[-1])
+    killed = [os.WIFSIGNALED(w) and os.WTERMSIG(w) == 9 for w in statuses]
+    assert all(killed), [(j[3], w) for j, w in zip(jobs, statuses)]
 
 
 def _in_hot_or_cold(hot: str, cold: str, model: dict[str, dict[str, tuple]]) -> None:
@@ -259,35 +267,37 @@ BACK_FAULTS = ["ttl.bring_back.after_write", "ttl.bring_back.after_verify"]
 
 def test_killed_move_loses_nothing_and_the_next_run_finishes(tmp_path: Path) -> None:
     """A TTL move killed at each fault point (mid copy, after the copy, after its verification, with
-    the hot delete inflight): every row is in the hot or the cold table (hoodie and hudi-rs), and the
-    next TTL run completes the move. Then bring-backs killed after their write or verification are
-    finished by running them again."""
+    the hot delete inflight) and a bring-back killed after its write or its verification: every row
+    is in the hot or the cold table, and running the TTL (the bring-back) again finishes the job, as
+    hoodie and hudi-rs read it. All children run at once, on copies of one table."""
     seed = str(tmp_path / "seed")
     parts = {"old": (40, 3, True), "older": (50, 2, False), "new": (1, 2, True)}
     model = _build(seed, "MERGE_ON_READ", parts)
+    moved_seed, moved_cold = str(tmp_path / "moved"), str(tmp_path / "moved_cold")
+    shutil.copytree(seed, moved_seed)
+    run_ttl(moved_seed, _move(moved_cold))
     jobs = []
-    for i, fault in enumerate(MOVE_FAULTS):
-        hot = str(tmp_path / f"hot{i}")
-        shutil.copytree(seed, hot)
-        jobs.append((hot, str(tmp_path / f"cold{i}"), "move", fault))
+    for i, fault in enumerate(MOVE_FAULTS + BACK_FAULTS):
+        hot, cold = str(tmp_path / f"hot{i}"), str(tmp_path / f"cold{i}")
+        if fault in MOVE_FAULTS:
+            shutil.copytree(seed, hot)
+        else:
+            shutil.copytree(moved_seed, hot)
+            shutil.copytree(moved_cold, cold)
+        jobs.append((hot, cold, "move" if fault in MOVE_FAULTS else "back", fault))
     _children(jobs)
-    for hot, cold, _, fault in jobs:
+    for hot, cold, what, fault in jobs:
         _in_hot_or_cold(hot, cold, model)
-        assert _read(hot, read_hudi_rs) == _read(hot), fault
-        res = run_ttl(hot, _move(cold))
-        assert res.expired_partitions == ["old", "older"], fault
+        if what == "move":
+            assert run_ttl(hot, _move(cold)).expired_partitions == ["old", "older"], fault
+            in_hot, in_cold = ["new"], ["old", "older"]
+        else:
+            res = bring_back(hot, ["old"], target=cold)
+            assert res.already_back == ["old"] and res.cold_drop_instant, fault
+            in_hot, in_cold = ["new", "old"], ["older"]
         for reader in (None, read_hudi_rs):
-            assert _read(hot, reader) == _flat(model, ["new"]), fault
-            assert _read(cold, reader) == _flat(model, ["old", "older"]), fault
-    back = [(hot, cold, "back", fault) for (hot, cold, _, _), fault in zip(jobs, BACK_FAULTS)]
-    _children(back)
-    for hot, cold, _, fault in back:
-        _in_hot_or_cold(hot, cold, model)
-        res = bring_back(hot, ["old"], target=cold)
-        assert res.already_back == ["old"] and res.cold_drop_instant, fault
-        for reader in (None, read_hudi_rs):
-            assert _read(hot, reader) == _flat(model, ["new", "old"]), fault
-            assert _read(cold, reader) == _flat(model, ["older"]), fault
+            assert _read(hot, reader) == _flat(model, in_hot), fault
+            assert _read(cold, reader) == _flat(model, in_cold), fault
 
 
 # -- interfaces ----------------------------------------------------------------------------------------
