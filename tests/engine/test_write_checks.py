@@ -67,10 +67,32 @@ def test_clean_batches_of_the_common_shape_skip_the_python_job(spark) -> None:
     for key in ("k", "n"):
         cfg = WriteConfig.from_options(_opts(key))
         assert _proven_valid(df.select(*_key_columns(cfg, df.columns)), cfg)
-    # Shapes it does not decide go to the Python job: composite keys, numeric event times.
-    for opts in (_opts("k,n"), _opts(**{"hoodie.payload.event.time.field": "ts"})):
+    # Shapes it does not decide go to the Python job: composite keys, string event times.
+    for opts in (_opts("k,n"), _opts(**{"hoodie.payload.event.time.field": "v"})):
         cfg = WriteConfig.from_options(opts)
         assert not _proven_valid(df.select(*_key_columns(cfg, df.columns)), cfg)
+
+
+@pytest.mark.parametrize("ts_values,proven", [
+    ([1_700_000_000_000, 1_700_000_100_000], True),   # milliseconds, both plausible
+    ([1_700_000_000, 1_700_000_100], False),           # seconds in a milliseconds column: refused
+    ([0, 1_700_000_000_000], False),                   # an extreme outside 1971-2200: the Python job decides
+])
+def test_numeric_event_times_are_proven_only_when_both_extremes_are_plausible(spark, tmp_path: Path, ts_values,
+                                                                               proven) -> None:
+    import hoodie.spark as hs
+
+    df = spark.createDataFrame([(f"k{i}", i, "p", v, None, "x") for i, v in enumerate(ts_values)], SCHEMA)
+    opts = _opts(**{"hoodie.payload.event.time.field": "ts"})
+    cfg = WriteConfig.from_options(opts)
+    assert _proven_valid(df.select(*_key_columns(cfg, df.columns)), cfg) is proven
+    verdict = _python_verdict(df, cfg)
+    if proven:
+        assert verdict is None
+    elif verdict is not None:  # refused before anything is written, with the writer's message
+        with pytest.raises(type(verdict), match="event time field 'ts'"):
+            hs.write(df, str(tmp_path / "t"), opts)
+        assert not list((tmp_path / "t").rglob("*.parquet"))
 
 
 _keys = st.one_of(st.none(), st.just(""), st.text(alphabet="ab/ .", min_size=1, max_size=3))

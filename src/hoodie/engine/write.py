@@ -39,6 +39,7 @@ from hoodie.format.batch_write import (
     PostCommitError,
     WriteConfig,
     WriteError,
+    check_event_times,
     execute_file_group,
     plan_write,
     prepare_records,
@@ -48,6 +49,7 @@ from hoodie.format.keys.generators import (
     ComplexKeyGenerator, NonpartitionedKeyGenerator, SimpleKeyGenerator, key_generator_from_config,
 )
 from hoodie.format.keys.paths import PartitionPathError, check_partition_paths
+from hoodie.format.slice.eventtime import all_plausible
 from hoodie.format.timeline.commit_metadata import WriteStat
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, read_partition_metadata
@@ -219,6 +221,8 @@ def _key_columns(cfg: WriteConfig, columns: list[str]) -> list[str]:
     wanted = set(cfg.record_key_fields) | {f.split(":")[0] for f in cfg.partition_fields}
     if cfg.precombine_field:
         wanted.add(cfg.precombine_field)
+    if cfg.event_time_field:  # its values are checked too (wrong unit, beyond year 9999)
+        wanted.add(cfg.event_time_field)
     wanted.add(IS_DELETED)
     if cfg.auto_record_keys and cfg.operation == "delete":
         wanted |= {KEY, PART}  # the keys of a delete from a table without record key fields
@@ -266,7 +270,7 @@ def _proven_valid(df, cfg: WriteConfig) -> bool:
     non-partitioned key generator with one top-level record key of string or integer type (a row is
     refused only for a null or empty key), a precombine field (refused only when null), an event-time
     field of timestamp or date type (valid values form one interval, so its minimum and maximum decide)
-    and partition paths (a function of the partition field values: checked by hoodie's own code on the
+    or of number type whose minimum and maximum are both plausible times in its unit, and partition paths (a function of the partition field values: checked by hoodie's own code on the
     distinct values). Any doubt answers False, and the Python job then names the first bad row exactly
     as the writer would."""
     from pyspark.sql import functions as F
@@ -297,8 +301,11 @@ def _proven_valid(df, cfg: WriteConfig) -> bool:
             return False
         aggs.append(F.sum(F.when(F.col(f"`{pre}`").isNull(), 1).otherwise(0)).alias("__bad_pre"))
     ev = cfg.event_time_field
+    numeric_ev = False
     if ev and ev in types:
-        if not isinstance(types[ev], (T.TimestampType, T.TimestampNTZType, T.DateType)):
+        numeric_ev = isinstance(types[ev], (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType,
+                                            T.DoubleType))
+        if not numeric_ev and not isinstance(types[ev], (T.TimestampType, T.TimestampNTZType, T.DateType)):
             return False
         aggs += [F.min(F.col(f"`{ev}`")).alias("__ev_min"), F.max(F.col(f"`{ev}`")).alias("__ev_max")]
     grouped = df.groupBy(*[F.col(f"`{p}`") for p in parts]).agg(*aggs) if parts else df.agg(*aggs)
@@ -315,6 +322,10 @@ def _proven_valid(df, cfg: WriteConfig) -> bool:
         if "__ev_min" in found.column_names:
             ends = pa.concat_arrays([found.column("__ev_min").combine_chunks(),
                                      found.column("__ev_max").combine_chunks()])
+            # Times: valid values form one interval, so the extremes decide. Numbers: the writer also
+            # refuses values plausible only in another unit, so only all-plausible extremes prove it.
+            if numeric_ev and not all_plausible(ends, cfg.event_time_unit):
+                return False
             check_event_times(pa.table({ev: ends}), cfg)
     except (WriteError, ValueError):
         return False

@@ -176,6 +176,21 @@ def _check_range(raw: pa.Array, ms_per: float, field_name: str, what: str) -> No
             raise EventTimeError(f"event time field {field_name!r} ({what}) holds a value {describe_millis(v * ms_per)}")
 
 
+def all_plausible(values: ArrayLike, unit: str = DEFAULT_UNIT) -> bool:
+    """True when every non-null number of ``values``, read in ``unit``, is a 1971-2200 time: such a
+    column passes :func:`event_time_millis`'s plausibility check, and so does any number between
+    two such values (a sufficient test from a column's minimum and maximum)."""
+    arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
+        return False
+    f = pc.cast(arr, pa.float64(), safe=False).drop_null()
+    if len(f) == 0:
+        return True
+    ms = pc.multiply(f, _MS_PER[parse_unit(unit)])
+    lo, hi = PLAUSIBLE_MS
+    return bool(pc.all(pc.and_(pc.greater_equal(ms, lo), pc.less_equal(ms, hi))).as_py())
+
+
 def _numbers_to_millis(raw: pa.Array, unit: str, field_name: str) -> pa.Array:
     """Milliseconds of plain numbers (int64 or float64) in ``unit``, after the plausibility check."""
     if len(raw) and raw.null_count < len(raw):
