@@ -2816,3 +2816,34 @@ def test_clean_leaves_every_slice_of_a_group_a_pending_clustering_reads(tmp_path
     plan = plan_clean(t.reload(), {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
                                    "hoodie.cleaner.fileversions.retained": "1"})
     assert "a" not in plan.files_to_delete and len(plan.files_to_delete["b"]) == 2
+
+
+def test_a_clean_instant_holds_its_plan_twice_and_logs_what_it_did(tmp_path: Path, caplog) -> None:
+    """``.clean.requested`` and ``.clean.inflight`` both hold the HoodieCleanerPlan (as Hudi writes
+    them); the completion is logged with the counts."""
+    import logging
+
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import plans
+    from hoodie.services.clean import run_clean
+    from tests.services.test_clean import _history, batch, drop_partition, options
+    from hoodie.services.write import write_arrow
+
+    path = str(tmp_path / "t")
+    _history(path, 2)
+    write_arrow(path, batch([(9, "z", 1)]), options())
+    drop_partition(path, "z")
+    with caplog.at_level(logging.INFO, logger="hoodie.services.clean.executor"):
+        res = run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                               "hoodie.cleaner.fileversions.retained": "1"})
+    t = HoodieTable(path)
+    req = t.storage.read_bytes(f".hoodie/{I.instant_file_name(res.instant, I.CLEAN, I.State.REQUESTED)}")
+    inflight = t.storage.read_bytes(f".hoodie/{I.instant_file_name(res.instant, I.CLEAN, I.State.INFLIGHT)}")
+    assert plans.read_avro_metadata(req) == plans.read_avro_metadata(inflight) == res.plan.to_avro(t.storage)
+    assert res.deleted_partitions == ["z"] and res.total_deleted == 3
+    assert f"clean {res.instant} deleted 3 files and 1 partitions" in [r.getMessage() for r in caplog.records]
+    meta = plans.read_avro_metadata(t.timeline.read_file(t.timeline.get(res.instant).file_name))
+    z = meta["partitionMetadata"]["z"]
+    assert z["isPartitionDeleted"] is True and len(z["deletePathPatterns"]) == 1 == len(z["successDeleteFiles"])
+    assert meta["partitionMetadata"]["p0"]["isPartitionDeleted"] is False
+    assert meta["totalFilesDeleted"] == 3 and meta["earliestCommitToRetain"] == ""
