@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from hoodie import configs as C
 from hoodie.configs import read
 from hoodie.errors import HoodieError
+from hoodie.faults import fault_point
 from hoodie.format.phases import phase
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import naming as N
@@ -885,6 +886,19 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
                              num_deletes=n_del, event_time_field=cfg.event_time_field,
                              event_time_unit=cfg.event_time_unit,
                              codec=cfg.parquet_codec, bloom=cfg.bloom)
+
+
+def write_file_groups(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant: str, avro_schema: dict,
+                      fault: str) -> list[WriteStat]:
+    """Plan a write in this process and write its file groups one after another (the pure-Python
+    executor's data work); ``fault`` names the fault point hit after each file group."""
+    plan = plan_write(table, records, cfg, instant, avro_schema)
+    stats = []
+    for i, w in enumerate(plan.work):
+        stats.append(execute_file_group(table, w, instant=instant, avro_schema=avro_schema, cfg=cfg,
+                                        token=N.write_token(i, 1, i), task_partition_id=i))
+        fault_point(fault)
+    return stats
 
 
 def pc_cast(t: pa.Table, schema: pa.Schema) -> pa.Table:

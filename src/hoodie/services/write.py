@@ -24,7 +24,6 @@ from hoodie.configs import warn_unknown_keys
 from hoodie.faults import fault_point
 from hoodie.format import batch_write as B
 from hoodie.format.batch_write import PostCommitError, WriteConfig, WriteError
-from hoodie.format.file_group import naming as N
 from hoodie.format.file_group.fsview import FileSystemView, check_partition_nesting
 from hoodie.format.slice import writer as W
 from hoodie.format.storage import Storage
@@ -255,12 +254,8 @@ class ArrowWriteExecutor:
         # A write without record key fields gets Hudi's generated keys now that its instant is known: one
         # process, so partition id 0 and the rows numbered in input order.
         self.records = B.with_auto_keys(self.records, op.config, instant)
-        plan = B.plan_write(txn.table, self.records, op.config, instant, op.avro_schema)
-        stats = []
-        for i, w in enumerate(plan.work):
-            stats.append(B.execute_file_group(txn.table, w, instant=instant, avro_schema=op.avro_schema,
-                                              cfg=op.config, token=N.write_token(i, 1, i), task_partition_id=i))
-            fault_point("write.after_file_group")
+        stats = B.write_file_groups(txn.table, self.records, op.config, instant, op.avro_schema,
+                                    "write.after_file_group")
         parts = sorted(pc.unique(self.records.column("_hoodie_partition_path")).to_pylist())
         return WriteOutcome(stats, parts)
 

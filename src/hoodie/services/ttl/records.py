@@ -37,7 +37,6 @@ from hoodie import configs as C
 from hoodie.configs import format_duration, warn_unknown_keys
 from hoodie.faults import fault_point
 from hoodie.format import batch_write as B
-from hoodie.format.file_group import naming as N
 from hoodie.format.file_group.fsview import FileSlice
 from hoodie.format.slice.eventtime import EventTimeError, event_time_millis, millis_to_iso
 from hoodie.format.storage import Storage
@@ -364,13 +363,8 @@ class RecordTTLOperation(Operation):
         """Write the deletes of every file group holding expired keys."""
         assert txn.table is not None and txn.instant is not None and self.records is not None
         instant = txn.instant.timestamp
-        plan = B.plan_write(txn.table, self.records, self.wcfg, instant, self.avro_schema)
-        stats = []
-        for i, w in enumerate(plan.work):
-            stats.append(B.execute_file_group(txn.table, w, instant=instant, avro_schema=self.avro_schema,
-                                              cfg=self.wcfg, token=N.write_token(i, 1, i), task_partition_id=i))
-            fault_point("record_ttl.after_file_group")
-        return stats
+        return B.write_file_groups(txn.table, self.records, self.wcfg, instant, self.avro_schema,
+                                   "record_ttl.after_file_group")
 
     def complete(self, txn: Transaction, result: Any) -> Instant:
         """The completed commit, with the run's settings and count in extraMetadata."""
