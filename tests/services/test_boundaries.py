@@ -2847,3 +2847,25 @@ def test_a_clean_instant_holds_its_plan_twice_and_logs_what_it_did(tmp_path: Pat
     assert z["isPartitionDeleted"] is True and len(z["deletePathPatterns"]) == 1 == len(z["successDeleteFiles"])
     assert meta["partitionMetadata"]["p0"]["isPartitionDeleted"] is False
     assert meta["totalFilesDeleted"] == 3 and meta["earliestCommitToRetain"] == ""
+
+
+def test_partition_stats_the_process_state_wins_unless_a_persisted_one_is_newer(tmp_path: Path) -> None:
+    """Persisted stats replace the process's own only when they cover more (a later upto): at equal
+    upto, or without an upto, the process state stays the starting point."""
+    from hoodie.services.ttl import stats as TS
+
+    root = tmp_path / "t"
+    _commit_file(root, f"{T0}1.deltacommit", {"p1": 1})
+    _commit_file(root, f"{T0}2.deltacommit", {"p2": 1})
+    TS.forget()
+    first = TS.partition_last_modified(_stats_table(root))
+    assert (first.source, first.upto) == ("full scan", f"{T0}2")
+    same = TS.PartitionStats({"p1": f"{T0}1", "p2": f"{T0}2"}, f"{T0}2", [], False, 2)
+    _commit_file(root, f"{T0}3.replacecommit", {}, op="DELETE_PARTITION", extra={TS.STATS_KEY: same.encode()})
+    got = TS.partition_last_modified(_stats_table(root))
+    assert (got.source, got.scanned_instants) == ("process cache", 1)
+    no_upto = TS.PartitionStats({"p1": f"{T0}1"}, None, [], False, 0)
+    _commit_file(root, f"{T0}4.replacecommit", {}, op="DELETE_PARTITION", extra={TS.STATS_KEY: no_upto.encode()})
+    got = TS.partition_last_modified(_stats_table(root))
+    assert (got.source, got.scanned_instants, got.incremental) == ("process cache", 1, True)
+    TS.forget()
