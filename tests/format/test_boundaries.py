@@ -1156,20 +1156,33 @@ def test_layout2_completion_times_pass_every_name_on_the_timeline(tmp_path) -> N
     st = Storage(str(tmp_path))
     st.write_bytes(".hoodie/hoodie.properties", b"hoodie.table.version=9\nhoodie.table.timeline.timezone=UTC\n")
     lay = T.layout_of(st)
+    # A folder sorting first, with a time in its name: not an instant, and the listing goes on past it.
+    (tmp_path / ".hoodie" / "timeline" / "1_29990101000000000").mkdir(parents=True)
     st.write_bytes(".hoodie/timeline/20990101000000001_20990101000000009.deltacommit", b"")
-    st.write_bytes(".hoodie/timeline/20990101000000005.clean.requested", b"")
-    (tmp_path / ".hoodie" / "timeline" / "29990101000000000_history").mkdir()  # folders are not instants
     assert "20990101000000009" < T.completion_time(st, lay, "20990101000000002") < "2999"
+    st.write_bytes(".hoodie/timeline/20990101000000020.clean.requested", b"")  # the newest name: pending
+    assert "20990101000000020" < T.completion_time(st, lay, "20990101000000002") < "2999"
     assert T.completion_time(st, lay, "20990201000000000") > "20990201000000000"
     inflight = T.transition_to_inflight(st, T.create_requested(st, "20990101000000003", I.COMMIT))
     done = T.transition_to_complete(st, inflight, b"")
-    assert done.completion > "20990101000000009" and st.exists(f".hoodie/timeline/{done.file_name}")
-    T.delete_instant_files(st, "20990101000000003", I.COMMIT, [I.State.COMPLETED])
+    assert done.completion > "20990101000000020" and st.exists(f".hoodie/timeline/{done.file_name}")
+    st.write_bytes(".hoodie/timeline/20990101000000004_20990101000000030.commit", b"")  # another commit
+    T.delete_instant_files(st, "20990101000000003", I.COMMIT, [I.State.COMPLETED, I.State.INFLIGHT])
     T.delete_instant_files(st, "20990101000000001", I.COMMIT, [I.State.COMPLETED])  # another action: kept
     names = sorted(s.name for s in st.list_dir(".hoodie/timeline") if not s.is_dir)
     assert names == ["20990101000000001_20990101000000009.deltacommit", "20990101000000003.commit.requested",
-                     "20990101000000003.inflight", "20990101000000005.clean.requested"]
+                     "20990101000000004_20990101000000030.commit", "20990101000000020.clean.requested"]
     assert T.instant_file_path(st, inflight) == ".hoodie/timeline/20990101000000003.inflight"
+    # A requested state is deleted by name, never by the completed-file listing.
+    T.delete_instant_files(st, "20990101000000004", I.COMMIT, [I.State.REQUESTED])
+    assert st.exists(".hoodie/timeline/20990101000000004_20990101000000030.commit")
+    # A completed compaction is a commit on the timeline.
+    c = T.transition_to_inflight(st, T.create_requested(st, "20990101000000005", I.COMPACTION))
+    c_done = T.transition_to_complete(st, c, b"")
+    assert c_done.action == I.COMMIT
+    T.delete_instant_files(st, "20990101000000005", I.COMPACTION, [I.State.COMPLETED])
+    assert not st.exists(f".hoodie/timeline/{c_done.file_name}")
+    assert st.exists(".hoodie/timeline/20990101000000005.compaction.requested")
 
 
 def test_completion_hooks_innermost_first_and_only_inside_their_block(tmp_path) -> None:
@@ -1351,3 +1364,48 @@ def test_slice_record_keys_reads_keys_only_until_a_delete_needs_the_merge(tmp_pa
     t = HoodieTable(soft)
     (sl,) = FileSystemView(t.storage, t.timeline).latest_file_slices("a")
     assert slice_record_keys(t, sl).to_pylist() == ["1"]
+
+
+def test_timeline_reads_plans_and_names_a_damaged_one(tmp_path) -> None:
+    """read_avro names the instant and the problem; the log compaction plan is read from its own
+    requested file; with_instants orders what it is given and keeps the file listing."""
+    from hoodie.format.storage import Storage
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import active as T
+    from hoodie.format.timeline import plans
+
+    st = Storage(str(tmp_path))
+    op = plans.compaction_operation(P + "0", None, [".f1_" + P + "0.log.1_1-0-1"], "f1", "a", {})
+    T.create_requested(st, P + "1", I.LOG_COMPACTION,
+                       plans.write_avro_metadata("HoodieCompactionPlan", plans.compaction_plan([op])))
+    T.create_requested(st, P + "2", I.CLEAN, b"not avro")
+    tl = T.Timeline.load(st)
+    (got,) = tl.log_compaction_plan(P + "1").operations
+    assert got.file_group == ("a", "f1") and got.delta_file_names == (".f1_" + P + "0.log.1_1-0-1",)
+    bad = tl.get(P + "2")
+    with pytest.raises(T.DamagedTimelineFileError) as e:
+        tl.read_avro(bad)
+    assert e.value.instant == bad and e.value.problem and e.value.problem != "None"
+    assert e.value.path == st.uri(f".hoodie/{bad.file_name}") and e.value.problem in str(e.value)
+    mixed = tl.with_instants([tl.get(P + "2"), tl.get(P + "1")])
+    assert mixed.timestamps == [P + "1", P + "2"] and mixed.has_file(bad.file_name)
+
+
+def test_an_instant_can_start_inflight_without_a_requested_file(tmp_path) -> None:
+    """Hudi's savepoint action: ``<t>.savepoint.inflight`` then ``<t>.savepoint``, create-only."""
+    from hoodie.format.storage import Storage
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import active as T
+
+    st = Storage(str(tmp_path))
+    inf = T.create_inflight(st, P + "1", I.SAVEPOINT, b"content")
+    assert (inf.timestamp, inf.action, inf.state) == (P + "1", I.SAVEPOINT, I.State.INFLIGHT)
+    assert st.read_bytes(f".hoodie/{P}1.savepoint.inflight") == b"content"
+    assert not st.exists(f".hoodie/{P}1.savepoint.requested")
+    with pytest.raises(T.TimelineError, match="already exists"):
+        T.create_inflight(st, P + "1", I.SAVEPOINT)
+    assert T.create_inflight(st, P + "2", I.SAVEPOINT).state == I.State.INFLIGHT
+    assert st.read_bytes(f".hoodie/{P}2.savepoint.inflight") == b""
+    st.write_bytes(".hoodie/hoodie.properties", b"hoodie.table.version=9\n")
+    T.create_inflight(st, P + "3", I.SAVEPOINT)
+    assert st.exists(f".hoodie/timeline/{P}3.savepoint.inflight")
