@@ -254,17 +254,20 @@ def _fixtures_env() -> dict[str, str]:
     return env
 
 
-def _mutmut_config(target: Target) -> str:
+def _mutmut_config(target: Target, ws: Path) -> str:
     def toml_list(items: list[str]) -> str:
         return "[" + ", ".join(json.dumps(i) for i in items) + "]"
 
+    # One pytest temp folder per workspace, emptied by each run: pytest's own numbered folders are
+    # never pruned by mutmut's forked runs and filled the disk (tens of GB per target).
+    basetemp = str(ws / "pytest-tmp")
     return "\n".join([
         "",
         "[tool.mutmut]",
         'source_paths = ["src"]',
         f"only_mutate = {toml_list([target.source])}",
         f"pytest_add_cli_args_test_selection = {toml_list(list(target.tests))}",
-        f"pytest_add_cli_args = {toml_list(['-p', 'no:randomly', '--hypothesis-seed=0', '-k', DESELECT])}",
+        f"pytest_add_cli_args = {toml_list(['-p', 'no:randomly', '--hypothesis-seed=0', '-k', DESELECT, '--basetemp', basetemp])}",
         f"timeout_multiplier = {TIMEOUT_MULTIPLIER}",
         f'process_isolation = "{PROCESS_ISOLATION}"',
         "use_git_change_detection = false",
@@ -310,7 +313,7 @@ def prepare_workspace(name: str, target: Target) -> Path:
 def _write_pyproject(ws: Path, target: Target) -> None:
     pyproject = (REPO / "pyproject.toml").read_text()
     pyproject = re.sub(r"\n\[tool\.mutmut\][^\[]*", "\n", pyproject)
-    (ws / "pyproject.toml").write_text(pyproject + _mutmut_config(target))
+    (ws / "pyproject.toml").write_text(pyproject + _mutmut_config(target, ws.resolve()))
 
 
 def _now() -> str:
