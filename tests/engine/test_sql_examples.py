@@ -6,6 +6,7 @@ The documented context (docs/sql.md): a hoodie table at ``/data/events`` registe
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import shutil
 from pathlib import Path
@@ -57,15 +58,22 @@ def documented_statements() -> list[tuple[str, str]]:
 STATEMENTS = documented_statements()
 
 
-def _write_template(path: str) -> None:
-    """productid 1..3, written 2024-04-30 (savepointed); an upsert at 2024-05-01 leaves log files."""
+def _write_template(path: str, cold: str) -> None:
+    """productid 1..3, written 2024-04-30 (savepointed); an upsert at 2024-05-01 leaves log files;
+    productid 4 was moved to the cold table ``cold`` by a TTL move (the bring-back examples);
+    ``event_ts`` is the record-TTL examples' event-time column."""
     from hoodie.services.savepoint import create_savepoint
+    from hoodie.services.ttl import run_ttl
 
-    rows = pa.table({"id": pa.array(range(9), pa.int64()), "productid": pa.array([1, 2, 3] * 3, pa.int32()),
-                     "ts": pa.array([1] * 9, pa.int64())})
+    day = pa.array([dt.datetime(2024, 4, 30, tzinfo=dt.timezone.utc)] * 12, pa.timestamp("us", tz="UTC"))
+    rows = pa.table({"id": pa.array(range(12), pa.int64()), "productid": pa.array([1, 2, 3, 4] * 3, pa.int32()),
+                     "ts": pa.array([1] * 12, pa.int64()), "event_ts": day})
     write_arrow(path, rows, {**OPTS, "hoodie.datasource.write.operation": "insert"}, instant="20240430000000000")
-    write_arrow(path, rows.slice(0, 4).set_column(2, "ts", pa.array([2] * 4, pa.int64())),
+    write_arrow(path, rows.slice(0, 3).set_column(2, "ts", pa.array([2] * 3, pa.int64())),
                 {**OPTS, "hoodie.datasource.write.operation": "upsert"}, instant="20240501000000000")
+    run_ttl(path, {**OPTS, "hoodie.partition.ttl.strategy.days.retain": "1", "hoodie.partition.ttl.action": "move",
+                   "hoodie.partition.ttl.move.target": cold, "hoodie.partition.ttl.predicate": "productid = 4"},
+            instant_time="20240601000000000")
     create_savepoint(path, "20240430000000000", "docs", "the documented table's savepoint")
 
 
@@ -76,8 +84,9 @@ def events(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
 
     root = tmp_path_factory.mktemp("sql_examples")
     template, live = str(root / "template"), str(root / "events")
-    _write_template(template)
+    _write_template(template, str(root / "cold"))
     shutil.copytree(template, live)
+    shutil.copytree(root / "cold", root / "cold_template")
     register_table(spark, f"{DB}.events", live)
     yield template, live
     for v in ("events", "events_ro"):
@@ -104,6 +113,9 @@ def test_every_documented_sql_statement_runs(spark, events: tuple[str, str], whe
     template, live = events
     shutil.rmtree(live)
     shutil.copytree(template, live)
+    cold = Path(live).parent / "cold"  # where the template's TTL move put productid 4
+    shutil.rmtree(cold)
+    shutil.copytree(cold.parent / "cold_template", cold)
     views = _persistent_views(spark)
     spark.sql(f"USE {DB}")
     try:

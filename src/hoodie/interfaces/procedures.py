@@ -35,7 +35,7 @@ TTL_ROWS = ("One row per deleted partition (`deleted_partitions`, Hudi's column,
                "CALL run_ttl(table => 'events', ttl_policy => 'KEEP_BY_TIME', "
                "options => 'hoodie.partition.ttl.strategy.days.retain=30')",
                "CALL run_ttl(table => 'events', retain_days => 90, action => 'move', "
-               "target => 's3://archive/events_cold')",
+               "target => '/tmp/hoodie_docs_cold/events', dry_run => true)",
            ))
 def _run_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
     import hoodie.services.write  # noqa: F401  (registers the writer of the move action's copies)
@@ -77,7 +77,7 @@ def _manage_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
            "was deleted.",
            examples=(
                "CALL run_record_ttl(table => 'analytics.events', retention => 'P30D', field => 'event_ts')",
-               "CALL run_record_ttl(table => 'events', retention => 'PT36H', dry_run => true)",
+               "CALL run_record_ttl(table => 'events', retention => 'PT36H', field => 'event_ts', dry_run => true)",
            ))
 def _run_record_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.services.ttl.records import call_run_record_ttl, result_rows
@@ -97,8 +97,8 @@ def _run_record_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
            "`target` defaults to the cold table the newest move of the first partition recorded. One row per "
            "partition (`status` brought back, already back, or would bring back).",
            examples=(
-               "CALL bring_back_partitions(table => 'analytics.events', partitions => 'day=2024-01-01')",
-               "CALL bring_back_partitions(basePath => '/data/events', partitions => 'p0,p1', keep_cold => true)",
+               "CALL bring_back_partitions(table => 'analytics.events', partitions => '4')",
+               "CALL bring_back_partitions(basePath => '/data/events', partitions => '4', keep_cold => true)",
            ))
 def _bring_back(spark: Any, a: dict[str, Any]) -> list[tuple]:
     import hoodie.services.write  # noqa: F401  (registers the writer of the copies)
