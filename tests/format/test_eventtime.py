@@ -162,19 +162,3 @@ def test_iso_strings_are_exact() -> None:
         assert parse_iso_millis(millis_to_iso(ms)) == ms
     assert parse_iso_millis("1969-12-31T23:59:59.9995Z") == -1
 
-
-@pytest.mark.parametrize("values,unit,expected", [
-    ([1_700_000_000_000, 1_800_000_000_000], "MILLISECONDS", True),
-    ([1_700_000_000, None], "SECONDS", True),
-    (pa.array([None, None], pa.int64()), "MILLISECONDS", True),
-    ([1_700_000_000, 1_700_000_001], "MILLISECONDS", False),   # seconds read as ms: 1970
-    ([0, 1_700_000_000_000], "MILLISECONDS", False),           # accepted by the writer, but not provably
-    ([1.7e12, float("nan")], "MILLISECONDS", False),
-])
-def test_all_plausible_is_a_sufficient_test_of_the_writer_check(values, unit, expected) -> None:
-    from hoodie.format.slice.eventtime import all_plausible
-
-    arr = values if isinstance(values, pa.Array) else pa.array(values)
-    assert all_plausible(arr, unit) is expected
-    if expected:
-        event_time_millis(arr, "t", unit)  # the writer's own check accepts it
