@@ -1409,3 +1409,5 @@ def test_an_instant_can_start_inflight_without_a_requested_file(tmp_path) -> Non
     st.write_bytes(".hoodie/hoodie.properties", b"hoodie.table.version=9\n")
     T.create_inflight(st, P + "3", I.SAVEPOINT)
     assert st.exists(f".hoodie/timeline/{P}3.savepoint.inflight")
+    with pytest.raises(T.TimelineError, match="must be written as Avro commit metadata"):
+        T.create_inflight(st, P + "4", I.COMMIT, b'{"partitionToWriteStats": {}}')  # the layout's rules hold
