@@ -1116,6 +1116,8 @@ def test_timeline_layout_from_properties_and_what_each_layout_writes(tmp_path) -
         return T.layout_of(st)
 
     assert layout("hoodie.table.version=6\n") == T.TimelineLayout(1, "LOCAL")
+    st.write_bytes(".hoodie/hoodie.properties", "#caf\u00e9\nhoodie.table.version=9\n".encode("latin-1"))
+    assert T.layout_of(st).version == 2  # a byte that is not UTF-8 (in a comment) does not stop the read
     assert layout("hoodie.table.version=8\nhoodie.table.timeline.timezone=utc\n") == T.TimelineLayout(2, "UTC")
     assert layout("hoodie.table.version=9\n") == T.TimelineLayout(2, "LOCAL")
     assert layout("hoodie.table.version=9\nhoodie.timeline.layout.version=1\n").version == 1
@@ -1411,3 +1413,5 @@ def test_an_instant_can_start_inflight_without_a_requested_file(tmp_path) -> Non
     assert st.exists(f".hoodie/timeline/{P}3.savepoint.inflight")
     with pytest.raises(T.TimelineError, match="must be written as Avro commit metadata"):
         T.create_inflight(st, P + "4", I.COMMIT, b'{"partitionToWriteStats": {}}')  # the layout's rules hold
+    T.create_requested(st, P + "5", I.COMMIT, b'{"partitionToWriteStats": {}}')  # a requested file may be JSON
+    assert st.read_bytes(f".hoodie/timeline/{P}5.commit.requested") == b'{"partitionToWriteStats": {}}'
