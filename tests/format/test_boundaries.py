@@ -1415,3 +1415,79 @@ def test_an_instant_can_start_inflight_without_a_requested_file(tmp_path) -> Non
         T.create_inflight(st, P + "4", I.COMMIT, b'{"partitionToWriteStats": {}}')  # the layout's rules hold
     T.create_requested(st, P + "5", I.COMMIT, b'{"partitionToWriteStats": {}}')  # a requested file may be JSON
     assert st.read_bytes(f".hoodie/timeline/{P}5.commit.requested") == b'{"partitionToWriteStats": {}}'
+
+
+# -- reader: Hudi 1.x partial-update blocks -----------------------------------------------------
+
+_PARTIAL_SCHEMA = pa.schema([("_hoodie_commit_time", pa.string()), ("_hoodie_record_key", pa.string()),
+                             ("a", pa.float64()), ("b", pa.string())])
+
+
+def _data_block(instant: str, rows: dict, partial: bool) -> bytes:
+    """An Avro data block holding ``rows`` (column -> values; ``a`` written as an Avro float), with
+    the IS_PARTIAL header when ``partial``."""
+    import json
+    import struct
+
+    from hoodie.format.log import logformat as L
+
+    types = {"_hoodie_commit_time": "string", "_hoodie_record_key": "string", "a": "float", "b": "string"}
+    avro = {"type": "record", "name": "r", "fields": [{"name": c, "type": types[c]} for c in rows]}
+    table = pa.table({c: pa.array(v, pa.float32() if c == "a" else pa.string()) for c, v in rows.items()})
+    datums = L.encode_records_array(table, avro)
+    content = struct.pack(">ii", L.DATA_BLOCK_CONTENT_VERSION, len(datums)) + L._concat_datums(datums, length_prefix=True)
+    header = {L.HeaderKey.INSTANT_TIME: instant, L.HeaderKey.SCHEMA: json.dumps(avro)}
+    if partial:
+        header[7] = "true"  # HoodieLogBlock.HeaderMetadataType.IS_PARTIAL
+    return L.encode_block(L.BlockType.AVRO_DATA, header, content)
+
+
+def test_partial_update_blocks_lay_their_columns_over_the_current_record(tmp_path) -> None:
+    """Blocks apply in log order (full ones too, before and after partial ones); a partial row keeps
+    the key's other columns, a new key gets nulls there; floats widen the Java way in both kinds."""
+    from types import SimpleNamespace
+
+    from hoodie.format.log import logformat as L
+    from hoodie.format.slice.filters import ReadError
+    from hoodie.format.slice.reader import is_partial, merge_partial_blocks
+    from hoodie.format.storage import Storage
+
+    st = Storage(str(tmp_path))
+    t1, t2, t3, t4 = (P + str(i) for i in range(1, 5))
+    L.write_log_file(st, "a.log.1", [
+        _data_block(t1, {"_hoodie_commit_time": [t1], "_hoodie_record_key": ["k1"], "a": [0.1], "b": ["y"]}, False),
+        _data_block(t2, {"_hoodie_commit_time": [t2, t2], "_hoodie_record_key": ["k1", "k3"], "b": ["z", "w"]}, True),
+        _data_block(t3, {"_hoodie_commit_time": [t3], "_hoodie_record_key": ["k2"], "a": [0.3]}, True),
+        _data_block(t4, {"_hoodie_commit_time": [t4], "_hoodie_record_key": ["k4"], "a": [0.7], "b": ["u"]}, False),
+    ])
+    blocks = list(L.read_log_file(st, "a.log.1"))
+    assert [is_partial(b) for b in blocks] == [False, True, True, False]
+    table = SimpleNamespace(merge_mode=SimpleNamespace(use_ordering=False, ordering_field=None), base_path="t")
+    base = pa.table({"_hoodie_commit_time": [P + "0"] * 2, "_hoodie_record_key": ["k1", "k2"], "a": [1.0, 2.0],
+                     "b": ["x", "x"]}, schema=_PARTIAL_SCHEMA)
+
+    def rows(t: pa.Table) -> dict:
+        return {r["_hoodie_record_key"]: (r["_hoodie_commit_time"], r["a"], r["b"]) for r in t.to_pylist()}
+
+    assert rows(merge_partial_blocks(table, base, blocks, _PARTIAL_SCHEMA)) == {
+        "k1": (t2, 0.1, "z"), "k2": (t3, 0.3, "x"), "k3": (t2, None, "w"), "k4": (t4, 0.7, "u")}
+    # A log-only slice whose first block is partial: nothing to lay it over.
+    assert rows(merge_partial_blocks(table, None, blocks[1:3], _PARTIAL_SCHEMA)) == {
+        "k1": (t2, None, "z"), "k3": (t2, None, "w"), "k2": (t3, 0.3, None)}
+    ordered = SimpleNamespace(merge_mode=SimpleNamespace(use_ordering=True, ordering_field="ts"), base_path="t")
+    with pytest.raises(ReadError, match=r"^t: partial-update log blocks \(IS_PARTIAL\) on a table merged by event "
+                                        r"time \(ts\); hoodie merges partial updates with commit-time ordering only\. "
+                                        "Read this table with Hudi 1.x, or compact it with Hudi first$"):
+        merge_partial_blocks(ordered, base, blocks, _PARTIAL_SCHEMA)
+
+
+def test_reading_a_table_without_commits_or_schema_gives_the_meta_columns(tmp_path) -> None:
+    import hoodie
+    from hoodie.format.table import META_COLUMNS
+
+    (tmp_path / ".hoodie").mkdir()
+    (tmp_path / ".hoodie" / "hoodie.properties").write_text("hoodie.table.name=t\nhoodie.table.version=6\n"
+                                                          "hoodie.table.type=COPY_ON_WRITE\n")
+    got = hoodie.read_table(str(tmp_path))
+    assert got.num_rows == 0 and got.schema == pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS])
+    assert hoodie.read_table(str(tmp_path), columns=["_hoodie_record_key"]).column_names == ["_hoodie_record_key"]
