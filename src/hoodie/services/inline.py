@@ -1,6 +1,8 @@
 """Inline table services run right after a write commits, in Hudi's order:
 compaction (``hoodie.compact.inline`` / ``hoodie.compact.schedule.inline``), partition TTL
-(``hoodie.partition.ttl.inline``), record TTL (``hoodie.record.ttl.inline``), then automatic clean
+(``hoodie.partition.ttl.inline``; ``hoodie.ttl.async.enabled`` notifies the async TTL service, which
+also runs record TTL when ``hoodie.record.ttl.retention`` is set), record TTL
+(``hoodie.record.ttl.inline``), then automatic clean
 (``hoodie.clean.automatic``, true by default as in Hudi; the clean policy decides whether anything is
 old enough to delete).
 
@@ -25,7 +27,7 @@ from hoodie.services.transaction import Hook, Transaction
 from hoodie.services.ttl import keys as TK
 from hoodie.services.ttl.config import TTLConfig
 from hoodie.services.ttl.records import RecordTTLConfig, maybe_run_inline_record_ttl
-from hoodie.services.ttl.service import maybe_run_async_ttl, maybe_run_inline_ttl
+from hoodie.services.ttl.service import check_async_options, maybe_run_async_ttl, maybe_run_inline_ttl
 
 
 def _flag(options: Mapping[str, Any], prop: ConfigProperty[bool]) -> bool:
@@ -45,10 +47,13 @@ def check_inline_options(options: Mapping[str, Any], is_mor: bool,
     if is_mor and (_flag(options, CC.INLINE)
                    or _flag(options, CC.SCHEDULE_INLINE)):
         resolve_strategy(as_config(options, table_props))
-    if _flag(options, TK.INLINE) or _flag(options, TK.ASYNC_ENABLED):
+    if _flag(options, TK.INLINE):
         ttl = TTLConfig.from_options(options)
         if not ttl.strategy_class:
             ttl.require_retention()
+    if _flag(options, TK.ASYNC_ENABLED):
+        # Partition TTL and/or record TTL, whichever the options configure.
+        check_async_options(options, table_props)
     if _flag(options, C.RECORD_TTL_INLINE):
         RecordTTLConfig.from_options(options, table_props)
     if _flag(options, C.CLEAN_AUTOMATIC):

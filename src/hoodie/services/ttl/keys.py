@@ -100,7 +100,8 @@ LOCAL_SKEW = define("hoodie.partition.ttl.local.timeline.skew", "PT26H",
                     type=Duration(minimum="PT0S", maximum="PT26H",
                                   hint="(the largest difference between two time zones)"))
 ASYNC_ENABLED = define("hoodie.ttl.async.enabled", False,
-                       "Run TTL asynchronously (a background thread) as writes happen.", _G, type=BOOLEAN)
+                       "Run TTL asynchronously (a background thread) as writes happen: partition TTL when configured, "
+                       "and record TTL when hoodie.record.ttl.retention is set.", _G, type=BOOLEAN)
 ASYNC_MAX_COMMITS = define("hoodie.ttl.async.max.commits", 4,
                            "Async TTL runs once at least this many commits completed since the last TTL run.", _G,
                            type=Int(minimum=1))

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any, Collection, Mapping, Optional
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -418,14 +418,22 @@ def run_record_ttl(base_path: str | HoodieTable, options: Optional[Mapping[str, 
 
 # -- inline ---------------------------------------------------------------------------------------------
 
-def writes_since_last_run(table: HoodieTable, limit: Optional[int] = None) -> int:
+def writes_since_last_run(table: HoodieTable, limit: Optional[int] = None, *, after: Optional[str] = None,
+                          exclude: Collection[str] = ()) -> int:
     """Completed writes after the newest record TTL commit (all of them when there is none), counting
-    at most ``limit`` (the trigger needs no more, and each counted write is a metadata read)."""
+    at most ``limit`` (the trigger needs no more, and each counted write is a metadata read).
+
+    The async service also passes ``after`` (the newest write its last run accounted for, a run that
+    deleted nothing has no commit) and ``exclude`` (its own partition TTL commits)."""
     writes = table.timeline.completed_writes().instants
     n = 0
     for inst in reversed(writes):
         if limit is not None and n >= limit:
             break
+        if after is not None and inst.timestamp <= after:
+            break
+        if inst.timestamp in exclude:
+            continue
         meta = table.timeline.commit_metadata(inst)
         if CUTOFF_KEY in (meta.extra_metadata or {}):
             break

@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
+from hoodie import configs as C
 from hoodie.configs import warn_unknown_keys
 from hoodie.faults import fault_point
 from hoodie.format.timeline import instant as I
@@ -41,6 +42,7 @@ from hoodie.services.ttl.stash import TTL_MARKER_KEY, TTL_STASH_KEY, finish_pend
     stash_partitions
 from hoodie.services.ttl.stats import STATS_KEY, remember
 from hoodie.services.ttl import move as MV
+from hoodie.services.ttl import records as RT
 from hoodie.services.ttl.strategies import EXPIRED, KEPT, SKIPPED, PartitionDecision, create_strategy
 
 log = logging.getLogger(__name__)
@@ -488,12 +490,15 @@ def last_ttl_instant(table: HoodieTable) -> Optional[str]:
     return None
 
 
-def commits_since(table: HoodieTable, after: Optional[str]) -> int:
-    """Completed commits and deltacommits (compactions excluded) after ``after``."""
+def commits_since(table: HoodieTable, after: Optional[str], exclude: frozenset[str] | set[str] = frozenset()) -> int:
+    """Completed commits and deltacommits (compactions excluded) after ``after``; ``exclude`` names
+    instants not to count (the async service's own record TTL commits)."""
     tl = table.timeline
     n = 0
     for inst in tl.completed().by_actions(I.COMMIT, I.DELTA_COMMIT).instants:
         if after is not None and inst.timestamp <= after:
+            continue
+        if inst.timestamp in exclude:
             continue
         if inst.action == I.COMMIT and tl.is_compaction_commit(inst):
             continue
@@ -501,28 +506,83 @@ def commits_since(table: HoodieTable, after: Optional[str]) -> int:
     return n
 
 
+def partition_ttl_configured(cfg: TTLConfig) -> bool:
+    """Whether the options set partition TTL up (a strategy class, a retention or rules); a retention
+    that keeps nothing counts as set, so that :meth:`TTLConfig.require_retention` refuses it."""
+    return bool(cfg.strategy_class) or cfg.retention_ms is not None or bool(cfg.rules)
+
+
+def record_ttl_configured(options: Optional[Mapping[str, Any]]) -> bool:
+    """Whether the options set record TTL up (``hoodie.record.ttl.retention``): the async service then
+    runs record TTL too."""
+    return (options or {}).get(str(C.RECORD_TTL_RETENTION)) not in (None, "")
+
+
+def check_async_options(options: Mapping[str, Any], table_props: Optional[Mapping[str, str]] = None
+                        ) -> tuple[bool, Optional["RT.RecordTTLConfig"]]:
+    """(run partition TTL, record TTL settings or None) of an async TTL service with ``options``.
+
+    Partition TTL runs when it is configured, record TTL when ``hoodie.record.ttl.retention`` is set;
+    with neither the partition TTL error (no retention) is raised, as before record TTL existed.
+    Raises :class:`TTLConfigError` (:class:`~hoodie.services.ttl.records.RecordTTLConfigError` for
+    record TTL keys) before a writer commits anything.
+    """
+    cfg = TTLConfig.from_options(options)
+    record = RT.RecordTTLConfig.from_options(options, table_props) if record_ttl_configured(options) else None
+    partition = partition_ttl_configured(cfg) or record is None
+    if partition and not cfg.strategy_class:
+        cfg.require_retention()
+    return partition, record
+
+
+# One async TTL run at a time per table in this process, even across services (a service replaced
+# by maybe_run_async_ttl while its run is still going, or one started by hand next to the hook's).
+_run_locks_guard = threading.Lock()
+_run_locks: dict[str, threading.Lock] = {}
+
+
+def _run_lock(table: HoodieTable) -> threading.Lock:
+    uri = table.storage.uri()
+    with _run_locks_guard:
+        return _run_locks.setdefault(uri, threading.Lock())
+
+
 class TTLAsyncService:
-    """Runs partition TTL in a background thread whenever at least ``hoodie.ttl.async.max.commits``
-    commits completed since the last TTL run (RFC-65's async mode).
+    """Runs partition TTL and record TTL in a background thread whenever at least
+    ``hoodie.ttl.async.max.commits`` commits completed since the last run of each (RFC-65's async
+    mode; docs/ttl.md "Modes").
+
+    Partition TTL runs when it is configured; record TTL (:func:`~hoodie.services.ttl.records.run_record_ttl`,
+    the code path of every other mode) when ``hoodie.record.ttl.retention`` is set. Each has its own
+    count: partition TTL counts commits and deltacommits since the last TTL replacecommit, record TTL
+    completed writes since the last record TTL commit; a run that expires nothing also resets its count,
+    and commits of this service do not count for the other. Runs are serial (one thread, and one run at
+    a time per table in the process), partition TTL first.
 
     Writers call :meth:`notify_commit` after each commit; the thread also polls every
-    ``hoodie.ttl.async.poll.interval.ms``. A run that expires nothing still resets the count.
-    Errors are logged and kept in :attr:`errors`; a configuration error stops the service.
+    ``hoodie.ttl.async.poll.interval.ms``. Errors are logged and kept in :attr:`errors`; a
+    configuration error stops the service.
     """
 
     def __init__(self, base_path: str | HoodieTable, options: Optional[Mapping[str, Any]] = None, *,
                  storage_options: Optional[dict[str, Any]] = None,
-                 on_result: Optional[Callable[[TTLResult], None]] = None) -> None:
+                 on_result: Optional[Callable[[TTLResult], None]] = None,
+                 on_record_result: Optional[Callable[["RT.RecordTTLResult"], None]] = None) -> None:
         self.table = _open(base_path, storage_options)
         self.options = dict(options or {})
         self.config = TTLConfig.from_options(self.options)
-        _check_table(self.table)
-        if not self.config.strategy_class:
-            self.config.require_retention()
+        self.partition_ttl, self.record_config = check_async_options(self.options, self.table.props)
+        if self.partition_ttl:
+            _check_table(self.table)  # record TTL alone also serves unpartitioned tables
         self.on_result = on_result
+        self.on_record_result = on_record_result
         self.results: list[TTLResult] = []
+        self.record_results: list[RT.RecordTTLResult] = []
         self.errors: list[BaseException] = []
         self._watermark: Optional[str] = None
+        self._record_watermark: Optional[str] = None
+        # Instants this service committed, so that one TTL kind's commit does not count for the other.
+        self._own: set[str] = set()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Event()
@@ -568,25 +628,64 @@ class TTLAsyncService:
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
-    def due(self) -> bool:
-        """Whether enough commits completed since the last TTL run (or the last no-op check)."""
+    def partition_due(self) -> bool:
+        """Whether partition TTL is configured and enough commits completed since its last run."""
+        if not self.partition_ttl:
+            return False
         self.table.reload()
         marker = max((x for x in (last_ttl_instant(self.table), self._watermark) if x), default=None)
-        return commits_since(self.table, marker) >= self.config.async_max_commits
+        return commits_since(self.table, marker, self._own) >= self.config.async_max_commits
+
+    def record_due(self) -> bool:
+        """Whether record TTL is configured and enough writes completed since its last run."""
+        if self.record_config is None:
+            return False
+        self.table.reload()
+        need = self.config.async_max_commits
+        return RT.writes_since_last_run(self.table, need, after=self._record_watermark,
+                                        exclude=self._own) >= need
+
+    def due(self) -> bool:
+        """Whether either TTL kind is due."""
+        return self.partition_due() or self.record_due()
 
     def run_once(self) -> Optional[TTLResult]:
-        """Check the trigger and run TTL if due (also usable without the thread)."""
-        if not self.due():
-            return None
-        newest = self.table.timeline.completed_writes().last()
-        res = run_ttl(self.table, self.config)
-        # Commits up to here are accounted for, whether or not this run expired anything.
-        if newest is not None:
-            self._watermark = newest.timestamp
-        self.results.append(res)
-        if self.on_result is not None:
-            self.on_result(res)
-        return res
+        """Check the triggers and run what is due (also usable without the thread); returns partition
+        TTL's result (record TTL's are in :attr:`record_results`). An error of one kind does not keep
+        the other from running; the first is raised after both."""
+        with _run_lock(self.table):
+            self.table.reload()
+            # Commits up to here are accounted for by a run, whether or not it expires anything.
+            newest = self.table.timeline.completed_writes().last()
+            res: Optional[TTLResult] = None
+            error: Optional[BaseException] = None
+            try:
+                if self.partition_due():
+                    res = run_ttl(self.table, self.config)
+                    if res.instant:
+                        self._own.add(res.instant)
+                    if newest is not None:
+                        self._watermark = newest.timestamp
+                    self.results.append(res)
+                    if self.on_result is not None:
+                        self.on_result(res)
+            except Exception as e:  # record TTL still gets its turn
+                error = e
+            try:
+                if self.record_due():
+                    rres = RT.run_record_ttl(self.table, self.options)
+                    if rres.instant:
+                        self._own.add(rres.instant)
+                    if newest is not None:
+                        self._record_watermark = newest.timestamp
+                    self.record_results.append(rres)
+                    if self.on_record_result is not None:
+                        self.on_record_result(rres)
+            except Exception as e:
+                error = error or e
+            if error is not None:
+                raise error
+            return res
 
     def _loop(self) -> None:
         poll = self.config.async_poll_ms / 1000.0
@@ -598,12 +697,12 @@ class TTLAsyncService:
             try:
                 self.run_once()
             except TTLConfigError as e:
-                log.error("async partition TTL on %s stopped: %s", self.table.base_path, e)
+                log.error("async TTL on %s stopped: %s", self.table.base_path, e)
                 self.errors.append(e)
                 self._idle.set()
                 break
             except Exception as e:  # keep serving: storage hiccups and races resolve on the next run
-                log.exception("async partition TTL on %s failed; retrying on the next commit", self.table.base_path)
+                log.exception("async TTL on %s failed; retrying on the next commit", self.table.base_path)
                 self.errors.append(e)
             if not self._wake.is_set():
                 self._idle.set()
@@ -611,7 +710,8 @@ class TTLAsyncService:
 
 def _ttl_keys(options: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in options.items()
-            if str(k).startswith(("hoodie.partition.ttl.", "hoodie.ttl."))}
+            if str(k).startswith(("hoodie.partition.ttl.", "hoodie.ttl.", "hoodie.record.ttl.",
+                                  "hoodie.payload.event.time."))}
 
 
 _services_guard = threading.Lock()
@@ -747,7 +847,7 @@ def result_rows(res: TTLResult) -> list[tuple[Optional[str], Optional[str], str,
 
 __all__ = [
     "TTLResult", "run_ttl", "delete_partitions", "maybe_run_inline_ttl", "maybe_run_async_ttl", "TTLAsyncService",
-    "stop_async_services", "call_run_ttl", "call_manage_partition_ttl", "call_run_ttl_result",
+    "stop_async_services", "check_async_options", "call_run_ttl", "call_manage_partition_ttl", "call_run_ttl_result",
     "call_manage_partition_ttl_result", "result_rows", "last_ttl_instant", "commits_since",
     "active_instants", "KEPT",
 ]
