@@ -1491,3 +1491,20 @@ def test_reading_a_table_without_commits_or_schema_gives_the_meta_columns(tmp_pa
     got = hoodie.read_table(str(tmp_path))
     assert got.num_rows == 0 and got.schema == pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS])
     assert hoodie.read_table(str(tmp_path), columns=["_hoodie_record_key"]).column_names == ["_hoodie_record_key"]
+
+
+def test_block_data_widens_avro_floats_only_when_asked(tmp_path) -> None:
+    from hoodie.format.log import logformat as L
+    from hoodie.format.slice.reader import block_data
+    from hoodie.format.storage import Storage
+
+    st = Storage(str(tmp_path))
+    t1 = P + "1"
+    L.write_log_file(st, "a.log.1", [_data_block(t1, {"_hoodie_commit_time": [t1], "_hoodie_record_key": ["k"],
+                                                       "a": [0.1], "b": ["y"]}, False)])
+    (block,) = L.read_log_file(st, "a.log.1")
+    binary = block_data(block, _PARTIAL_SCHEMA).column("a").to_pylist()[0]
+    assert binary != 0.1 and abs(binary - 0.1) < 1e-7  # the float's own value by default
+    assert block_data(block, _PARTIAL_SCHEMA, False).column("a").to_pylist() == [binary]
+    assert block_data(block, _PARTIAL_SCHEMA, True).column("a").to_pylist() == [0.1]
+    assert block_data(block, _PARTIAL_SCHEMA, True).schema == _PARTIAL_SCHEMA
