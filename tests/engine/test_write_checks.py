@@ -113,7 +113,7 @@ _rows = st.lists(st.tuples(_keys, st.one_of(st.none(), st.integers(-5, 5)), _par
                            st.one_of(st.none(), st.integers(0, 3)), _events, st.just("v")), min_size=1, max_size=6)
 
 
-@settings(max_examples=10, deadline=None, derandomize=True,
+@settings(max_examples=6, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(rows=_rows, key=st.sampled_from(["k", "n"]))
 def test_proven_valid_implies_the_writer_accepts(spark, rows, key) -> None:
