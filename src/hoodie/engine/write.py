@@ -262,6 +262,13 @@ def _check_records(df, cfg: WriteConfig) -> None:
         raise _task_error_class(kind)(message)
 
 
+def _column(name: str) -> Any:
+    """A top-level column by its exact name (dots and backticks in it are not syntax)."""
+    from pyspark.sql import functions as F
+
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
 def _proven_valid(df, cfg: WriteConfig) -> bool:
     """True when one native Spark aggregation proves that :func:`prepare_records` accepts every row,
     so the Python check job (every key column through a Python worker) can be skipped.
@@ -287,7 +294,7 @@ def _proven_valid(df, cfg: WriteConfig) -> bool:
         prepare_records(_arrow_schema_of(df).empty_table(), cfg)
     except (WriteError, ValueError):
         return False
-    key = F.col(f"`{keys[0]}`")
+    key = _column(keys[0])
     if isinstance(types[keys[0]], T.StringType):
         bad_key = key.isNull() | (F.length(key) == 0)
     elif isinstance(types[keys[0]], (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
@@ -299,7 +306,7 @@ def _proven_valid(df, cfg: WriteConfig) -> bool:
     if pre and cfg.operation not in ("delete", "delete_partition"):
         if pre not in types:
             return False
-        aggs.append(F.sum(F.when(F.col(f"`{pre}`").isNull(), 1).otherwise(0)).alias("__bad_pre"))
+        aggs.append(F.sum(F.when(_column(pre).isNull(), 1).otherwise(0)).alias("__bad_pre"))
     ev = cfg.event_time_field
     numeric_ev = False
     if ev and ev in types:
@@ -307,8 +314,8 @@ def _proven_valid(df, cfg: WriteConfig) -> bool:
                                             T.DoubleType))
         if not numeric_ev and not isinstance(types[ev], (T.TimestampType, T.TimestampNTZType, T.DateType)):
             return False
-        aggs += [F.min(F.col(f"`{ev}`")).alias("__ev_min"), F.max(F.col(f"`{ev}`")).alias("__ev_max")]
-    grouped = df.groupBy(*[F.col(f"`{p}`") for p in parts]).agg(*aggs) if parts else df.agg(*aggs)
+        aggs += [F.min(_column(ev)).alias("__ev_min"), F.max(_column(ev)).alias("__ev_max")]
+    grouped = df.groupBy(*[_column(p) for p in parts]).agg(*aggs) if parts else df.agg(*aggs)
     found = grouped.toArrow()
     if found.num_rows == 0:
         return True
@@ -454,7 +461,7 @@ def _by_partition(df, cfg: WriteConfig, instant: Optional[str] = None):
             return df.repartition(1)
         cols = []
         for f in fields:
-            c = F.col(f"`{f}`")
+            c = _column(f)
             if dict(df.dtypes)[f] == "string":
                 c = F.when(c == "", F.lit(None)).otherwise(c)
             cols.append(c)
