@@ -41,6 +41,8 @@ from hoodie.services.clean import run_clean
 from hoodie.services.compaction import rollback_compaction, run_compaction
 from hoodie.services.rollback import rollback_failed_writes  # noqa: F401
 from hoodie.services.ttl import StashError, restore, run_ttl
+from hoodie.services.ttl.move import bring_back
+from hoodie.services.ttl.records import run_record_ttl
 
 # pyarrow imports pandas the first time a table is built from a dict: do it now, not in the operation.
 pa.table({"warm_up": [0]})
@@ -101,6 +103,15 @@ def perform(spec: dict[str, Any]) -> Any:
         return run_clean(path, options).instant
     if op == "restore":
         return restore_once(path, spec["ttl_instant"])
+    if op == "record_ttl":
+        # A fixed "now", so the twin, the killed run and the recovery expire the same records.
+        return run_record_ttl(path, options, now_ms=spec["now_ms"]).instant
+    if op == "ttl_move":
+        # The cold table's path is part of the spec, so that the twin moves into a cold table of its own.
+        o = dict(options, **{"hoodie.partition.ttl.action": "move", "hoodie.partition.ttl.move.target": spec["cold"]})
+        return run_ttl(path, o).instant
+    if op == "bring_back":
+        return bring_back(path, spec["partitions"], target=spec["cold"]).instant
     if op == "compaction_recover":
         return recover_compaction(path, options, spec["mode"], spec["since"])
     raise ValueError(f"unknown operation {op!r}")

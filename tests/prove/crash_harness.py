@@ -22,7 +22,11 @@ One trial (``run_trial``), fully determined by its seed:
 
 Operations: ``insert``, ``upsert``, ``delete`` (pure-Python ``write_arrow``), ``compaction``,
 ``ttl``, ``clean``, ``rollback`` (a write whose eager rollback of an earlier crashed write is
-killed) and ``restore`` (a TTL stash restore).
+killed), ``restore`` (a TTL stash restore), ``record_ttl`` (record-level TTL at a fixed "now", so
+that a random share of the rows expires), ``ttl_move`` (partition TTL's ``move`` action into a cold
+table) and ``bring_back`` (moved partitions back from the cold table). For the last two the checks
+after the crash and after recovery also read the cold table: every row of the table is in the hot
+table or in the cold table, and after recovery each is exactly where the completed operation puts it.
 
 ``python -m tests.prove.crash_harness --trials 200 --seed 1`` runs trials from the command line and
 prints the summary; a failing trial prints the seed and operation that reproduce it.
@@ -69,7 +73,13 @@ OLD_PARTS = PARTS[:2]
 KEYS = list(range(16))
 # Half the trials on table version 6, the rest on Hudi 1.0's 8 and 1.1's 9.
 TABLE_VERSIONS = (6, 6, 8, 9)
-OPERATIONS = ("insert", "upsert", "delete", "compaction", "ttl", "clean", "rollback", "restore")
+OPERATIONS = ("insert", "upsert", "delete", "compaction", "ttl", "clean", "rollback", "restore",
+              "record_ttl", "ttl_move", "bring_back")
+# The operations whose history ends with data in the expiring partitions and runs no partition TTL.
+TTL_OPS = ("ttl", "restore", "ttl_move", "bring_back")
+# Record TTL runs with the smallest retention at now = retention + cutoff: the rows whose event time
+# (ts, 0..50 ms after the epoch) is below the cutoff expire.
+RECORD_TTL_RETENTION_MS = 3_600_000
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 OVERWRITE_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 EVENT_TIME_STRATEGY = "org.apache.hudi.table.action.compact.strategy.EventTimeBasedCompactionStrategy"
@@ -87,6 +97,14 @@ FAULT_POINTS: dict[str, list[tuple[str, int]]] = {
     "rollback": [("rollback.after_inflight", 1), ("rollback.after_delete", 3), ("rollback.after_complete", 1),
                  ("write.after_file_group", 2), ("write.before_complete", 1)],
     "restore": [],  # restore has no fault points of its own: timing kills only
+    "record_ttl": [("record_ttl.after_file_group", 2), ("record_ttl.before_complete", 1)],
+    # The cold table's insert_overwrite goes through the write path (write.*), then the hot table's
+    # delete_partition (ttl.*).
+    "ttl_move": [("write.after_file_group", 2), ("write.before_complete", 1), ("ttl.move.after_copy", 1),
+                 ("ttl.move.after_verify", 1), ("ttl.after_inflight", 1), ("ttl.before_stash", 1)],
+    # The hot table's insert_overwrite (write.*), then the cold table's delete_partition.
+    "bring_back": [("write.after_file_group", 2), ("write.before_complete", 1), ("ttl.bring_back.after_write", 1),
+                   ("ttl.bring_back.after_verify", 1)],
 }
 # Added to every operation's points on a table with a metadata table: inside its deltacommit,
 # between it and the data commit, inside its compaction (every third deltacommit) and rollback.
@@ -100,6 +118,10 @@ RECOVERY_POINTS: dict[str, list[tuple[str, int]]] = {
     "ttl": FAULT_POINTS["ttl"],
     "clean": FAULT_POINTS["clean"],
     "restore": [("rollback.after_inflight", 1), ("rollback.after_delete", 2)],
+    # Re-running record TTL rolls the failed delete write back first.
+    "record_ttl": [("rollback.after_inflight", 1)] + FAULT_POINTS["record_ttl"],
+    "ttl_move": FAULT_POINTS["ttl_move"],
+    "bring_back": FAULT_POINTS["bring_back"],
 }
 
 
@@ -142,6 +164,14 @@ class Model:
     def expire(self, partitions: tuple[str, ...]) -> None:
         """A TTL run: every row of ``partitions`` goes."""
         self.rows = {k: r for k, r in self.rows.items() if part_of(k) not in partitions}
+
+    def expire_records(self, cutoff: int) -> None:
+        """A record TTL run: every row whose event time (ts) is before ``cutoff`` goes."""
+        self.rows = {k: r for k, r in self.rows.items() if r[0] >= cutoff}
+
+    def partitions(self, partitions: tuple[str, ...]) -> Rows:
+        """The rows of ``partitions`` only (what a move copies to the cold table)."""
+        return [r for r in self.snapshot() if r[1] in partitions]
 
     def snapshot(self) -> Rows:
         return sorted((k, part_of(k), ts, v) for k, (ts, v) in self.rows.items())
@@ -371,12 +401,56 @@ def ttl_options(rng: random.Random, stash: Optional[bool] = None) -> dict[str, s
     return o
 
 
+def record_ttl_options(setup: Setup) -> dict[str, str]:
+    """Record TTL on ts, with the table's write options (as a user's scheduled run would pass them:
+    payload, block format, metadata table...)."""
+    return {**setup.write_options("delete"), "hoodie.record.ttl.retention": "PT1H", "hoodie.record.ttl.field": "ts"}
+
+
+def cold_snapshot(cold: str) -> Rows:
+    """The cold table's rows (none when the move has not created it yet)."""
+    if not (Path(cold) / ".hoodie" / "hoodie.properties").exists():
+        return []
+    return snapshot(cold)
+
+
+def check_nothing_lost(path: str, cold: str, rows: Rows, what: str) -> None:
+    """Tiering: every row of ``rows`` (the table's rows, wherever they live) is in the hot table or
+    in the cold table, and neither holds a row that is not one of them."""
+    hot, cold_rows = set(snapshot(path)), set(cold_snapshot(cold))
+    lost = [r for r in rows if r not in hot and r not in cold_rows]
+    if lost:
+        raise TrialFailure(f"{what}: row(s) in neither the hot nor the cold table: {lost}\n hot: {sorted(hot)}\n"
+                           f" cold: {sorted(cold_rows)}")
+    extra = sorted((hot | cold_rows) - set(rows))
+    if extra:
+        raise TrialFailure(f"{what}: row(s) that the table never held: {extra}")
+
+
+def check_cold(cold: str, expected: Rows, what: str) -> int:
+    """The settled cold table: exactly ``expected``, read the same by hudi-rs, no pending instant, no
+    file of an uncommitted instant. Returns hudi-rs checks."""
+    got = cold_snapshot(cold)
+    if got != expected:
+        raise TrialFailure(f"{what}: the cold table holds other rows\n got:      {got}\n expected: {expected}")
+    if not (Path(cold) / ".hoodie").exists():
+        return 0
+    if pending_instants(cold):
+        raise TrialFailure(f"{what}: instants left pending in the cold table: {pending_instants(cold)}")
+    if orphan_files(cold):
+        raise TrialFailure(f"{what}: data files of uncommitted cold instants left behind: {orphan_files(cold)}")
+    theirs = _rows(read_hudi_rs(cold))
+    if theirs != got:
+        raise TrialFailure(f"{what}: hudi-rs reads other rows in the cold table\n ours:    {got}\n hudi-rs: {theirs}")
+    return 1
+
+
 def build_history(rng: random.Random, path: str, setup: Setup, model: Model, op: str) -> None:
     """A random committed history ending in what ``op`` needs to have work to do."""
     first = sorted(set(rng.sample(KEYS, rng.randint(4, 12))) | {0, 1, 2, 3})  # every partition has data
     do_write(path, setup, model, "insert", random_rows(rng, first))
     kinds = ["upsert", "upsert", "upsert", "delete", "insert"]
-    services = op not in ("ttl", "restore")
+    services = op not in TTL_OPS
     for _ in range(rng.randint(1, 4)):
         r = rng.random()
         if services and setup.table_type == "MERGE_ON_READ" and r < 0.15:
@@ -399,7 +473,7 @@ def build_history(rng: random.Random, path: str, setup: Setup, model: Model, op:
                                         "hoodie.compact.inline.trigger.strategy": "EVENT_TIME_TRIGGER"},
                            schedule_if_none=True)
         do_write(path, setup, model, "upsert", random_rows(rng, sorted(model.rows)[-3:] or [1]))
-    if op in ("ttl", "restore"):
+    if op in TTL_OPS:
         # Data in the expiring partitions, so the TTL run has something to delete.
         do_write(path, setup, model, "upsert", random_rows(rng, [k for k in KEYS if part_of(k) in OLD_PARTS][:3]))
     if op == "compaction":
@@ -473,7 +547,13 @@ def _timed(spec: dict[str, Any]) -> tuple[Any, float]:
 
 
 def _rebase(spec: dict[str, Any], path: str) -> dict[str, Any]:
-    return dict(spec, path=path)
+    """``spec`` on another copy of the table; a cold table (tiering) is copied next to it."""
+    out = dict(spec, path=path)
+    if "cold" in spec:
+        out["cold"] = path + "_cold"
+        if Path(spec["cold"]).exists():
+            shutil.copytree(spec["cold"], out["cold"], symlinks=True)
+    return out
 
 
 def run_trial(seed: int, op: str, workdir: Path) -> TrialResult:
@@ -523,6 +603,28 @@ def run_trial(seed: int, op: str, workdir: Path) -> TrialResult:
     elif op == "clean":
         spec = {"op": "clean", "path": path, "options": clean_options(rng)}
         points = FAULT_POINTS["clean"]
+    elif op == "record_ttl":
+        cutoff = rng.randint(5, 45)
+        spec = {"op": "record_ttl", "path": path, "options": record_ttl_options(setup),
+                "now_ms": RECORD_TTL_RETENTION_MS + cutoff}
+        after.expire_records(cutoff)
+        points = FAULT_POINTS["record_ttl"]
+    elif op == "ttl_move":
+        spec = {"op": "ttl_move", "path": path, "cold": str(workdir / "cold"), "options": ttl_options(rng)}
+        after.expire(OLD_PARTS)
+        # Every row of the table, and where the completed move leaves the expired ones.
+        ctx.update(all_rows=before.snapshot(), cold_after=before.partitions(OLD_PARTS), cold_before=[])
+        points = FAULT_POINTS["ttl_move"]
+    elif op == "bring_back":
+        cold = str(workdir / "cold")
+        crash_child.perform({"op": "ttl_move", "path": path, "cold": cold, "options": ttl_options(rng, stash=False)})
+        before = model.copy()
+        before.expire(OLD_PARTS)
+        if cold_snapshot(cold) != model.partitions(OLD_PARTS) or snapshot(path) != before.snapshot():
+            raise TrialFailure("the TTL move before the bring-back did not move the expiring partitions")
+        spec = {"op": "bring_back", "path": path, "cold": cold, "partitions": list(OLD_PARTS)}
+        ctx.update(all_rows=model.snapshot(), cold_after=[], cold_before=model.partitions(OLD_PARTS))
+        points = FAULT_POINTS["bring_back"]
     elif op == "restore":
         crash_child.perform({"op": "ttl", "path": path, "options": ttl_options(rng, stash=True)})
         ctx["ttl_instant"] = last_ttl_instant(HoodieTable(path))
@@ -539,12 +641,16 @@ def run_trial(seed: int, op: str, workdir: Path) -> TrialResult:
         points = points + METADATA_POINTS
     # The twin runs it uninterrupted: the state after, and the duration timing kills draw from.
     twin = _twin(path, workdir)
-    _, seconds = _timed(_rebase(spec, twin))
+    twin_spec = _rebase(spec, twin)
+    _, seconds = _timed(twin_spec)
     ro_before, ro_after = read_optimized(path), read_optimized(twin)
     files_after = data_files(twin)
     if snapshot(twin) != after.snapshot():
         raise TrialFailure(f"the uninterrupted {op} does not give the model's state\n got:   {snapshot(twin)}\n"
                            f" model: {after.snapshot()}")
+    if "cold" in spec and cold_snapshot(twin_spec["cold"]) != ctx["cold_after"]:
+        raise TrialFailure(f"the uninterrupted {op} leaves other rows in the cold table\n"
+                           f" got:   {cold_snapshot(twin_spec['cold'])}\n model: {ctx['cold_after']}")
 
     fault, delay, kill = choose_kill(rng, points, seconds)
     newest_before = HoodieTable(path).timeline.last().timestamp
@@ -559,6 +665,8 @@ def run_trial(seed: int, op: str, workdir: Path) -> TrialResult:
             raise TrialFailure(f"after the crash ({kill}): read-optimized is neither before nor after the compaction"
                                f"\n got: {ro}\n before: {ro_before}\n after: {ro_after}")
     rs_checks += int(check_hudi_rs(path, f"after the crash ({kill})"))
+    if "cold" in spec:
+        check_nothing_lost(path, spec["cold"], ctx["all_rows"], f"after the crash ({kill})")
 
     # Recovery, as a user would do it; sometimes killed once itself before it runs to the end.
     state = before if observed == "before" else after
@@ -586,6 +694,8 @@ def run_trial(seed: int, op: str, workdir: Path) -> TrialResult:
         recovery_killed = run_child(recovery, fault=rfault, kill_after=rdelay).killed
         check_state(path, {"before recovery": state.snapshot(), "recovered": expected.snapshot()},
                     "after a crash during recovery")
+        if "cold" in spec:
+            check_nothing_lost(path, spec["cold"], ctx["all_rows"], "after a crash during recovery")
         rs_checks += int(check_hudi_rs(path, "after a crash during recovery"))
     crash_child.perform(recovery)  # the recovery, to the end, in this process
 
@@ -609,7 +719,10 @@ def run_trial(seed: int, op: str, workdir: Path) -> TrialResult:
                            f" twin: {files_after}")
     if setup.metadata:
         check_metadata_table(path, what)
-    if op == "ttl":
+    if "cold" in spec:
+        check_nothing_lost(path, spec["cold"], ctx["all_rows"], what)
+        rs_checks += check_cold(spec["cold"], ctx["cold_after"], what)
+    if op in ("ttl", "ttl_move"):
         rs_checks += check_ttl_outcome(path, spec["options"], rng, before)
     return TrialResult(seed, op, setup.table_type, kill, run.killed, observed, name, recovery_kill, recovery_killed,
                        rs_checks,

@@ -142,7 +142,11 @@ def move_config(options: Optional[Mapping[str, Any]], hot: HoodieTable) -> MoveC
                              "outside it")
     try:
         exists = table_exists(st)
-        occupied = not exists and st.exists("") and any(True for _ in st.list_dir(""))
+        # A move killed while its write created the cold table, before the properties file, leaves
+        # a .hoodie folder (the lock, folders, a temp file) and nothing else; the re-run must be able
+        # to create the table there and finish the move. Anything else is someone's data.
+        occupied = not exists and st.exists("") and any(
+            e.name != ".hoodie" and (not e.is_dir or _holds_files(st, e.path)) for e in st.list_dir(""))
     except (OSError, StorageError) as e:
         raise TTLConfigError(f"{TARGET}={target!r} cannot be reached: {e}") from None
     if occupied:
@@ -151,6 +155,14 @@ def move_config(options: Optional[Mapping[str, Any]], hot: HoodieTable) -> MoveC
     if exists:
         _check_cold_table(HoodieTable(st.base_uri, storage=st), hot)
     return MoveConfig(target=st.base_uri, storage_options=so)
+
+
+def _holds_files(st: Storage, rel: str) -> bool:
+    """Whether any file lies under ``rel`` (folders are looked into, depth first)."""
+    for e in st.list_dir(rel):
+        if not e.is_dir or _holds_files(st, e.path):
+            return True
+    return False
 
 
 def _check_cold_table(cold: HoodieTable, hot: HoodieTable) -> None:
@@ -381,7 +393,9 @@ def bring_back(hot_path: str | HoodieTable, partitions: Iterable[str], *, target
     compared (rows and digest); then, with ``drop_from_cold``, the partitions are dropped from the
     cold table (a delete_partition there). A partition that holds rows in the hot table is refused
     (the overwrite would replace them), unless they are exactly the cold rows: then an earlier bring-
-    back was interrupted after its write, and only the cold drop is left to do.
+    back was interrupted after its write, and only the cold drop is left to do. Partitions an
+    earlier run brought back completely (the cold table dropped them, the hot table holds rows in
+    them) make a re-run a no-op that lists them in ``already_back``.
     """
     hot = hot_path if isinstance(hot_path, HoodieTable) else HoodieTable(hot_path, storage_options)
     parts = sorted(set(partitions))
@@ -402,11 +416,19 @@ def bring_back(hot_path: str | HoodieTable, partitions: Iterable[str], *, target
         raise TTLMoveError(f"there is no cold table at {cfg.target}")
     cold = HoodieTable(st.base_uri, storage=st)
     cold_rows = snapshot_rows(cold, parts)
+    hot_now = snapshot_rows(hot, parts)
+    # Already brought back by an earlier run (perhaps killed before it could report): the cold table
+    # dropped the partition and the hot table holds rows in it again. Re-running is then a no-op.
+    done = [p for p in parts if not cold_rows[p].num_rows and hot_now[p].num_rows and _dropped(cold, p)]
+    if done and len(done) == len(parts):
+        log.info("%s already brought back from %s into %s", ", ".join(parts), cfg.target, hot.base_path)
+        # Listed with their hot rows, so that the CLI and CALL outputs show them as already back.
+        back = {p: PartitionCopy(p, hot_now[p].num_rows, digest(hot_now[p])) for p in done}
+        return BringBackResult(None, cfg.target, back, already_back=done, dry_run=dry_run)
     missing = [p for p in parts if not cold_rows[p].num_rows]
     if missing:
         raise TTLMoveError(f"the cold table {cfg.target} holds no rows in {', '.join(missing)}; nothing was written")
     copies = {p: PartitionCopy(p, t.num_rows, digest(t)) for p, t in cold_rows.items()}
-    hot_now = snapshot_rows(hot, parts)
     already = [p for p in parts if hot_now[p].num_rows and digest(hot_now[p]) == copies[p].digest
                and hot_now[p].num_rows == copies[p].rows]
     clash = [p for p in parts if hot_now[p].num_rows and p not in already]
@@ -435,6 +457,22 @@ def bring_back(hot_path: str | HoodieTable, partitions: Iterable[str], *, target
     log.info("brought back %s from %s into %s (commit %s)", ", ".join(parts), cfg.target, hot.base_path,
              res.instant)
     return res
+
+
+def _dropped(cold: HoodieTable, partition: str) -> bool:
+    """Whether a completed delete_partition of the cold table removed ``partition`` (what a
+    bring-back does after its verified write to the hot table)."""
+    from hoodie.services.delete_partition import DELETE_PARTITION
+
+    tl = cold.timeline
+    for inst in reversed(tl.completed().by_actions(I.REPLACE_COMMIT).instants):
+        try:
+            meta = tl.commit_metadata(inst)
+        except (FileNotFoundError, ValueError):
+            continue
+        if meta.operation_type == DELETE_PARTITION and partition in (meta.partition_to_replace_file_ids or {}):
+            return True
+    return False
 
 
 __all__ = ["MoveConfig", "move_config", "action_of", "copy_to_cold", "moved_metadata", "bring_back",
