@@ -2552,6 +2552,7 @@ def test_a_link_goes_with_the_file_slice_it_belongs_to() -> None:
                   N.base_file_name("f2", "0-1-0", c), N.log_file_name("f2", c, 1, "1-0-1"), "notes.txt"):
         assert not doomed_with(link, {f"p/q/{other}"}), other
     assert not doomed_with(link, {f"p/{base_c}", f"p/q/r/{base_c}", f"x/p/q/{base_c}", "p/q/"})
+    assert not doomed_with(link, {f"p/r/{base_c}"})  # a sibling partition whose name is as long
     assert not doomed_with(Link("p/q", fid, "not-a-log-file", "x", "symlink"), {f"p/q/{base_c}"})
     flat = Link("", fid, link.link, link.target, "symlink")  # a non-partitioned table
     assert doomed_with(flat, {base_c}) and not doomed_with(flat, {f"p/q/{base_c}"})
@@ -2869,3 +2870,23 @@ def test_partition_stats_the_process_state_wins_unless_a_persisted_one_is_newer(
     got = TS.partition_last_modified(_stats_table(root))
     assert (got.source, got.scanned_instants, got.incremental) == ("process cache", 1, True)
     TS.forget()
+
+
+def test_a_group_replaced_at_the_earliest_commit_to_retain_is_kept(tmp_path: Path) -> None:
+    """KEEP_LATEST_COMMITS deletes a replaced file group only when it was replaced before the
+    earliest commit to retain (Hudi's rule): replaced exactly at it, it stays, and the partition is
+    not reported as holding foreign files."""
+    from hoodie.services.clean import plan_clean
+    from hoodie.services.write import write_arrow
+    from tests.services.test_clean import batch, options
+
+    path = str(tmp_path / "t")
+    write_arrow(path, batch([(1, "a", 1)]), options())
+    c2 = write_arrow(path, batch([(2, "a", 2)]), options(op="insert_overwrite"))
+    write_arrow(path, batch([(3, "b", 3)]), options())
+    write_arrow(path, batch([(4, "b", 4)]), options())
+    plan = plan_clean(HoodieTable(path), {"hoodie.cleaner.policy": "KEEP_LATEST_COMMITS",
+                                          "hoodie.cleaner.commits.retained": "3"})
+    assert plan.earliest_instant_to_retain.timestamp == c2
+    assert "a" not in plan.files_to_delete and plan.partitions_to_delete == []
+    assert not any("partition a" in n for n in plan.notes)
