@@ -2238,6 +2238,7 @@ def test_rollback_of_a_failed_write_with_a_torn_inflight_file(tmp_path: Path) ->
     (tmp_path / "t" / ".hoodie" / I.instant_file_name(failed, I.DELTA_COMMIT, I.State.INFLIGHT)).write_bytes(b'{"part')
     res = rollback(path, failed)
     assert res.rolled_back == failed and HoodieTable(path).timeline.get(failed) is None
+    assert res.unstashed_files == [] and res.moved_files == []  # nothing was stashed
     assert _vals(hoodie.read_table(path)) == {0: "a0", 1: "a1", 2: "a2", 3: "a3"}
 
 
@@ -2890,3 +2891,28 @@ def test_a_group_replaced_at_the_earliest_commit_to_retain_is_kept(tmp_path: Pat
     assert plan.earliest_instant_to_retain.timestamp == c2
     assert "a" not in plan.files_to_delete and plan.partitions_to_delete == []
     assert not any("partition a" in n for n in plan.notes)
+
+
+def test_rollback_without_markers_on_a_1x_table_finds_the_log_file_by_its_instant(tmp_path: Path) -> None:
+    """Table version 9 names a log file by the deltacommit that wrote it: without markers, that
+    name finds the failed write's log file (and only it)."""
+    import shutil
+
+    from hoodie.services.rollback import rollback
+    from hoodie.services.write import write_arrow
+    from tests.format.test_fsview import _uncommitted_write
+    from tests.services.test_rollback import OPTS, _data, _vals
+
+    path = str(tmp_path / "t")
+    o = {**OPTS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    write_arrow(path, _data([0, 1], 1, "a"), {**o, "hoodie.datasource.write.operation": "insert",
+                                              "hoodie.write.table.version": "9"})
+    write_arrow(path, _data([0], 2, "b"), {**o, "hoodie.datasource.write.operation": "upsert"})
+    failed = _uncommitted_write(path, _data([0], 5, "bad"), opts=o)
+    shutil.rmtree(tmp_path / "t" / ".hoodie" / ".temp")
+    logs = sorted(p.name for p in (tmp_path / "t" / "p0").iterdir() if ".log." in p.name)
+    mine = [n for n in logs if f"_{failed}.log." in n]
+    assert len(logs) == 2 and len(mine) == 1
+    res = rollback(path, failed)
+    assert res.deleted_files == [f"p0/{mine[0]}"]
+    assert _vals(hoodie.read_table(path)) == {0: "b0", 1: "a1"}
