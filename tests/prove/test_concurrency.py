@@ -52,7 +52,7 @@ def run_roles(tmp_path: Path, rounds: int, seed: int) -> dict[str, dict]:
 
 
 def test_writer_compaction_ttl_clean_in_separate_processes(tmp_path: Path) -> None:
-    check_concurrent_run(tmp_path, rounds=60, seed=42)
+    check_concurrent_run(tmp_path, rounds=45, seed=42)
 
 
 @pytest.mark.slow
