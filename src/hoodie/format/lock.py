@@ -788,6 +788,10 @@ class _Holding:
     def release(self) -> bool:
         """Stop the heartbeat and remove the lock file; returns False if it was not this holder's any more."""
         self.stop.set()
+        # Wait for the heartbeat to end (it may be inside a store call): a daemon thread still running
+        # storage code while the interpreter shuts down can abort the process after its work is done.
+        if self.thread is not None and self.thread is not threading.current_thread():
+            self.thread.join(timeout=max(self.heartbeat_s, 1.0))
         deadline = time.monotonic() + RELEASE_RETRY_SECS
         unknown = False  # an earlier attempt may have removed the file though its answer was lost
         while True:

@@ -13,12 +13,30 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(f"--rows {args.rows} is too small for a meaningful run; use at least 100")
     import sys
 
-    res = run_quickstart(args.base_path, rows=args.rows, days=args.days, batches=args.batches,
-                         retain_days=args.retain_days, log=(lambda s: None) if args.json else print,
-                         progress=not args.json and sys.stdout.isatty(), overwrite=args.overwrite or None)
+    try:
+        res = run_quickstart(args.base_path, rows=args.rows, days=args.days, batches=args.batches,
+                             retain_days=args.retain_days, log=(lambda s: None) if args.json else print,
+                             progress=not args.json and sys.stdout.isatty(), overwrite=args.overwrite or None)
+    finally:
+        _stop_spark()
     if args.json:
         print(result_json(res))
     return 0
+
+
+def _stop_spark() -> None:
+    """Stop the Spark session this command started, before the interpreter exits: left to interpreter
+    shutdown, its gateway and worker threads were once still running when native libraries were torn
+    down (the process aborted after the run had finished and printed)."""
+    import sys
+
+    if "pyspark" not in sys.modules:
+        return
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
 
 
 def register(sub: Any, show: Any) -> None:
