@@ -258,6 +258,13 @@ class BloomFilter:
         if n == 0:
             return
         row_of = self._row_of_each(n)
+        if len(self.rows) == 1:
+            # The common case (a base file holds fewer keys than a row): set the bits in place; the
+            # matrix below would copy the 2.6M-bit row twice per file.
+            bits = self.rows[0]
+            for _idx, pos in bit_positions(keys, self.nb_hash, self.vector_size):
+                bits[pos] = True
+            return
         # One flat bit matrix, so each round sets its bits with a single scatter.
         mat = np.stack(self.rows)
         flat = mat.reshape(-1)
