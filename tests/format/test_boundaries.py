@@ -1508,3 +1508,10 @@ def test_block_data_widens_avro_floats_only_when_asked(tmp_path) -> None:
     assert block_data(block, _PARTIAL_SCHEMA, False).column("a").to_pylist() == [binary]
     assert block_data(block, _PARTIAL_SCHEMA, True).column("a").to_pylist() == [0.1]
     assert block_data(block, _PARTIAL_SCHEMA, True).schema == _PARTIAL_SCHEMA
+
+
+def test_layout1_timeline_ignores_names_only_layout2_has(tmp_path) -> None:
+    """A version-6 timeline (``.hoodie/``) is parsed with Hudi 0.x's names: a completed instant named
+    the 1.x way (``<instant>_<completion>.commit``) or a 1.x action (``clustering``) is not an instant of it."""
+    tl = _timeline_of(tmp_path, [P + "1.commit", P + "2_" + P + "3.commit", P + "4.clustering.requested"])
+    assert tl.timestamps == [P + "1"]
