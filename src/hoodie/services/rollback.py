@@ -55,6 +55,7 @@ class RollbackOperation(Operation):
     executor: the rollback's work is deleting the instant's files)."""
 
     table_versions = (6, 8, 9)
+    schema_on_read_safe = True  # removes files / records instants only
 
     def __init__(self, instant: str, allow_completed: bool = True) -> None:
         self.target_instant = instant

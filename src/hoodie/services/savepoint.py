@@ -239,6 +239,7 @@ class SavepointOperation(Operation):
     """Hudi's savepoint action as a transaction's operation (its work is writing the instant)."""
 
     table_versions = (6, 8, 9)
+    schema_on_read_safe = True  # removes files / records instants only
 
     def __init__(self, instant: str, user: str = "", comments: str = "") -> None:
         self.target = instant
@@ -525,6 +526,7 @@ class RestoreOperation(Operation):
     """The restore of a savepoint as a transaction's operation, and its own in-process executor."""
 
     table_versions = (6, 8, 9)
+    schema_on_read_safe = True  # removes files / records instants only
 
     def __init__(self, savepoint: str, locked: Iterable[str] = ()) -> None:
         self.savepoint = savepoint

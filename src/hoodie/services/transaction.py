@@ -37,6 +37,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Sequenc
 
 from hoodie.format.batch_write import PostCommitError
 from hoodie.format.lock import TableLock
+from hoodie.format.schema_on_read import refuse_write as refuse_schema_on_read_write
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, TableError
 from hoodie.format.timeline.instant import Instant
@@ -94,6 +95,9 @@ class Operation(abc.ABC):
     commit_what: Optional[str] = None
     rollback_failed_writes: bool = False
     execute_unlocked: bool = False
+    # Operations that only remove files or record instants (clean, rollback, savepoint, restore) keep a
+    # schema-on-read table's history as Java does; every other one is refused on such tables.
+    schema_on_read_safe: bool = False
 
     def prepare(self, txn: "Transaction") -> bool:
         """Read and check what the operation needs, under the lock; set ``txn.table``. Returns False
@@ -247,6 +251,10 @@ class Transaction:
                 f"{op.what} on {self.table.base_path}: the table is version {self.table.table_version} (Hudi 1.x) and "
                 f"hoodie runs {op.what} on table versions {', '.join(map(str, op.table_versions))} only. Nothing was "
                 "written")
+        if not op.schema_on_read_safe:
+            # Before anything is written (metadata table, rollbacks, instants): hoodie does not keep the
+            # schema history Java's writers keep.
+            refuse_schema_on_read_write(self.table, op.what)
         create_mdt = False
         if self.lock:
             # Before anything is committed: drop what hoodie does not maintain, or a metadata table

@@ -20,6 +20,7 @@ from hoodie.format.slice.filters import ReadError, filter_expression, normalize_
 from hoodie.format.file_group.fsview import FileSlice, FileSystemView
 from hoodie.format.slice.merge import IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_ordering
 from hoodie.format.slice.pruning import prune_partitions
+from hoodie.format.schema_on_read import SchemaOnRead, SchemaOnReadError, apply_mapping, base_file_instant
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable
 from hoodie.format.timeline.active import Timeline
@@ -138,9 +139,11 @@ def _conform(table: pa.Table, schema: pa.Schema, java_floats: bool = False) -> p
 
 
 def read_base_file(storage: Storage, path: str, schema: pa.Schema,
-                   filters: Optional[pc.Expression] = None, java_floats: bool = False) -> pa.Table:
+                   filters: Optional[pc.Expression] = None, java_floats: bool = False,
+                   schema_on_read: Optional[SchemaOnRead] = None) -> pa.Table:
     """Read one base file projected onto ``schema`` (missing columns become nulls; ``java_floats``
-    as in :func:`_conform`, for records that are merged or rewritten).
+    as in :func:`_conform`, for records that are merged or rewritten). ``schema_on_read``: the table
+    evolves its schema on read, the file's columns are mapped onto ``schema`` by field id.
 
     Raises:
         ReadError: the file is not readable Parquet (truncated, overwritten, not a base file); the
@@ -149,8 +152,17 @@ def read_base_file(storage: Storage, path: str, schema: pa.Schema,
     try:
         pf = pq.ParquetFile(storage.full(path), filesystem=storage.fs)
         present = set(pf.schema_arrow.names)
-        cols = [f.name for f in schema if f.name in present]
+        mapping = None
+        if schema_on_read is not None:
+            mapping = schema_on_read.columns_of(base_file_instant(path), log=False)
+            by_lower = {n.lower(): n for n in present}
+            cols = [by_lower[m.file_name.lower()] for m in mapping
+                    if m.file_name is not None and m.file_name.lower() in by_lower]
+        else:
+            cols = [f.name for f in schema if f.name in present]
         tbl = pf.read(columns=cols)
+        if mapping is not None:
+            tbl = apply_mapping(tbl, mapping, schema)
     except (FileNotFoundError, PermissionError):
         raise
     except (pa.ArrowException, OSError) as e:
@@ -165,34 +177,42 @@ def read_base_file(storage: Storage, path: str, schema: pa.Schema,
 
 
 def read_file_slice(table: HoodieTable, file_slice: FileSlice, schema: pa.Schema, *,
-                    as_of: Optional[str] = None, skip_log_files: Iterable[str] = ()) -> pa.Table:
+                    as_of: Optional[str] = None, skip_log_files: Iterable[str] = (),
+                    schema_on_read: Optional[SchemaOnRead] = None) -> pa.Table:
     """Merge one file slice (base file + valid log blocks) into Arrow, with ``schema`` columns.
 
     ``schema`` must contain ``_hoodie_record_key`` and ``_hoodie_commit_time`` (and the ordering
-    field in ordering mode) when the slice has log files.
+    field in ordering mode) when the slice has log files. ``schema_on_read`` maps each file's columns
+    by field id (:class:`~hoodie.format.schema_on_read.SchemaOnRead`, from :func:`plan_read`).
     """
     blocks: Sequence[Any] = ()
     if file_slice.log_files:
         blocks = scan_log_blocks(table.storage, [lf.path for lf in file_slice.sorted_logs()], table.timeline,
                                  as_of, skip_log_files).blocks
-    return _merge_slice(table, file_slice, blocks, schema)
+    return _merge_slice(table, file_slice, blocks, schema, schema_on_read)
 
 
-def _merge_slice(table: HoodieTable, file_slice: FileSlice, blocks: Sequence[Any], schema: pa.Schema) -> pa.Table:
+def _merge_slice(table: HoodieTable, file_slice: FileSlice, blocks: Sequence[Any], schema: pa.Schema,
+                 schema_on_read: Optional[SchemaOnRead] = None) -> pa.Table:
     """Merge a slice's base file with its valid log blocks (as :func:`scan_log_blocks` returns them).
 
     Merge-on-read records go through Hudi's record merging, which widens float to double through
     the decimal string (:func:`java_float_to_double`), also in slices without log files and in
     read-optimized reads: hudi-rs reads every merge-on-read file that way."""
     java = table.is_mor
-    base = (read_base_file(table.storage, file_slice.base_file.path, schema, java_floats=java)
+    base = (read_base_file(table.storage, file_slice.base_file.path, schema, java_floats=java,
+                           schema_on_read=schema_on_read)
             if file_slice.base_file else None)
     if not blocks:
         return base if base is not None else schema.empty_table()
     mode = table.merge_mode
     if any(_is_partial(b) for b in blocks):
+        if schema_on_read is not None:
+            raise SchemaOnReadError(
+                f"{table.base_path}: partial-update log blocks (IS_PARTIAL) in a table whose schema evolves on read; "
+                "hoodie does not map partial blocks by field id. Read this table with Java Hudi")
         return _merge_partial(table, base, blocks, schema, java)
-    batches = _log_batches(blocks, schema, java_floats=java)
+    batches = _log_batches(blocks, schema, java_floats=java, schema_on_read=schema_on_read)
     if mode.use_ordering and mode.ordering_field:
         return merge_ordering(base, batches, schema, mode.ordering_field)
     return merge_commit_time(base, batches, schema)
@@ -290,8 +310,21 @@ def slice_record_keys(table: HoodieTable, file_slice: FileSlice) -> pa.Array:
     return pa.concat_arrays([p.cast(pa.string()) for p in parts])
 
 
-def block_data(block: Any, schema: pa.Schema, java_floats: bool = False) -> pa.Table:
-    """A data block's records projected onto ``schema`` (``java_floats`` as in :func:`_conform`)."""
+def block_data(block: Any, schema: pa.Schema, java_floats: bool = False,
+               schema_on_read: Optional[SchemaOnRead] = None) -> pa.Table:
+    """A data block's records projected onto ``schema`` (``java_floats`` as in :func:`_conform`;
+    ``schema_on_read`` maps the block's columns by field id)."""
+    if schema_on_read is not None:
+        from hoodie.format.avro.schema import avro_to_arrow_schema
+
+        written = avro_to_arrow_schema(block.schema_json) if block.schema_json else pa.schema([])
+        mapping = schema_on_read.columns_of(block.instant_time, log=True, written_names=written.names)
+        by_lower = {f.name.lower(): f for f in written}
+        read = pa.schema([by_lower[m.file_name.lower()] for m in mapping
+                          if m.file_name is not None and m.file_name.lower() in by_lower])
+        # Decoded under the block's own names and types, then renamed and converted (floats widen the
+        # Hudi way in _conform).
+        return _conform(apply_mapping(block.data_table(read), mapping, schema), schema, java_floats=java_floats)
     if java_floats and any(pa.types.is_float64(f.type) for f in schema) and block.schema_json:
         from hoodie.format.avro.schema import avro_to_arrow_schema
 
@@ -305,7 +338,8 @@ def block_data(block: Any, schema: pa.Schema, java_floats: bool = False) -> pa.T
     return _conform(block.data_table(schema), schema)
 
 
-def _log_batches(blocks: Sequence[Any], schema: pa.Schema, java_floats: bool = False) -> list[LogBatch]:
+def _log_batches(blocks: Sequence[Any], schema: pa.Schema, java_floats: bool = False,
+                 schema_on_read: Optional[SchemaOnRead] = None) -> list[LogBatch]:
     from hoodie.format.log.logformat import BlockType
 
     out: list[LogBatch] = []
@@ -316,7 +350,7 @@ def _log_batches(blocks: Sequence[Any], schema: pa.Schema, java_floats: bool = F
             out.append(LogBatch(deletes=DeleteBatch(d.column("record_key").combine_chunks(), ordering,
                                                     b.instant_time)))
         else:
-            out.append(LogBatch(data=block_data(b, schema, java_floats)))
+            out.append(LogBatch(data=block_data(b, schema, java_floats, schema_on_read)))
     return out
 
 
@@ -339,6 +373,8 @@ class ReadPlan:
     # Incremental reads of table versions 8/9: the requested times of the instants that completed in
     # (begin, end] (records carry requested times in _hoodie_commit_time).
     commit_times: Optional[frozenset[str]] = None
+    # The table evolves its schema on read: files are read by field id (None: by name).
+    schema_on_read: Optional[SchemaOnRead] = None
 
 
 def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Optional[str] = None,
@@ -429,8 +465,11 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
     for col, _, _ in flt:
         need.add(col)
     read_schema = pa.schema([f for f in full_schema if f.name in need])
+    # Schema-on-read tables: every version of the schema history is mapped onto the read columns now, so a
+    # change hoodie cannot read exactly is refused before any row is read.
+    sor = SchemaOnRead.load(table, read_schema.names, read_as_of)
     return ReadPlan(table, query_type, read_schema, out_cols, slices, read_as_of, begin, end, row_filter, skip,
-                    commit_times)
+                    commit_times, sor)
 
 
 def _compaction_skips(table: HoodieTable, view: FileSystemView, slices: Sequence[FileSlice]) -> frozenset[str]:
@@ -503,10 +542,12 @@ def iter_plan(plan: ReadPlan, slices: Optional[Sequence[FileSlice]] = None) -> I
     for sl in plan.slices if slices is None else slices:
         if plan.query_type == "read_optimized":
             # Merge-on-read base files widen floats as Hudi's merging readers do, also here.
-            t = (read_base_file(table.storage, sl.base_file.path, plan.schema, java_floats=table.is_mor)
+            t = (read_base_file(table.storage, sl.base_file.path, plan.schema, java_floats=table.is_mor,
+                                schema_on_read=plan.schema_on_read)
                  if sl.base_file else plan.schema.empty_table())
         else:
-            t = read_file_slice(table, sl, plan.schema, as_of=plan.as_of, skip_log_files=plan.skip_log_files)
+            t = read_file_slice(table, sl, plan.schema, as_of=plan.as_of, skip_log_files=plan.skip_log_files,
+                                schema_on_read=plan.schema_on_read)
         yield finish(plan, t)
 
 

@@ -243,6 +243,7 @@ class CleanOperation(Operation):
 
     what = "clean"
     table_versions = (6, 8, 9)
+    schema_on_read_safe = True  # removes files / records instants only
 
     def __init__(self, cfg: CleanConfig) -> None:
         self.cfg = cfg

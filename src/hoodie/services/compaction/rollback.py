@@ -156,6 +156,7 @@ class _CompactionRollbackBase(Operation):
     """A rollback instant undoing (part of) a pending compaction; its own in-process executor."""
 
     table_versions = (6, 8, 9)
+    schema_on_read_safe = True  # removes files / records instants only
 
     def __init__(self, instant: str, what: str) -> None:
         self.target = instant

@@ -234,6 +234,9 @@ def schedule_compaction_result(table_or_path: Union[str, HoodieTable], config: A
     table = open_table(table_or_path, storage_options)
     cfg = as_config(config, table.props)
     from hoodie.format.lock import TableLock
+    from hoodie.format.schema_on_read import refuse_write
+
+    refuse_write(table, "compaction scheduling")  # hoodie could not run the plan it writes
 
     # Under the table lock no write is in flight: the plan sees every committed log file, and a
     # write starting after it writes into the slices the plan opens.
