@@ -74,7 +74,7 @@ PHASE_NAMES = {
     "index.match": "index: match", "plan": "planning", "meta": "meta columns", "bloom": "bloom filter + key range",
     "parquet": "Parquet encode + write", "encode": "log block encode", "io": "log file write",
     "markers": "markers + partition metadata", "merge.read": "COW: read old base file", "write": "rest of the file-group write (COW merge)",
-    "sort": "sort", "other": "other",
+    "sort": "sort", "sync": "fsync of the task's base files", "other": "other",
 }
 
 

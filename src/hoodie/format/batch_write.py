@@ -894,10 +894,12 @@ def write_file_groups(table: HoodieTable, records: pa.Table, cfg: WriteConfig, i
     executor's data work); ``fault`` names the fault point hit after each file group."""
     plan = plan_write(table, records, cfg, instant, avro_schema)
     stats = []
-    for i, w in enumerate(plan.work):
-        stats.append(execute_file_group(table, w, instant=instant, avro_schema=avro_schema, cfg=cfg,
-                                        token=N.write_token(i, 1, i), task_partition_id=i))
-        fault_point(fault)
+    # Base files are flushed to disk together once all are written, before the stats are returned.
+    with table.storage.deferred_syncs():
+        for i, w in enumerate(plan.work):
+            stats.append(execute_file_group(table, w, instant=instant, avro_schema=avro_schema, cfg=cfg,
+                                            token=N.write_token(i, 1, i), task_partition_id=i))
+            fault_point(fault)
     return stats
 
 
