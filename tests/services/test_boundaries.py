@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import abc
 import datetime as dt
+import os
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -1059,6 +1061,30 @@ def test_rollback_failed_writes_leaves_excluded_instants_alone(tmp_path: Path) -
     assert tl.get(mine) is not None and not tl.get(mine).is_completed and tl.get(dead) is None
     assert _vals(hoodie.read_table(path)) == {0: "a0", 1: "a1", 2: "a2", 3: "a3"}
 
+
+
+def test_eager_rollback_skips_only_the_live_instants_of_its_own_table(tmp_path: Path) -> None:
+    """An instant another thread of this process is committing is no failed write of its table, but the
+    same instant time live on another table says nothing about this one."""
+    from hoodie.services.rollback import rollback_failed_writes
+    from hoodie.services.rollback_action import live_instants, register_live_instant, unregister_live_instant
+    from tests.format.test_fsview import _uncommitted_write
+    from tests.services.test_rollback import _data
+
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    in_a = _uncommitted_write(a, _data([0], 5, "x"), opts=_rb_table(a))
+    in_b = _uncommitted_write(b, _data([0], 5, "x"), opts=_rb_table(b))
+    ta, tb = HoodieTable(a), HoodieTable(b)
+    keys = [register_live_instant(ta.storage.uri(), in_a), register_live_instant(ta.storage.uri(), in_b)]
+    try:
+        assert live_instants(ta.storage.uri()) == {in_a, in_b} and live_instants(tb.storage.uri()) == set()
+        assert {in_a, in_b} <= live_instants()
+        assert rollback_failed_writes(ta) == []  # its own live instant stays
+        assert [r.rolled_back for r in rollback_failed_writes(tb)] == [in_b]  # live on A only
+    finally:
+        for k in keys:
+            unregister_live_instant(k)
+    assert [r.rolled_back for r in rollback_failed_writes(HoodieTable(a))] == [in_a]
 
 # -- TTL strategies: the retention boundary --------------------------------------------------------
 
@@ -2488,6 +2514,15 @@ def test_pending_compaction_check_of_a_rollback_at_its_edges(tmp_path: Path) -> 
             check_pending_compactions(t, target, given)
         assert str(e.value) == refusal(named, more)
     requested = t.storage.full(f".hoodie/{I.instant_file_name(c, I.COMPACTION, I.State.REQUESTED)}")
+    # A plan the caller removes first does not end the search: a later one reading the files refuses.
+    c2 = t.new_instant_time()
+    copy = t.storage.full(f".hoodie/{I.instant_file_name(c2, I.COMPACTION, I.State.REQUESTED)}")
+    shutil.copyfile(requested, copy)
+    t.reload()
+    with pytest.raises(RollbackError, match=f"^cannot roll back {d2}: pending compaction {c2} includes"):
+        check_pending_compactions(t, target, files, ignore=[c])
+    os.remove(copy)
+    t.reload()
     with open(requested, "wb") as f:
         f.write(b"garbage")
     t.reload()
