@@ -377,6 +377,31 @@ class ReadPlan:
     schema_on_read: Optional[SchemaOnRead] = None
 
 
+def _archived_commit_times(table: HoodieTable, begin: str, cut: str) -> frozenset[str]:
+    """Requested times of the archived instants of a version 8/9 table (the LSM timeline) that completed
+    in ``(begin, cut]``: their records carry those times in ``_hoodie_commit_time``."""
+    from hoodie.format.timeline.archived import ArchivedTimeline
+
+    archived = ArchivedTimeline.load(table.storage)
+    return frozenset(i.timestamp for i in archived.instants
+                     if i.completion is not None and begin < i.completion <= cut)
+
+
+def _refuse_archived_point(table: HoodieTable, point: str, first: str, what: str) -> None:
+    """A version 8/9 read as of ``point``, before the active timeline's first write (completed at
+    ``first``), when writes before it were archived: which slices existed then is known only from the
+    archived instants, which slicing does not use, so the read would come back empty. Refused instead."""
+    from hoodie.format.timeline.archived import ArchivedTimeline
+
+    if not ArchivedTimeline.load(table.storage).instants:
+        return  # nothing archived: before the first write the table was empty, and the read says so
+    raise ReadError(f"{what}={point} is before the first write on the active timeline of {table.storage.uri()} "
+                    f"(completed {first}); the writes before it are archived (.hoodie/timeline/history) and "
+                    f"hoodie reads a version 8/9 table as of a time only within its active timeline. Use "
+                    f"{what} at or after {first}" + (", or begin alone for every change since begin"
+                                                     if what == "end" else ""))
+
+
 def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Optional[str] = None,
               begin: Optional[str] = None, end: Optional[str] = None,
               columns: Optional[Sequence[str]] = None, filters: Optional[Sequence[Any]] = None,
@@ -406,7 +431,18 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
 
     read_as_of = end if query_type == "incremental" else as_of
     commit_times: Optional[frozenset[str]] = None
+    # An incremental range starting before the active timeline's first write may hold archived writes,
+    # whose commit metadata (the file groups they touched) the active timeline no longer has: every
+    # latest slice is read and the range filter on each record's commit time decides (Hudi's
+    # fallback to a full table scan). Reading only the groups active commits touched dropped the
+    # records of archived commits in the range without a word.
+    first_write = writes.first()
+    archived_start = query_type == "incremental" and first_write is not None and begin < (
+        (first_write.completion or first_write.timestamp) if table.timeline_layout == 2 else first_write.timestamp)
     if table.timeline_layout == 2 and read_as_of is not None:
+        if first_write is not None and read_as_of < (first_write.completion or first_write.timestamp):
+            _refuse_archived_point(table, read_as_of, first_write.completion or first_write.timestamp,
+                                   "end" if query_type == "incremental" else "as_of")
         # Table versions 8/9 (Hudi 1.x): time travel and incremental ranges are completion times.
         # Read the table as it was when ``read_as_of`` completed: instants completed by then, and
         # nothing else; slices are then formed from those instants alone (completion-time slicing).
@@ -414,6 +450,8 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
         if query_type == "incremental":
             commit_times = frozenset(i.timestamp for i in writes
                                      if begin < (i.completion or i.timestamp) <= cut)
+            if archived_start:
+                commit_times |= _archived_commit_times(table, begin, cut)
         table = copy.copy(table).with_timeline(tl.filter(
             lambda i: (i.completion or i.timestamp) <= cut if i.is_completed else i.timestamp <= cut))
         tl = table.timeline
@@ -440,6 +478,9 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
     elif query_type == "snapshot":
         for p in partitions:
             slices.extend(view.latest_file_slices(p, as_of))
+    elif archived_start:
+        for p in partitions:
+            slices.extend(view.latest_file_slices(p, end))
     else:
         in_range = (writes.filter(lambda i: i.timestamp in commit_times) if commit_times is not None
                     else writes.between(begin, end or "99999999999999999"))
