@@ -713,6 +713,14 @@ QUERY_TYPE = define("hoodie.datasource.query.type", "snapshot", "snapshot, read_
 READ_BEGIN_INSTANT = define("hoodie.datasource.read.begin.instanttime", None,
                             "Incremental start instant (exclusive).", R)
 READ_END_INSTANT = define("hoodie.datasource.read.end.instanttime", None, "Incremental end instant (inclusive).", R)
+HOLLOW_COMMIT_POLICY = define(
+    "hoodie.read.timeline.holes.resolution.policy", "FAIL",
+    "Incremental reads of version-6 tables when a write older than a completed one is still pending (a hollow "
+    "commit: what it commits later has a commit time inside ranges already read): FAIL refuses the read, "
+    "BLOCK reads only up to the last write completed before it. USE_TRANSITION_TIME is refused (hoodie "
+    "does not order version-6 instants by completion; versions 8/9 always do).", R,
+    aliases=("hoodie.datasource.read.handle.hollow.commit",),
+    type=Enum(("FAIL", "BLOCK", "USE_TRANSITION_TIME"), what="a hollow-commit policy"))
 SPLIT_TARGET_BYTES = define("hoodie.datasource.read.split.target.bytes", 128 * 1024 * 1024,
                             "Bytes of file slices grouped into one Spark task.", R, type=Int(minimum=1, bits=64))
 

@@ -23,6 +23,7 @@ from hoodie.format.slice.pruning import prune_partitions
 from hoodie.format.schema_on_read import SchemaOnRead, SchemaOnReadError, apply_mapping, base_file_instant
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable
+from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.active import Timeline
 
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
@@ -387,6 +388,54 @@ def _archived_commit_times(table: HoodieTable, begin: str, cut: str) -> frozense
                      if i.completion is not None and begin < i.completion <= cut)
 
 
+def _is_clustering(table: HoodieTable, inst: Any) -> bool:
+    """Whether a pending replacecommit is a clustering (its requested file holds a clustering plan): a
+    clustering rewrites records under their old commit times, so it opens no hole in incremental ranges."""
+    from hoodie.format.timeline import plans
+
+    try:
+        data = table.timeline.read_file(I.instant_file_name(inst.timestamp, I.REPLACE_COMMIT, I.State.REQUESTED))
+        meta = plans.read_avro_metadata(data) if data else {}
+    except Exception:  # unreadable: counted as a write, so the read is refused rather than risked
+        return False
+    return bool(meta.get("clusteringPlan")) or str(meta.get("operationType") or "").upper() == "CLUSTER"
+
+
+def _hollow_commit_end(table: HoodieTable, begin: str, end: Optional[str],
+                       options: Optional[dict[str, Any]]) -> Optional[str]:
+    """The end of a version-6 incremental range under ``hoodie.read.timeline.holes.resolution.policy``.
+
+    A write still pending (requested or inflight) while a later one completed is a hollow commit: when it
+    completes, its records carry its (older) instant time, inside ranges a reader may already have read
+    past, and are never returned to that reader. Hudi 0.14+ refuses such reads by default (FAIL) or stops
+    the range before the hole (BLOCK); so does hoodie, for a range that reaches the hole."""
+    from hoodie import configs as C
+
+    policy = C.read(options, ReadError).get(C.HOLLOW_COMMIT_POLICY)
+    tl = table.timeline
+    hole = next((i for i in tl.pending().instants if i.action in I.WRITE_ACTIONS
+                 and not (i.action == I.REPLACE_COMMIT and _is_clustering(table, i))), None)
+    if hole is None or not tl.completed_writes().after(hole.timestamp):
+        return end  # nothing pending, or only the newest write: no completed write lies beyond it
+    if end is not None and end < hole.timestamp:
+        return end  # the range ends before the hole: its answer cannot change
+    if policy == "USE_TRANSITION_TIME":
+        raise ReadError(f"{C.HOLLOW_COMMIT_POLICY.key}=USE_TRANSITION_TIME: hoodie does not order version-6 "
+                        "instants by completion time; use FAIL or BLOCK (table versions 8/9 order incremental "
+                        "ranges by completion time always)")
+    if policy == "BLOCK":
+        before = tl.completed_writes().before_or_on(hole.timestamp)
+        last = before.last()
+        return last.timestamp if last is not None and last.timestamp > begin else begin
+    raise ReadError(
+        f"incremental read of {table.storage.uri()}: write {hole.timestamp} ({hole.action}) is still "
+        f"{hole.state.name.lower()} while later writes completed (a hollow commit): when it completes, its "
+        f"records carry commit time {hole.timestamp}, inside this range, and a reader that moved past it would "
+        f"never see them. Wait for it to complete, roll it back (`hoodie rollback {table.storage.uri()} "
+        f"{hole.timestamp}` if its writer died), end the range before it (end < {hole.timestamp}), or set "
+        f"{C.HOLLOW_COMMIT_POLICY.key}=BLOCK to read up to the last write completed before it")
+
+
 def _refuse_archived_point(table: HoodieTable, point: str, first: str, what: str) -> None:
     """A version 8/9 read as of ``point``, before the active timeline's first write (completed at
     ``first``), when writes before it were archived: which slices existed then is known only from the
@@ -436,6 +485,8 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
     # latest slice is read and the range filter on each record's commit time decides (Hudi's
     # fallback to a full table scan). Reading only the groups active commits touched dropped the
     # records of archived commits in the range without a word.
+    if query_type == "incremental" and table.timeline_layout == 1:
+        end = _hollow_commit_end(table, begin, end, options)
     first_write = writes.first()
     archived_start = query_type == "incremental" and first_write is not None and begin < (
         (first_write.completion or first_write.timestamp) if table.timeline_layout == 2 else first_write.timestamp)

@@ -1,0 +1,94 @@
+"""Hollow commits in version-6 incremental reads (``hoodie.read.timeline.holes.resolution.policy``).
+
+A write still pending while a later one completed will, when it completes, hold records whose commit time
+lies inside ranges a reader may already have read past: an incremental consumer would never see them.
+Hudi 0.14+ refuses such reads by default (FAIL) or stops before the hole (BLOCK); hoodie returned the
+range as if the pending write did not exist.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import hoodie
+from hoodie.format.slice.filters import ReadError
+from hoodie.format.slice import writer as W
+from hoodie.format.table import HoodieTable
+from hoodie.format.timeline import active as T
+from hoodie.format.timeline import instant as I
+from hoodie.format.timeline import plans
+from hoodie.services.rollback_action import register_live_instant, unregister_live_instant
+from hoodie.services.write import write_arrow
+
+OPTS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
+        "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.operation": "upsert",
+        "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+POLICY = "hoodie.read.timeline.holes.resolution.policy"
+ZERO = "00000000000000000"
+
+
+def _keys(path: str, **kw) -> list[str]:
+    t = hoodie.read_table(path, query_type="incremental", **kw)
+    return sorted(t.column("k").to_pylist())
+
+
+def _hollow_table(path: str) -> tuple[str, str, str]:
+    """c1 completed, h pending (a concurrent writer of this process), c3 completed after it."""
+    c1 = write_arrow(path, pa.table({"k": ["a"], "p": ["x"]}), OPTS)
+    table = HoodieTable(path)
+    h = W.start_commit(table, W.write_action_for(table), operation_type="UPSERT").timestamp
+    key = register_live_instant(table.storage.uri(), h)  # not a failed write: the next write keeps it
+    try:
+        c3 = write_arrow(path, pa.table({"k": ["c"], "p": ["y"]}), OPTS)
+    finally:
+        unregister_live_instant(key)
+    assert c1 < h < c3
+    return c1, h, c3
+
+
+def test_a_range_reaching_a_pending_write_is_refused_by_default(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    c1, h, c3 = _hollow_table(path)
+    for begin in (ZERO, c1):
+        with pytest.raises(ReadError, match=rf"^incremental read of .*: write {h} \(deltacommit\) is still "
+                                            rf"inflight while later writes completed \(a hollow commit\)"):
+            _keys(path, begin=begin)
+    # A range that ends before the hole cannot change: it is read.
+    assert _keys(path, begin=ZERO, end=c1) == ["a"]
+    # BLOCK (or Hudi's older key for it) reads up to the last write completed before the hole.
+    for key in (POLICY, "hoodie.datasource.read.handle.hollow.commit"):
+        assert hoodie.read_table(path, query_type="incremental", begin=ZERO,
+                                 options={key: "BLOCK"}).column("k").to_pylist() == ["a"]
+    assert hoodie.read_table(path, query_type="incremental", begin=c1, options={POLICY: "BLOCK"}).num_rows == 0
+    with pytest.raises(ReadError, match="USE_TRANSITION_TIME: hoodie does not order version-6 instants"):
+        hoodie.read_table(path, query_type="incremental", begin=ZERO, options={POLICY: "USE_TRANSITION_TIME"})
+    with pytest.raises(ReadError, match=POLICY.replace(".", r"\.")):
+        hoodie.read_table(path, query_type="incremental", begin=ZERO, options={POLICY: "MAYBE"})
+    # Snapshot reads are not incremental: unaffected.
+    assert sorted(hoodie.read_table(path).column("k").to_pylist()) == ["a", "c"]
+
+
+def test_the_newest_write_pending_or_a_pending_clustering_is_no_hole(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    c1 = write_arrow(path, pa.table({"k": ["a"], "p": ["x"]}), OPTS)
+    c2 = write_arrow(path, pa.table({"k": ["b"], "p": ["x"]}), OPTS)
+    table = HoodieTable(path)
+    # A clustering planned before c3: it rewrites records under their old commit times.
+    cl = table.new_instant_time()
+    T.create_requested(table.storage, cl, I.REPLACE_COMMIT, plans.write_avro_metadata(
+        "HoodieRequestedReplaceMetadata", plans.requested_replace_metadata(
+            "cluster", clustering_plan={"inputGroups": [], "strategy": None, "extraMetadata": {}, "version": 1,
+                                        "preserveHoodieMetadata": True})))
+    key = register_live_instant(table.storage.uri(), cl)
+    try:
+        write_arrow(path, pa.table({"k": ["c"], "p": ["x"]}), OPTS)
+    finally:
+        unregister_live_instant(key)
+    # The newest write still pending: no completed write lies beyond it.
+    table = HoodieTable(path)
+    W.start_commit(table, W.write_action_for(table), operation_type="UPSERT")
+    assert _keys(path, begin=ZERO) == ["a", "b", "c"]
+    assert _keys(path, begin=c1) == ["b", "c"] and c2 > c1
