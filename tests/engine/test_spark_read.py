@@ -133,3 +133,20 @@ def test_columns_project_the_merged_slices_too(spark, tmp_path: Path) -> None:
     assert _spark_rows(df, ["id", "v"]) == _rows(hoodie.read_table(path, columns=["id", "v"]), ["id", "v"])
     plan = plan_read(HoodieTable(path), columns=["id", "v"])
     assert set(plan.schema.names) < set(HoodieTable(path).arrow_schema().names)
+
+
+def test_hollow_commit_policy_reaches_spark_reads(spark, tmp_path: Path) -> None:
+    """The hollow-commit policy is a read option of both Spark paths (refused by default, BLOCK on request)."""
+    import hoodie.spark as hs
+    from tests.format.test_hollow_commits import POLICY, ZERO, _hollow_table
+
+    path = str(tmp_path / "t")
+    _hollow_table(path)
+    inc = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": ZERO}
+    with pytest.raises(Exception, match="a hollow commit"):
+        hs.read(spark, path, inc).collect()
+    with pytest.raises(Exception, match="a hollow commit"):
+        spark.read.format("hoodie").options(**inc).load(path).collect()
+    for df in (hs.read(spark, path, {**inc, POLICY: "BLOCK"}),
+               spark.read.format("hoodie").options(**inc, **{POLICY: "BLOCK"}).load(path)):
+        assert [r["k"] for r in df.select("k").collect()] == ["a"]

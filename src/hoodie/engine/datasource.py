@@ -87,6 +87,9 @@ def _storage_options(options: Any) -> Optional[dict[str, str]]:
     return so or None
 
 
+HOLLOW_POLICY_KEYS = ("hoodie.read.timeline.holes.resolution.policy", "hoodie.datasource.read.handle.hollow.commit")
+
+
 def _read_args(options: Any) -> dict[str, Any]:
     qt = str(options.get(QUERY_TYPE_KEY, "snapshot")).lower()
     if qt not in _QUERY_ALIASES:
@@ -101,6 +104,11 @@ def _read_args(options: Any) -> dict[str, Any]:
             args["end"] = options.get(END_KEY)
     if options.get(AS_OF_KEY) is not None:
         args["as_of"] = options.get(AS_OF_KEY)
+    # Read options plan_read takes as Hudi keys: metadata-table listing and the hollow-commit policy.
+    passed = {str(k): str(v) for k, v in dict(options).items()
+              if v is not None and (str(k).startswith("hoodie.metadata.") or str(k) in HOLLOW_POLICY_KEYS)}
+    if passed:
+        args["options"] = passed
     return args
 
 

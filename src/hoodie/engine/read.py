@@ -155,8 +155,7 @@ def read(spark: Any, path: str, options: Optional[Mapping[str, Any]] = None,
     ensure_registered(spark)
     opts = {str(k): str(v) for k, v in (options or {}).items() if v is not None}
     table = HoodieTable(path, _storage_options(opts), read_only=True)
-    meta_opts = {k: v for k, v in opts.items() if k.startswith("hoodie.metadata.")}
-    plan = plan_read(table, **_read_args(opts), columns=columns, options=meta_opts or None)
+    plan = plan_read(table, **_read_args(opts), columns=columns)
     out_schema = pa.schema([plan.schema.field(c) if c in plan.schema.names else pa.field(c, pa.string())
                             for c in plan.out_columns])
     spark_schema = spark_schema_for(out_schema)
