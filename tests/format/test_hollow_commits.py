@@ -92,3 +92,16 @@ def test_the_newest_write_pending_or_a_pending_clustering_is_no_hole(tmp_path: P
     W.start_commit(table, W.write_action_for(table), operation_type="UPSERT")
     assert _keys(path, begin=ZERO) == ["a", "b", "c"]
     assert _keys(path, begin=c1) == ["b", "c"] and c2 > c1
+
+
+def test_time_travel_past_a_pending_write_is_refused(tmp_path: Path) -> None:
+    """Version 6 time travel at or after a pending write could not be repeated once it completes (Hudi's
+    validateTimestampAsOf); before it, it is read."""
+    path = str(tmp_path / "t")
+    c1, h, c3 = _hollow_table(path)
+    for as_of in (h, c3):
+        with pytest.raises(ReadError, match=rf"^time travel to {as_of} on .*: write {h} \(deltacommit\) is still "
+                                            r"inflight"):
+            hoodie.read_table(path, as_of=as_of)
+    assert hoodie.read_table(path, as_of=c1).column("k").to_pylist() == ["a"]
+    assert hoodie.read_table(path, as_of=c1, query_type="read_optimized").num_rows == 1

@@ -401,6 +401,27 @@ def _is_clustering(table: HoodieTable, inst: Any) -> bool:
     return bool(meta.get("clusteringPlan")) or str(meta.get("operationType") or "").upper() == "CLUSTER"
 
 
+def _first_pending_write(table: HoodieTable) -> Optional[Any]:
+    """The oldest requested or inflight write (commit, deltacommit, replacecommit other than a clustering):
+    Hudi's first incomplete commit (``TimelineUtils``)."""
+    return next((i for i in table.timeline.pending().instants if i.action in I.WRITE_ACTIONS
+                 and not (i.action == I.REPLACE_COMMIT and _is_clustering(table, i))), None)
+
+
+def _refuse_time_travel_past_a_pending_write(table: HoodieTable, as_of: str) -> None:
+    """Version 6: the table as of ``as_of`` changes when a write requested at or before it completes, so
+    such a read could not be repeated; Hudi refuses it (``TimelineUtils.validateTimestampAsOf``), and so
+    does hoodie. (Versions 8/9 travel by completion time: a later completion is after ``as_of``.)"""
+    hole = _first_pending_write(table)
+    if hole is not None and as_of >= hole.timestamp:
+        raise ReadError(
+            f"time travel to {as_of} on {table.storage.uri()}: write {hole.timestamp} ({hole.action}) is still "
+            f"{hole.state.name.lower()}; once it completes it belongs to the table as of {as_of}, so this read "
+            f"could not be repeated. As in Hudi, time travel must be earlier than the first pending write: use "
+            f"as_of < {hole.timestamp}, wait for it to complete, or roll it back (`hoodie rollback "
+            f"{table.storage.uri()} {hole.timestamp}` if its writer died)")
+
+
 def _hollow_commit_end(table: HoodieTable, begin: str, end: Optional[str],
                        options: Optional[dict[str, Any]]) -> Optional[str]:
     """The end of a version-6 incremental range under ``hoodie.read.timeline.holes.resolution.policy``.
@@ -413,8 +434,7 @@ def _hollow_commit_end(table: HoodieTable, begin: str, end: Optional[str],
 
     policy = C.read(options, ReadError).get(C.HOLLOW_COMMIT_POLICY)
     tl = table.timeline
-    hole = next((i for i in tl.pending().instants if i.action in I.WRITE_ACTIONS
-                 and not (i.action == I.REPLACE_COMMIT and _is_clustering(table, i))), None)
+    hole = _first_pending_write(table)
     if hole is None or not tl.completed_writes().after(hole.timestamp):
         return end  # nothing pending, or only the newest write: no completed write lies beyond it
     if end is not None and end < hole.timestamp:
@@ -487,6 +507,8 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
     # records of archived commits in the range without a word.
     if query_type == "incremental" and table.timeline_layout == 1:
         end = _hollow_commit_end(table, begin, end, options)
+    if as_of is not None and table.timeline_layout == 1:
+        _refuse_time_travel_past_a_pending_write(table, as_of)
     first_write = writes.first()
     archived_start = query_type == "incremental" and first_write is not None and begin < (
         (first_write.completion or first_write.timestamp) if table.timeline_layout == 2 else first_write.timestamp)
