@@ -150,3 +150,22 @@ def test_hollow_commit_policy_reaches_spark_reads(spark, tmp_path: Path) -> None
     for df in (hs.read(spark, path, {**inc, POLICY: "BLOCK"}),
                spark.read.format("hoodie").options(**inc, **{POLICY: "BLOCK"}).load(path)):
         assert [r["k"] for r in df.select("k").collect()] == ["a"]
+
+
+def test_schema_on_read_tables_are_read_by_field_id_on_spark(spark, tmp_path: Path) -> None:
+    """A column dropped and re-added under its old name has the old name in old files: Spark's own scan
+    (by name) would show the old values; every slice goes through hoodie's field-id mapping instead."""
+    import hoodie.spark as hs
+    import pyarrow as pa
+    from hoodie.engine.read import split_plan
+    from hoodie.format.slice.reader import plan_read
+    from hoodie.format.table import HoodieTable
+    from tests.format.test_schema_on_read import _drop, _evolve
+
+    base = str(tmp_path / "t")
+    second = pa.table({"k": ["c"], "part": ["p"], "ts": pa.array([2], pa.int64()), "val": pa.array([99], pa.int32())})
+    _evolve(base, "COPY_ON_WRITE", _drop("val", readd="int"), second)
+    split = split_plan(plan_read(HoodieTable(base)))
+    assert split.native_files == [] and split.reasons == {"schema evolved on read (columns matched by field id)": 2}
+    rows = sorted((r["k"], r["val"]) for r in hs.read(spark, base).select("k", "val").collect())
+    assert rows == [("a", None), ("b", None), ("c", 99)]

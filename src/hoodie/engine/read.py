@@ -106,6 +106,10 @@ def split_plan(plan: Any) -> ReadSplit:
         whole_table = "partition columns not stored in files"
     elif (table.props.get("hoodie.table.base.file.format") or "PARQUET").upper() != "PARQUET":
         whole_table = "base files not Parquet"
+    elif getattr(plan, "schema_on_read", None) is not None:
+        # Spark's scan matches columns by name; a renamed, or dropped and re-added, column must be matched
+        # by field id (hoodie.format.schema_on_read), or old files would read null or another column's values.
+        whole_table = "schema evolved on read (columns matched by field id)"
     schemas = _writer_schemas_match(table, _file_schema(plan)) if whole_table is None else {}
     for sl in plan.slices:
         if plan.query_type == "read_optimized":
