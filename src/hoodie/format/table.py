@@ -234,6 +234,11 @@ class HoodieTable:
         return self.props.get("hoodie.populate.meta.fields", "true").lower() == "true"
 
     @property
+    def bootstrap_base_path(self) -> Optional[str]:
+        """``hoodie.bootstrap.base.path``: set on tables Hudi bootstrapped from existing Parquet files."""
+        return self.props.get("hoodie.bootstrap.base.path") or None
+
+    @property
     def drop_partition_columns(self) -> bool:
         """Whether partition columns are dropped from data files."""
         return self.props.get("hoodie.datasource.write.drop.partition.columns", "false").lower() == "true"
@@ -505,3 +510,22 @@ def read_partition_metadata(storage: Storage, partition: str) -> Optional[dict[s
         return P.parse_properties(storage.read_bytes(rel).decode("utf-8"))
     except FileNotFoundError:
         return None
+
+
+# Hudi's reserved instant of a metadata-only bootstrap (HoodieTimeline.METADATA_BOOTSTRAP_INSTANT_TS): its
+# base files are skeletons holding only the meta columns; the data stays in the source files.
+METADATA_BOOTSTRAP_INSTANT = "00000000000001"
+
+
+def refuse_bootstrap_write(table: HoodieTable, what: str) -> None:
+    """Refuse ``what`` (a write or a service that rewrites data) on a bootstrapped table before anything is
+    written: a skeleton base file (metadata-only bootstrap) holds only Hudi's meta columns, so merging into
+    it or compacting it without the source file would drop every column of its records."""
+    if table.bootstrap_base_path is None:
+        return
+    raise TableError(
+        f"{what} on {table.storage.uri()}: the table was bootstrapped from {table.bootstrap_base_path} "
+        "(hoodie.bootstrap.base.path); its metadata-only bootstrap files hold Hudi's meta columns only and the "
+        "data stays in the source files, which hoodie does not read. Nothing was written. Write it with Java "
+        "Hudi, or re-create it with a full-record bootstrap (hoodie.bootstrap.mode.selector=FULL_RECORD) or a "
+        "bulk_insert of the source data")

@@ -22,7 +22,7 @@ from hoodie.format.slice.merge import IS_DELETED, DeleteBatch, LogBatch, merge_c
 from hoodie.format.slice.pruning import prune_partitions
 from hoodie.format.schema_on_read import SchemaOnRead, SchemaOnReadError, apply_mapping, base_file_instant
 from hoodie.format.storage import Storage
-from hoodie.format.table import META_COLUMNS, HoodieTable
+from hoodie.format.table import META_COLUMNS, METADATA_BOOTSTRAP_INSTANT, HoodieTable
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.active import Timeline
 
@@ -568,6 +568,15 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
             for sl in view.latest_file_slices(p, end):
                 if (p, sl.file_id) in touched:
                     slices.append(sl)
+    skeleton = next((sl for sl in slices if sl.base_file is not None
+                     and sl.base_file.instant == METADATA_BOOTSTRAP_INSTANT), None)
+    if skeleton is not None:
+        raise ReadError(
+            f"{table.storage.uri()} is a bootstrapped table (hoodie.bootstrap.base.path="
+            f"{table.bootstrap_base_path}): {skeleton.base_file.path} is a metadata-only bootstrap file holding "
+            "Hudi's meta columns only, its data stays in the source file, which hoodie does not read (reading it "
+            "alone would return nulls). Read this table with Java Hudi, or re-create it with a full-record "
+            "bootstrap (hoodie.bootstrap.mode.selector=FULL_RECORD) or a bulk_insert of the source data")
     skip = _compaction_skips(table, view, slices) if query_type != "read_optimized" else frozenset()
     # Columns needed to merge and filter, on top of what the caller asked for.
     need = set(out_cols) | {"_hoodie_record_key", "_hoodie_commit_time"}
