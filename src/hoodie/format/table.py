@@ -234,6 +234,17 @@ class HoodieTable:
         return self.props.get("hoodie.populate.meta.fields", "true").lower() == "true"
 
     @property
+    def has_operation_field(self) -> bool:
+        """Whether the table schema carries ``_hoodie_operation`` (``hoodie.allow.operation.metadata.field``,
+        Flink's changelog mode): a merged log record whose operation is ``D`` is a delete (Hudi's
+        ``LogFileIterator.isDeleteOperation``)."""
+        try:
+            fields = self.avro_schema().get("fields", [])
+        except Exception:  # no schema yet: no records either
+            return False
+        return any(f.get("name") == OPERATION_COLUMN for f in fields)
+
+    @property
     def bootstrap_base_path(self) -> Optional[str]:
         """``hoodie.bootstrap.base.path``: set on tables Hudi bootstrapped from existing Parquet files."""
         return self.props.get("hoodie.bootstrap.base.path") or None

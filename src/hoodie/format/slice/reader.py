@@ -22,7 +22,7 @@ from hoodie.format.slice.merge import IS_DELETED, DeleteBatch, LogBatch, merge_c
 from hoodie.format.slice.pruning import prune_partitions
 from hoodie.format.schema_on_read import SchemaOnRead, SchemaOnReadError, apply_mapping, base_file_instant
 from hoodie.format.storage import Storage
-from hoodie.format.table import META_COLUMNS, METADATA_BOOTSTRAP_INSTANT, HoodieTable
+from hoodie.format.table import META_COLUMNS, METADATA_BOOTSTRAP_INSTANT, OPERATION_COLUMN, HoodieTable
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.active import Timeline
 
@@ -201,6 +201,13 @@ def _merge_slice(table: HoodieTable, file_slice: FileSlice, blocks: Sequence[Any
     the decimal string (:func:`java_float_to_double`), also in slices without log files and in
     read-optimized reads: hudi-rs reads every merge-on-read file that way."""
     java = table.is_mor
+    # A table with Hudi's operation field (Flink changelog mode): a log record whose _hoodie_operation is
+    # "D" deletes its key when it wins the merge, as a _hoodie_is_deleted = true row does (Hudi's Spark
+    # LogFileIterator drops it; so does hudi-rs). The flag column is added for the merge only.
+    op_flag = bool(blocks) and IS_DELETED not in schema.names and table.has_operation_field
+    merge_schema = schema.append(pa.field(IS_DELETED, pa.bool_())) if op_flag else schema
+    if op_flag:
+        return _merge_slice(table, file_slice, blocks, merge_schema, schema_on_read).drop_columns([IS_DELETED])
     base = (read_base_file(table.storage, file_slice.base_file.path, schema, java_floats=java,
                            schema_on_read=schema_on_read)
             if file_slice.base_file else None)
@@ -351,8 +358,33 @@ def _log_batches(blocks: Sequence[Any], schema: pa.Schema, java_floats: bool = F
             out.append(LogBatch(deletes=DeleteBatch(d.column("record_key").combine_chunks(), ordering,
                                                     b.instant_time)))
         else:
-            out.append(LogBatch(data=block_data(b, schema, java_floats, schema_on_read)))
+            data = block_data(b, schema, java_floats, schema_on_read)
+            data = with_operation_deletes(b, data)
+            out.append(LogBatch(data=data))
     return out
+
+
+def _has_operation_column(block: Any) -> bool:
+    """Whether a data block's writer schema holds ``_hoodie_operation``."""
+    try:
+        fields = json.loads(block.schema_json or "{}").get("fields", [])
+    except ValueError:
+        return False
+    return any(f.get("name") == OPERATION_COLUMN for f in fields)
+
+
+def with_operation_deletes(block: Any, data: pa.Table) -> pa.Table:
+    """``data`` (a data block's rows) with ``_hoodie_is_deleted`` also true where the block's
+    ``_hoodie_operation`` is ``D`` (HoodieOperation.DELETE), so a merge drops those rows when they win;
+    unchanged when ``data`` has no ``_hoodie_is_deleted`` column or the block no operation column."""
+    if IS_DELETED not in data.column_names or not data.num_rows or not _has_operation_column(block):
+        return data
+    ops = block.data_table(pa.schema([pa.field(OPERATION_COLUMN, pa.string())])).column(0)
+    deleted = pc.fill_null(pc.equal(ops, "D"), False)
+    i = data.schema.get_field_index(IS_DELETED)
+    flag = pc.or_(pc.fill_null(data.column(i).cast(pa.bool_()), False), deleted) if pa.types.is_boolean(
+        data.column(i).type) else deleted
+    return data.set_column(i, IS_DELETED, flag)
 
 
 # -- table reads -------------------------------------------------------------------------------

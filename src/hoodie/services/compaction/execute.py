@@ -43,8 +43,10 @@ from hoodie.format.timeline.commit_metadata import WriteStat
 from hoodie.format.timeline.compaction_plan import CompactionOperation
 from hoodie.format.slice.eventtime import event_time_millis
 from hoodie.format.file_group.fsview import LogFile
-from hoodie.format.slice.merge import DeleteBatch, LogBatch, merge_commit_time, merge_ordering
-from hoodie.format.slice.reader import block_data, is_partial, merge_partial_blocks, read_base_file, scan_log_blocks
+from hoodie.format.slice.merge import IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_ordering
+from hoodie.format.slice.reader import (
+    block_data, is_partial, merge_partial_blocks, read_base_file, scan_log_blocks, with_operation_deletes,
+)
 from hoodie.format.table import HoodieTable
 
 import hoodie.services.compaction.keys as K
@@ -138,7 +140,7 @@ def _scan(table: HoodieTable, logs: list[LogFile], instant: str, schema: pa.Sche
             deletes.append((b.instant_time, d, b.event_time_range))
             n += d.num_rows
         else:
-            data = block_data(b, schema, java_floats=True)
+            data = with_operation_deletes(b, block_data(b, schema, java_floats=True))
             batches.append(LogBatch(data=_with_src(data, 1)))
             n += data.num_rows
     partial = tuple(scan.blocks) if any(is_partial(b) for b in scan.blocks) else ()
@@ -265,6 +267,16 @@ def execute_operation(table: HoodieTable, plan_instant: str,
     base_name = op.data_file_name
     schema = table.arrow_schema(plan_instant)
     avro_schema = table.avro_schema(plan_instant)
+    # Hudi's operation field (Flink changelog mode): a winning log row whose _hoodie_operation is "D" is a
+    # delete, as in a read; the flag column rides along for the merge only.
+    op_flag = bool(logs) and IS_DELETED not in schema.names and table.has_operation_field
+    if op_flag:
+        if plan_extra.get(K.EXACT_SPLIT_KEY) == "true":
+            raise CompactionError(
+                f"compaction {plan_instant}: an exact event-time split of a table with Hudi's operation field "
+                "(_hoodie_operation) would carry deleted rows into the split log without their operation; hoodie "
+                "does not split such tables. Schedule without the exact split, or compact with Java Hudi")
+        schema = schema.append(pa.field(IS_DELETED, pa.bool_()))
     work_schema = schema.append(pa.field(SRC, pa.int8()))
     base = None
     base_bytes = 0
@@ -306,7 +318,7 @@ def execute_operation(table: HoodieTable, plan_instant: str,
     out_keys = merged.column("_hoodie_record_key").combine_chunks()
     n_deleted = int(len(base_keys) - pc.sum(pc.is_in(base_keys, value_set=out_keys)).as_py()) if len(base_keys) else 0
     new_name = N.base_file_name(file_id, token, plan_instant)
-    records = merged.drop_columns([SRC])
+    records = merged.drop_columns([SRC, IS_DELETED] if op_flag else [SRC])
     fn = records.schema.get_field_index("_hoodie_file_name")
     records = records.set_column(fn, "_hoodie_file_name", pa.repeat(pa.scalar(new_name, pa.string()), records.num_rows))
     storage.delete(_rel(partition, new_name))  # a leftover of an earlier attempt with this token
