@@ -721,6 +721,14 @@ HOLLOW_COMMIT_POLICY = define(
     "does not order version-6 instants by completion; versions 8/9 always do).", R,
     aliases=("hoodie.datasource.read.handle.hollow.commit",),
     type=Enum(("FAIL", "BLOCK", "USE_TRANSITION_TIME"), what="a hollow-commit policy"))
+SPARK_READ_NATIVE = define("hoodie.spark.read.native", True,
+                           "hoodie.spark.read: base files that need no merging go through Spark's own Parquet scan "
+                           "(false: every slice through hoodie's reader).", R, type=BOOLEAN)
+INCREMENTAL_FORMAT = define(
+    "hoodie.datasource.query.incremental.format", "latest_state",
+    "Incremental query output: latest_state (the latest version of each changed record). Hudi's cdc format "
+    "(change records with before/after images) is refused: hoodie does not read CDC log files.", R,
+    type=Enum(("latest_state", "cdc"), what="an incremental format"))
 SPLIT_TARGET_BYTES = define("hoodie.datasource.read.split.target.bytes", 128 * 1024 * 1024,
                             "Bytes of file slices grouped into one Spark task.", R, type=Int(minimum=1, bits=64))
 

@@ -169,3 +169,20 @@ def test_schema_on_read_tables_are_read_by_field_id_on_spark(spark, tmp_path: Pa
     assert split.native_files == [] and split.reasons == {"schema evolved on read (columns matched by field id)": 2}
     rows = sorted((r["k"], r["val"]) for r in hs.read(spark, base).select("k", "val").collect())
     assert rows == [("a", None), ("b", None), ("c", 99)]
+
+
+def test_spark_reads_refuse_a_cdc_query(spark, tmp_path: Path) -> None:
+    """Both Spark paths check read options: a CDC query is refused, not answered in another format."""
+    import hoodie.spark as hs
+    from tests.format.test_hollow_commits import OPTS, ZERO
+    import pyarrow as pa
+    from hoodie.services.write import write_arrow
+
+    path = str(tmp_path / "t")
+    write_arrow(path, pa.table({"k": ["a"], "p": ["x"]}), OPTS)
+    cdc = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": ZERO,
+           "hoodie.datasource.query.incremental.format": "cdc"}
+    with pytest.raises(Exception, match="does not read Hudi's CDC log files"):
+        hs.read(spark, path, cdc).collect()
+    with pytest.raises(Exception, match="does not read Hudi's CDC log files"):
+        spark.read.format("hoodie").options(**cdc).load(path).collect()

@@ -91,6 +91,11 @@ HOLLOW_POLICY_KEYS = ("hoodie.read.timeline.holes.resolution.policy", "hoodie.da
 
 
 def _read_args(options: Any) -> dict[str, Any]:
+    from hoodie.format.slice.reader import check_read_options
+
+    # Every Spark read option, before it is narrowed to what planning takes: unknown keys warn, and
+    # options hoodie cannot honour (a CDC query, incremental path filters) are refused.
+    check_read_options({str(k): v for k, v in dict(options).items() if str(k) not in (PLAN_KEY, "path")})
     qt = str(options.get(QUERY_TYPE_KEY, "snapshot")).lower()
     if qt not in _QUERY_ALIASES:
         raise ValueError(f"{QUERY_TYPE_KEY}={qt!r}: use snapshot, read_optimized or incremental")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -420,6 +420,36 @@ def _archived_commit_times(table: HoodieTable, begin: str, cut: str) -> frozense
                      if i.completion is not None and begin < i.completion <= cut)
 
 
+# Hudi read options that narrow or reshape a result and that hoodie does not implement: ignoring them
+# would return other rows than asked for, so a read naming them is refused.
+_UNSUPPORTED_READ_OPTIONS = {
+    "hoodie.datasource.read.incr.path.glob": "filters an incremental read by file path",
+    "hoodie.datasource.read.incr.filters": "filters an incremental read by expressions",
+    "hoodie.datasource.read.paths": "reads only the listed files",
+}
+
+
+def check_read_options(options: Optional[Mapping[str, Any]]) -> None:
+    """Warn about unknown ``hoodie.*`` read keys (a misspelled query type would read a snapshot in
+    silence) and refuse options that change what a read returns and that hoodie does not honour."""
+    if not options:
+        return
+    from hoodie import configs as C
+
+    for key, what in _UNSUPPORTED_READ_OPTIONS.items():
+        value = options.get(key)
+        if value not in (None, ""):
+            raise ReadError(f"{key}={value!r}: this option {what}, which hoodie does not support; without it the "
+                            "read would return other rows than asked for. Filter the result instead")
+    if str(options.get(C.INCREMENTAL_FORMAT.key) or "latest_state").lower() == "cdc":
+        raise ReadError(f"{C.INCREMENTAL_FORMAT.key}=cdc: hoodie does not read Hudi's CDC log files (change "
+                        "records with before/after images); an incremental read returns the latest state of "
+                        "each record changed in the range (latest_state)")
+    C.read(options, ReadError).get(C.INCREMENTAL_FORMAT)  # refuses values that are neither
+    C.warn_unknown_keys({k: v for k, v in options.items() if k not in _UNSUPPORTED_READ_OPTIONS
+                         and not str(k).startswith(("hoodie.storage.", "__hoodie."))}, stacklevel=4)
+
+
 def _is_clustering(table: HoodieTable, inst: Any) -> bool:
     """Whether a pending replacecommit is a clustering (its requested file holds a clustering plan): a
     clustering rewrites records under their old commit times, so it opens no hole in incremental ranges."""
@@ -516,6 +546,7 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
     """
     if query_type not in QUERY_TYPES:
         raise ReadError(f"query_type {query_type!r} is not one of {', '.join(QUERY_TYPES)}")
+    check_read_options(options)
     tl = table.timeline
     writes = tl.completed_writes()
     if as_of is not None:
