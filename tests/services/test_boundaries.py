@@ -2952,3 +2952,80 @@ def test_rollback_without_markers_on_a_1x_table_finds_the_log_file_by_its_instan
     res = rollback(path, failed)
     assert res.deleted_files == [f"p0/{mine[0]}"]
     assert _vals(hoodie.read_table(path)) == {0: "b0", 1: "a1"}
+
+
+# -- clean planner: retention window, notes and tables without commits ------------------------------
+
+def _commit_timeline(stamps: list[str]):
+    from hoodie.format.timeline import active as T
+    from hoodie.format.timeline import instant as I
+
+    return T.Timeline([I.Instant(s, I.COMMIT, I.State.COMPLETED) for s in stamps])
+
+
+def test_hours_window_is_exact_to_the_millisecond() -> None:
+    """KEEP_LATEST_BY_HOURS keeps commits at or after now - hours: one millisecond older is outside."""
+    from hoodie.services.clean.planner import _config, _ectr
+
+    cfg = _config({"hoodie.cleaner.policy": "KEEP_LATEST_BY_HOURS", "hoodie.cleaner.hours.retained": "1"})
+    now = "20240101120000000"
+    tl = _commit_timeline(["20240101105959999", "20240101113000000"])
+    assert _ectr(tl, cfg, now, "UTC").timestamp == "20240101113000000"
+    tl = _commit_timeline(["20240101105959999", "20240101110000000", "20240101113000000"])
+    assert _ectr(tl, cfg, now, "UTC").timestamp == "20240101110000000"
+
+
+def test_hours_window_is_computed_in_the_timeline_zone(new_york_machine) -> None:
+    """A UTC timeline on a machine in New York: both conversions use the timeline's zone, not the machine's."""
+    from hoodie.services.clean.planner import _config, _ectr
+
+    cfg = _config({"hoodie.cleaner.policy": "KEEP_LATEST_BY_HOURS", "hoodie.cleaner.hours.retained": "1"})
+    tl = _commit_timeline(["20240101103000000", "20240101113000000", "20240101114500000"])
+    assert _ectr(tl, cfg, "20240101120000000", "UTC").timestamp == "20240101113000000"
+
+
+def test_clean_of_a_table_without_commits_plans_nothing(tmp_path: Path) -> None:
+    from hoodie.format.table import create_table
+    from hoodie.services.clean.planner import plan_clean
+
+    path = str(tmp_path / "t")
+    create_table(path, table_name="t", record_key_fields=["k"])
+    for policy in ("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"):
+        plan = plan_clean(HoodieTable(path), {"hoodie.cleaner.policy": policy})
+        assert plan.is_empty() and plan.last_completed_commit == "" and plan.earliest_instant_to_retain is None
+
+
+def test_clean_notes_say_why_nothing_or_what_was_kept(tmp_path: Path) -> None:
+    from hoodie.services.clean import run_clean
+    from hoodie.services.savepoint import create_savepoint
+    from tests.services.test_clean import _history
+
+    path = str(tmp_path / "t")
+    hist = _history(path, 2)
+    res = run_clean(path)
+    assert res.plan.notes == ["nothing to clean: not enough completed commits to pass the retention window (or "
+                              "the earliest pending instant is the oldest commit)"]
+    for inst, _ in hist:
+        create_savepoint(path, inst)
+    _history(path, 3)
+    res = run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                           "hoodie.cleaner.fileversions.retained": "1"})
+    kept = [n for n in res.plan.notes if n.startswith("kept ")]
+    assert kept and kept[-1].endswith(f"of savepointed file slices (savepoint(s) {hist[0][0]}, {hist[1][0]}); they "
+                                      "go once the savepoint is deleted")
+
+
+def test_clean_refuses_a_damaged_savepoint_naming_it(tmp_path: Path) -> None:
+    from hoodie.services.clean import CleanError, run_clean
+    from hoodie.services.savepoint import create_savepoint
+    from tests.services.test_clean import _history
+
+    path = str(tmp_path / "t")
+    hist = _history(path, 2)
+    sp = hist[0][0]
+    create_savepoint(path, sp)
+    (Path(path) / ".hoodie" / f"{sp}.savepoint").write_bytes(b"not avro")
+    with pytest.raises(CleanError, match=rf"^cannot clean: savepoint {sp} cannot be read \(.*\), so the files it "
+                                         rf"holds are unknown and any of them could be deleted\. Delete the savepoint "
+                                         rf"\(CALL delete_savepoint\(instant_time => '{sp}'\)\) or restore its file"):
+        run_clean(path)
