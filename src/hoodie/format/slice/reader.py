@@ -561,6 +561,8 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
     elif begin is not None or end is not None:
         raise ReadError("begin/end apply only to query_type='incremental'")
 
+    if query_type == "incremental" and table.timeline_layout == 1:
+        end = _hollow_commit_end(table, begin, end, options)
     read_as_of = end if query_type == "incremental" else as_of
     commit_times: Optional[frozenset[str]] = None
     # An incremental range starting before the active timeline's first write may hold archived writes,
@@ -568,8 +570,6 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
     # latest slice is read and the range filter on each record's commit time decides (Hudi's
     # fallback to a full table scan). Reading only the groups active commits touched dropped the
     # records of archived commits in the range without a word.
-    if query_type == "incremental" and table.timeline_layout == 1:
-        end = _hollow_commit_end(table, begin, end, options)
     if as_of is not None and table.timeline_layout == 1:
         _refuse_time_travel_past_a_pending_write(table, as_of)
     first_write = writes.first()
