@@ -105,3 +105,63 @@ def test_time_travel_past_a_pending_write_is_refused(tmp_path: Path) -> None:
             hoodie.read_table(path, as_of=as_of)
     assert hoodie.read_table(path, as_of=c1).column("k").to_pylist() == ["a"]
     assert hoodie.read_table(path, as_of=c1, query_type="read_optimized").num_rows == 1
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.helpers import examples  # noqa: E402
+
+
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                              HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(["write", "write", "pending"]), min_size=2, max_size=6), st.data())
+def test_incremental_reads_never_answer_across_a_hole(tmp_path_factory, steps: list[str], data) -> None:
+    """Random histories of completed and pending writes, every range: BLOCK answers with exactly the
+    records of writes completed before the first pending one; FAIL answers only ranges no pending write can
+    still change, and then exactly; time travel is answered only before the first pending write."""
+    path = str(tmp_path_factory.mktemp("hollow") / "t")
+    completed: list[tuple[str, str]] = []  # (instant, key)
+    pending: list[str] = []
+    keys: list = []
+    for i, step in enumerate(steps):
+        if step == "write" or not completed:
+            inst = write_arrow(path, pa.table({"k": [f"k{i}"], "p": ["x"]}), OPTS)
+            completed.append((inst, f"k{i}"))
+        else:
+            table = HoodieTable(path)
+            h = W.start_commit(table, W.write_action_for(table), operation_type="UPSERT").timestamp
+            keys.append(register_live_instant(table.storage.uri(), h))  # stays pending
+            pending.append(h)
+    try:
+        hole = min(pending) if pending and any(c > min(pending) for c, _ in completed) else None
+        begins = [ZERO] + [c for c, _ in completed]
+        begin = data.draw(st.sampled_from(begins))
+        end = data.draw(st.sampled_from([None] + [c for c, _ in completed]))
+        if end is not None and end <= begin:
+            return
+
+        def expected(upto):
+            return sorted(k for c, k in completed if c > begin and (upto is None or c <= upto))
+
+        blocked_end = end if hole is None else min([e for e in (end,) if e] + [max(
+            [c for c, _ in completed if c < hole], default=begin)])
+        got = hoodie.read_table(path, query_type="incremental", begin=begin, end=end, options={POLICY: "BLOCK"})
+        assert sorted(got.column("k").to_pylist()) == expected(blocked_end)
+        changeable = hole is not None and (end is None or end >= hole)
+        if changeable:
+            with pytest.raises(ReadError, match="a hollow commit"):
+                hoodie.read_table(path, query_type="incremental", begin=begin, end=end)
+        else:
+            assert _keys(path, begin=begin, end=end) == expected(end)
+        first_pending = min(pending) if pending else None
+        for as_of, _ in completed:
+            if first_pending is not None and as_of >= first_pending:
+                with pytest.raises(ReadError, match="time travel to"):
+                    hoodie.read_table(path, as_of=as_of)
+            else:
+                assert sorted(hoodie.read_table(path, as_of=as_of).column("k").to_pylist()) == sorted(
+                    k for c, k in completed if c <= as_of)
+    finally:
+        for k in keys:
+            unregister_live_instant(k)
