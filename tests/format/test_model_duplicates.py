@@ -97,7 +97,7 @@ ops = st.lists(st.tuples(st.sampled_from(["insert", "insert", "upsert", "upsert"
                          st.lists(row, min_size=1, max_size=5)), min_size=2, max_size=7)
 
 
-@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), st.booleans(), st.sampled_from([6, 9]), ops)
 def test_duplicate_keys_across_file_groups_match_the_model(table_type: str, ordering: bool, version: int,
                                                            history: list) -> None:
