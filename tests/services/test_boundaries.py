@@ -3029,3 +3029,34 @@ def test_clean_refuses_a_damaged_savepoint_naming_it(tmp_path: Path) -> None:
                                          rf"holds are unknown and any of them could be deleted\. Delete the savepoint "
                                          rf"\(CALL delete_savepoint\(instant_time => '{sp}'\)\) or restore its file"):
         run_clean(path)
+
+
+def test_pending_clean_plans_that_cannot_be_used_are_named(tmp_path: Path, caplog) -> None:
+    """A damaged (non-Avro) plan of an interrupted clean is dropped with a warning naming the problem; a plan
+    naming a file outside the table stops the clean (hoodie never deletes outside the table)."""
+    import logging
+
+    from hoodie.format.timeline import active as TL
+    from hoodie.format.timeline import instant as I
+    from hoodie.format.timeline import plans
+    from hoodie.services.clean import CleanError, run_clean
+    from tests.services.test_clean import _history
+
+    path = str(tmp_path / "t")
+    _history(path, 3)
+    table = HoodieTable(path)
+    damaged = TL.create_requested(table.storage, table.new_instant_time(), I.CLEAN, b"garbage")
+    with caplog.at_level(logging.WARNING, logger="hoodie.services.clean.executor"):
+        run_clean(path)
+    (msg,) = [r.getMessage() for r in caplog.records if "is damaged" in r.getMessage()]
+    assert "is damaged (None)" not in msg and msg.split("is damaged (")[1].split(")")[0].strip()
+    table = HoodieTable(path)
+    # A plan naming a file outside the table: never deleted, the clean stops and says why.
+    outside = plans.write_avro_metadata("HoodieCleanerPlan", plans.cleaner_plan(
+        None, "", "KEEP_LATEST_COMMITS", {"p0": [str(tmp_path / "not_the_table" / "f.parquet")]}))
+    wrong = TL.create_requested(table.storage, table.new_instant_time(), I.CLEAN, outside)
+    with pytest.raises(CleanError, match=r"^clean plan path .*not_the_table/f\.parquet is outside the table at "):
+        run_clean(path)
+    assert (tmp_path / "t" / ".hoodie" / wrong.file_name).exists()
+    (tmp_path / "t" / ".hoodie" / wrong.file_name).unlink()
+    assert damaged.timestamp not in {i.timestamp for i in HoodieTable(path).timeline.instants}
