@@ -127,6 +127,11 @@ TARGETS: dict[str, Target] = {
          "tests/format/test_fixtures_v8v9.py", "tests/format/test_model_hudi_rs.py",
          "tests/format/test_overwrite_ops.py", "tests/format/test_write_primitives.py",
          "tests/format/test_partition_pruning.py",
+         # Reads the 2026-11-27 session made correct or refused: archived incremental ranges, hollow commits,
+         # read options, schema on read, the operation field, bootstrapped tables.
+         "tests/format/test_incremental_archived.py", "tests/format/test_hollow_commits.py",
+         "tests/format/test_read_options.py", "tests/format/test_schema_on_read.py",
+         "tests/format/test_operation_field.py", "tests/format/test_bootstrap_tables.py",
          # Reads of slices a partial compaction linked or is writing (the reader skips duplicates).
          *(f"tests/services/test_compaction_run.py::test_{t}" for t in (
              "reader_ignores_outputs_of_a_running_compaction", "duplicate_link_of_target_in_same_slice_is_read_once",
