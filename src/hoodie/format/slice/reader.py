@@ -23,7 +23,10 @@ from hoodie.format.slice.pruning import prune_partitions
 from hoodie.format.schema_on_read import SchemaOnRead, SchemaOnReadError, apply_mapping, base_file_instant
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, METADATA_BOOTSTRAP_INSTANT, OPERATION_COLUMN, HoodieTable
+from hoodie import configs as C
 from hoodie.format.timeline import instant as I
+from hoodie.format.timeline import plans
+from hoodie.format.timeline.archived import ArchivedTimeline
 from hoodie.format.timeline.active import Timeline
 
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
@@ -413,8 +416,6 @@ class ReadPlan:
 def _archived_commit_times(table: HoodieTable, begin: str, cut: str) -> frozenset[str]:
     """Requested times of the archived instants of a version 8/9 table (the LSM timeline) that completed
     in ``(begin, cut]``: their records carry those times in ``_hoodie_commit_time``."""
-    from hoodie.format.timeline.archived import ArchivedTimeline
-
     archived = ArchivedTimeline.load(table.storage)
     return frozenset(i.timestamp for i in archived.instants
                      if i.completion is not None and begin < i.completion <= cut)
@@ -434,8 +435,6 @@ def check_read_options(options: Optional[Mapping[str, Any]]) -> None:
     silence) and refuse options that change what a read returns and that hoodie does not honour."""
     if not options:
         return
-    from hoodie import configs as C
-
     for key, what in _UNSUPPORTED_READ_OPTIONS.items():
         value = options.get(key)
         if value not in (None, ""):
@@ -453,8 +452,6 @@ def check_read_options(options: Optional[Mapping[str, Any]]) -> None:
 def _is_clustering(table: HoodieTable, inst: Any) -> bool:
     """Whether a pending replacecommit is a clustering (its requested file holds a clustering plan): a
     clustering rewrites records under their old commit times, so it opens no hole in incremental ranges."""
-    from hoodie.format.timeline import plans
-
     try:
         data = table.timeline.read_file(I.instant_file_name(inst.timestamp, I.REPLACE_COMMIT, I.State.REQUESTED))
         meta = plans.read_avro_metadata(data) if data else {}
@@ -492,8 +489,6 @@ def _hollow_commit_end(table: HoodieTable, begin: str, end: Optional[str],
     completes, its records carry its (older) instant time, inside ranges a reader may already have read
     past, and are never returned to that reader. Hudi 0.14+ refuses such reads by default (FAIL) or stops
     the range before the hole (BLOCK); so does hoodie, for a range that reaches the hole."""
-    from hoodie import configs as C
-
     policy = C.read(options, ReadError).get(C.HOLLOW_COMMIT_POLICY)
     tl = table.timeline
     hole = _first_pending_write(table)
@@ -522,8 +517,6 @@ def _refuse_archived_point(table: HoodieTable, point: str, first: str, what: str
     """A version 8/9 read as of ``point``, before the active timeline's first write (completed at
     ``first``), when writes before it were archived: which slices existed then is known only from the
     archived instants, which slicing does not use, so the read would come back empty. Refused instead."""
-    from hoodie.format.timeline.archived import ArchivedTimeline
-
     if not ArchivedTimeline.load(table.storage).instants:
         return  # nothing archived: before the first write the table was empty, and the read says so
     raise ReadError(f"{what}={point} is before the first write on the active timeline of {table.storage.uri()} "
