@@ -28,6 +28,8 @@ import dataclasses
 from typing import Any, Iterator, Optional
 
 import pyarrow as pa
+
+from hoodie import configs as C
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
@@ -87,7 +89,8 @@ def _storage_options(options: Any) -> Optional[dict[str, str]]:
     return so or None
 
 
-HOLLOW_POLICY_KEYS = ("hoodie.read.timeline.holes.resolution.policy", "hoodie.datasource.read.handle.hollow.commit")
+# The hollow-commit policy under its key and Hudi's older alias (hoodie.configs defines both).
+HOLLOW_POLICY_KEYS = (C.HOLLOW_COMMIT_POLICY.key, *C.HOLLOW_COMMIT_POLICY.aliases)
 
 
 def _read_args(options: Any) -> dict[str, Any]:
