@@ -104,7 +104,7 @@ FAULT_POINTS: dict[str, list[tuple[str, int]]] = {
                  ("ttl.move.after_verify", 1), ("ttl.after_inflight", 1), ("ttl.before_stash", 1)],
     # The hot table's insert_overwrite (write.*), then the cold table's delete_partition.
     "bring_back": [("write.after_file_group", 2), ("write.before_complete", 1), ("ttl.bring_back.after_write", 1),
-                   ("ttl.bring_back.after_verify", 1)],
+                   ("ttl.bring_back.after_verify", 1), ("ttl.bring_back.cold_drop_inflight", 1)],
 }
 # Added to every operation's points on a table with a metadata table: inside its deltacommit,
 # between it and the data commit, inside its compaction (every third deltacommit) and rollback.

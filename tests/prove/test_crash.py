@@ -55,7 +55,7 @@ def test_crash_trials_slow(tmp_path: Path) -> None:
     assert len(counts["fault_points_hit"]) >= 12
     # Record TTL and tiering are killed at their own fault points too.
     assert {"record_ttl.after_file_group", "record_ttl.before_complete", "ttl.move.after_copy", "ttl.move.after_verify",
-            "ttl.bring_back.after_write", "ttl.bring_back.after_verify"} <= set(counts["fault_points_hit"])
+            "ttl.bring_back.after_write", "ttl.bring_back.after_verify", "ttl.bring_back.cold_drop_inflight"} <= set(counts["fault_points_hit"])
 
 
 def _table(tmp_path: Path, seed: int, table_type: str = "MERGE_ON_READ") -> tuple[str, Setup, Model]:

@@ -262,7 +262,7 @@ def _in_hot_or_cold(hot: str, cold: str, model: dict[str, dict[str, tuple]]) -> 
 
 
 MOVE_FAULTS = ["write.after_file_group", "ttl.move.after_copy", "ttl.move.after_verify", "ttl.after_inflight"]
-BACK_FAULTS = ["ttl.bring_back.after_write", "ttl.bring_back.after_verify"]
+BACK_FAULTS = ["ttl.bring_back.after_write", "ttl.bring_back.after_verify", "ttl.bring_back.cold_drop_inflight"]
 
 
 def test_killed_move_loses_nothing_and_the_next_run_finishes(tmp_path: Path) -> None:
@@ -298,6 +298,9 @@ def test_killed_move_loses_nothing_and_the_next_run_finishes(tmp_path: Path) -> 
         for reader in (None, read_hudi_rs):
             assert _read(hot, reader) == _flat(model, in_hot), fault
             assert _read(cold, reader) == _flat(model, in_cold), fault
+        # The re-run leaves nothing pending: a drop or copy the kill left behind was rolled back.
+        assert not HoodieTable(hot).timeline.pending().instants, fault
+        assert not HoodieTable(cold).timeline.pending().instants, fault
 
 
 # -- interfaces ----------------------------------------------------------------------------------------

@@ -83,12 +83,20 @@ class DeletePartitionOperation(Operation):
 
 def delete_partitions(table: HoodieTable, partition_to_replace_file_ids: Mapping[str, list[str]], *,
                       instant: Optional[str] = None, extra_metadata: Optional[Mapping[str, str]] = None,
-                      options: Optional[Mapping[str, Any]] = None) -> Instant:
+                      options: Optional[Mapping[str, Any]] = None, rollback_failed_writes: bool = False,
+                      fault: Optional[str] = None) -> Instant:
     """Commit a delete_partition replacecommit removing the given file groups, in its own
-    transaction (under the table lock); returns the completed instant."""
+    transaction (under the table lock); returns the completed instant.
+
+    ``rollback_failed_writes`` first rolls back every failed (pending) write, as Hudi's write client
+    does before a delete_partition write: a caller that is the table's only writer (a bring-back
+    dropping partitions from its cold table) needs it, or a drop it was killed in stays pending for
+    ever. ``fault`` names a fault point just before the commit (crash tests)."""
     if not partition_to_replace_file_ids:
         raise ValueError("delete_partitions needs at least one partition with file groups")
-    op = DeletePartitionOperation(partition_to_replace_file_ids, instant=instant, extra_metadata=extra_metadata)
+    op = DeletePartitionOperation(partition_to_replace_file_ids, instant=instant, extra_metadata=extra_metadata,
+                                  fault=fault)
+    op.rollback_failed_writes = rollback_failed_writes
     txn = Transaction(op, table=table, options=options).run()
     assert txn.completed is not None
     return txn.completed

@@ -20,7 +20,8 @@ row; after it the cold table has a verified copy. Re-running TTL finishes the mo
 
 :func:`bring_back` does the reverse for named partitions: an ``insert_overwrite`` of the partition in
 the hot table from the cold rows, verified the same way, then (by default) a delete_partition of it
-in the cold table. Fault points ``ttl.bring_back.after_write``, ``ttl.bring_back.after_verify``.
+in the cold table. Fault points ``ttl.bring_back.after_write``, ``ttl.bring_back.after_verify``,
+``ttl.bring_back.cold_drop_inflight``.
 """
 
 from __future__ import annotations
@@ -453,7 +454,10 @@ def bring_back(hot_path: str | HoodieTable, partitions: Iterable[str], *, target
 
         live = _live_file_ids(cold.reload(), parts)
         if live:
-            res.cold_drop_instant = delete_partitions(cold, live).timestamp
+            # Rolls back a drop an earlier, killed bring-back left pending (nothing else writes the
+            # cold table, so nothing would ever roll it back).
+            res.cold_drop_instant = delete_partitions(cold, live, rollback_failed_writes=True,
+                                                      fault="ttl.bring_back.cold_drop_inflight").timestamp
     log.info("brought back %s from %s into %s (commit %s)", ", ".join(parts), cfg.target, hot.base_path,
              res.instant)
     return res
