@@ -95,7 +95,10 @@ def azurite() -> Iterator[dict]:
     with tempfile.TemporaryDirectory(prefix="hoodie-azurite-") as data:
         log = Path(data) / "azurite.log"
         with open(log, "w") as out:
-            proc = subprocess.Popen([exe, "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", data,
+            proc = subprocess.Popen([exe, "--blobHost", "127.0.0.1", "--blobPort", str(port),
+                                     # In memory: Azurite's on-disk store made each request several
+                                     # times slower, and the tests need nothing to outlive it.
+                                     "--inMemoryPersistence",
                                      "--skipApiVersionCheck", "--loose", "--silent"],
                                     stdout=out, stderr=subprocess.STDOUT)
         try:

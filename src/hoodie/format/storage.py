@@ -463,6 +463,11 @@ class Storage:
                 if missing_ok:
                     return False
                 raise
+        if missing_ok and self.kind == "azure" and self.fs.get_file_info(full).type == pafs.FileType.NotFound:
+            # pyarrow's Azure delete of a missing blob under a missing "directory" probes the
+            # account's hierarchical namespace first, which takes seconds of retries where the DFS
+            # API does not answer (Azurite); one HEAD settles it.
+            return False
         try:
             self.fs.delete_file(full)
             return True
