@@ -250,6 +250,11 @@ class HoodieTable:
         return self.props.get("hoodie.bootstrap.base.path") or None
 
     @property
+    def base_file_format(self) -> str:
+        """``hoodie.table.base.file.format`` (PARQUET unless the table says otherwise: ORC, HFILE)."""
+        return (self.props.get("hoodie.table.base.file.format") or "PARQUET").strip().upper()
+
+    @property
     def drop_partition_columns(self) -> bool:
         """Whether partition columns are dropped from data files."""
         return self.props.get("hoodie.datasource.write.drop.partition.columns", "false").lower() == "true"
@@ -526,6 +531,20 @@ def read_partition_metadata(storage: Storage, partition: str) -> Optional[dict[s
 # Hudi's reserved instant of a metadata-only bootstrap (HoodieTimeline.METADATA_BOOTSTRAP_INSTANT_TS): its
 # base files are skeletons holding only the meta columns; the data stays in the source files.
 METADATA_BOOTSTRAP_INSTANT = "00000000000001"
+
+
+def refuse_foreign_base_format(table: HoodieTable, what: str) -> None:
+    """Refuse ``what`` (a read, a write or a service) on a data table whose base files are not Parquet
+    (``hoodie.table.base.file.format=ORC`` or ``HFILE``), before anything is read or written: hoodie
+    reads and writes Parquet base files only, and a Parquet file written into an ORC table breaks
+    Java Hudi's reads of it (they pick the reader by the table's format)."""
+    fmt = table.base_file_format
+    if fmt == "PARQUET":
+        return
+    raise TableError(
+        f"{what} on {table.storage.uri()}: the table's base files are {fmt} (hoodie.table.base.file.format="
+        f"{fmt}); hoodie reads and writes Parquet base files only. Nothing was read or written. Use Java Hudi "
+        "for this table, or copy it into a Parquet table (hoodie.table.base.file.format=PARQUET) with Java Hudi")
 
 
 def refuse_bootstrap_write(table: HoodieTable, what: str) -> None:
