@@ -132,6 +132,9 @@ TARGETS: dict[str, Target] = {
          "tests/format/test_incremental_archived.py", "tests/format/test_hollow_commits.py",
          "tests/format/test_read_options.py", "tests/format/test_schema_on_read.py",
          "tests/format/test_operation_field.py", "tests/format/test_bootstrap_tables.py",
+         # Boundaries its first run's survivors showed untested (pending clustering, operation field, archived
+         # ranges, the float widening's result type).
+         "tests/format/test_reader_mutants.py",
          # Reads of slices a partial compaction linked or is writing (the reader skips duplicates).
          *(f"tests/services/test_compaction_run.py::test_{t}" for t in (
              "reader_ignores_outputs_of_a_running_compaction", "duplicate_link_of_target_in_same_slice_is_read_once",
