@@ -97,7 +97,7 @@ def compact_all(path: str, partial_links: bool = False) -> Optional[str]:
         stats.append(W.write_base_file(table.storage, partition=sl.partition, file_id=sl.file_id, instant=c,
                                        token=token, records=recs, prev_commit=sl.base_instant))
     meta = W.commit_metadata_for(stats, avro_schema=table.avro_schema(), operation_type="COMPACT", compacted=True)
-    T.transition_to_complete(table.storage, inf, meta.to_json_bytes())
+    T.transition_to_complete(table.storage, inf, meta)  # JSON or Avro, as the table's layout writes it
     return c
 
 

@@ -87,7 +87,7 @@ def _config(policy: str, n: int) -> dict[str, str]:
     return {"hoodie.cleaner.policy": policy, key: str(n)}
 
 
-def _run(table_type: str, ops: list) -> None:
+def _run(table_type: str, ops: list, version: int = 6) -> None:
     d = tempfile.mkdtemp(prefix="hoodie_clean_model_")
     try:
         path = f"{d}/t"
@@ -102,7 +102,7 @@ def _run(table_type: str, ops: list) -> None:
                     data = [r for r in data if r[0] not in model.rows and not (r[0] in seen or seen.add(r[0]))]
                 if not data or (kind == "delete" and not hist):
                     continue
-                inst = hoodie_write(path, table_type, kind, data)
+                inst = hoodie_write(path, table_type, kind, data, version)
                 model.apply(kind, data)
                 hist.append((inst, model.expected()))
             elif kind == "drop":
@@ -146,24 +146,28 @@ def _run(table_type: str, ops: list) -> None:
                 assert rows(read_hudi_rs(path)) == expected, "hudi-rs snapshot differs after clean"
                 for inst, exp in hist:
                     if inst in window:
-                        assert rows(hoodie.read_table(path, as_of=inst)) == exp, f"time travel to {inst}"
-                        assert rows(read_hudi_rs(path, as_of=inst)) == exp, f"hudi-rs time travel to {inst}"
+                        # Versions 8/9 travel by completion time.
+                        at = table.reload().timeline.get(inst).completion if version >= 8 else inst
+                        assert rows(hoodie.read_table(path, as_of=at)) == exp, f"time travel to {inst}"
+                        assert rows(read_hudi_rs(path, as_of=at)) == exp, f"hudi-rs time travel to {inst}"
         if hist:
             assert rows(hoodie.read_table(path)) == model.expected()
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
 
-def hoodie_write(path: str, table_type: str, kind: str, data: list[tuple[int, int]]) -> str:
+def hoodie_write(path: str, table_type: str, kind: str, data: list[tuple[int, int]], version: int = 6) -> str:
     from hoodie.services.write import write_arrow
 
-    return write_arrow(path, batch([(k, part_of(k), v) for k, v in data]), options(table_type, kind))
+    return write_arrow(path, batch([(k, part_of(k), v) for k, v in data]),
+                       {**options(table_type, kind), "hoodie.write.table.version": str(version)})
 
 
 @settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), history)
-def test_random_histories_with_cleans(table_type: str, ops: list) -> None:
-    _run(table_type, ops)
+@given(st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), st.sampled_from([6, 9]), history)
+def test_random_histories_with_cleans(table_type: str, version: int, ops: list) -> None:
+    """Table versions 6 and 9 (Hudi 1.x: Avro timeline, completion-time time travel)."""
+    _run(table_type, ops, version)
 
 
 def test_dropped_partition_then_cleans_mor() -> None:
