@@ -66,6 +66,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under a profile with more examples than "ci", every Hypothesis test is a slow test, so the
     default run (``-m 'not slow'``) never runs a long property and ``-m slow`` runs them all. Tests
     that call @given inside their body declare it with ``@pytest.mark.hypothesis``."""
+    for item in items:
+        # Under pytest-xdist (the default run has two workers) every test of tests/engine runs on the
+        # same worker: they share one Spark session (local[2]), and a second session on the other
+        # worker would double the JVM start and take the cores the pure-Python tests run on.
+        if item.nodeid.replace(os.sep, "/").startswith(("tests/engine/", "engine/")):
+            item.add_marker(pytest.mark.xdist_group("spark"))
     if settings().max_examples <= 100:
         return
     for item in items:

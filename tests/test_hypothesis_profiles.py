@@ -34,7 +34,7 @@ def _collect(args: list[str], profile: Optional[str]) -> subprocess.CompletedPro
     env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_PROFILE"}
     if profile:
         env["HYPOTHESIS_PROFILE"] = profile
-    return subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", MODULE, *args],
+    return subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "--collect-only", "-q", MODULE, *args],
                           capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
 
 

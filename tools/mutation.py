@@ -275,7 +275,7 @@ def _mutmut_config(target: Target, ws: Path) -> str:
         'source_paths = ["src"]',
         f"only_mutate = {toml_list([target.source])}",
         f"pytest_add_cli_args_test_selection = {toml_list(list(target.tests))}",
-        f"pytest_add_cli_args = {toml_list(['-p', 'no:randomly', '--hypothesis-seed=0', '-k', DESELECT, '--basetemp', basetemp])}",
+        f"pytest_add_cli_args = {toml_list(['-p', 'no:randomly', '-n', '0', '--hypothesis-seed=0', '-k', DESELECT, '--basetemp', basetemp])}",
         f"timeout_multiplier = {TIMEOUT_MULTIPLIER}",
         f'process_isolation = "{PROCESS_ISOLATION}"',
         "use_git_change_detection = false",
