@@ -69,8 +69,12 @@ class Model:
         return sorted((f"k{k}", part_of(k), ts, v, ct) for k, (ts, v, ct) in self.rows.items())
 
 
+VERSION = {"v": 6}  # the table version of the running example (set by each test)
+
+
 def _opts(table_type: str, op: str) -> dict[str, str]:
     return {
+        "hoodie.write.table.version": str(VERSION["v"]),
         "hoodie.table.name": "restore_model",
         "hoodie.datasource.write.table.type": table_type,
         "hoodie.datasource.write.recordkey.field": "k",
@@ -105,7 +109,8 @@ op_strategy = st.one_of(
 )
 
 
-def _run(table_type: str, ops: list[tuple[str, object]]) -> None:
+def _run(table_type: str, ops: list[tuple[str, object]], version: int = 6) -> None:
+    VERSION["v"] = version
     tmp = tempfile.mkdtemp()
     path = f"{tmp}/t"
     try:
@@ -113,6 +118,9 @@ def _run(table_type: str, ops: list[tuple[str, object]]) -> None:
         # completed writes, newest last: (instant, kind, the model before it)
         history: list[tuple[str, str, Model]] = []
         write_arrow(path, _batch({0: 0, 1: 1}, 0), _opts(table_type, "insert"))
+        from hoodie.format.table import HoodieTable
+
+        assert HoodieTable(path).table_version == version
         first = hoodie.read_table(path).column("_hoodie_commit_time")[0].as_py()
         model.rows = {0: (0, 0, first), 1: (0, 1, first)}
         model.touch(0, first)
@@ -197,9 +205,12 @@ def _run(table_type: str, ops: list[tuple[str, object]]) -> None:
 
 
 @settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), st.lists(op_strategy, min_size=3, max_size=9))
-def test_restore_and_rollback_interleaved_with_writes_match_the_model(table_type: str, ops: list) -> None:
-    _run(table_type, ops)
+@given(st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), st.sampled_from([6, 9]),
+       st.lists(op_strategy, min_size=3, max_size=9))
+def test_restore_and_rollback_interleaved_with_writes_match_the_model(table_type: str, version: int,
+                                                                      ops: list) -> None:
+    """On table versions 6 and 9."""
+    _run(table_type, ops, version)
 
 
 def test_rollback_of_a_restore_commit_makes_the_stash_restorable_again() -> None:
