@@ -73,3 +73,42 @@ def test_services_that_only_remove_files_still_run(tmp_path: Path) -> None:
     assert last.timestamp not in {i.timestamp for i in HoodieTable(path).timeline.completed_writes().instants}
     run_clean(path, {"hoodie.cleaner.commits.retained": "1"})
     assert not HoodieTable(path).timeline.pending().instants
+
+
+# -- virtual keys (hoodie.populate.meta.fields=false) ------------------------------------------------
+
+def _virtual_keys(path: str, table_type: str) -> None:
+    """A table as Java writes one with virtual keys: its properties say so and its base files hold no
+    meta column values (hoodie's own first write, its meta columns then emptied)."""
+    import pyarrow.parquet as pq
+
+    write_arrow(path, pa.table({"k": ["a", "b"], "p": ["x", "x"], "v": [1, 2]}),
+                {**OPTS, "hoodie.datasource.write.table.type": table_type})
+    props_file = Path(path) / ".hoodie" / "hoodie.properties"
+    props = parse_properties(props_file.read_text())
+    props["hoodie.populate.meta.fields"] = "false"
+    props_file.write_text(format_table_properties(props))
+    for f in Path(path).rglob("*.parquet"):
+        t = pq.read_table(f)
+        for c in [n for n in t.column_names if n.startswith("_hoodie_")]:
+            t = t.set_column(t.schema.get_field_index(c), c, pa.nulls(t.num_rows, pa.string()))
+        pq.write_table(t, f)
+
+
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+def test_writes_to_a_table_with_virtual_keys_are_refused(tmp_path: Path, table_type: str) -> None:
+    """An upsert used to miss every stored key of a merge-on-read table and add a second copy of the
+    record (copy-on-write failed half-way with a bloom-filter error)."""
+    path = str(tmp_path / "t")
+    _virtual_keys(path, table_type)
+    root = Path(path)
+    before = _listing(root)
+    refusal = r"on .*: the table has virtual keys \(hoodie\.populate\.meta\.fields=false\).* Nothing was written"
+    for op in ("upsert", "insert", "delete"):
+        with pytest.raises(HoodieError, match=rf"^write \({op}\) " + refusal):
+            write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "v": [9]}),
+                        {**OPTS, "hoodie.datasource.write.table.type": table_type,
+                         "hoodie.datasource.write.operation": op})
+    with pytest.raises(HoodieError, match="^compaction scheduling " + refusal):
+        schedule_compaction(path)
+    assert _listing(root) == before, "a refused operation wrote something"

@@ -547,6 +547,20 @@ def refuse_foreign_base_format(table: HoodieTable, what: str) -> None:
         "for this table, or copy it into a Parquet table (hoodie.table.base.file.format=PARQUET) with Java Hudi")
 
 
+def refuse_virtual_keys(table: HoodieTable, what: str) -> None:
+    """Refuse ``what`` (a write or a service that merges by key) on a table with virtual keys
+    (``hoodie.populate.meta.fields=false``), before anything is written: Java writes such tables'
+    files without Hudi's meta columns, and hoodie finds records by ``_hoodie_record_key``, so an
+    upsert would miss every stored key and write a second copy of each record."""
+    if table.populate_meta_fields:
+        return
+    raise TableError(
+        f"{what} on {table.storage.uri()}: the table has virtual keys (hoodie.populate.meta.fields=false): its "
+        "files do not store Hudi's record keys, and hoodie finds records by the stored key, so an upsert would "
+        "duplicate every record it updates. Nothing was written. Write it with Java Hudi, or re-create it with "
+        "hoodie.populate.meta.fields=true")
+
+
 def refuse_bootstrap_write(table: HoodieTable, what: str) -> None:
     """Refuse ``what`` (a write or a service that rewrites data) on a bootstrapped table before anything is
     written: a skeleton base file (metadata-only bootstrap) holds only Hudi's meta columns, so merging into
