@@ -112,3 +112,30 @@ def test_writes_to_a_table_with_virtual_keys_are_refused(tmp_path: Path, table_t
     with pytest.raises(HoodieError, match="^compaction scheduling " + refusal):
         schedule_compaction(path)
     assert _listing(root) == before, "a refused operation wrote something"
+
+
+# -- partition columns left out of the files (hoodie.datasource.write.drop.partition.columns=true) ------
+
+def _dropped_partition_columns(path: str) -> None:
+    """A table as Java writes one with drop.partition.columns: its files hold no partition column."""
+    import pyarrow.parquet as pq
+
+    write_arrow(path, pa.table({"k": ["a", "b"], "p": ["x", "y"], "v": [1, 2]}), OPTS)
+    props_file = Path(path) / ".hoodie" / "hoodie.properties"
+    props = parse_properties(props_file.read_text())
+    props["hoodie.datasource.write.drop.partition.columns"] = "true"
+    props_file.write_text(format_table_properties(props))
+    for f in Path(path).rglob("*.parquet"):
+        pq.write_table(pq.read_table(f).drop_columns(["p"]), f)
+
+
+def test_writes_to_a_table_without_partition_columns_in_its_files_are_refused(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    _dropped_partition_columns(path)
+    before = _listing(Path(path))
+    refusal = r"on .*: the table's files leave out its partition columns .* Nothing was read or written"
+    with pytest.raises(HoodieError, match=r"^write \(upsert\) " + refusal):
+        write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "v": [9]}), OPTS)
+    with pytest.raises(HoodieError, match="^compaction scheduling " + refusal):
+        schedule_compaction(path)
+    assert _listing(Path(path)) == before

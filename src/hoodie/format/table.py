@@ -561,6 +561,20 @@ def refuse_virtual_keys(table: HoodieTable, what: str) -> None:
         "hoodie.populate.meta.fields=true")
 
 
+def refuse_dropped_partition_columns(table: HoodieTable, what: str) -> None:
+    """Refuse ``what`` on a table whose files leave out the partition columns
+    (``hoodie.datasource.write.drop.partition.columns=true``), before anything is read or written:
+    hoodie takes column values from the files only, so a read would return the partition columns as
+    nulls (and a filter on them would drop every row), and hoodie's writes would store them."""
+    if not table.drop_partition_columns:
+        return
+    raise TableError(
+        f"{what} on {table.storage.uri()}: the table's files leave out its partition columns "
+        "(hoodie.datasource.write.drop.partition.columns=true), whose values hoodie does not rebuild from the "
+        "partition paths. Nothing was read or written. Use Java Hudi for this table, or re-create it with "
+        "hoodie.datasource.write.drop.partition.columns=false")
+
+
 def refuse_bootstrap_write(table: HoodieTable, what: str) -> None:
     """Refuse ``what`` (a write or a service that rewrites data) on a bootstrapped table before anything is
     written: a skeleton base file (metadata-only bootstrap) holds only Hudi's meta columns, so merging into
