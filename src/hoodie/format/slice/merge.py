@@ -103,6 +103,27 @@ def _last_position_per_key(keys: pa.Array, pos: np.ndarray) -> np.ndarray:
     return g.column("p_max").to_numpy()
 
 
+def java_order_key(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Ordering values as keys that Arrow sorts and compares in the order of Java's ``compareTo``
+    (what Hudi's payloads and record mergers use); non-floating values are returned as they are.
+
+    Floating values differ: ``Double.compareTo`` puts -0.0 below 0.0 and every NaN (all equal) above
+    +Infinity, while Arrow compares -0.0 equal to 0.0 and sorts NaN last in both directions, so a NaN
+    ordering value always lost. Each float becomes the int64 of its bits in IEEE total order (NaNs made
+    one positive NaN first); nulls stay null.
+    """
+    if not pa.types.is_floating(values.type):
+        return values
+    arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    valid = pc.is_valid(arr).to_numpy(zero_copy_only=False)
+    f = pc.fill_null(arr.cast(pa.float64()), 0.0).to_numpy(zero_copy_only=False).astype(np.float64, copy=True)
+    f[np.isnan(f)] = np.nan  # numpy's NaN is the canonical positive quiet NaN, as Double.doubleToLongBits
+    bits = f.view(np.int64)
+    # Negative floats: flip the 63 value bits so that a larger magnitude sorts lower (-0.0 -> -1 < 0).
+    key = np.where(bits < 0, bits ^ np.int64(0x7FFFFFFFFFFFFFFF), bits)
+    return pa.array(key, pa.int64(), mask=~valid)
+
+
 def _ordering_as(values: pa.Array, typ: pa.DataType) -> pa.Array:
     if values.type.equals(typ):
         return values
@@ -140,7 +161,7 @@ def merge_ordering(base: Optional[pa.Table], log: Sequence[LogBatch], schema: pa
     work = pa.table(
         {
             "k": data.column(KEY),
-            "o": data.column(ordering_field),
+            "o": java_order_key(data.column(ordering_field)),
             "c": data.column(COMMIT_TIME),
             "p": pa.array(np.arange(n, dtype=np.int64)),
         }
@@ -169,7 +190,7 @@ def _survives_deletes(winners: pa.Table, deletes: Sequence[DeleteBatch], ord_typ
         m = len(d.keys)
         ordv = d.ordering if d.ordering is not None else pa.nulls(m, ord_type)
         is_zero = _is_integer_zero(ordv)
-        o = pa.nulls(m, ord_type) if pa.types.is_null(ordv.type) else _ordering_as(ordv, ord_type)
+        o = java_order_key(pa.nulls(m, ord_type) if pa.types.is_null(ordv.type) else _ordering_as(ordv, ord_type))
         parts.append(
             pa.table(
                 {
