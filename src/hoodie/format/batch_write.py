@@ -27,7 +27,7 @@ from hoodie.format.phases import phase
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import naming as N
 from hoodie.format.slice.bloom import BloomSpec
-from hoodie.format.slice.merge import java_order_key
+from hoodie.format.slice.merge import comparable_order_keys, java_order_key
 from hoodie.format.timeline.commit_metadata import NULL_COMMIT, WriteStat
 from hoodie.format.slice.eventtime import DEFAULT_UNIT, EventTimeError, event_time_millis
 from hoodie.format.file_group.fsview import FileSlice, FileSystemView
@@ -911,11 +911,10 @@ def pc_cast(t: pa.Table, schema: pa.Schema) -> pa.Table:
 
 def _drop_stale_updates(existing: pa.Table, ups: pa.Table, ordering: str) -> pa.Table:
     # Compared as Java compares them (NaN above every value, -0.0 below 0.0).
-    j = pa.table({"_hoodie_record_key": ups.column("_hoodie_record_key"),
-                  "__new": java_order_key(ups.column(ordering)),
+    new_key, old_key = comparable_order_keys(ups.column(ordering), existing.column(ordering))
+    j = pa.table({"_hoodie_record_key": ups.column("_hoodie_record_key"), "__new": new_key,
                   "__row": pa.array(np.arange(ups.num_rows, dtype=np.int64))})
-    old = pa.table({"_hoodie_record_key": existing.column("_hoodie_record_key"),
-                    "__old": java_order_key(existing.column(ordering))})
+    old = pa.table({"_hoodie_record_key": existing.column("_hoodie_record_key"), "__old": old_key})
     jj = j.join(old, "_hoodie_record_key", join_type="left outer", use_threads=False).sort_by("__row")
     stale = pc.fill_null(pc.less(jj.column("__new"), jj.column("__old")), False)
     return ups.filter(pc.invert(stale))

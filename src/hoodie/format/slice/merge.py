@@ -112,6 +112,8 @@ def java_order_key(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedA
     ordering value always lost. Each float becomes the int64 of its bits in IEEE total order (NaNs made
     one positive NaN first); nulls stay null.
     """
+    if _is_text(values.type):
+        return _java_string_order(values)
     if not pa.types.is_floating(values.type):
         return values
     arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
@@ -122,6 +124,32 @@ def java_order_key(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedA
     # Negative floats: flip the 63 value bits so that a larger magnitude sorts lower (-0.0 -> -1 < 0).
     key = np.where(bits < 0, bits ^ np.int64(0x7FFFFFFFFFFFFFFF), bits)
     return pa.array(key, pa.int64(), mask=~valid)
+
+
+def _java_string_order(values: pa.Array | pa.ChunkedArray, force: bool = False) -> pa.Array | pa.ChunkedArray:
+    """Strings as ``String.compareTo`` orders them: by UTF-16 code units. Arrow orders UTF-8 bytes (code
+    points), which differs only when a value holds a character above U+FFFF (a surrogate pair, below
+    U+E000..U+FFFF in UTF-16): then (or with ``force``) the values become their UTF-16-BE bytes, which
+    sort as Java does."""
+    if not force and not pc.any(pc.match_substring_regex(values, "[\U00010000-\U0010FFFF]")).as_py():
+        return values
+    return pa.array([None if v is None else v.encode("utf-16-be") for v in values.to_pylist()], pa.binary())
+
+
+def comparable_order_keys(a: pa.Array | pa.ChunkedArray,
+                          b: pa.Array | pa.ChunkedArray) -> tuple[pa.Array | pa.ChunkedArray, pa.Array | pa.ChunkedArray]:
+    """:func:`java_order_key` of two columns of one ordering field, comparable with each other: when only
+    one side's strings needed UTF-16 keys, the other side's get them too."""
+    ka, kb = java_order_key(a), java_order_key(b)
+    if pa.types.is_binary(ka.type) and not pa.types.is_binary(kb.type) and _is_text(b.type):
+        kb = _java_string_order(b, force=True)
+    elif pa.types.is_binary(kb.type) and not pa.types.is_binary(ka.type) and _is_text(a.type):
+        ka = _java_string_order(a, force=True)
+    return ka, kb
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
 
 
 def _ordering_as(values: pa.Array, typ: pa.DataType) -> pa.Array:
@@ -158,10 +186,17 @@ def merge_ordering(base: Optional[pa.Table], log: Sequence[LogBatch], schema: pa
         )
     ord_type = data.schema.field(ordering_field).type
     n = data.num_rows
+    # Keys of the records' and the deletes' ordering values computed together, so that both sides get
+    # the same kind of key (see java_order_key) and compare with each other.
+    del_values = [_delete_ordering(d, ord_type) for d in deletes]
+    keys = java_order_key(pa.chunked_array([*data.column(ordering_field).chunks, *del_values], type=ord_type))
+    keys = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+    offsets = np.cumsum([n] + [len(v) for v in del_values])
+    del_keys = [keys.slice(int(offsets[i]), len(v)) for i, v in enumerate(del_values)]
     work = pa.table(
         {
             "k": data.column(KEY),
-            "o": java_order_key(data.column(ordering_field)),
+            "o": keys.slice(0, n),
             "c": data.column(COMMIT_TIME),
             "p": pa.array(np.arange(n, dtype=np.int64)),
         }
@@ -177,20 +212,27 @@ def merge_ordering(base: Optional[pa.Table], log: Sequence[LogBatch], schema: pa
         first[1:] = ~same.fill_null(False).to_numpy(zero_copy_only=False)
     win_idx = idx.to_numpy()[first]
     if deletes:
-        keep = _survives_deletes(work.take(pa.array(win_idx)), deletes, ord_type)
+        keep = _survives_deletes(work.take(pa.array(win_idx)), deletes, del_keys)
         win_idx = win_idx[keep]
     n_base = base.num_rows if base is not None else 0
     return data.take(pa.array(_not_soft_deleted(data, np.sort(win_idx), n_base)))
 
 
-def _survives_deletes(winners: pa.Table, deletes: Sequence[DeleteBatch], ord_type: pa.DataType) -> np.ndarray:
-    """For each winning row, whether no delete outranks it (hudi-rs rule, see module doc)."""
+def _delete_ordering(d: DeleteBatch, ord_type: pa.DataType) -> pa.Array:
+    """A delete batch's ordering values as the ordering field's type (nulls when it has none)."""
+    m = len(d.keys)
+    ordv = d.ordering if d.ordering is not None else pa.nulls(m, ord_type)
+    return pa.nulls(m, ord_type) if pa.types.is_null(ordv.type) else _ordering_as(ordv, ord_type)
+
+
+def _survives_deletes(winners: pa.Table, deletes: Sequence[DeleteBatch], del_keys: Sequence[pa.Array]) -> np.ndarray:
+    """For each winning row, whether no delete outranks it (hudi-rs rule, see module doc); ``del_keys``:
+    each delete batch's ordering keys (:func:`java_order_key`, computed with the winners')."""
     parts = []
-    for d in deletes:
+    for d, o in zip(deletes, del_keys):
         m = len(d.keys)
-        ordv = d.ordering if d.ordering is not None else pa.nulls(m, ord_type)
+        ordv = d.ordering if d.ordering is not None else pa.nulls(m, pa.null())
         is_zero = _is_integer_zero(ordv)
-        o = java_order_key(pa.nulls(m, ord_type) if pa.types.is_null(ordv.type) else _ordering_as(ordv, ord_type))
         parts.append(
             pa.table(
                 {

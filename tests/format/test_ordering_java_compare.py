@@ -26,6 +26,8 @@ from tests.helpers import examples
 from tests.hudi_rs import read_hudi_rs
 
 SPECIAL = [float("nan"), -0.0, 0.0, float("inf"), float("-inf"), 1.5, -1.5, 5e-324, -5e-324]
+# Strings whose UTF-16 order (Java's String.compareTo) differs from their code-point order (Arrow's).
+TEXTS = ["a", "\uffff", "\U00010000", "\U0001f600", "\ue000", "", "ab"]
 
 
 def java_compare_key(x: float) -> tuple[int, int]:
@@ -48,6 +50,11 @@ def test_java_order_key_sorts_as_double_compare() -> None:
     assert java_order_key(ints) is ints
 
 
+def java_string_key(x: str) -> bytes:
+    """``String.compareTo`` as a sort key: UTF-16 code units."""
+    return x.encode("utf-16-be")
+
+
 def _opts(table_type: str) -> dict[str, str]:
     return {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
             "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "o",
@@ -59,27 +66,34 @@ def _rows(t: pa.Table) -> dict[str, str]:
     return dict(zip(t.column("k").to_pylist(), t.column("v").to_pylist()))
 
 
-batch_st = st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(SPECIAL)), min_size=1, max_size=5)
+float_batches = st.lists(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(SPECIAL)),
+                                  min_size=1, max_size=5), min_size=1, max_size=4)
+text_batches = st.lists(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(TEXTS)),
+                                 min_size=1, max_size=5), min_size=1, max_size=4)
 
 
-@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(["MERGE_ON_READ", "COPY_ON_WRITE"]), st.lists(batch_st, min_size=1, max_size=4))
-def test_float_ordering_values_merge_as_java_compares_them(table_type: str, batches: list) -> None:
-    """Each key's winner: the greatest ordering value by Double.compare, ties to the later write (and
-    the later row of a batch); read by hoodie and by hudi-rs."""
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["MERGE_ON_READ", "COPY_ON_WRITE"]),
+       st.one_of(st.tuples(st.just("double"), float_batches), st.tuples(st.just("string"), text_batches)))
+def test_ordering_values_merge_as_java_compares_them(table_type: str, typed: tuple) -> None:
+    """Each key's winner: the greatest ordering value by Double.compare (doubles) or String.compareTo
+    (strings), ties to the later write (and the later row of a batch); read by hoodie and hudi-rs."""
+    kind, batches = typed
+    order_key = java_compare_key if kind == "double" else java_string_key
+    otype = pa.float64() if kind == "double" else pa.string()
     d = tempfile.mkdtemp(prefix="hoodie_float_order_")
     try:
         path = f"{d}/t"
-        best: dict[str, tuple[tuple[int, int], int, str]] = {}
+        best: dict[str, tuple] = {}
         seq = 0
         for n, batch in enumerate(batches):
             vals = [f"{n}.{i}" for i in range(len(batch))]
             data = pa.table({"k": [k for k, _ in batch], "p": ["x"] * len(batch),
-                             "o": pa.array([o for _, o in batch], pa.float64()), "v": vals})
+                             "o": pa.array([o for _, o in batch], otype), "v": vals})
             write_arrow(path, data, _opts(table_type))
             for (k, o), v in zip(batch, vals):
                 seq += 1
-                cand = (java_compare_key(o), seq, v)
+                cand = (order_key(o), seq, v)
                 if k not in best or cand[:2] >= best[k][:2]:
                     best[k] = cand
         want = {k: v for k, (_, _, v) in best.items()}
