@@ -1,10 +1,11 @@
-"""Floating-point ordering (precombine) values merge as Java compares them.
+"""Ordering (precombine) values merge as Java compares them.
 
-Hudi's payloads compare ordering values with ``compareTo``: for doubles, -0.0 is below 0.0 and NaN
-(every NaN equal) is above +Infinity. Arrow compares -0.0 equal to 0.0 and sorts NaN last in both
+Hudi's payloads compare ordering values with ``compareTo``. For doubles, -0.0 is below 0.0 and NaN
+(every NaN equal) is above +Infinity; Arrow compares -0.0 equal to 0.0 and sorts NaN last in both
 directions, so hoodie let a NaN ordering value always lose and treated -0.0 and 0.0 as a tie, in its
-reads (merge-on-read), its copy-on-write merges and its in-batch dedupe. The model below orders by
-Python's ``struct`` view of the double (Java's ``Double.compare``); hoodie and hudi-rs must equal it.
+reads (merge-on-read), its copy-on-write merges and its in-batch dedupe. For strings Java compares
+UTF-16 code units and Arrow UTF-8 bytes (code points): they differ for characters above U+FFFF. The
+models below order by ``Double.compare`` and by UTF-16; hoodie and hudi-rs must equal them.
 """
 
 from __future__ import annotations
