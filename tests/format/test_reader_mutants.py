@@ -326,3 +326,26 @@ def test_java_float_to_double_returns_one_array_of_doubles(values: Any, expected
     out = java_float_to_double(values)
     assert isinstance(out, pa.Array) and out.type == pa.float64()
     assert out.to_pylist() == expected
+
+
+# -- plan_read on a table without writes, and the bootstrap refusal's whole message -------------------
+
+def test_an_incremental_plan_of_a_table_without_writes_keeps_its_range(tmp_path: Path) -> None:
+    """Nothing to read, but the plan still says which range was asked (callers report it)."""
+    from hoodie.format.slice.reader import plan_read
+    from hoodie.format.table import create_table
+
+    table = create_table(str(tmp_path / "t"), table_name="t", record_key_fields=["k"], partition_fields=["p"])
+    plan = plan_read(table, query_type="incremental", begin="20200101000000000", end="20200102000000000")
+    assert (plan.slices, plan.begin, plan.end) == ([], "20200101000000000", "20200102000000000")
+
+
+def test_the_bootstrap_refusal_names_both_ways_out(tmp_path: Path) -> None:
+    from tests.format.test_bootstrap_tables import _bootstrapped
+
+    path = str(tmp_path / "t")
+    _bootstrapped(path, "00000000000001")
+    with pytest.raises(ReadError) as e:
+        hoodie.read_table(path)
+    assert str(e.value).endswith("Read this table with Java Hudi, or re-create it with a full-record bootstrap "
+                                 "(hoodie.bootstrap.mode.selector=FULL_RECORD) or a bulk_insert of the source data")
