@@ -1240,6 +1240,7 @@ def _scan_fixture(tmp_path):
 def test_log_scan_keeps_committed_and_archived_blocks_and_skips_the_rest(tmp_path) -> None:
     from hoodie.format.log import logformat as L
     from hoodie.format.slice.reader import scan_log_blocks
+    from hoodie.format.timeline.active import Timeline
 
     st, tl, data = _scan_fixture(tmp_path)
     L.write_log_file(st, "a.log.1", [data(P + "0"), data(P + "1"), data(P + "3"), data(P + "4"),
@@ -1248,8 +1249,12 @@ def test_log_scan_keeps_committed_and_archived_blocks_and_skips_the_rest(tmp_pat
     # P0 is older than the timeline (archived, so completed); P3 inflight, P4 unknown, P6 a clean.
     assert [b.instant_time for b in res.blocks] == [P + "0", P + "1"]
     assert (res.total_blocks, res.skipped_uncommitted, res.corrupt_blocks, res.rollback_blocks) == (6, 3, 0, 0)
-    empty = scan_log_blocks(st, ["a.log.1"], tl.filter(lambda i: False))  # no timeline: nothing is committed
+    empty = scan_log_blocks(st, ["a.log.1"], Timeline([]))  # no timeline: nothing is committed
     assert empty.blocks == [] and empty.skipped_uncommitted == 5
+    # A filter keeps the listed timeline's start: P0 stays archived (a reader's completion-time cut drops
+    # later completions, not the archive).
+    cut = scan_log_blocks(st, ["a.log.1"], tl.filter(lambda i: False))
+    assert [b.instant_time for b in cut.blocks] == [P + "0"] and cut.skipped_uncommitted == 4
 
 
 def test_log_scan_stops_after_as_of_and_skips_files_by_path_or_name(tmp_path) -> None:

@@ -9,10 +9,12 @@ showed were missing: each group pins one decision of the reader at the input whe
   ``_hoodie_operation`` is ``D`` is a delete, a row with ``_hoodie_is_deleted = true`` still is one, a
   null operation is not, and a table or block without the operation field is left alone (its
   ``_hoodie_is_deleted`` values read as written). Getting it wrong resurrects or drops records.
-* Versions 8/9 reads near the archived timeline (``_refuse_archived_point``, ``_archived_commit_times``):
-  the refusal names the right remedy for ``as_of`` and for ``end``, and an archived write whose
-  completion equals ``end`` (a concurrent writer's, completed after the first active write) is in the
-  range. Getting it wrong drops its records from the incremental read.
+* Versions 8/9 reads near the archived timeline (``_refuse_archived_point``, ``_archived_commit_times``,
+  the view's completion cut): the refusal names the right remedy for ``as_of`` and for ``end``; an
+  archived write completed after the first active write (a concurrent writer's; Hudi archives by
+  requested time) is in a range iff its completion time is, and in time travel from its completion on,
+  also when it is the active timeline's oldest write. Getting it wrong drops its records from an
+  incremental read, or shows them as of a time before they were committed.
 * ``java_float_to_double``: returns the ``pa.Array`` of doubles it promises, also for chunked, empty or
   all-null input.
 
@@ -231,12 +233,11 @@ def _later(instant: str, ms: int) -> str:
     return t.strftime("%Y%m%d%H%M%S%f")[:17]
 
 
-@pytest.fixture(scope="module")
-def overlapping_archive(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def _overlapping_writes(base: Path, archive: str) -> dict[str, str]:
     """A version 9 table where c1 (key a) was requested before c2 (key b) but completed after it (two
-    writers), and Hudi's archiver (which archives by requested time) moved c0 (key z) and c1 out of the
-    active timeline: c2 is the first active write, c1 an archived one completed after it."""
-    base = tmp_path_factory.mktemp("v9") / "t"
+    writers), after c0 (key z). ``archive``: ``"c0+c1"`` as Hudi's archiver (which archives by requested
+    time) would, so c2 is the first active write and c1 an archived one completed after it; ``"c0"``, so
+    c1 is the first active write by requested time but completes after c2."""
     path = str(base)
     write_arrow(path, pa.table({"k": ["z"], "p": ["w"]}), V9)
     c0 = HoodieTable(path).timeline.completed_writes().last().timestamp
@@ -257,9 +258,23 @@ def overlapping_archive(tmp_path_factory: pytest.TempPathFactory) -> dict[str, s
     tl = HoodieTable(path).timeline
     c1c, c2c = tl.get(c1.timestamp).completion, tl.get(c2).completion
     assert c1.timestamp < c2 and c2c < c1c
-    JavaLSMWriter(base).archive(base, [c0, c1.timestamp])
-    assert [i.timestamp for i in HoodieTable(path).timeline.completed_writes().instants] == [c2]
+    JavaLSMWriter(base).archive(base, [c0, c1.timestamp] if archive == "c0+c1" else [c0])
+    active = [i.timestamp for i in HoodieTable(path).timeline.completed_writes().instants]
+    assert active == ([c2] if archive == "c0+c1" else [c1.timestamp, c2])
     return {"path": path, "uri": HoodieTable(path).storage.uri(), "c1c": c1c, "c2c": c2c}
+
+
+@pytest.fixture(scope="module")
+def overlapping_archive(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """c0 and c1 archived: c2 is the first active write, c1 an archived one completed after it."""
+    return _overlapping_writes(tmp_path_factory.mktemp("v9") / "t", "c0+c1")
+
+
+@pytest.fixture(scope="module", params=["c0+c1", "c0"])
+def overlapping(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> dict[str, str]:
+    """Both archivals: c1 archived, or c1 the active write requested first and completed last (a read as
+    of c2's completion drops it from the timeline, and it is older than the timeline's first write then)."""
+    return _overlapping_writes(tmp_path_factory.mktemp("v9") / "t", request.param)
 
 
 def test_reads_before_the_first_active_write_are_refused_with_the_remedy_for_their_bound(
@@ -292,24 +307,45 @@ def test_an_archived_write_completed_at_the_end_of_the_range_is_in_it(overlappin
     assert incremental(c2c) == ["b", "z"]
 
 
-# Known wrong results (reported, not fixed here): the reader takes every archived write to have completed
-# before the first active one. Before archiving, both reads below answer as asserted.
-_ARCHIVED_LATE = pytest.mark.xfail(strict=True, reason="reader: an archived write completed after the first "
-                                   "active write is left out of ranges starting at or after that write's "
-                                   "completion, and is in time travel to before its own completion")
-
-
-@_ARCHIVED_LATE
 def test_an_archived_write_completed_after_the_first_active_one_is_in_a_range_starting_after_it(
         overlapping_archive: dict[str, str]) -> None:
     path, c1c, c2c = overlapping_archive["path"], overlapping_archive["c1c"], overlapping_archive["c2c"]
     assert _keys(hoodie.read_table(path, query_type="incremental", begin=c2c, end=c1c)) == ["a"]
 
 
-@_ARCHIVED_LATE
 def test_time_travel_before_an_archived_writes_completion_does_not_see_it(overlapping_archive: dict[str, str]) -> None:
     path, c2c = overlapping_archive["path"], overlapping_archive["c2c"]
     assert _keys(hoodie.read_table(path, as_of=c2c)) == ["b", "z"]
+
+
+def test_time_travel_sees_a_write_from_its_completion_on(overlapping: dict[str, str]) -> None:
+    """As of c1's completion exactly, c1 is in the table; a millisecond before, it is not (whether c1 is
+    archived or the oldest write of the active timeline)."""
+    path, c1c, c2c = overlapping["path"], overlapping["c1c"], overlapping["c2c"]
+    assert _keys(hoodie.read_table(path, as_of=c1c)) == ["a", "b", "z"]
+    assert _keys(hoodie.read_table(path, as_of=_later(c1c, -1))) == ["b", "z"]
+    assert _keys(hoodie.read_table(path, as_of=c2c)) == ["b", "z"]
+    assert _keys(hoodie.read_table(path, query_type="read_optimized", as_of=c2c)) == ["b", "z"]
+    assert _keys(hoodie.read_table(path)) == ["a", "b", "z"]
+
+
+def test_a_range_holds_a_write_iff_it_completed_in_it(overlapping: dict[str, str]) -> None:
+    """(begin, end] by completion time: c1 is in a range ending at its completion and not in one beginning
+    there; an open range (no end) holds it when it begins before c1's completion, though after c1's
+    requested time."""
+    path, c1c, c2c = overlapping["path"], overlapping["c1c"], overlapping["c2c"]
+
+    def incremental(begin: str, end: Optional[str] = None) -> list[str]:
+        return _keys(hoodie.read_table(path, query_type="incremental", begin=begin, end=end))
+
+    assert incremental(c2c, c1c) == ["a"]
+    assert incremental(_later(c1c, -1), c1c) == ["a"]
+    assert incremental(c2c, _later(c1c, -1)) == []
+    assert incremental(c1c, _later(c1c, 1)) == []
+    assert incremental(c2c) == ["a"]
+    assert incremental(_later(c1c, -1)) == ["a"]
+    assert incremental(c1c) == []
+    assert incremental(_later(c2c, -1), c2c) == ["b"]
 
 
 # -- java_float_to_double ------------------------------------------------------------------------------

@@ -7,6 +7,9 @@ Reference: ``hudi-v6-format.md`` §3.8. Rules implemented here:
 * Visible instants are completed commit/deltacommit/replacecommit/compaction instants plus pending
   compactions. A slice counts only if its base instant is visible (or older than the active
   timeline) and at or before the query instant; this hides base files of failed writes.
+* Table versions 8/9 read as of a completion time (``completion_cut``): the timeline holds the instants
+  completed by then, and an archived instant counts only if the LSM timeline says it completed by then
+  too (two writers: an instant requested before the first active one may have completed after it).
 * A pending compaction at C opens an empty slice at C; partial base files in it are ignored, and merged
   reads combine the C-slice's logs with the previous slice.
 * File groups replaced by a completed replacecommit at or before the query instant are dropped.
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Protocol
+from typing import Iterable, Mapping, Optional, Protocol
 
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import naming as N
@@ -239,7 +242,18 @@ class FileSystemView:
 
     def __init__(self, storage: Storage, timeline: Timeline,
                  listing: Optional[dict[str, list[FileStatus]]] = None,
-                 file_listing: Optional[FileListing] = None) -> None:
+                 file_listing: Optional[FileListing] = None, *,
+                 completion_cut: Optional[str] = None,
+                 archived_completion: Optional[Mapping[str, str]] = None) -> None:
+        """A view over ``timeline`` (files listed from storage, from ``listing``, or through
+        ``file_listing``).
+
+        ``completion_cut`` (timeline layout 2 only, ignored otherwise): the view is the table as of this
+        completion time; ``timeline`` must already hold only the instants completed by then (and pending
+        ones requested by then). Archived instants then count only if they completed by the cut.
+        ``archived_completion``: the LSM timeline's requested -> completion times, when the caller has
+        already read them (else they are read on first need).
+        """
         self.storage = storage
         self.timeline = timeline
         # Lists through the metadata table instead of storage when given (hoodie.format.metadata).
@@ -256,17 +270,21 @@ class FileSystemView:
         self._pending_compaction = {
             i.timestamp for i in timeline.pending_compactions().instants
         }
-        first = timeline.first()
-        self._timeline_start = first.timestamp if first else None
+        # Instants older than the listed timeline were archived (completed); a filter does not move it.
+        self._timeline_start = timeline.start
         # Timeline layout 2 (table versions 8/9): log files are named by the deltacommit that wrote
         # them, and belong to the slice with the largest base instant <= that deltacommit's
         # completion time (Hudi 1.x CompletionTimeQueryView, hudi-rs FileGroup::add_log_file).
         self._layout2 = timeline.folder == TIMELINE_FOLDER_V2
         self._completion = {i.timestamp: i.completion or i.timestamp for i in completed.instants}
+        # Layout 2 time travel: the completion time the view is as of (None: now, every archived
+        # instant completed before it).
+        self._cut = completion_cut if self._layout2 else None
         # Completion times of instants archived into Hudi 1.x's LSM timeline (layout 2 only), read
-        # once per view, on the first log file older than the active timeline: most views never
-        # need them (see _slice_by_completion).
-        self._archived_completion: Optional[dict[str, str]] = None
+        # once per view, on the first log file older than the active timeline or, with a cut, the first
+        # file: views that need neither never read them (see _archived_done).
+        self._archived_completion: Optional[dict[str, str]] = (
+            dict(archived_completion) if archived_completion is not None else None)
         # Completed replacecommits: (instant, partition -> replaced file ids).
         self._replaced: list[tuple[str, dict[str, list[str]]]] = []
         for inst in completed.by_actions(I.REPLACE_COMMIT).instants:
@@ -343,14 +361,10 @@ class FileSystemView:
                     continue
                 # Archived: its completion time is in the LSM timeline. A deltacommit requested
                 # before a compaction but completed after it belongs to the compaction's slice, so
-                # its requested time is not enough. An instant the archived timeline lacks
-                # completed long ago: its requested time places it. A damaged LSM timeline raises
-                # ArchivedTimelineError (naming the file) rather than misplacing logs.
-                if self._archived_completion is None:
-                    from hoodie.format.timeline.archived import ArchivedTimeline
-
-                    self._archived_completion = ArchivedTimeline.load(self.storage).completion_times()
-                done = self._archived_completion.get(written, written)
+                # its requested time is not enough.
+                done = self._archived_done(written)
+                if self._cut is not None and done > self._cut:
+                    continue  # completed after the time the view is as of
             placed.append((done, lf))
         # In completion order: a log with no base file before it opens a slice keyed by its own
         # instant, which later logs then join.
@@ -362,6 +376,16 @@ class FileSystemView:
             fg.slice_for(owner).log_files.append(lf)
         for k in [k for k, sl in fg.slices.items() if sl.is_empty() and k not in self._pending_compaction]:
             del fg.slices[k]
+
+    def _archived_done(self, instant: str) -> str:
+        """The completion time of an archived (layout 2) instant, from the LSM timeline, read once per
+        view. An instant the archived timeline lacks completed long ago: its requested time stands in.
+        A damaged LSM timeline raises ArchivedTimelineError (naming the file) rather than misplacing files."""
+        if self._archived_completion is None:
+            from hoodie.format.timeline.archived import ArchivedTimeline
+
+            self._archived_completion = ArchivedTimeline.load(self.storage).completion_times()
+        return self._archived_completion.get(instant, instant)
 
     def _compaction_ops(self, instant: str, *, required: bool = True) -> tuple[CompactionOperation, ...]:
         """The operations of pending compaction ``instant``'s plan.
@@ -421,8 +445,12 @@ class FileSystemView:
             return False
         if base_instant in self._visible:
             return True
-        # Instants older than the active timeline were archived: they completed.
-        return self._timeline_start is not None and base_instant < self._timeline_start
+        # Instants older than the active timeline were archived: they completed. As of a completion
+        # time (layout 2), only those the LSM timeline says completed by then: Hudi archives by
+        # requested time, so an archived write may have completed after the first active one.
+        if self._timeline_start is None or base_instant >= self._timeline_start:
+            return False
+        return self._cut is None or self._archived_done(base_instant) <= self._cut
 
     def is_replaced(self, partition: str, file_id: str, as_of: Optional[str] = None) -> bool:
         """Whether a completed replacecommit at or before ``as_of`` replaced this file group."""

@@ -58,7 +58,9 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], timeline: Timeli
     from hoodie.format.log.logformat import BlockType, read_log_file
 
     completed = {i.timestamp for i in timeline.completed().commits().instants}
-    start = timeline.first().timestamp if timeline.first() else None
+    # The listed timeline's start, not the filtered one's first instant: a write a reader's completion-time
+    # cut dropped is not archived, however old.
+    start = timeline.start
     skip = set(skip_files)
     res = ScanResult()
     queue: list[Any] = []
@@ -413,12 +415,12 @@ class ReadPlan:
     schema_on_read: Optional[SchemaOnRead] = None
 
 
-def _archived_commit_times(table: HoodieTable, begin: str, cut: str) -> frozenset[str]:
-    """Requested times of the archived instants of a version 8/9 table (the LSM timeline) that completed
-    in ``(begin, cut]``: their records carry those times in ``_hoodie_commit_time``."""
-    archived = ArchivedTimeline.load(table.storage)
+def _archived_commit_times(archived: ArchivedTimeline, begin: str, cut: Optional[str]) -> frozenset[str]:
+    """Requested times of the archived instants of a version 8/9 table (its LSM timeline, ``archived``)
+    that completed in ``(begin, cut]`` (``cut`` None: after ``begin``): their records carry those times in
+    ``_hoodie_commit_time``."""
     return frozenset(i.timestamp for i in archived.instants
-                     if i.completion is not None and begin < i.completion <= cut)
+                     if i.completion is not None and begin < i.completion and (cut is None or i.completion <= cut))
 
 
 # Hudi read options that narrow or reshape a result and that hoodie does not implement: ignoring them
@@ -513,11 +515,15 @@ def _hollow_commit_end(table: HoodieTable, begin: str, end: Optional[str],
         f"{C.HOLLOW_COMMIT_POLICY.key}=BLOCK to read up to the last write completed before it")
 
 
-def _refuse_archived_point(table: HoodieTable, point: str, first: str, what: str) -> None:
-    """A version 8/9 read as of ``point``, before the active timeline's first write (completed at
-    ``first``), when writes before it were archived: which slices existed then is known only from the
-    archived instants, which slicing does not use, so the read would come back empty. Refused instead."""
-    if not ArchivedTimeline.load(table.storage).instants:
+def _refuse_archived_point(table: HoodieTable, point: str, first: str, what: str,
+                           archived: Optional[ArchivedTimeline] = None) -> None:
+    """A version 8/9 read as of ``point``, before the first active write completed (at ``first``), when
+    writes were archived: the table then was made of archived writes alone, and slicing forms slices from
+    the active instants completed by ``point`` (none), so the read would come back empty. Refused instead.
+    ``archived``: the LSM timeline, when the caller has read it already."""
+    if archived is None:
+        archived = ArchivedTimeline.load(table.storage)
+    if not archived.instants:
         return  # nothing archived: before the first write the table was empty, and the read says so
     raise ReadError(f"{what}={point} is before the first write on the active timeline of {table.storage.uri()} "
                     f"(completed {first}); the writes before it are archived (.hoodie/timeline/history) and "
@@ -558,36 +564,52 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
         end = _hollow_commit_end(table, begin, end, options)
     read_as_of = end if query_type == "incremental" else as_of
     commit_times: Optional[frozenset[str]] = None
-    # An incremental range starting before the active timeline's first write may hold archived writes,
-    # whose commit metadata (the file groups they touched) the active timeline no longer has: every
-    # latest slice is read and the range filter on each record's commit time decides (Hudi's
-    # fallback to a full table scan). Reading only the groups active commits touched dropped the
-    # records of archived commits in the range without a word.
-    if as_of is not None and table.timeline_layout == 1:
-        _refuse_time_travel_past_a_pending_write(table, as_of)
-    first_write = writes.first()
-    archived_start = query_type == "incremental" and first_write is not None and begin < (
-        (first_write.completion or first_write.timestamp) if table.timeline_layout == 2 else first_write.timestamp)
-    if table.timeline_layout == 2 and read_as_of is not None:
-        if first_write is not None and read_as_of < (first_write.completion or first_write.timestamp):
-            _refuse_archived_point(table, read_as_of, first_write.completion or first_write.timestamp,
-                                   "end" if query_type == "incremental" else "as_of")
-        # Table versions 8/9 (Hudi 1.x): time travel and incremental ranges are completion times.
-        # Read the table as it was when ``read_as_of`` completed: instants completed by then, and
-        # nothing else; slices are then formed from those instants alone (completion-time slicing).
-        cut = read_as_of
+    # An incremental range that may hold archived writes, whose commit metadata (the file groups they
+    # touched) the active timeline no longer has: every latest slice is read and the range filter on each
+    # record's commit time decides (Hudi's fallback to a full table scan). Reading only the groups active
+    # commits touched dropped the records of archived commits in the range without a word.
+    archived_start = False
+    # The view of a version 8/9 read as of a completion time, and the LSM timeline once read.
+    completion_cut: Optional[str] = None
+    archived: Optional[ArchivedTimeline] = None
+    if table.timeline_layout == 1:
+        if as_of is not None:
+            _refuse_time_travel_past_a_pending_write(table, as_of)
+        first_write = writes.first()
+        archived_start = query_type == "incremental" and first_write is not None and begin < first_write.timestamp
+    else:
+        # Table versions 8/9 (Hudi 1.x): time travel and incremental ranges are completion times, and
+        # writes complete out of requested order (two writers). Hudi archives by requested time, so an
+        # archived write may have completed after active ones: its completion time, which only the LSM
+        # timeline holds, decides whether a read sees it, as Java's CompletionTimeQueryView does.
+        first_done = min(((i.completion or i.timestamp) for i in writes.instants), default=None)
+        if read_as_of is not None and first_done is not None and read_as_of < first_done:
+            archived = ArchivedTimeline.load(table.storage)
+            _refuse_archived_point(table, read_as_of, first_done, "end" if query_type == "incremental" else "as_of",
+                                   archived)
         if query_type == "incremental":
-            commit_times = frozenset(i.timestamp for i in writes
-                                     if begin < (i.completion or i.timestamp) <= cut)
-            if archived_start:
-                commit_times |= _archived_commit_times(table, begin, cut)
-        table = copy.copy(table).with_timeline(tl.filter(
-            lambda i: (i.completion or i.timestamp) <= cut if i.is_completed else i.timestamp <= cut))
-        tl = table.timeline
-        writes = tl.completed_writes()
-        read_as_of = None
-        as_of = None
-        end = None
+            # (begin, end] holds exactly the writes that completed in it. Whether an archived one did is
+            # known only from the LSM timeline, so it is read for every range (a listing when nothing
+            # was ever archived); end=None is an open range (begin, now].
+            def done_in_range(done: str) -> bool:
+                return begin < done and (read_as_of is None or done <= read_as_of)
+
+            archived = archived if archived is not None else ArchivedTimeline.load(table.storage)
+            late = _archived_commit_times(archived, begin, read_as_of)
+            commit_times = frozenset(i.timestamp for i in writes if done_in_range(i.completion or i.timestamp)) | late
+            archived_start = bool(late) or (first_done is not None and begin < first_done)
+        if read_as_of is not None:
+            # Read the table as it was when ``read_as_of`` completed: instants completed by then, and
+            # nothing else; slices are then formed from those instants alone (completion-time slicing),
+            # and archived instants count only if they completed by then (the view's completion cut).
+            cut = completion_cut = read_as_of
+            table = copy.copy(table).with_timeline(tl.filter(
+                lambda i: (i.completion or i.timestamp) <= cut if i.is_completed else i.timestamp <= cut))
+            tl = table.timeline
+            writes = tl.completed_writes()
+            read_as_of = None
+            as_of = None
+            end = None
     if not writes:
         schema = _try_schema(table)
         return ReadPlan(table, query_type, schema, _out_columns(schema, columns), [], read_as_of, begin, end)
@@ -597,7 +619,9 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
     row_filter = filter_expression(flt, full_schema) if flt else None
     from hoodie.format.metadata.listing import metadata_listing
 
-    view = FileSystemView(table.storage, tl, file_listing=metadata_listing(table, options))
+    view = FileSystemView(table.storage, tl, file_listing=metadata_listing(table, options),
+                          completion_cut=completion_cut,
+                          archived_completion=archived.completion_times() if archived is not None else None)
     partitions = prune_partitions(table, full_schema, view.partitions(), flt) if flt else view.partitions()
     slices: list[FileSlice] = []
     if query_type == "read_optimized":

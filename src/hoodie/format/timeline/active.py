@@ -80,11 +80,17 @@ class Timeline(I.InstantSequence):
     """An immutable, ordered view over instants. Filters return new timelines."""
 
     def __init__(self, instants: Sequence[Instant], storage: Optional[Storage] = None,
-                 all_files: Optional[frozenset[str]] = None, folder: str = METAFOLDER) -> None:
+                 all_files: Optional[frozenset[str]] = None, folder: str = METAFOLDER,
+                 start: Optional[str] = None) -> None:
         self.instants: list[Instant] = list(instants)
         self._storage = storage
         self._all_files = all_files or frozenset()
         self.folder = folder  # where the instant files are: .hoodie (layout 1) or .hoodie/timeline (2)
+        # The first instant time of the timeline as listed, kept by every filter: an instant older than it
+        # was archived (hence completed), while one a filter dropped was not (a reader's timeline as of a
+        # completion time drops the writes completed later, which may be older than its first instant).
+        self.start: Optional[str] = start if start is not None else min(
+            (i.timestamp for i in self.instants), default=None)
 
     # -- loading ------------------------------------------------------------------------------
     @classmethod
@@ -103,7 +109,7 @@ class Timeline(I.InstantSequence):
         return f"Timeline({[str(i) for i in self.instants]})"
 
     def _new(self, instants: Iterable[Instant]) -> "Timeline":
-        return Timeline(list(instants), self._storage, self._all_files, self.folder)
+        return Timeline(list(instants), self._storage, self._all_files, self.folder, self.start)
 
     def with_instants(self, instants: Iterable[Instant]) -> "Timeline":
         """A timeline of ``instants`` over the same files (a view built as of a chosen state)."""
