@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+import hoodie
 from hoodie.errors import HoodieError
 from hoodie.format.properties import format_table_properties, parse_properties
 from hoodie.format.table import HoodieTable
@@ -139,3 +140,47 @@ def test_writes_to_a_table_without_partition_columns_in_its_files_are_refused(tm
     with pytest.raises(HoodieError, match="^compaction scheduling " + refusal):
         schedule_compaction(path)
     assert _listing(Path(path)) == before
+
+
+# -- reads --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["ORC", "HFILE"])
+def test_reads_of_a_table_whose_base_files_are_not_parquet_are_refused(tmp_path: Path, fmt: str) -> None:
+    path = str(tmp_path / "t")
+    _table(path, fmt, 6)
+    for query_type in ("snapshot", "read_optimized"):
+        with pytest.raises(HoodieError, match=rf"^read on .*: the table's base files are {fmt} "):
+            hoodie.read_table(path, query_type=query_type)
+
+
+def test_reads_of_a_table_without_partition_columns_in_its_files_are_refused(tmp_path: Path) -> None:
+    """They used to return the partition column as nulls, and a filter on it dropped every row."""
+    path = str(tmp_path / "t")
+    _dropped_partition_columns(path)
+    with pytest.raises(HoodieError, match=r"^read on .*: the table's files leave out its partition columns"):
+        hoodie.read_table(path)
+    with pytest.raises(HoodieError, match=r"leave out its partition columns"):
+        hoodie.read_table(path, filters=[("p", "=", "x")])
+
+
+def test_reads_of_a_table_with_virtual_keys_never_merge_without_keys(tmp_path: Path) -> None:
+    """Base files alone read as written; a slice with log files (merged by key) and an incremental
+    read (selected by _hoodie_commit_time, which such files do not store) are refused."""
+    cow, mor = str(tmp_path / "cow"), str(tmp_path / "mor")
+    _virtual_keys(cow, "COPY_ON_WRITE")
+    t = hoodie.read_table(cow)
+    assert sorted(zip(t.column("k").to_pylist(), t.column("v").to_pylist())) == [("a", 1), ("b", 2)]
+    with pytest.raises(HoodieError, match=r"^incremental read of .*: the table has virtual keys"):
+        hoodie.read_table(cow, query_type="incremental", begin="000")
+    # A merge-on-read table with a log file: written before the table was switched to virtual keys.
+    write_arrow(mor, pa.table({"k": ["a", "b"], "p": ["x", "x"], "v": [1, 2]}), OPTS)
+    write_arrow(mor, pa.table({"k": ["a"], "p": ["x"], "v": [3]}), OPTS)
+    props_file = Path(mor) / ".hoodie" / "hoodie.properties"
+    props = parse_properties(props_file.read_text())
+    props["hoodie.populate.meta.fields"] = "false"
+    props_file.write_text(format_table_properties(props))
+    with pytest.raises(HoodieError, match=r"has virtual keys \(hoodie\.populate\.meta\.fields=false\): x/.* has log "
+                                          r"files"):
+        hoodie.read_table(mor)
+    t = hoodie.read_table(mor, query_type="read_optimized")
+    assert sorted(zip(t.column("k").to_pylist(), t.column("v").to_pylist())) == [("a", 1), ("b", 2)]

@@ -201,8 +201,6 @@ def test_has_operation_column_reads_only_the_writer_schema(schema_json: Optional
     assert _has_operation_column(SimpleNamespace(schema_json=schema_json)) is has
 
 
-@pytest.mark.xfail(strict=True, reason="reader: in a table with the operation field, a log row's null "
-                   "_hoodie_is_deleted reads as false (hudi-rs: null)")
 def test_with_the_operation_field_a_null_delete_flag_reads_as_written(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "v": [1], "_hoodie_is_deleted": [False]}), MOR)
@@ -211,10 +209,7 @@ def test_with_the_operation_field_a_null_delete_flag_reads_as_written(tmp_path: 
     assert _live(hoodie.read_table(path)) == {"a": (10, None)}
 
 
-@pytest.mark.xfail(strict=True, reason="reader: with the operation field and a non-boolean _hoodie_is_deleted "
-                   "(another writer's; hoodie's refuses the type), D rows stay live and the column's values are "
-                   "replaced by the operation's delete flags (hudi-rs: D deletes, values as written)")
-def test_with_the_operation_field_a_non_boolean_delete_column_is_data(tmp_path: Path) -> None:
+def test_with_the_operation_field_a_non_boolean_delete_column_is_refused(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     write_arrow(path, pa.table({"k": ["a", "b", "c"], "p": ["x"] * 3, "v": [1, 2, 3]}), MOR)
     flag = {"name": "_hoodie_is_deleted", "type": ["null", "int"], "default": None}
@@ -223,7 +218,10 @@ def test_with_the_operation_field_a_non_boolean_delete_column_is_data(tmp_path: 
         _log_commit(path, pa.table({"k": ["a", "b", "c"], "p": ["x"] * 3, "v": [10, 20, 30]}),
                     {"_hoodie_operation": pa.array(["I", "D", "I"]),
                      "_hoodie_is_deleted": pa.array([7, 0, None], pa.int32())}, [OPERATION_FIELD, flag])
-    assert _live(hoodie.read_table(path)) == {"a": (10, 7), "c": (30, None)}
+    # Hudi deletes by the column only when it is boolean; hoodie marks D rows in it, so it refuses
+    # rather than overwrite the column's values (it used to keep D rows live and overwrite them).
+    with pytest.raises(ReadError, match=r"a _hoodie_is_deleted column of type int32, not boolean"):
+        hoodie.read_table(path)
 
 
 # -- versions 8/9 near the archived timeline (_refuse_archived_point, _archived_commit_times) ----------

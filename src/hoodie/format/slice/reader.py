@@ -22,7 +22,8 @@ from hoodie.format.slice.merge import IS_DELETED, DeleteBatch, LogBatch, merge_c
 from hoodie.format.slice.pruning import prune_partitions
 from hoodie.format.schema_on_read import SchemaOnRead, SchemaOnReadError, apply_mapping, base_file_instant
 from hoodie.format.storage import Storage
-from hoodie.format.table import META_COLUMNS, METADATA_BOOTSTRAP_INSTANT, OPERATION_COLUMN, HoodieTable
+from hoodie.format.table import (META_COLUMNS, METADATA_BOOTSTRAP_INSTANT, OPERATION_COLUMN, HoodieTable,
+                                 refuse_dropped_partition_columns, refuse_foreign_base_format)
 from hoodie import configs as C
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
@@ -387,9 +388,16 @@ def with_operation_deletes(block: Any, data: pa.Table) -> pa.Table:
     ops = block.data_table(pa.schema([pa.field(OPERATION_COLUMN, pa.string())])).column(0)
     deleted = pc.fill_null(pc.equal(ops, "D"), False)
     i = data.schema.get_field_index(IS_DELETED)
-    flag = pc.or_(pc.fill_null(data.column(i).cast(pa.bool_()), False), deleted) if pa.types.is_boolean(
-        data.column(i).type) else deleted
-    return data.set_column(i, IS_DELETED, flag)
+    col = data.column(i)
+    if not pa.types.is_boolean(col.type):
+        # Hudi deletes by _hoodie_is_deleted only when it is a boolean; any other type is the user's data,
+        # which this flag must not overwrite, and the merge has no other column to carry D rows' deletes.
+        raise ReadError(
+            f"the table has Hudi's operation field ({OPERATION_COLUMN}) and a {IS_DELETED} column of type "
+            f"{col.type}, not boolean: hoodie marks deletes in that column and cannot without changing the "
+            "column's values. Read this table with Java Hudi")
+    # D rows become deletes; every other row keeps its own flag (a null stays null, as written).
+    return data.set_column(i, IS_DELETED, pc.if_else(deleted, pa.scalar(True), col))
 
 
 # -- table reads -------------------------------------------------------------------------------
@@ -546,6 +554,14 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
     if query_type not in QUERY_TYPES:
         raise ReadError(f"query_type {query_type!r} is not one of {', '.join(QUERY_TYPES)}")
     check_read_options(options)
+    # Tables whose files hoodie cannot read into the right rows: refused before any file is read.
+    refuse_foreign_base_format(table, "read")
+    refuse_dropped_partition_columns(table, "read")
+    if not table.populate_meta_fields and query_type == "incremental":
+        raise ReadError(
+            f"incremental read of {table.storage.uri()}: the table has virtual keys (hoodie.populate.meta.fields="
+            "false), so its files store no _hoodie_commit_time to select the range's records by (the read "
+            "would be empty). Use a snapshot read, or time travel (as_of) to compare two points in time")
     tl = table.timeline
     writes = tl.completed_writes()
     if as_of is not None:
@@ -657,6 +673,14 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
             "Hudi's meta columns only, its data stays in the source file, which hoodie does not read (reading it "
             "alone would return nulls). Read this table with Java Hudi, or re-create it with a full-record "
             "bootstrap (hoodie.bootstrap.mode.selector=FULL_RECORD) or a bulk_insert of the source data")
+    if not table.populate_meta_fields and query_type != "read_optimized":
+        merged = next((sl for sl in slices if sl.log_files), None)
+        if merged is not None:
+            raise ReadError(
+                f"{table.storage.uri()} has virtual keys (hoodie.populate.meta.fields=false): {merged.partition}/"
+                f"{merged.file_id} has log files, whose records are merged with its base file by record key, which "
+                "the table's files do not store and hoodie does not compute (the merge would be wrong). Read it "
+                "with query_type='read_optimized' (base files only, as of the last compaction), or with Java Hudi")
     skip = _compaction_skips(table, view, slices) if query_type != "read_optimized" else frozenset()
     # Columns needed to merge and filter, on top of what the caller asked for.
     need = set(out_cols) | {"_hoodie_record_key", "_hoodie_commit_time"}
