@@ -533,18 +533,20 @@ def read_partition_metadata(storage: Storage, partition: str) -> Optional[dict[s
 METADATA_BOOTSTRAP_INSTANT = "00000000000001"
 
 
+def _refuse(table: HoodieTable, what: str, problem: str, remedy: str, nothing: str = "written") -> None:
+    raise TableError(f"{what} on {table.storage.uri()}: {problem}. Nothing was {nothing}. {remedy}")
+
+
 def refuse_foreign_base_format(table: HoodieTable, what: str) -> None:
     """Refuse ``what`` (a read, a write or a service) on a data table whose base files are not Parquet
     (``hoodie.table.base.file.format=ORC`` or ``HFILE``), before anything is read or written: hoodie
     reads and writes Parquet base files only, and a Parquet file written into an ORC table breaks
     Java Hudi's reads of it (they pick the reader by the table's format)."""
     fmt = table.base_file_format
-    if fmt == "PARQUET":
-        return
-    raise TableError(
-        f"{what} on {table.storage.uri()}: the table's base files are {fmt} (hoodie.table.base.file.format="
-        f"{fmt}); hoodie reads and writes Parquet base files only. Nothing was read or written. Use Java Hudi "
-        "for this table, or copy it into a Parquet table (hoodie.table.base.file.format=PARQUET) with Java Hudi")
+    if fmt != "PARQUET":
+        _refuse(table, what, f"the table's base files are {fmt} (hoodie.table.base.file.format={fmt}); hoodie "
+                "reads and writes Parquet base files only", "Use Java Hudi for this table, or copy it into a Parquet "
+                "table (hoodie.table.base.file.format=PARQUET) with Java Hudi", "read or written")
 
 
 def refuse_virtual_keys(table: HoodieTable, what: str) -> None:
@@ -552,13 +554,11 @@ def refuse_virtual_keys(table: HoodieTable, what: str) -> None:
     (``hoodie.populate.meta.fields=false``), before anything is written: Java writes such tables'
     files without Hudi's meta columns, and hoodie finds records by ``_hoodie_record_key``, so an
     upsert would miss every stored key and write a second copy of each record."""
-    if table.populate_meta_fields:
-        return
-    raise TableError(
-        f"{what} on {table.storage.uri()}: the table has virtual keys (hoodie.populate.meta.fields=false): its "
-        "files do not store Hudi's record keys, and hoodie finds records by the stored key, so an upsert would "
-        "duplicate every record it updates. Nothing was written. Write it with Java Hudi, or re-create it with "
-        "hoodie.populate.meta.fields=true")
+    if not table.populate_meta_fields:
+        _refuse(table, what, "the table has virtual keys (hoodie.populate.meta.fields=false): its files do not "
+                "store Hudi's record keys, and hoodie finds records by the stored key, so an upsert would duplicate "
+                "every record it updates", "Write it with Java Hudi, or re-create it with "
+                "hoodie.populate.meta.fields=true")
 
 
 def refuse_dropped_partition_columns(table: HoodieTable, what: str) -> None:
@@ -566,24 +566,28 @@ def refuse_dropped_partition_columns(table: HoodieTable, what: str) -> None:
     (``hoodie.datasource.write.drop.partition.columns=true``), before anything is read or written:
     hoodie takes column values from the files only, so a read would return the partition columns as
     nulls (and a filter on them would drop every row), and hoodie's writes would store them."""
-    if not table.drop_partition_columns:
-        return
-    raise TableError(
-        f"{what} on {table.storage.uri()}: the table's files leave out its partition columns "
-        "(hoodie.datasource.write.drop.partition.columns=true), whose values hoodie does not rebuild from the "
-        "partition paths. Nothing was read or written. Use Java Hudi for this table, or re-create it with "
-        "hoodie.datasource.write.drop.partition.columns=false")
+    if table.drop_partition_columns:
+        _refuse(table, what, "the table's files leave out its partition columns (hoodie.datasource.write.drop."
+                "partition.columns=true), whose values hoodie does not rebuild from the partition paths",
+                "Use Java Hudi for this table, or re-create it with hoodie.datasource.write.drop.partition."
+                "columns=false", "read or written")
 
 
 def refuse_bootstrap_write(table: HoodieTable, what: str) -> None:
     """Refuse ``what`` (a write or a service that rewrites data) on a bootstrapped table before anything is
     written: a skeleton base file (metadata-only bootstrap) holds only Hudi's meta columns, so merging into
     it or compacting it without the source file would drop every column of its records."""
-    if table.bootstrap_base_path is None:
-        return
-    raise TableError(
-        f"{what} on {table.storage.uri()}: the table was bootstrapped from {table.bootstrap_base_path} "
-        "(hoodie.bootstrap.base.path); its metadata-only bootstrap files hold Hudi's meta columns only and the "
-        "data stays in the source files, which hoodie does not read. Nothing was written. Write it with Java "
-        "Hudi, or re-create it with a full-record bootstrap (hoodie.bootstrap.mode.selector=FULL_RECORD) or a "
-        "bulk_insert of the source data")
+    if table.bootstrap_base_path is not None:
+        _refuse(table, what, f"the table was bootstrapped from {table.bootstrap_base_path} (hoodie.bootstrap.base."
+                "path); its metadata-only bootstrap files hold Hudi's meta columns only and the data stays in the "
+                "source files, which hoodie does not read", "Write it with Java Hudi, or re-create it with a "
+                "full-record bootstrap (hoodie.bootstrap.mode.selector=FULL_RECORD) or a bulk_insert of the source "
+                "data")
+
+
+def refuse_unwritable(table: HoodieTable, what: str) -> None:
+    """Every refusal above that applies to ``what``, a write or a service that writes data (called by the
+    one commit path and by compaction scheduling, before anything is written)."""
+    for refuse in (refuse_bootstrap_write, refuse_foreign_base_format, refuse_virtual_keys,
+                   refuse_dropped_partition_columns):
+        refuse(table, what)

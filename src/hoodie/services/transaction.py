@@ -38,8 +38,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Sequenc
 from hoodie.format.batch_write import PostCommitError
 from hoodie.format.lock import TableLock
 from hoodie.format.schema_on_read import refuse_write as refuse_schema_on_read_write
-from hoodie.format.table import (refuse_bootstrap_write, refuse_dropped_partition_columns,
-                                 refuse_foreign_base_format, refuse_virtual_keys)
+from hoodie.format.table import refuse_unwritable
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, TableError
 from hoodie.format.timeline.instant import Instant
@@ -257,10 +256,7 @@ class Transaction:
             # Before anything is written (metadata table, rollbacks, instants): hoodie does not keep the
             # schema history Java's writers keep.
             refuse_schema_on_read_write(self.table, op.what)
-            refuse_bootstrap_write(self.table, op.what)
-            refuse_foreign_base_format(self.table, op.what)
-            refuse_virtual_keys(self.table, op.what)
-            refuse_dropped_partition_columns(self.table, op.what)
+            refuse_unwritable(self.table, op.what)
         create_mdt = False
         if self.lock:
             # Before anything is committed: drop what hoodie does not maintain, or a metadata table

@@ -237,13 +237,9 @@ def schedule_compaction_result(table_or_path: Union[str, HoodieTable], config: A
     from hoodie.format.schema_on_read import refuse_write
 
     refuse_write(table, "compaction scheduling")  # hoodie could not run the plan it writes
-    from hoodie.format.table import (refuse_bootstrap_write, refuse_dropped_partition_columns,
-                                     refuse_foreign_base_format, refuse_virtual_keys)
+    from hoodie.format.table import refuse_unwritable
 
-    refuse_bootstrap_write(table, "compaction scheduling")
-    refuse_foreign_base_format(table, "compaction scheduling")
-    refuse_virtual_keys(table, "compaction scheduling")
-    refuse_dropped_partition_columns(table, "compaction scheduling")
+    refuse_unwritable(table, "compaction scheduling")
 
     # Under the table lock no write is in flight: the plan sees every committed log file, and a
     # write starting after it writes into the slices the plan opens.
