@@ -68,6 +68,9 @@ def test_comparable_keys_give_both_sides_the_same_kind() -> None:
     assert a.to_pylist() == ["\uffff".encode("utf-16-be"), None] and b.to_pylist() == [b"\xd8\x00\xdc\x00"]
     b2, a2 = comparable_order_keys(wide, plain)
     assert (a2.to_pylist(), b2.to_pylist()) == (a.to_pylist(), b.to_pylist())
+    # A side of nulls only still gets binary keys (not Arrow's null type, which compares with nothing).
+    n, w = comparable_order_keys(pa.array([None], pa.string()), wide)
+    assert (n.type, n.to_pylist(), w.type) == (pa.binary(), [None], pa.binary())
     x, y = comparable_order_keys(pa.array(["b"]), pa.array(["a"]))
     assert (x.to_pylist(), y.to_pylist()) == (["b"], ["a"])
     f, g = comparable_order_keys(pa.array([NAN]), pa.array([1.0]))
