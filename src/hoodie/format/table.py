@@ -504,10 +504,17 @@ def update_table_properties(table: HoodieTable, updates: Mapping[str, Optional[s
     table.props = P.parse_properties(table.storage.read_bytes(PROPS_FILE).decode("utf-8"))
 
 
+def _metafile(partition: str, name: str) -> str:
+    return f"{partition}/{name}" if partition else name
+
+
 def write_partition_metadata(storage: Storage, partition: str, commit_time: str) -> None:
-    """Create ``<partition>/.hoodie_partition_metadata`` if absent (commitTime, partitionDepth)."""
-    rel = f"{partition}/.hoodie_partition_metadata" if partition else ".hoodie_partition_metadata"
-    if storage.exists(rel):
+    """Create ``<partition>/.hoodie_partition_metadata`` (commitTime, partitionDepth) unless the partition
+    has a metafile already (in either form: Java may have written it in the base format)."""
+    from hoodie.format.file_group.naming import PARTITION_METAFILES
+
+    rel = _metafile(partition, PARTITION_METAFILES[0])
+    if any(storage.exists(_metafile(partition, name)) for name in PARTITION_METAFILES):
         return
     depth = len([p for p in partition.split("/") if p]) if partition else 0
     text = P.format_properties(
@@ -520,12 +527,23 @@ def write_partition_metadata(storage: Storage, partition: str, commit_time: str)
 
 
 def read_partition_metadata(storage: Storage, partition: str) -> Optional[dict[str, str]]:
-    """The partition metafile's properties, or None when it is absent."""
-    rel = f"{partition}/.hoodie_partition_metadata" if partition else ".hoodie_partition_metadata"
+    """The partition metafile's properties, or None when it is absent. The properties file first, then
+    the Parquet form Java writes with ``hoodie.partition.metafile.use.base.format=true`` (the properties
+    are the footer's key-value metadata)."""
+    from hoodie.format.file_group.naming import PARTITION_METAFILES
+
     try:
-        return P.parse_properties(storage.read_bytes(rel).decode("utf-8"))
+        return P.parse_properties(storage.read_bytes(_metafile(partition, PARTITION_METAFILES[0])).decode("utf-8"))
     except FileNotFoundError:
+        pass
+    rel = _metafile(partition, PARTITION_METAFILES[1])
+    if not storage.exists(rel):
         return None
+    import pyarrow.parquet as pq
+
+    with storage.fs.open_input_file(storage.full(rel)) as f:
+        kv = pq.read_metadata(f).metadata or {}
+    return {k.decode("utf-8"): v.decode("utf-8") for k, v in kv.items() if not k.startswith(b"ARROW:")}
 
 
 # Hudi's reserved instant of a metadata-only bootstrap (HoodieTimeline.METADATA_BOOTSTRAP_INSTANT_TS): its

@@ -132,7 +132,8 @@ class FileListing(Protocol):
 
 
 def list_partitions(storage: Storage) -> list[str]:
-    """All partition paths: directories holding ``.hoodie_partition_metadata`` (``""`` for the root
+    """All partition paths: directories holding ``.hoodie_partition_metadata`` (or its base-format
+    variant ``.hoodie_partition_metadata.parquet``/``.orc``; ``""`` for the root
     of a non-partitioned table), as Hudi's file-listing fallback finds them.
 
     Only folders named ``.hoodie`` are skipped, as in Hudi's ``FileSystemBackedTableMetadata``: a
@@ -144,7 +145,7 @@ def list_partitions(storage: Storage) -> list[str]:
 
     def walk(rel: str) -> None:
         entries = storage.list_dir(rel)
-        if any(e.name == N.PARTITION_METAFILE and not e.is_dir for e in entries):
+        if any(e.name in N.PARTITION_METAFILES and not e.is_dir for e in entries):
             found.append(rel)
         for e in entries:
             if e.is_dir and e.name != METAFOLDER:

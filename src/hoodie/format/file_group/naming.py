@@ -14,6 +14,9 @@ UNKNOWN_WRITE_TOKEN = "1-0-1"  # used by rollback-written log files
 DEFAULT_WRITE_TOKEN = "0-0-0"
 BASE_FILE_EXTENSIONS = (".parquet", ".orc", ".hfile")
 PARTITION_METAFILE = ".hoodie_partition_metadata"
+# Hudi writes the partition metafile in the table's base format instead of as a properties file when
+# hoodie.partition.metafile.use.base.format=true: any of these names makes a folder a partition.
+PARTITION_METAFILES = (PARTITION_METAFILE, PARTITION_METAFILE + ".parquet", PARTITION_METAFILE + ".orc")
 
 LOG_FILE_PATTERN = re.compile(
     r"^\.(.+)_(.*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(\.cdc)?)?$"
