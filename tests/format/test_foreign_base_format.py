@@ -184,3 +184,25 @@ def test_reads_of_a_table_with_virtual_keys_never_merge_without_keys(tmp_path: P
         hoodie.read_table(mor)
     t = hoodie.read_table(mor, query_type="read_optimized")
     assert sorted(zip(t.column("k").to_pylist(), t.column("v").to_pylist())) == [("a", 1), ("b", 2)]
+
+
+# -- change data capture (hoodie.table.cdc.enabled=true) ---------------------------------------------
+
+def test_writes_to_a_table_that_records_change_data_are_refused_and_reads_answer(tmp_path: Path) -> None:
+    """hoodie writes no CDC log files, so Java's CDC queries would miss its changes: writes and compaction
+    scheduling are refused; snapshot reads ignore CDC log files (they are no data logs) and answer."""
+    path = str(tmp_path / "t")
+    write_arrow(path, pa.table({"k": ["a", "b"], "p": ["x", "x"], "v": [1, 2]}), OPTS)
+    props_file = Path(path) / ".hoodie" / "hoodie.properties"
+    props = parse_properties(props_file.read_text())
+    props["hoodie.table.cdc.enabled"] = "true"
+    props_file.write_text(format_table_properties(props))
+    before = _listing(Path(path))
+    refusal = r"on .*: the table records change data \(hoodie\.table\.cdc\.enabled=true\).* Nothing was written"
+    with pytest.raises(HoodieError, match=r"^write \(upsert\) " + refusal):
+        write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "v": [9]}), OPTS)
+    with pytest.raises(HoodieError, match="^compaction scheduling " + refusal):
+        schedule_compaction(path)
+    assert _listing(Path(path)) == before
+    t = hoodie.read_table(path)
+    assert sorted(zip(t.column("k").to_pylist(), t.column("v").to_pylist())) == [("a", 1), ("b", 2)]

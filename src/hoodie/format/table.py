@@ -255,6 +255,11 @@ class HoodieTable:
         return (self.props.get("hoodie.table.base.file.format") or "PARQUET").strip().upper()
 
     @property
+    def cdc_enabled(self) -> bool:
+        """``hoodie.table.cdc.enabled``: Java's writers record change data (CDC log files) with each write."""
+        return self.props.get("hoodie.table.cdc.enabled", "false").strip().lower() == "true"
+
+    @property
     def drop_partition_columns(self) -> bool:
         """Whether partition columns are dropped from data files."""
         return self.props.get("hoodie.datasource.write.drop.partition.columns", "false").lower() == "true"
@@ -603,9 +608,19 @@ def refuse_bootstrap_write(table: HoodieTable, what: str) -> None:
                 "data")
 
 
+def refuse_cdc_write(table: HoodieTable, what: str) -> None:
+    """Refuse ``what`` on a table that records change data (``hoodie.table.cdc.enabled=true``): Java's
+    writers add CDC log files (before/after images) to each write, which hoodie does not write, so a CDC
+    query by Java Hudi would miss or misstate the changes hoodie made."""
+    if table.cdc_enabled:
+        _refuse(table, what, "the table records change data (hoodie.table.cdc.enabled=true) with every write, "
+                "which hoodie's writes do not produce: Java Hudi's CDC queries would miss their changes",
+                "Write it with Java Hudi, or turn CDC off for the table first")
+
+
 def refuse_unwritable(table: HoodieTable, what: str) -> None:
     """Every refusal above that applies to ``what``, a write or a service that writes data (called by the
     one commit path and by compaction scheduling, before anything is written)."""
     for refuse in (refuse_bootstrap_write, refuse_foreign_base_format, refuse_virtual_keys,
-                   refuse_dropped_partition_columns):
+                   refuse_dropped_partition_columns, refuse_cdc_write):
         refuse(table, what)
