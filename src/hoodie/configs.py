@@ -680,6 +680,22 @@ TIMELINE_TIMEZONE = define(
     "Time zone of instant times: LOCAL or UTC. Tables hoodie creates default to UTC; a table whose "
     "hoodie.properties lacks the key is LOCAL (Hudi's default), where each instant is its writer's "
     "wall-clock time (see docs/ttl.md).", TB, type=Enum(("LOCAL", "UTC"), what="a timeline time zone"))
+_GLOBAL = ("a global index finds a key in any partition and moves a record whose partition changed; hoodie's "
+           "index looks within the record's partition, so such a record would be stored twice")
+INDEX_TYPE = define(
+    "hoodie.index.type", "BLOOM",
+    "Hudi's index type. hoodie's index is non-global, as Hudi's BLOOM and SIMPLE (a key is unique within its "
+    "partition; candidate file groups are pruned by the bloom filters and key ranges in their base files' "
+    "footers, then their keys are read): both are accepted and behave alike. Other index types are refused "
+    "before anything is written, since their records would be placed or found differently.",
+    W, type=Enum(("BLOOM", "SIMPLE"), what="an index type hoodie implements", refused={
+        "GLOBAL_BLOOM": _GLOBAL, "GLOBAL_SIMPLE": _GLOBAL,
+        "RECORD_INDEX": "a global index kept in the metadata table's record_index partition, which hoodie does "
+                        "not maintain",
+        "BUCKET": "a bucket index stores each key in the file group of its hash bucket; hoodie would write file "
+                  "groups a bucket index cannot find",
+        "HBASE": "an external index hoodie cannot reach", "INMEMORY": "an index of one Spark job",
+        "FLINK_STATE": "Flink's state index"}))
 BULK_INSERT_SORT_MODES = ("NONE", "GLOBAL_SORT", "PARTITION_SORT", "PARTITION_PATH_REPARTITION",
                           "PARTITION_PATH_REPARTITION_AND_SORT")
 BULK_INSERT_SORT_MODE = define(

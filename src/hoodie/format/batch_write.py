@@ -157,6 +157,8 @@ class WriteConfig:
         cfg = read(merged, WriteError)
 
         op = cfg.get(C.OPERATION)
+        # Only checked: hoodie's one index behaves as Hudi's BLOOM/SIMPLE; any other type is refused here.
+        cfg.get(C.INDEX_TYPE)
         version = cfg.get(C.WRITE_TABLE_VERSION)
         if version not in WRITE_TABLE_VERSIONS:
             raise WriteError(
