@@ -33,14 +33,29 @@ def _table(path: str, fmt: str, version: int) -> None:
     opts = {**OPTS, "hoodie.write.table.version": str(version)}
     write_arrow(path, pa.table({"k": ["a", "b"], "p": ["1970-01-01", "1970-01-02"], "v": [1, 2]}), opts)
     write_arrow(path, pa.table({"k": ["a"], "p": ["1970-01-01"], "v": [3]}), opts)
+    _set_table_property(path, "hoodie.table.base.file.format", fmt)
+
+
+def _set_table_property(path: str, key: str, value: str) -> None:
+    """Set one property in the table's hoodie.properties (as a Java writer configured so would have)."""
     props_file = Path(path) / ".hoodie" / "hoodie.properties"
     props = parse_properties(props_file.read_text())
-    props["hoodie.table.base.file.format"] = fmt
+    props[key] = value
     props_file.write_text(format_table_properties(props))
 
 
 def _listing(root: Path) -> list[tuple[str, int]]:
     return sorted((str(p.relative_to(root)), p.stat().st_size) for p in root.rglob("*") if p.is_file())
+
+
+def _upsert_and_compaction_refused(path: str, reason: str) -> None:
+    """An upsert and compaction scheduling both fail with ``reason`` and leave every file as it was."""
+    before = _listing(Path(path))
+    with pytest.raises(HoodieError, match=r"^write \(upsert\) on .*: " + reason):
+        write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "v": [9]}), OPTS)
+    with pytest.raises(HoodieError, match=r"^compaction scheduling on .*: " + reason):
+        schedule_compaction(path)
+    assert _listing(Path(path)) == before
 
 
 @pytest.mark.parametrize("fmt,version", [("ORC", 6), ("orc", 9), ("HFILE", 6)])
@@ -85,10 +100,7 @@ def _virtual_keys(path: str, table_type: str) -> None:
 
     write_arrow(path, pa.table({"k": ["a", "b"], "p": ["x", "x"], "v": [1, 2]}),
                 {**OPTS, "hoodie.datasource.write.table.type": table_type})
-    props_file = Path(path) / ".hoodie" / "hoodie.properties"
-    props = parse_properties(props_file.read_text())
-    props["hoodie.populate.meta.fields"] = "false"
-    props_file.write_text(format_table_properties(props))
+    _set_table_property(path, "hoodie.populate.meta.fields", "false")
     for f in Path(path).rglob("*.parquet"):
         t = pq.read_table(f)
         for c in [n for n in t.column_names if n.startswith("_hoodie_")]:
@@ -122,10 +134,7 @@ def _dropped_partition_columns(path: str) -> None:
     import pyarrow.parquet as pq
 
     write_arrow(path, pa.table({"k": ["a", "b"], "p": ["x", "y"], "v": [1, 2]}), OPTS)
-    props_file = Path(path) / ".hoodie" / "hoodie.properties"
-    props = parse_properties(props_file.read_text())
-    props["hoodie.datasource.write.drop.partition.columns"] = "true"
-    props_file.write_text(format_table_properties(props))
+    _set_table_property(path, "hoodie.datasource.write.drop.partition.columns", "true")
     for f in Path(path).rglob("*.parquet"):
         pq.write_table(pq.read_table(f).drop_columns(["p"]), f)
 
@@ -133,13 +142,8 @@ def _dropped_partition_columns(path: str) -> None:
 def test_writes_to_a_table_without_partition_columns_in_its_files_are_refused(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     _dropped_partition_columns(path)
-    before = _listing(Path(path))
-    refusal = r"on .*: the table's files leave out its partition columns .* Nothing was read or written"
-    with pytest.raises(HoodieError, match=r"^write \(upsert\) " + refusal):
-        write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "v": [9]}), OPTS)
-    with pytest.raises(HoodieError, match="^compaction scheduling " + refusal):
-        schedule_compaction(path)
-    assert _listing(Path(path)) == before
+    _upsert_and_compaction_refused(path, r"the table's files leave out its partition columns .* Nothing was read "
+                                         r"or written")
 
 
 # -- reads --------------------------------------------------------------------------------------------
@@ -175,10 +179,7 @@ def test_reads_of_a_table_with_virtual_keys_never_merge_without_keys(tmp_path: P
     # A merge-on-read table with a log file: written before the table was switched to virtual keys.
     write_arrow(mor, pa.table({"k": ["a", "b"], "p": ["x", "x"], "v": [1, 2]}), OPTS)
     write_arrow(mor, pa.table({"k": ["a"], "p": ["x"], "v": [3]}), OPTS)
-    props_file = Path(mor) / ".hoodie" / "hoodie.properties"
-    props = parse_properties(props_file.read_text())
-    props["hoodie.populate.meta.fields"] = "false"
-    props_file.write_text(format_table_properties(props))
+    _set_table_property(mor, "hoodie.populate.meta.fields", "false")
     with pytest.raises(HoodieError, match=r"has virtual keys \(hoodie\.populate\.meta\.fields=false\): x/.* has log "
                                           r"files"):
         hoodie.read_table(mor)
@@ -193,16 +194,8 @@ def test_writes_to_a_table_that_records_change_data_are_refused_and_reads_answer
     scheduling are refused; snapshot reads ignore CDC log files (they are no data logs) and answer."""
     path = str(tmp_path / "t")
     write_arrow(path, pa.table({"k": ["a", "b"], "p": ["x", "x"], "v": [1, 2]}), OPTS)
-    props_file = Path(path) / ".hoodie" / "hoodie.properties"
-    props = parse_properties(props_file.read_text())
-    props["hoodie.table.cdc.enabled"] = "true"
-    props_file.write_text(format_table_properties(props))
-    before = _listing(Path(path))
-    refusal = r"on .*: the table records change data \(hoodie\.table\.cdc\.enabled=true\).* Nothing was written"
-    with pytest.raises(HoodieError, match=r"^write \(upsert\) " + refusal):
-        write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "v": [9]}), OPTS)
-    with pytest.raises(HoodieError, match="^compaction scheduling " + refusal):
-        schedule_compaction(path)
-    assert _listing(Path(path)) == before
+    _set_table_property(path, "hoodie.table.cdc.enabled", "true")
+    _upsert_and_compaction_refused(path, r"the table records change data \(hoodie\.table\.cdc\.enabled=true\).* "
+                                         r"Nothing was written")
     t = hoodie.read_table(path)
     assert sorted(zip(t.column("k").to_pylist(), t.column("v").to_pylist())) == [("a", 1), ("b", 2)]

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from hoodie.errors import HoodieError
 from hoodie.format import properties as P
+from hoodie.format.file_group.naming import PARTITION_METAFILES
 from hoodie.format.timeline.instant import InstantGenerator
 from hoodie.format.storage import Storage
 from hoodie.format.timeline.active import METAFOLDER, Timeline
@@ -516,8 +518,6 @@ def _metafile(partition: str, name: str) -> str:
 def write_partition_metadata(storage: Storage, partition: str, commit_time: str) -> None:
     """Create ``<partition>/.hoodie_partition_metadata`` (commitTime, partitionDepth) unless the partition
     has a metafile already (in either form: Java may have written it in the base format)."""
-    from hoodie.format.file_group.naming import PARTITION_METAFILES
-
     rel = _metafile(partition, PARTITION_METAFILES[0])
     if any(storage.exists(_metafile(partition, name)) for name in PARTITION_METAFILES):
         return
@@ -535,8 +535,6 @@ def read_partition_metadata(storage: Storage, partition: str) -> Optional[dict[s
     """The partition metafile's properties, or None when it is absent. The properties file first, then
     the Parquet form Java writes with ``hoodie.partition.metafile.use.base.format=true`` (the properties
     are the footer's key-value metadata)."""
-    from hoodie.format.file_group.naming import PARTITION_METAFILES
-
     try:
         return P.parse_properties(storage.read_bytes(_metafile(partition, PARTITION_METAFILES[0])).decode("utf-8"))
     except FileNotFoundError:
@@ -544,8 +542,6 @@ def read_partition_metadata(storage: Storage, partition: str) -> Optional[dict[s
     rel = _metafile(partition, PARTITION_METAFILES[1])
     if not storage.exists(rel):
         return None
-    import pyarrow.parquet as pq
-
     with storage.fs.open_input_file(storage.full(rel)) as f:
         kv = pq.read_metadata(f).metadata or {}
     return {k.decode("utf-8"): v.decode("utf-8") for k, v in kv.items() if not k.startswith(b"ARROW:")}
