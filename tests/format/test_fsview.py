@@ -144,3 +144,15 @@ def test_blocks_of_inflight_instant_skipped_then_later_write_visible(tmp_path: P
     assert _vals(hoodie.read_table(path)) == {1: "a1", 2: "good2"}
     assert _vals(read_hudi_rs(path)) == {1: "a1", 2: "good2"}
     assert rows_of(hoodie.read_table(path, query_type="incremental", begin="0"), ["id"]) != []
+
+
+def test_a_completion_cut_is_ignored_on_a_version_6_table(tmp_path: Path) -> None:
+    """completion_cut is a version 8/9 notion (completion times); a version 6 view ignores it."""
+    path = str(tmp_path / "t")
+    write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "v": [1]}),
+                {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
+                 "hoodie.datasource.write.partitionpath.field": "p"})
+    table = HoodieTable(path)
+    cut = FileSystemView(table.storage, table.timeline, completion_cut="00000000000000001")
+    assert [s.file_id for s in cut.latest_file_slices("x")] == \
+        [s.file_id for s in FileSystemView(table.storage, table.timeline).latest_file_slices("x")] != []
