@@ -133,6 +133,8 @@ TARGETS: dict[str, Target] = {
          "tests/format/test_incremental_archived.py", "tests/format/test_hollow_commits.py",
          "tests/format/test_read_options.py", "tests/format/test_schema_on_read.py",
          "tests/format/test_operation_field.py", "tests/format/test_bootstrap_tables.py",
+         # Tables whose properties hoodie refuses or honours (refusals in plan_read, base-format metafiles).
+         "tests/format/test_foreign_base_format.py", "tests/format/test_partition_metafile.py",
          # Boundaries its first run's survivors showed untested (pending clustering, operation field, archived
          # ranges, the float widening's result type).
          "tests/format/test_reader_mutants.py",
