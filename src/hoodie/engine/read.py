@@ -102,10 +102,6 @@ def split_plan(plan: Any) -> ReadSplit:
         whole_table = "object store (Spark's JVM has no connector here)"
     elif not table.populate_meta_fields:
         whole_table = "meta columns not stored in files"
-    elif table.drop_partition_columns:
-        whole_table = "partition columns not stored in files"
-    elif (table.props.get("hoodie.table.base.file.format") or "PARQUET").upper() != "PARQUET":
-        whole_table = "base files not Parquet"
     elif getattr(plan, "schema_on_read", None) is not None:
         # Spark's scan matches columns by name; a renamed, or dropped and re-added, column must be matched
         # by field id (hoodie.format.schema_on_read), or old files would read null or another column's values.

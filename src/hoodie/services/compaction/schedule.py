@@ -31,7 +31,7 @@ from hoodie.format.timeline.compaction_plan import (
     RESERVED_LOG_VERSION_METRIC, CompactionOperation, CompactionPlan, SymlinkOperation,
 )
 from hoodie.format.file_group.fsview import FileSystemView
-from hoodie.format.table import HoodieTable
+from hoodie.format.table import HoodieTable, refuse_unwritable
 
 import hoodie.services.compaction.keys as K
 import hoodie.services.compaction.partial as P
@@ -237,8 +237,6 @@ def schedule_compaction_result(table_or_path: Union[str, HoodieTable], config: A
     from hoodie.format.schema_on_read import refuse_write
 
     refuse_write(table, "compaction scheduling")  # hoodie could not run the plan it writes
-    from hoodie.format.table import refuse_unwritable
-
     refuse_unwritable(table, "compaction scheduling")
 
     # Under the table lock no write is in flight: the plan sees every committed log file, and a
