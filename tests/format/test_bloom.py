@@ -271,3 +271,75 @@ def test_bad_bloom_options_fail_before_any_commit(tmp_path: Path, key: str, valu
         write_arrow(base, _rows(range(10, 20)), {**_OPTS, key: value})
     timeline = Timeline.load(Storage(base))
     assert len(timeline.completed().instants) == 1 and not timeline.pending().instants
+
+
+def _latest_base_files(root: Path) -> dict[str, Path]:
+    """The newest base file of each file group (by instant in the name)."""
+    out: dict[str, Path] = {}
+    for f in sorted(root.rglob("*.parquet"), key=lambda f: f.name.rsplit("_", 1)[1]):
+        out[f.name.split("_", 1)[0]] = f
+    return out
+
+
+@pytest.mark.parametrize("filter_type", ["DYNAMIC_V0", "SIMPLE"])
+def test_a_copy_on_write_update_keeps_the_filter_it_would_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  filter_type: str) -> None:
+    """A rewrite that keeps exactly the old file's keys copies the old filter (issue 18: the bloom phase
+    was a fifth of a copy-on-write upsert); the bytes equal a filter built from the new file's keys.
+    A rewrite that adds or drops keys, or a changed bloom option, builds it afresh."""
+    base = str(tmp_path / "t")
+    opts = {**_OPTS, "hoodie.datasource.write.table.type": "COPY_ON_WRITE", "hoodie.bloom.index.filter.type": filter_type}
+    write_arrow(base, _rows(range(400)), opts)
+    built = []
+    real = BloomFilter.build.__func__
+
+    def counting(cls, keys, spec=BloomSpec()):
+        built.append(len(keys))
+        return real(cls, keys, spec)
+
+    monkeypatch.setattr(BloomFilter, "build", classmethod(counting))
+
+    def check(spec: BloomSpec) -> None:
+        for f in _latest_base_files(tmp_path / "t").values():
+            pf = pq.ParquetFile(f)
+            keys = pf.read(columns=["_hoodie_record_key"]).column(0)
+            assert pf.metadata.metadata[BLOOM_FOOTER_KEY.encode()].decode() == real(BloomFilter, keys, spec).serialize()
+
+    upd = _rows(range(0, 400, 7)).set_column(2, "ts", pa.array([1000] * len(range(0, 400, 7)), pa.int64()))
+    write_arrow(base, upd, opts)  # updates only: both files rewritten with their own keys
+    assert built == [], "the old filters should have been copied"
+    check(BloomSpec(filter_type=filter_type))
+    write_arrow(base, _rows(range(400, 410)), opts)  # new keys fill the small files: filters rebuilt
+    assert sorted(built) == [205, 205], built  # each file: its 200 keys and 5 new ones
+    check(BloomSpec(filter_type=filter_type))
+    built.clear()
+    changed = {**opts, "hoodie.index.bloom.fpp": "0.0001"}
+    write_arrow(base, upd, changed)  # same keys, another fpp: the option wins over the old filter
+    assert len(built) == 2
+    check(BloomSpec(fpp=0.0001, filter_type=filter_type))
+
+
+@pytest.mark.parametrize("change", ["type", "size", "count", "rows", "garbage", "missing"])
+def test_a_filter_is_copied_only_when_it_is_exactly_the_one_to_build(change: str) -> None:
+    from hoodie.format.slice.bloom import reusable_footer
+
+    spec = BloomSpec(num_entries=50)
+    keys = pa.array([f"k{i}" for i in range(40)])
+    footer = {k.encode(): v.encode() for k, v in BloomFilter.build(keys, spec).footer().items()}
+    assert reusable_footer(footer, spec, 40) == BloomFilter.build(keys, spec).footer()
+    n = 40
+    if change == "type":
+        spec = BloomSpec(num_entries=50, filter_type="SIMPLE")
+    elif change == "size":
+        spec = BloomSpec(num_entries=60)
+    elif change == "count":
+        n = 41
+    elif change == "rows":  # 60 keys over rows of 50: a second row
+        keys = pa.array([f"k{i}" for i in range(60)])
+        footer = {k.encode(): v.encode() for k, v in BloomFilter.build(keys, spec).footer().items()}
+        n = 60
+    elif change == "garbage":
+        footer[BLOOM_FOOTER_KEY.encode()] = b"!!" + footer[BLOOM_FOOTER_KEY.encode()][2:]
+    else:
+        footer = {}
+    assert reusable_footer(footer, spec, n) is None

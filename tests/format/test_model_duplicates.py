@@ -110,12 +110,17 @@ def test_duplicate_keys_across_file_groups_match_the_model(table_type: str, orde
         for kind, rows in history:
             if kind == "compact":
                 if model.rows and table_type == "MERGE_ON_READ":
-                    run_compaction(path, None, {}, schedule_if_none=True)
+                    # One delta commit is enough to compact (the default waits for five), so the check below sees a
+                    # compacted table whenever a log file exists.
+                    run_compaction(path, None, {"hoodie.compact.inline.max.delta.commits": "1"}, schedule_if_none=True)
                     # Compaction merges each file group on its own: copies stay apart.
                     assert _read(hoodie.read_table(path)) == model.snapshot(), "snapshot after compaction"
                 continue
-            if kind == "insert":
-                seen: set[int] = set()  # a key twice in one insert batch lands in one file group: not this class
+            if kind == "insert" and table_type == "MERGE_ON_READ":
+                # A key twice in one insert batch lands in one file group, where Java's merge-on-read readers
+                # merge a log record into the first copy only: test_duplicates_in_file.py (hudi-rs as oracle).
+                # Copy-on-write merges each copy as the model does, so it keeps them.
+                seen: set[int] = set()
                 rows = [r for r in rows if not (r[0] in seen or seen.add(r[0]))]
             if kind == "delete" and not model.rows:
                 continue

@@ -843,36 +843,54 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
     full = pa.schema([pa.field(c, pa.string(), nullable=True) for c in META_COLUMNS]
                      + [f for f in data_schema if f.name not in META_COLUMNS])
     # The work item names the base file it rewrites, so executors need no listing.
+    old_footer: dict[bytes, bytes] = {}
     if w.base_file:
         # Rewritten records widen float to double as Hudi's merge handle does (Float.toString).
         with phase("merge.read"):
             old = read_base_file(storage, f"{w.partition}/{w.base_file}" if w.partition else w.base_file, full,
-                                 java_floats=True)
+                                 java_floats=True, footer=old_footer)
     else:
         old = full.empty_table()
     keep = old
-    n_del = n_up = 0
+    n_del = n_up = replaced = 0
     if w.deletes is not None and w.deletes.num_rows:
         dmask = pc.is_in(old.column("_hoodie_record_key"), value_set=w.deletes.column("record_key").combine_chunks())
         n_del = int(pc.sum(dmask).as_py() or 0)
         keep = old.filter(pc.invert(dmask))
     name = N.base_file_name(w.file_id, token, instant)
     pieces = [keep.select(full.names)]
+    unmatched = 0
     if w.upserts is not None and w.upserts.num_rows:
+        # Hudi's merge handle: every stored row whose key is updated merges with the incoming record on
+        # its own (a key an insert stored twice has each copy merged); incoming records of keys the
+        # file does not hold are inserts (small-file handling).
         ups = w.upserts
+        ukeys = ups.column("_hoodie_record_key").combine_chunks()
+        # A key twice in the incoming rows (an insert without de-duplication) merges its last row, as
+        # the handle's key map keeps the last one put.
+        n_in = len(ukeys)
+        at = pc.subtract(pa.scalar(n_in - 1, pa.int32()),
+                         pc.index_in(keep.column("_hoodie_record_key"), value_set=ukeys[::-1]))
+        matched = at.is_valid().to_numpy(zero_copy_only=False)
+        replace = matched.copy()
         if table.merge_mode.use_ordering and cfg.precombine_field:
-            # DefaultHoodieRecordPayload: an incoming record older than the stored one is ignored.
-            ups = _drop_stale_updates(keep, ups, cfg.precombine_field)
+            # DefaultHoodieRecordPayload: an incoming record older than the stored one keeps the stored one.
+            new_key, old_key = comparable_order_keys(ups.column(cfg.precombine_field), keep.column(cfg.precombine_field))
+            stale = pc.fill_null(pc.less(pc.take(new_key, at), old_key), False).to_numpy(zero_copy_only=False)
+            replace &= ~stale
         gone = _soft_deleted(ups)
+        src = pc.filter(at, pa.array(replace))  # the incoming row each replaced copy becomes
         if gone is not None:
             # _hoodie_is_deleted = true: the merge handle drops the stored record.
-            dmask = pc.is_in(keep.column("_hoodie_record_key"),
-                             value_set=ups.filter(pa.array(gone)).column("_hoodie_record_key").combine_chunks())
-            n_del += int(pc.sum(dmask).as_py() or 0)
-            keep = keep.filter(pc.invert(dmask))
-            ups = ups.filter(pa.array(~gone))
-        umask = pc.is_in(keep.column("_hoodie_record_key"), value_set=ups.column("_hoodie_record_key").combine_chunks())
-        pieces[0] = keep.filter(pc.invert(umask)).select(full.names)
+            dropped = gone[src.to_numpy(zero_copy_only=False)] if len(src) else np.zeros(0, dtype=bool)
+            n_del += int(dropped.sum())
+            src = src.filter(pa.array(~dropped))
+        replaced = len(src)
+        held = pc.is_in(ukeys, value_set=keep.column("_hoodie_record_key").combine_chunks()).to_numpy(zero_copy_only=False)
+        fresh = ~held if gone is None else ~held & ~gone
+        unmatched = int(fresh.sum())
+        pieces[0] = keep.filter(pa.array(~replace)).select(full.names)
+        ups = pa.concat_tables([ups.take(src), ups.filter(pa.array(fresh))]) if unmatched else ups.take(src)
         body = _full_records(ups, pa.schema([f for f in full if f.name not in META_COLUMNS]))
         newrecs = W.add_meta_columns(body, instant=instant, record_keys=ups.column("_hoodie_record_key"),
                                      partition_paths=w.partition, file_name=name,
@@ -885,10 +903,14 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
     merged = merged.set_column(fn_idx, "_hoodie_file_name", pa.repeat(pa.scalar(name, pa.string()), merged.num_rows))
     return W.write_base_file(storage, partition=w.partition, file_id=w.file_id, instant=instant, token=token,
                              records=merged, prev_commit=w.base_instant or NULL_COMMIT,
-                             num_updates=max(0, n_up - w.num_inserts), num_inserts=w.num_inserts,
+                             num_updates=replaced, num_inserts=w.num_inserts,
                              num_deletes=n_del, event_time_field=cfg.event_time_field,
                              event_time_unit=cfg.event_time_unit,
-                             codec=cfg.parquet_codec, bloom=cfg.bloom)
+                             codec=cfg.parquet_codec, bloom=cfg.bloom,
+                             # Updates only (each new row replaced one old row, nothing deleted or added):
+                             # the record keys are the old file's, and so may its bloom filter be.
+                             same_keys_footer=old_footer if (n_del == 0 and unmatched == 0
+                                                             and merged.num_rows == old.num_rows) else None)
 
 
 def write_file_groups(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant: str, avro_schema: dict,
@@ -912,13 +934,20 @@ def pc_cast(t: pa.Table, schema: pa.Schema) -> pa.Table:
 
 
 def _drop_stale_updates(existing: pa.Table, ups: pa.Table, ordering: str) -> pa.Table:
+    """``ups`` without the rows older (by ``ordering``) than the stored version of their key in ``existing``.
+
+    A key stored more than once (an insert without de-duplication writes copies) is compared with its
+    greatest copy, so an update replaces every copy or none."""
     # Compared as Java compares them (NaN above every value, -0.0 below 0.0).
     new_key, old_key = comparable_order_keys(ups.column(ordering), existing.column(ordering))
-    j = pa.table({"_hoodie_record_key": ups.column("_hoodie_record_key"), "__new": new_key,
-                  "__row": pa.array(np.arange(ups.num_rows, dtype=np.int64))})
-    old = pa.table({"_hoodie_record_key": existing.column("_hoodie_record_key"), "__old": old_key})
-    jj = j.join(old, "_hoodie_record_key", join_type="left outer", use_threads=False).sort_by("__row")
-    stale = pc.fill_null(pc.less(jj.column("__new"), jj.column("__old")), False)
+    stored = existing.column("_hoodie_record_key")
+    if pc.count_distinct(stored).as_py() < existing.num_rows:
+        # Greatest copy first (nulls last), so index_in's first match is the one to compare with.
+        order = pc.sort_indices(old_key, sort_keys=[("", "descending")])
+        stored, old_key = stored.take(order), old_key.take(order)
+    at = pc.index_in(ups.column("_hoodie_record_key"), value_set=stored.combine_chunks()
+                     if isinstance(stored, pa.ChunkedArray) else stored)
+    stale = pc.fill_null(pc.less(new_key, pc.take(old_key, at)), False)
     return ups.filter(pc.invert(stale))
 
 

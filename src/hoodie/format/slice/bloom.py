@@ -39,7 +39,7 @@ from hoodie.configs import read
 
 __all__ = [
     "BLOOM_FOOTER_KEY", "OLD_BLOOM_FOOTER_KEY", "BLOOM_TYPE_FOOTER_KEY", "BloomSpec", "BloomFilter",
-    "bit_positions", "read_bloom_filter",
+    "bit_positions", "read_bloom_filter", "reusable_footer",
 ]
 
 BLOOM_FOOTER_KEY = "org.apache.hudi.bloomfilter"
@@ -372,3 +372,48 @@ def read_bloom_filter(footer: dict[bytes, bytes] | None) -> Optional[BloomFilter
         return None
     tc = footer.get(BLOOM_TYPE_FOOTER_KEY.encode())
     return BloomFilter.deserialize(text, tc.decode() if tc else None)
+
+
+def reusable_footer(footer: Optional[Mapping[bytes, bytes]], spec: BloomSpec, num_keys: int) -> Optional[dict[str, str]]:
+    """The bloom filter entries of an old base file's ``footer``, when they are byte for byte what
+    :meth:`BloomFilter.build` with ``spec`` writes for the same ``num_keys`` keys; else None.
+
+    For a copy-on-write rewrite that keeps exactly the old file's record keys (updates only): the bits
+    of one row are the union of its keys' bits, so the filter does not depend on row order while every
+    key fits one row. Only the header is decoded (the filter is ~0.4 MB of Base64 per row), and any
+    doubt answers None so the caller builds the filter: another size, hash count, type or key count,
+    several rows, or a footer that does not parse.
+    """
+    if not footer or num_keys <= 0:
+        return None
+    text = footer.get(BLOOM_FOOTER_KEY.encode())
+    if text is None:
+        return None
+    code = footer.get(BLOOM_TYPE_FOOTER_KEY.encode())
+    ftype = code.decode("utf-8", "replace") if code else "SIMPLE"
+    if ftype != spec.filter_type:
+        return None
+    try:
+        head = base64.b64decode(text[:36], validate=True)  # 27 bytes: both headers of a dynamic filter
+        ver, nbh, ht, vs = struct.unpack_from(">iibi", head, 0)
+        if (ver, nbh, ht, vs) != (_VERSION, spec.num_hashes, MURMUR_HASH, spec.vector_size):
+            return None
+        if len(text) != 4 * math.ceil(_serialized_size(spec) / 3):
+            return None  # more than one row (or a truncated filter)
+        if ftype == "DYNAMIC_V0":
+            nr, cur, nrows = struct.unpack_from(">iii", head, 13)
+            # One row holds num_entries keys; the next key would open a second row.
+            if (nr, cur, nrows) != (spec.num_entries, num_keys, 1) or num_keys > spec.num_entries:
+                return None
+    except (ValueError, TypeError, struct.error):
+        return None
+    out = {BLOOM_FOOTER_KEY: text.decode("ascii")}
+    if ftype.startswith("DYNAMIC"):
+        out[BLOOM_TYPE_FOOTER_KEY] = ftype
+    return out
+
+
+def _serialized_size(spec: BloomSpec) -> int:
+    """Bytes of a one-row filter of ``spec`` (:meth:`BloomFilter.to_bytes`)."""
+    row = 13 + (spec.vector_size + 7) // 8
+    return row if spec.filter_type == "SIMPLE" else 13 + 12 + row

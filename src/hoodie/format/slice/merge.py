@@ -16,12 +16,17 @@ Null ordering values sort below every other value.
 
 A winning version from a log data block whose ``_hoodie_is_deleted`` is true removes the key, as
 Hudi's payloads (``isDeleteRecord``) and hudi-rs do. Base-file rows are returned as they are.
+
+A base file may hold a key more than once (Hudi's ``insert`` does not de-duplicate a batch):
+:func:`merge_copies` gives such files Java's two rules, the readers' (the key's log record merges
+into its first copy in file order, the other copies are read as stored; hudi-rs does the same) and
+the merge handle's (copy-on-write upserts and compaction merge every copy on its own).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -288,3 +293,48 @@ def _null_low_equal(a: pa.ChunkedArray, b: pa.ChunkedArray) -> pa.ChunkedArray:
     eq = pc.equal(a, b)
     both_null = pc.and_(pc.is_null(a), pc.is_null(b))
     return pc.or_(pc.fill_null(eq, False), both_null)
+
+
+def copy_ranks(keys: pa.Array | pa.ChunkedArray) -> Optional[np.ndarray]:
+    """For each row, how many rows before it hold the same key (0 for a key's first copy), or None
+    when every key is held once (the usual base file)."""
+    n = len(keys)
+    if n < 2 or pc.count_distinct(keys, mode="all").as_py() == n:
+        return None
+    codes = pc.dictionary_encode(keys).combine_chunks().indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(codes, kind="stable")
+    ordered = codes[order]
+    idx = np.arange(n)
+    run_start = np.maximum.accumulate(np.where(np.r_[True, ordered[1:] != ordered[:-1]], idx, 0))
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[order] = idx - run_start
+    return ranks
+
+
+def merge_copies(base: Optional[pa.Table], merge: Callable[[Optional[pa.Table]], pa.Table], *,
+                 each_copy: bool) -> pa.Table:
+    """``merge(base)`` (base rows with a slice's log records), for a base file that may hold a key more
+    than once.
+
+    ``each_copy=False`` is Java's readers' rule (Spark's merge-on-read iterator, hudi-rs): a key's log
+    record is consumed by its first copy in file order; later copies are read as stored.
+    ``each_copy=True`` is Java's merge handle's (copy-on-write upserts, compaction): every copy merges
+    with the log record on its own, so an update replaces each copy and a delete removes each. Base
+    files without repeated keys go straight to ``merge``.
+    """
+    ranks = None if base is None else copy_ranks(base.column(KEY))
+    if ranks is None:
+        return merge(base)
+    assert base is not None
+    first = merge(base.filter(pa.array(ranks == 0)))
+    out = [first]
+    if not each_copy:
+        out.append(base.filter(pa.array(ranks > 0)).select(first.column_names).cast(first.schema))
+    else:
+        for r in range(1, int(ranks.max()) + 1):
+            layer = base.filter(pa.array(ranks == r))
+            merged = merge(layer)
+            # Keys only the logs hold came out of the first layer already.
+            held = pc.is_in(merged.column(KEY), value_set=layer.column(KEY).combine_chunks())
+            out.append(merged.filter(held).cast(first.schema))
+    return pa.concat_tables(out)

@@ -18,7 +18,9 @@ import pyarrow.parquet as pq
 
 from hoodie.format.slice.filters import ReadError, filter_expression, normalize_filters
 from hoodie.format.file_group.fsview import FileSlice, FileSystemView
-from hoodie.format.slice.merge import IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_ordering
+from hoodie.format.slice.merge import (
+    IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_copies, merge_ordering,
+)
 from hoodie.format.slice.pruning import prune_partitions
 from hoodie.format.schema_on_read import SchemaOnRead, SchemaOnReadError, apply_mapping, base_file_instant
 from hoodie.format.storage import Storage
@@ -147,10 +149,12 @@ def _conform(table: pa.Table, schema: pa.Schema, java_floats: bool = False) -> p
 
 def read_base_file(storage: Storage, path: str, schema: pa.Schema,
                    filters: Optional[pc.Expression] = None, java_floats: bool = False,
-                   schema_on_read: Optional[SchemaOnRead] = None) -> pa.Table:
+                   schema_on_read: Optional[SchemaOnRead] = None,
+                   footer: Optional[dict[bytes, bytes]] = None) -> pa.Table:
     """Read one base file projected onto ``schema`` (missing columns become nulls; ``java_floats``
     as in :func:`_conform`, for records that are merged or rewritten). ``schema_on_read``: the table
     evolves its schema on read, the file's columns are mapped onto ``schema`` by field id.
+    ``footer``, when given, receives the file's footer key/value metadata (bloom filter, key range).
 
     Raises:
         ReadError: the file is not readable Parquet (truncated, overwritten, not a base file); the
@@ -168,6 +172,8 @@ def read_base_file(storage: Storage, path: str, schema: pa.Schema,
         else:
             cols = [f.name for f in schema if f.name in present]
         tbl = pf.read(columns=cols)
+        if footer is not None:
+            footer.update(pf.metadata.metadata or {})
         if mapping is not None:
             tbl = apply_mapping(tbl, mapping, schema)
     except (FileNotFoundError, PermissionError):
@@ -228,8 +234,8 @@ def _merge_slice(table: HoodieTable, file_slice: FileSlice, blocks: Sequence[Any
         return _merge_partial(table, base, blocks, schema, java)
     batches = _log_batches(blocks, schema, java_floats=java, schema_on_read=schema_on_read)
     if mode.use_ordering and mode.ordering_field:
-        return merge_ordering(base, batches, schema, mode.ordering_field)
-    return merge_commit_time(base, batches, schema)
+        return merge_copies(base, lambda b: merge_ordering(b, batches, schema, mode.ordering_field), each_copy=False)
+    return merge_copies(base, lambda b: merge_commit_time(b, batches, schema), each_copy=False)
 
 
 def is_partial(block: Any) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import pyarrow as pa
@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import naming as N
 from hoodie.format.phases import phase
-from hoodie.format.slice.bloom import BloomFilter, BloomSpec
+from hoodie.format.slice.bloom import BloomFilter, BloomSpec, reusable_footer
 from hoodie.format.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat
 from hoodie.format.slice.eventtime import DEFAULT_UNIT, min_max_millis
 from hoodie.format.timeline.instant import Instant, State
@@ -169,12 +169,16 @@ def write_base_file(storage: Storage, *, partition: str, file_id: str, instant: 
                     num_updates: int = 0, num_deletes: int = 0,
                     event_time_field: Optional[str] = None,
                     codec: str = DEFAULT_PARQUET_CODEC, bloom: Optional[BloomSpec] = None,
-                    event_time_unit: str = DEFAULT_UNIT) -> WriteStat:
+                    event_time_unit: str = DEFAULT_UNIT,
+                    same_keys_footer: Optional[Mapping[bytes, bytes]] = None) -> WriteStat:
     """Write ``<fileId>_<token>_<instant>.parquet`` holding ``records`` (meta columns included).
 
     The footer carries the record-key range and a bloom filter of the keys (``bloom``, Hudi's
     defaults when None), as Java Hudi writes them: its BLOOM index fails on base files without one.
-    Returns its write stat (``prevCommit`` is the previous base instant, or ``"null"``).
+    ``same_keys_footer``: the footer of the base file this one rewrites when ``records`` hold exactly
+    its record keys (a copy-on-write merge of updates only); its bloom filter is copied when it is the
+    one ``bloom`` would build (:func:`~hoodie.format.slice.bloom.reusable_footer`) instead of hashing
+    every key again. Returns its write stat (``prevCommit`` is the previous base instant, or ``"null"``).
     """
     started = time.monotonic()
     missing = [c for c in META_COLUMNS if c not in records.column_names]
@@ -187,7 +191,10 @@ def write_base_file(storage: Storage, *, partition: str, file_id: str, instant: 
         create_marker(storage, instant, partition, name, "CREATE" if prev_commit == NULL_COMMIT else "MERGE")
     with phase("bloom"):
         kmin, kmax = _key_min_max(records.column("_hoodie_record_key"))
-        extra = BloomFilter.build(records.column("_hoodie_record_key"), bloom or BloomSpec()).footer()
+        spec = bloom or BloomSpec()
+        extra = reusable_footer(same_keys_footer, spec, records.num_rows)
+        if extra is None:
+            extra = BloomFilter.build(records.column("_hoodie_record_key"), spec).footer()
     if kmin is not None:
         extra.update({"hoodie_min_record_key": kmin, "hoodie_max_record_key": kmax})
     with phase("parquet"):  # encoding and writing are one pass in pyarrow's writer
