@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.dirname(__file__))
 
 from _common import timed  # noqa: E402
+from jvm_writer_probe import with_meta  # noqa: E402
 from report import (  # noqa: E402
     digest, first_row_of, generate_base, generate_updates, hudi_rs_read, write_options, write_source,
 )
@@ -51,10 +52,12 @@ def passthrough_stage(df, field: str, grouped: bool = True) -> float:
 
 
 def profile_row(what: str, hoodie_s: float, ref: str, ref_s: float, prof: dict[str, Any],
-                transfer_s: float, ref_part_s: float = 0.0) -> dict[str, Any]:
+                transfer_s: float, ref_part_s: float = 0.0, ref_meta_s: float = 0.0) -> dict[str, Any]:
     """One measured write with its breakdown. ``ref_s`` is Spark's Parquet writer of the same rows into
     one folder; ``ref_part_s`` the same rows laid out by the table's partition column
-    (``partitionBy``): what a plain Parquet pipeline of a time-partitioned table writes."""
+    (``partitionBy``): what a plain Parquet pipeline of a time-partitioned table writes; ``ref_meta_s``
+    (bulk_insert only) Spark's writer of the rows with Hudi's five meta columns into one folder, the
+    least any writer of Hudi's base files can do (no bloom filter, no file layout)."""
     driver = prof.get("driver", {})
     total = driver.get("total", hoodie_s)
     commit = total - driver.get("check", 0) - driver.get("stage", 0) - driver.get("reconcile", 0)
@@ -62,6 +65,8 @@ def profile_row(what: str, hoodie_s: float, ref: str, ref_s: float, prof: dict[s
             "ratio": round(hoodie_s / ref_s, 2),
             "reference_partitioned_s": round(ref_part_s, 3),
             "ratio_partitioned": round(hoodie_s / ref_part_s, 2) if ref_part_s else None,
+            "reference_meta_s": round(ref_meta_s, 3) if ref_meta_s else None,
+            "meta_over_reference": round(ref_meta_s / ref_s, 2) if ref_meta_s else None,
             "check_s": round(driver.get("check", 0), 3),
             "stage_s": round(driver.get("stage", 0), 3), "transfer_s": round(transfer_s, 3),
             "commit_s": round(commit, 3), "reconcile_s": round(driver.get("reconcile", 0), 3),
@@ -92,15 +97,19 @@ def markdown(doc: dict[str, Any], heading: str = "## Write profile: where `hoodi
            "Two references, both Spark's own Parquet writer of the same cached rows in the same session: "
            "**one folder** (`df.write.parquet`, no layout) and **partitioned** (`df.write.partitionBy(<the "
            "table's partition column>).parquet`: the layout a plain Parquet pipeline of a time-partitioned "
-           "table writes, as hoodie does).",
+           "table writes, as hoodie does). For bulk_insert also **Hudi rows, one folder**: the same writer "
+           "of the rows with Hudi's five meta columns computed in Spark SQL (`bench/jvm_writer_probe.py`), "
+           "no bloom filter and no layout: what writing Hudi's base file contents costs Spark itself, "
+           "as a multiple of the one-folder reference.",
            "",
-           "| write | hoodie (s) | one folder (s) | ratio | partitioned (s) | ratio | check | stage | transfer alone | commit |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "| write | hoodie (s) | one folder (s) | ratio | partitioned (s) | ratio | Hudi rows, one folder (s) | its ratio to one folder | check | stage | transfer alone | commit |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         part = r.get("reference_partitioned_s") or 0.0
         part_ratio = f"**{r['ratio_partitioned']:.2f}**" if r.get("ratio_partitioned") else "n/a"
+        meta = f"{r['reference_meta_s']:.2f} | **{r['meta_over_reference']:.2f}**" if r.get("reference_meta_s") else "n/a | n/a"
         out.append(f"| {r['what']} | {r['hoodie_s']:.2f} | {r['reference_s']:.2f} | "
-                   f"**{r['ratio']:.2f}** | {part:.2f} | {part_ratio} | {r['check_s']:.2f} | {r['stage_s']:.2f} | {r['transfer_s']:.2f} | "
+                   f"**{r['ratio']:.2f}** | {part:.2f} | {part_ratio} | {meta} | {r['check_s']:.2f} | {r['stage_s']:.2f} | {r['transfer_s']:.2f} | "
                    f"{r['commit_s'] + r['reconcile_s']:.2f} |")
     out += ["", "Task phases (CPU seconds summed over the tasks; two cores run them):", "",
             "| write | " + " | ".join(["phase (s)"] * 1) + " |", "|---|---|"]
@@ -171,9 +180,11 @@ def main() -> int:
             ref_s, _ = timed(lambda: src.write.mode("overwrite").parquet(os.path.join(work, f"native_{typ}")))
             ref_part_s, _ = timed(lambda: src.write.mode("overwrite").partitionBy("day")
                                   .parquet(os.path.join(work, f"native_part_{typ}")))
+            ref_meta_s, _ = timed(lambda: with_meta(src).drop("__target").write.mode("overwrite")
+                                  .parquet(os.path.join(work, f"native_meta_{typ}")))
             s, _ = timed(lambda: hs.write(src, path, opts))
             rows.append(profile_row(f"bulk_insert {args.rows:,} rows ({typ})", s, "df.write.parquet", ref_s,
-                                    last_write_profile(), transfer_base, ref_part_s))
+                                    last_write_profile(), transfer_base, ref_part_s, ref_meta_s))
             print(json.dumps(rows[-1]), flush=True)
             for i, us in enumerate(upd_src, 1):
                 udf = spark.read.parquet(us).cache()
