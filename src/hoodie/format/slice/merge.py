@@ -71,8 +71,11 @@ def _concat_data(tables: Sequence[pa.Table], schema: pa.Schema) -> pa.Table:
     return pa.concat_tables([t.select(schema.names).cast(schema) for t in tables])
 
 
-def merge_commit_time(base: Optional[pa.Table], log: Sequence[LogBatch], schema: pa.Schema) -> pa.Table:
-    """Merge by arrival order: the last version of each key (base, then logs in order) wins."""
+def merge_commit_time(base: Optional[pa.Table], log: Sequence[LogBatch], schema: pa.Schema, *,
+                      each_copy: bool = False) -> pa.Table:
+    """Merge by arrival order: the last version of each key (base, then logs in order) wins.
+
+    A base file holding a key more than once is merged by :func:`merge_copies` (``each_copy``)."""
     tables: list[pa.Table] = []
     key_parts: list[pa.Array] = []
     is_data_parts: list[np.ndarray] = []
@@ -93,19 +96,27 @@ def merge_commit_time(base: Optional[pa.Table], log: Sequence[LogBatch], schema:
     keys = pa.chunked_array(key_parts, type=pa.string()).combine_chunks()
     is_data = np.concatenate(is_data_parts)
     pos = np.arange(len(keys), dtype=np.int64)
-    winners = _last_position_per_key(keys, pos)
+    n_base = base.num_rows if base is not None else 0
+    winners, base_copies = _last_position_per_key(keys, pos, n_base)
+    if base_copies:
+        return merge_copies(base, lambda b: merge_commit_time(b, log, schema), each_copy=each_copy)
     winners = winners[is_data[winners]]
     # Map global positions (over data+deletes) to positions in the concatenated data rows.
     data_index = np.cumsum(is_data) - 1
     data = _concat_data(tables, schema)
-    n_base = base.num_rows if base is not None else 0
     return data.take(pa.array(_not_soft_deleted(data, np.sort(data_index[winners]), n_base)))
 
 
-def _last_position_per_key(keys: pa.Array, pos: np.ndarray) -> np.ndarray:
+def _last_position_per_key(keys: pa.Array, pos: np.ndarray, n_base: int = 0) -> tuple[np.ndarray, bool]:
+    """The last position of each key, and whether a key occurs more than once among the first
+    ``n_base`` positions (the base file's rows), counted in the same pass."""
     t = pa.table({"k": keys, "p": pa.array(pos)})
-    g = t.group_by("k", use_threads=False).aggregate([("p", "max")])
-    return g.column("p_max").to_numpy()
+    # min_max is one pass, as cheap as max alone: the keys whose first position is a base row are the
+    # base file's distinct keys, fewer than its rows when one is held twice.
+    g = t.group_by("k", use_threads=False).aggregate([("p", "min_max")])
+    mm = g.column("p_min_max")
+    copies = n_base > 1 and (pc.sum(pc.less(pc.struct_field(mm, "min"), n_base)).as_py() or 0) < n_base
+    return pc.struct_field(mm, "max").to_numpy(), bool(copies)
 
 
 def java_order_key(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
@@ -170,8 +181,10 @@ def _ordering_as(values: pa.Array, typ: pa.DataType) -> pa.Array:
 
 
 def merge_ordering(base: Optional[pa.Table], log: Sequence[LogBatch], schema: pa.Schema,
-                   ordering_field: str) -> pa.Table:
-    """Merge by (ordering value, commit time, position); deletes as ordered tombstones."""
+                   ordering_field: str, *, each_copy: bool = False) -> pa.Table:
+    """Merge by (ordering value, commit time, position); deletes as ordered tombstones.
+
+    A base file holding a key more than once is merged by :func:`merge_copies` (``each_copy``)."""
     tables: list[pa.Table] = []
     if base is not None and base.num_rows:
         tables.append(base)
@@ -215,11 +228,17 @@ def merge_ordering(base: Optional[pa.Table], log: Sequence[LogBatch], schema: pa
     if n > 1:
         same = pc.equal(sorted_keys.slice(1), sorted_keys.slice(0, n - 1))
         first[1:] = ~same.fill_null(False).to_numpy(zero_copy_only=False)
-    win_idx = idx.to_numpy()[first]
+    order = idx.to_numpy()
+    n_base = base.num_rows if base is not None else 0
+    if n_base > 1:
+        # Base rows of one key fall in one run of the sort: two in a run are copies.
+        run = np.cumsum(first) - 1
+        if (np.bincount(run[order < n_base], minlength=int(run[-1]) + 1) > 1).any():
+            return merge_copies(base, lambda b: merge_ordering(b, log, schema, ordering_field), each_copy=each_copy)
+    win_idx = order[first]
     if deletes:
         keep = _survives_deletes(work.take(pa.array(win_idx)), deletes, del_keys)
         win_idx = win_idx[keep]
-    n_base = base.num_rows if base is not None else 0
     return data.take(pa.array(_not_soft_deleted(data, np.sort(win_idx), n_base)))
 
 
@@ -295,12 +314,11 @@ def _null_low_equal(a: pa.ChunkedArray, b: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.or_(pc.fill_null(eq, False), both_null)
 
 
-def copy_ranks(keys: pa.Array | pa.ChunkedArray) -> Optional[np.ndarray]:
-    """For each row, how many rows before it hold the same key (0 for a key's first copy), or None
-    when every key is held once (the usual base file)."""
+def copy_ranks(keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """For each row, how many rows before it hold the same key (0 for a key's first copy)."""
     n = len(keys)
-    if n < 2 or pc.count_distinct(keys, mode="all").as_py() == n:
-        return None
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
     codes = pc.dictionary_encode(keys).combine_chunks().indices.to_numpy(zero_copy_only=False)
     order = np.argsort(codes, kind="stable")
     ordered = codes[order]
@@ -313,8 +331,8 @@ def copy_ranks(keys: pa.Array | pa.ChunkedArray) -> Optional[np.ndarray]:
 
 def merge_copies(base: Optional[pa.Table], merge: Callable[[Optional[pa.Table]], pa.Table], *,
                  each_copy: bool) -> pa.Table:
-    """``merge(base)`` (base rows with a slice's log records), for a base file that may hold a key more
-    than once.
+    """``merge(base)`` (base rows with a slice's log records) for a base file holding a key more than once
+    (the merges detect that while grouping keys and call this; each layer of copies has no repeats).
 
     ``each_copy=False`` is Java's readers' rule (Spark's merge-on-read iterator, hudi-rs): a key's log
     record is consumed by its first copy in file order; later copies are read as stored.
@@ -322,10 +340,11 @@ def merge_copies(base: Optional[pa.Table], merge: Callable[[Optional[pa.Table]],
     with the log record on its own, so an update replaces each copy and a delete removes each. Base
     files without repeated keys go straight to ``merge``.
     """
-    ranks = None if base is None else copy_ranks(base.column(KEY))
-    if ranks is None:
+    if base is None or base.num_rows < 2:
         return merge(base)
-    assert base is not None
+    ranks = copy_ranks(base.column(KEY))
+    if not ranks.any():
+        return merge(base)
     first = merge(base.filter(pa.array(ranks == 0)))
     out = [first]
     if not each_copy:

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 from hoodie.format.slice.filters import ReadError, filter_expression, normalize_filters
 from hoodie.format.file_group.fsview import FileSlice, FileSystemView
 from hoodie.format.slice.merge import (
-    IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_copies, merge_ordering,
+    IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_ordering,
 )
 from hoodie.format.slice.pruning import prune_partitions
 from hoodie.format.schema_on_read import SchemaOnRead, SchemaOnReadError, apply_mapping, base_file_instant
@@ -234,8 +234,8 @@ def _merge_slice(table: HoodieTable, file_slice: FileSlice, blocks: Sequence[Any
         return _merge_partial(table, base, blocks, schema, java)
     batches = _log_batches(blocks, schema, java_floats=java, schema_on_read=schema_on_read)
     if mode.use_ordering and mode.ordering_field:
-        return merge_copies(base, lambda b: merge_ordering(b, batches, schema, mode.ordering_field), each_copy=False)
-    return merge_copies(base, lambda b: merge_commit_time(b, batches, schema), each_copy=False)
+        return merge_ordering(base, batches, schema, mode.ordering_field)
+    return merge_commit_time(base, batches, schema)
 
 
 def is_partial(block: Any) -> bool:

@@ -44,7 +44,7 @@ from hoodie.format.timeline.compaction_plan import CompactionOperation
 from hoodie.format.slice.eventtime import event_time_millis
 from hoodie.format.file_group.fsview import LogFile
 from hoodie.format.slice.merge import (
-    IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_copies, merge_ordering,
+    IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_ordering,
 )
 from hoodie.format.slice.reader import (
     block_data, is_partial, merge_partial_blocks, read_base_file, scan_log_blocks, with_operation_deletes,
@@ -153,8 +153,8 @@ def _merge(table: HoodieTable, base: Optional[pa.Table], batches: list[LogBatch]
     # Compaction is Java's merge handle: a key held twice in the base file merges each copy on its own.
     mode = table.merge_mode
     if mode.use_ordering and mode.ordering_field:
-        return merge_copies(base, lambda b: merge_ordering(b, batches, schema, mode.ordering_field), each_copy=True)
-    return merge_copies(base, lambda b: merge_commit_time(b, batches, schema), each_copy=True)
+        return merge_ordering(base, batches, schema, mode.ordering_field, each_copy=True)
+    return merge_commit_time(base, batches, schema, each_copy=True)
 
 
 def _deferred_mask(t: pa.Table, field_name: str, threshold: int, unit: str) -> np.ndarray:
@@ -191,7 +191,7 @@ def _split(table: HoodieTable, base: Optional[pa.Table], scanned: _Scanned, sche
             if pc.any(hit).as_py():
                 carried.append((inst, d.filter(hit), rng))
         return new_base, split, carried
-    full = merge_copies(base, lambda b: merge_commit_time(b, scanned.batches, schema), each_copy=True)
+    full = merge_commit_time(base, scanned.batches, schema, each_copy=True)
     from_log = pc.equal(full.column(SRC), 1).to_numpy(zero_copy_only=False)
     late = _deferred_mask(full, field_name, threshold, unit)
     return new_base, full.filter(pa.array(from_log & late)), []
