@@ -281,14 +281,16 @@ def _latest_base_files(root: Path) -> dict[str, Path]:
     return out
 
 
-@pytest.mark.parametrize("filter_type", ["DYNAMIC_V0", "SIMPLE"])
+@pytest.mark.parametrize("filter_type,num_entries", [("DYNAMIC_V0", 60000), ("DYNAMIC_V0", 64), ("SIMPLE", 60000)])
 def test_a_copy_on_write_update_keeps_the_filter_it_would_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                  filter_type: str) -> None:
+                                                                  filter_type: str, num_entries: int) -> None:
     """A rewrite that keeps exactly the old file's keys copies the old filter (issue 18: the bloom phase
-    was a fifth of a copy-on-write upsert); the bytes equal a filter built from the new file's keys.
+    was a fifth of a copy-on-write upsert); the bytes equal a filter built from the new file's keys
+    (several rows with 64 entries a row: updates stay in place, so the key order is the old file's).
     A rewrite that adds or drops keys, or a changed bloom option, builds it afresh."""
     base = str(tmp_path / "t")
-    opts = {**_OPTS, "hoodie.datasource.write.table.type": "COPY_ON_WRITE", "hoodie.bloom.index.filter.type": filter_type}
+    opts = {**_OPTS, "hoodie.datasource.write.table.type": "COPY_ON_WRITE", "hoodie.bloom.index.filter.type": filter_type,
+            "hoodie.index.bloom.num_entries": str(num_entries)}
     write_arrow(base, _rows(range(400)), opts)
     built = []
     real = BloomFilter.build.__func__
@@ -308,15 +310,15 @@ def test_a_copy_on_write_update_keeps_the_filter_it_would_build(tmp_path: Path, 
     upd = _rows(range(0, 400, 7)).set_column(2, "ts", pa.array([1000] * len(range(0, 400, 7)), pa.int64()))
     write_arrow(base, upd, opts)  # updates only: both files rewritten with their own keys
     assert built == [], "the old filters should have been copied"
-    check(BloomSpec(filter_type=filter_type))
+    check(BloomSpec(filter_type=filter_type, num_entries=num_entries))
     write_arrow(base, _rows(range(400, 410)), opts)  # new keys fill the small files: filters rebuilt
     assert sorted(built) == [205, 205], built  # each file: its 200 keys and 5 new ones
-    check(BloomSpec(filter_type=filter_type))
+    check(BloomSpec(filter_type=filter_type, num_entries=num_entries))
     built.clear()
     changed = {**opts, "hoodie.index.bloom.fpp": "0.0001"}
     write_arrow(base, upd, changed)  # same keys, another fpp: the option wins over the old filter
     assert len(built) == 2
-    check(BloomSpec(fpp=0.0001, filter_type=filter_type))
+    check(BloomSpec(fpp=0.0001, filter_type=filter_type, num_entries=num_entries))
 
 
 @pytest.mark.parametrize("change", ["type", "size", "count", "rows", "garbage", "missing"])
@@ -334,10 +336,11 @@ def test_a_filter_is_copied_only_when_it_is_exactly_the_one_to_build(change: str
         spec = BloomSpec(num_entries=60)
     elif change == "count":
         n = 41
-    elif change == "rows":  # 60 keys over rows of 50: a second row
-        keys = pa.array([f"k{i}" for i in range(60)])
+    elif change == "rows":  # 120 keys over rows of 50 with a bound of 100: keys went to the rows in turn
+        spec = BloomSpec(num_entries=50, dynamic_max_entries=100)
+        keys = pa.array([f"k{i}" for i in range(120)])
         footer = {k.encode(): v.encode() for k, v in BloomFilter.build(keys, spec).footer().items()}
-        n = 60
+        n = 120
     elif change == "garbage":
         footer[BLOOM_FOOTER_KEY.encode()] = b"!!" + footer[BLOOM_FOOTER_KEY.encode()][2:]
     else:

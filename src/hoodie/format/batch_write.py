@@ -880,22 +880,26 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
             replace &= ~stale
         gone = _soft_deleted(ups)
         src = pc.filter(at, pa.array(replace))  # the incoming row each replaced copy becomes
+        at_rows = np.flatnonzero(replace)  # where each replacement goes: the merge handle keeps file order
         if gone is not None:
             # _hoodie_is_deleted = true: the merge handle drops the stored record.
             dropped = gone[src.to_numpy(zero_copy_only=False)] if len(src) else np.zeros(0, dtype=bool)
             n_del += int(dropped.sum())
             src = src.filter(pa.array(~dropped))
+            at_rows = at_rows[~dropped]
         replaced = len(src)
         held = pc.is_in(ukeys, value_set=keep.column("_hoodie_record_key").combine_chunks()).to_numpy(zero_copy_only=False)
         fresh = ~held if gone is None else ~held & ~gone
         unmatched = int(fresh.sum())
-        pieces[0] = keep.filter(pa.array(~replace)).select(full.names)
         ups = pa.concat_tables([ups.take(src), ups.filter(pa.array(fresh))]) if unmatched else ups.take(src)
         body = _full_records(ups, pa.schema([f for f in full if f.name not in META_COLUMNS]))
-        newrecs = W.add_meta_columns(body, instant=instant, record_keys=ups.column("_hoodie_record_key"),
-                                     partition_paths=w.partition, file_name=name,
-                                     task_partition_id=task_partition_id)
-        pieces.append(newrecs.select(full.names).cast(full))
+        newrecs = pc_cast(W.add_meta_columns(body, instant=instant, record_keys=ups.column("_hoodie_record_key"),
+                                             partition_paths=w.partition, file_name=name,
+                                             task_partition_id=task_partition_id), full)
+        # Replacements take their copies' places, inserts go last (Hudi's merge handle): the file keeps
+        # its key order, so an unchanged key set keeps its bloom filter's bytes too.
+        in_place = _replace_rows(pc_cast(keep, full), replace, at_rows, newrecs.slice(0, replaced))
+        pieces = [in_place, newrecs.slice(replaced)]
         n_up = ups.num_rows
     merged = pa.concat_tables([pc_cast(t, full) for t in pieces])
     # Rewritten rows keep their commit time but point at the new file name.
@@ -926,6 +930,26 @@ def write_file_groups(table: HoodieTable, records: pa.Table, cfg: WriteConfig, i
                                             token=N.write_token(i, 1, i), task_partition_id=i))
             fault_point(fault)
     return stats
+
+
+def _replace_rows(rows: pa.Table, replace: np.ndarray, at: np.ndarray, new: pa.Table) -> pa.Table:
+    """``rows`` with row ``at[i]`` replaced by row ``i`` of ``new`` (``at`` ascending, same schema), and the
+    other rows flagged in ``replace`` removed (copies a soft delete drops)."""
+    if not replace.any():
+        return rows
+    put = np.zeros(rows.num_rows, dtype=bool)
+    put[at] = True
+    mask = pa.array(put)
+    try:
+        # One pass per column, no copy of the rows that stay (a take would copy all of them).
+        out = pa.Table.from_arrays([pc.replace_with_mask(rows.column(i).combine_chunks(), mask,
+                                                         new.column(i).combine_chunks())
+                                    for i in range(rows.num_columns)], schema=rows.schema)
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):  # nested columns: the same rows by take
+        order = np.argsort(np.concatenate([np.flatnonzero(~replace), at]), kind="stable")
+        return pa.concat_tables([rows.filter(pa.array(~replace)), new]).take(pa.array(order))
+    gone = replace & ~put
+    return out.filter(pa.array(~gone)) if gone.any() else out
 
 
 def pc_cast(t: pa.Table, schema: pa.Schema) -> pa.Table:

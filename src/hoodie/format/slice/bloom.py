@@ -376,13 +376,14 @@ def read_bloom_filter(footer: dict[bytes, bytes] | None) -> Optional[BloomFilter
 
 def reusable_footer(footer: Optional[Mapping[bytes, bytes]], spec: BloomSpec, num_keys: int) -> Optional[dict[str, str]]:
     """The bloom filter entries of an old base file's ``footer``, when they are byte for byte what
-    :meth:`BloomFilter.build` with ``spec`` writes for the same ``num_keys`` keys; else None.
+    :meth:`BloomFilter.build` with ``spec`` writes for the same ``num_keys`` keys in the same order; else
+    None.
 
-    For a copy-on-write rewrite that keeps exactly the old file's record keys (updates only): the bits
-    of one row are the union of its keys' bits, so the filter does not depend on row order while every
-    key fits one row. Only the header is decoded (the filter is ~0.4 MB of Base64 per row), and any
-    doubt answers None so the caller builds the filter: another size, hash count, type or key count,
-    several rows, or a footer that does not parse.
+    For a copy-on-write rewrite that keeps exactly the old file's record keys in their order (updates in
+    place, as Hudi's merge handle writes them). Only the headers are decoded (the filter is ~0.4 MB of
+    Base64 per row), and any doubt answers None so the caller builds the filter: another size, hash
+    count or type, a dynamic filter whose row count or last row's count is not the one ``num_keys`` keys
+    give (or that reached its bound, where keys go to rows in turn), or a footer that does not parse.
     """
     if not footer or num_keys <= 0:
         return None
@@ -398,13 +399,18 @@ def reusable_footer(footer: Optional[Mapping[bytes, bytes]], spec: BloomSpec, nu
         ver, nbh, ht, vs = struct.unpack_from(">iibi", head, 0)
         if (ver, nbh, ht, vs) != (_VERSION, spec.num_hashes, MURMUR_HASH, spec.vector_size):
             return None
-        if len(text) != 4 * math.ceil(_serialized_size(spec) / 3):
-            return None  # more than one row (or a truncated filter)
+        rows = 1
         if ftype == "DYNAMIC_V0":
             nr, cur, nrows = struct.unpack_from(">iii", head, 13)
-            # One row holds num_entries keys; the next key would open a second row.
-            if (nr, cur, nrows) != (spec.num_entries, num_keys, 1) or num_keys > spec.num_entries:
+            # A row per num_entries keys, opened by the key after a full row while rows * num_entries
+            # stays below the bound (past it keys go to the rows in turn: not reproduced here).
+            rows = max(1, math.ceil(num_keys / spec.num_entries))
+            if (rows - 1) * spec.num_entries >= spec.dynamic_max_entries and rows > 1:
                 return None
+            if (nr, cur, nrows) != (spec.num_entries, num_keys - (rows - 1) * spec.num_entries, rows):
+                return None
+        if len(text) != 4 * math.ceil(_serialized_size(spec, rows) / 3):
+            return None  # another row count, or a truncated filter
     except (ValueError, TypeError, struct.error):
         return None
     out = {BLOOM_FOOTER_KEY: text.decode("ascii")}
@@ -413,7 +419,7 @@ def reusable_footer(footer: Optional[Mapping[bytes, bytes]], spec: BloomSpec, nu
     return out
 
 
-def _serialized_size(spec: BloomSpec) -> int:
-    """Bytes of a one-row filter of ``spec`` (:meth:`BloomFilter.to_bytes`)."""
+def _serialized_size(spec: BloomSpec, rows: int = 1) -> int:
+    """Bytes of a filter of ``spec`` with ``rows`` rows (:meth:`BloomFilter.to_bytes`)."""
     row = 13 + (spec.vector_size + 7) // 8
-    return row if spec.filter_type == "SIMPLE" else 13 + 12 + row
+    return row if spec.filter_type == "SIMPLE" else 13 + 12 + rows * row

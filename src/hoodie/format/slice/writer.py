@@ -151,10 +151,17 @@ def write_parquet(storage: Storage, rel_path: str, records: pa.Table, *,
     second time inside pyarrow's ``ARROW:schema`` entry (a bloom filter is ~0.4 MB per row).
     """
     est_row = max(1, records.nbytes // max(1, records.num_rows)) if records.num_rows else 1
+    # The sequence number and the record key differ on every row: a dictionary for them is built only to
+    # be dropped once it outgrows its page (7% of the encoding time, 2% of the file, measured on the
+    # benchmark's rows). Every other column starts with one, as parquet-mr's writer does.
+    unique = {"_hoodie_commit_seqno", "_hoodie_record_key"}
+    dictionary: bool | list[str] = [n for n in records.schema.names if n not in unique] \
+        if unique & set(records.schema.names) else True
     with storage.open_output(rel_path) as sink:
         with pq.ParquetWriter(
             sink, records.schema, compression=codec, use_compliant_nested_type=True,
             coerce_timestamps="us", allow_truncated_timestamps=False, write_statistics=True,
+            use_dictionary=dictionary,
         ) as writer:
             writer.write_table(records, row_group_size=max(1024, row_group_bytes // est_row))
             if extra_metadata:
