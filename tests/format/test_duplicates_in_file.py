@@ -96,3 +96,46 @@ def test_an_update_of_a_key_stored_twice(tmp_path, table_type: str, ordering: bo
         # copy merges with the log record on its own, as a copy-on-write upsert does.
         want = [(1, 1, 5, 10), (1, 1, 3, 20)] if ordering else [(1, 1, 3, 20), (1, 1, 3, 20)]
         assert _read(hoodie.read_table(path)) == Counter(want + [(3, 1, 1, 12)])
+
+
+def test_copy_ranks_count_earlier_copies() -> None:
+    from hoodie.format.slice.merge import copy_ranks
+
+    assert copy_ranks(pa.array(["a", "b", "a", "a", "b", "c"])).tolist() == [0, 0, 1, 2, 1, 0]
+    assert copy_ranks(pa.chunked_array([["x"], ["x", "y"]])).tolist() == [0, 1, 0]
+    assert copy_ranks(pa.array([], pa.string())).tolist() == []
+
+
+_SCHEMA = pa.schema([("_hoodie_commit_time", pa.string()), ("_hoodie_record_key", pa.string()),
+                     ("ts", pa.int64()), ("v", pa.string())])
+
+
+def _t(rows: list[tuple[str, str, int, str]]) -> pa.Table:
+    return pa.table([pa.array(c) for c in zip(*rows)], schema=_SCHEMA)
+
+
+@pytest.mark.parametrize("mode", ["commit_time", "ordering"])
+def test_merges_apply_the_readers_and_the_merge_handles_rule(mode: str) -> None:
+    """Three copies of k (ts 1, 9, 1) and one j; a log update of k (ts 5) and a delete of j."""
+    from hoodie.format.slice.merge import DeleteBatch, LogBatch, merge_commit_time, merge_ordering
+
+    base = _t([("001", "k", 1, "k1"), ("001", "j", 1, "j1"), ("001", "k", 9, "k2"), ("001", "k", 1, "k3")])
+    log = [LogBatch(data=_t([("002", "k", 5, "new")])),
+           LogBatch(deletes=DeleteBatch(pa.array(["j"]), pa.array([0], pa.int64()), "003"))]
+
+    def merged(each_copy: bool) -> list[str]:
+        if mode == "ordering":
+            out = merge_ordering(base, log, _SCHEMA, "ts", each_copy=each_copy)
+        else:
+            out = merge_commit_time(base, log, _SCHEMA, each_copy=each_copy)
+        return sorted(out.column("v").to_pylist())
+
+    # Readers: the first copy takes the log record; the others are read as stored; j is deleted.
+    assert merged(False) == ["k2", "k3", "new"]
+    # Merge handle: every copy merges on its own; with ordering the ts-9 copy outranks the update.
+    assert merged(True) == (["k2", "new", "new"] if mode == "ordering" else ["new", "new", "new"])
+    # Without copies in the base file nothing changes: one version per key.
+    single = _t([("001", "k", 1, "k1"), ("001", "j", 1, "j1")])
+    out = merge_commit_time(single, log, _SCHEMA, each_copy=True) if mode == "commit_time" else \
+        merge_ordering(single, log, _SCHEMA, "ts", each_copy=True)
+    assert out.column("v").to_pylist() == ["new"]

@@ -319,7 +319,8 @@ def copy_ranks(keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
     n = len(keys)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    codes = pc.dictionary_encode(keys).combine_chunks().indices.to_numpy(zero_copy_only=False)
+    enc = pc.dictionary_encode(keys)
+    codes = (enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc).indices.to_numpy(zero_copy_only=False)
     order = np.argsort(codes, kind="stable")
     ordered = codes[order]
     idx = np.arange(n)
