@@ -117,6 +117,14 @@ def test_null_delete_ordering_vs_record_ordering() -> None:
     assert _merged(None, [rec, _deletes("001", ["k", "n"], None)]) == {"k": "rec", "n": "n"}
 
 
+def test_a_null_integer_delete_ordering_value_is_not_natural_order() -> None:
+    """An integer ordering column of a delete block may hold nulls (Java writes a null ordering value for
+    a delete record without one): null is not the natural-order 0, so the delete ranks below the record's
+    value 5 and keeps it, while a 0 in the same column deletes by commit time."""
+    rec = LogBatch(data=_rows([("002", "k", 5, "rec"), ("002", "z", 5, "z")]))
+    assert _merged(None, [rec, _deletes("003", ["k", "z"], [None, 0])]) == {"k": "rec"}
+
+
 def test_delete_ordering_of_another_type_is_cast_or_refused() -> None:
     rec = LogBatch(data=_rows([("002", "k", 5, "rec")]))
     assert _merged(None, [rec, _deletes("003", ["k"], [5], pa.int32())]) == {}

@@ -18,6 +18,7 @@ import shutil
 import tempfile
 from collections import Counter
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -104,6 +105,33 @@ def test_copy_ranks_count_earlier_copies() -> None:
     assert copy_ranks(pa.array(["a", "b", "a", "a", "b", "c"])).tolist() == [0, 0, 1, 2, 1, 0]
     assert copy_ranks(pa.chunked_array([["x"], ["x", "y"]])).tolist() == [0, 1, 0]
     assert copy_ranks(pa.array([], pa.string())).tolist() == []
+    # Many rows in random order (a sort that is not stable would number copies out of file order).
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 50, 5000)
+    seen: dict[int, int] = {}
+    want = []
+    for k in keys.tolist():
+        want.append(seen.get(k, 0))
+        seen[k] = seen.get(k, 0) + 1
+    assert copy_ranks(pa.array(keys.astype(str))).tolist() == want
+
+
+def test_merge_copies_passes_files_without_copies_through() -> None:
+    from hoodie.format.slice.merge import merge_copies
+
+    seen: list = []
+
+    def merge(b):
+        seen.append(None if b is None else b.num_rows)
+        return b if b is not None else _SCHEMA.empty_table()
+
+    one = _t([("001", "k", 1, "a")])
+    two = _t([("001", "k", 1, "a"), ("001", "j", 1, "b")])
+    for base, each in ((one, False), (two, True), (None, False)):
+        seen.clear()
+        out = merge_copies(base, merge, each_copy=each)
+        assert seen == [None if base is None else base.num_rows]
+        assert out.num_rows == (0 if base is None else base.num_rows)
 
 
 _SCHEMA = pa.schema([("_hoodie_commit_time", pa.string()), ("_hoodie_record_key", pa.string()),
