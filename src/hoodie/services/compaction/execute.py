@@ -191,7 +191,8 @@ def _split(table: HoodieTable, base: Optional[pa.Table], scanned: _Scanned, sche
             if pc.any(hit).as_py():
                 carried.append((inst, d.filter(hit), rng))
         return new_base, split, carried
-    full = merge_commit_time(base, scanned.batches, schema, each_copy=True)
+    # Only the winning log rows are taken from it: once each (the readers' rule), however many copies.
+    full = merge_commit_time(base, scanned.batches, schema)
     from_log = pc.equal(full.column(SRC), 1).to_numpy(zero_copy_only=False)
     late = _deferred_mask(full, field_name, threshold, unit)
     return new_base, full.filter(pa.array(from_log & late)), []
