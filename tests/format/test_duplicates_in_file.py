@@ -167,3 +167,32 @@ def test_merges_apply_the_readers_and_the_merge_handles_rule(mode: str) -> None:
     out = merge_commit_time(single, log, _SCHEMA, each_copy=True) if mode == "commit_time" else \
         merge_ordering(single, log, _SCHEMA, "ts", each_copy=True)
     assert out.column("v").to_pylist() == ["new"]
+
+
+def test_an_exact_split_takes_a_late_update_of_a_key_stored_twice_once(tmp_path) -> None:
+    """Event-time compaction with an exact split, commit-time ordering: k=1 is stored twice and its update is
+    after the threshold (split off into a log of its own), k=2's update is before it (compacted). The split
+    holds k=1's update once (the per-copy merge listed it once per copy), and the snapshot is unchanged."""
+    from hoodie.services.compaction import run_compaction, schedule_compaction_result
+    from tests.services.test_compaction_support import event_time_config
+
+    path = str(tmp_path / "t")
+    opts = {"hoodie.table.name": "d", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+            "hoodie.datasource.write.recordkey.field": "k", "hoodie.datasource.write.partitionpath.field": "part",
+            "hoodie.payload.event.time.field": "ts", "hoodie.datasource.write.operation": "insert"}
+    day = 86_400_000
+    rows = lambda ks, ts, vs: pa.table({"k": pa.array(ks, pa.int64()), "part": pa.array([0] * len(ks), pa.int64()),  # noqa: E731
+                                        "ts": pa.array(ts, pa.int64()), "val": pa.array(vs, pa.int64())})
+    t0 = 1_714_521_600_000
+    write_arrow(path, rows([1, 1, 2], [t0, t0, t0], [10, 11, 20]), opts)
+    write_arrow(path, rows([1, 2], [t0 + 3 * day, t0 + day], [12, 21]), {**opts, "hoodie.datasource.write.operation": "upsert"})
+    before = Counter(zip(*(hoodie.read_table(path).column(c).to_pylist() for c in ("k", "val"))))
+    assert before == Counter({(1, 12): 1, (1, 11): 1, (2, 21): 1}), "the update merges into the first copy"
+    cfg = event_time_config(t0 + 2 * day, exact=True)
+    res = schedule_compaction_result(path, cfg)
+    assert res.instant is not None
+    (out,) = run_compaction(path, res.instant, cfg)
+    assert [f["records"] for f in out.split_files] == [1]
+    after = Counter(zip(*(hoodie.read_table(path).column(c).to_pylist() for c in ("k", "val"))))
+    assert after == before
+    assert Counter(zip(*(read_hudi_rs(path).column(c).to_pylist() for c in ("k", "val")))) == before
