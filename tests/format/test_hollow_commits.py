@@ -63,8 +63,11 @@ def test_a_range_reaching_a_pending_write_is_refused_by_default(tmp_path: Path) 
         assert hoodie.read_table(path, query_type="incremental", begin=ZERO,
                                  options={key: "BLOCK"}).column("k").to_pylist() == ["a"]
     assert hoodie.read_table(path, query_type="incremental", begin=c1, options={POLICY: "BLOCK"}).num_rows == 0
-    with pytest.raises(ReadError, match="USE_TRANSITION_TIME: hoodie does not order version-6 instants"):
+    with pytest.raises(ReadError, match="USE_TRANSITION_TIME: hoodie does not order version-6 instants") as e:
         hoodie.read_table(path, query_type="incremental", begin=ZERO, options={POLICY: "USE_TRANSITION_TIME"})
+    # The message says what to use instead and where completion times do order ranges.
+    assert str(e.value).endswith("use FAIL or BLOCK (table versions 8/9 order incremental ranges by completion "
+                                 "time always)")
     with pytest.raises(ReadError, match=POLICY.replace(".", r"\.")):
         hoodie.read_table(path, query_type="incremental", begin=ZERO, options={POLICY: "MAYBE"})
     # Snapshot reads are not incremental: unaffected.

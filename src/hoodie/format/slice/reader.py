@@ -530,13 +530,11 @@ def _hollow_commit_end(table: HoodieTable, begin: str, end: Optional[str],
 
 
 def _refuse_archived_point(table: HoodieTable, point: str, first: str, what: str,
-                           archived: Optional[ArchivedTimeline] = None) -> None:
+                           archived: ArchivedTimeline) -> None:
     """A version 8/9 read as of ``point``, before the first active write completed (at ``first``), when
     writes were archived: the table then was made of archived writes alone, and slicing forms slices from
     the active instants completed by ``point`` (none), so the read would come back empty. Refused instead.
-    ``archived``: the LSM timeline, when the caller has read it already."""
-    if archived is None:
-        archived = ArchivedTimeline.load(table.storage)
+    ``archived``: the table's LSM timeline."""
     if not archived.instants:
         return  # nothing archived: before the first write the table was empty, and the read says so
     raise ReadError(f"{what}={point} is before the first write on the active timeline of {table.storage.uri()} "
