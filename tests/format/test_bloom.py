@@ -16,7 +16,6 @@ import math
 import struct
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
