@@ -1,6 +1,6 @@
 """Benchmark: reads of the Java-written Hudi 1.x fixtures (table versions 8 and 9), hoodie vs hudi-rs.
 
-Unzips every fixture of ``shared/fixtures/hudi-v8-v9`` (``HOODIE_V8V9_FIXTURES`` overrides the folder)
+Unzips every fixture of ``tests/fixtures/hudi-v8-v9`` (``HOODIE_V8V9_FIXTURES`` overrides the folder)
 into a temporary directory and, for each table, times in the same process:
 
 * **snapshot**: ``hoodie.read_table(path)`` (pure Python, one Arrow table) vs hudi-rs
@@ -57,15 +57,9 @@ COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
 # --------------------------------------------------------------------------------------------------
 
 def default_fixture_dir() -> Path:
-    """``HOODIE_V8V9_FIXTURES``, else ``shared/fixtures/hudi-v8-v9`` beside a parent of the repository
-    (as tests/format/test_metadata_fixtures.py finds it)."""
+    """``HOODIE_V8V9_FIXTURES``, else the repository's own ``tests/fixtures/hudi-v8-v9``."""
     env = os.environ.get("HOODIE_V8V9_FIXTURES")
-    if env:
-        return Path(env)
-    for parent in [REPO, *REPO.parents]:
-        if (parent / "shared" / "fixtures" / "hudi-v8-v9").is_dir():
-            return parent / "shared" / "fixtures" / "hudi-v8-v9"
-    raise SystemExit("shared/fixtures/hudi-v8-v9 not found; pass --fixtures or set HOODIE_V8V9_FIXTURES")
+    return Path(env) if env else REPO / "tests" / "fixtures" / "hudi-v8-v9"
 
 
 def unzip_table(zip_path: Path, dest: Path) -> Path:

@@ -1,10 +1,12 @@
-"""Shared test fixtures (the Java-written Hudi v6 tables from ../shared/fixtures/hudi-v6) and the
-Hypothesis profiles (docs/testing.md)."""
+"""Shared test fixtures (the Java-written Hudi v6 tables of tests/fixtures/hudi-v6), the Hypothesis
+profiles (docs/testing.md) and the guard that keeps the run inside the repository."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -12,9 +14,36 @@ import pytest
 from hypothesis import HealthCheck, is_hypothesis_test, settings
 from hypothesis.errors import InvalidArgument
 
-REPO = Path(__file__).resolve().parent.parent
-FIXTURE_DIR = Path(os.environ.get("HOODIE_FIXTURES", REPO.parent / "shared" / "fixtures" / "hudi-v6"))
+from tests.fixture_paths import REPO, V6_DIR as FIXTURE_DIR
+
 FIXTURE_ZIPS = sorted(FIXTURE_DIR.glob("*.zip"))
+
+
+def _beside_checkout(path: str) -> bool:
+    """Whether ``path`` lies beside the checkout (under its parent folder, outside the repository,
+    the interpreter's own folders and the temporary folder). A fresh clone has nothing there, so a
+    test that reads there passes only on the machine it was written on."""
+    full = os.path.abspath(path) + os.sep
+    # Hidden entries (a home folder's .cache, .config) are tools' state, not another checkout.
+    return (full.startswith(_PARENT) and full != _PARENT and not full.startswith(_ALLOWED)
+            and not full[len(_PARENT):].startswith("."))
+
+
+_PARENT = str(REPO.parent) + os.sep
+_ALLOWED = tuple({str(REPO) + os.sep, tempfile.gettempdir() + os.sep, sys.prefix + os.sep, sys.base_prefix + os.sep,
+                  *(os.path.abspath(p) + os.sep for p in sys.path if p)})
+
+
+def _guard_reads(event: str, args: tuple) -> None:
+    """Audit hook: refuse every open or listing of a path beside the checkout (docs/testing.md)."""
+    if event in ("open", "os.listdir", "os.scandir") and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        path = os.fsdecode(args[0])
+        if _beside_checkout(path):
+            raise PermissionError(f"a test read {path}, outside the repository {REPO}: a fresh clone has nothing "
+                                  "there; put what the test needs under tests/fixtures/ with its provenance")
+
+
+sys.addaudithook(_guard_reads)
 
 # Hypothesis profiles. Per-test counts are written for "ci" and pass through tests.helpers.examples,
 # which scales them by the active profile's max_examples / 100 (so by LONG_FACTOR under "long").
@@ -94,7 +123,7 @@ def unzip_fixture(zip_path: Path, dest: Path) -> Path:
 def fixtures_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """All fixture zips unzipped once per session into a read-only-by-convention folder."""
     if not FIXTURE_ZIPS:
-        raise RuntimeError(f"no fixture zips found in {FIXTURE_DIR}; set HOODIE_FIXTURES")
+        raise RuntimeError(f"no fixture zips found in {FIXTURE_DIR}")
     root = tmp_path_factory.mktemp("hudi_v6_fixtures")
     for z in FIXTURE_ZIPS:
         unzip_fixture(z, root / z.stem)

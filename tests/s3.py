@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import socket
 import subprocess
 import sys
@@ -21,11 +20,11 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def moto_s3() -> Iterator[dict]:
-    """Start ``moto_server`` on a free loopback port; yields storage options for pyarrow."""
+    """Start moto's server (``python -m moto.server``) on a free loopback port; yields storage options for pyarrow."""
     port = _free_port()
-    exe = shutil.which("moto_server")
-    cmd = [exe, "-H", "127.0.0.1", "-p", str(port)] if exe else [
-        sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
+    # The interpreter running the tests, never the first ``moto_server`` on the PATH: another Python's
+    # (a pyenv shim) may carry a moto whose multipart uploads fail with pyarrow's S3 client.
+    cmd = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:

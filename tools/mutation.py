@@ -264,9 +264,7 @@ def _fixtures_env() -> dict[str, str]:
     # mutmut puts the mutated tree first on sys.path; a PYTHONPATH naming the work tree's src/ (as
     # the plain test runs here use) must not offer the unmutated modules besides.
     env.pop("PYTHONPATH", None)
-    if "HOODIE_FIXTURES" not in env:
-        # tests/conftest.py looks beside the repo; the workspace copy is elsewhere, so say where.
-        env["HOODIE_FIXTURES"] = str(REPO.parent / "shared" / "fixtures" / "hudi-v6")
+    # The workspace's copy of tests/ carries tests/fixtures/, which tests/fixture_paths.py finds.
     return env
 
 

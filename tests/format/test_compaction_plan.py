@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import pickle
 import zipfile
 from pathlib import Path
@@ -24,21 +23,13 @@ from hoodie.format.timeline.compaction_plan import (
     SymlinkOperation,
 )
 from hoodie.format.table import HoodieTable
+from tests.fixture_paths import V89_DIR
 from tests.conftest import FIXTURE_DIR
 from tests.services.test_compaction_support import UNBOUNDED, Setup, event_time_config, write
 from tests.helpers import examples
 
 
-def _shared_fixtures() -> Path:
-    """``shared/fixtures`` next to the repository (or to the folder holding its worktrees)."""
-    for parent in Path(__file__).resolve().parents[2:]:
-        if (parent / "shared" / "fixtures").is_dir():
-            return parent / "shared" / "fixtures"
-    raise RuntimeError("shared/fixtures not found; set HOODIE_FIXTURES and HOODIE_V8V9_FIXTURES")
 
-
-V89_DIR = Path(os.environ["HOODIE_V8V9_FIXTURES"]) if "HOODIE_V8V9_FIXTURES" in os.environ else (
-    _shared_fixtures() / "hudi-v8-v9")
 
 
 def _java_plans() -> list[tuple[str, bytes]]:

@@ -1,6 +1,6 @@
 """The pure-Python HFile reader and writer (``hoodie.format.hfile``), checked against real files.
 
-* Every HBase-written fixture in ``shared/fixtures/hfile`` is read completely and its documented
+* Every HBase-written fixture in ``tests/fixtures/hfile`` is read completely and its documented
   contents (``hudi-key-%09d`` -> ``hudi-value-%09d`` and the variants) compared; point lookups of
   first / middle / last / absent keys, prefix lookups and ``items(start)`` go through the index
   (single-level, 2- and 3-level, shortened "fake" index keys, repeated keys, an empty file).
@@ -41,20 +41,11 @@ from hoodie.format.hfile.encoding import (
 from hoodie.format.hfile.trailer import TRAILER_SIZE, parse_trailer
 from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.storage import Storage
+from tests.fixture_paths import HFILE_DIR, V89_DIR
 from tests.helpers import examples
 
 
-def _shared_fixtures() -> Path:
-    """``shared/fixtures`` next to the repository (or to the folder holding its worktrees)."""
-    for parent in Path(__file__).resolve().parents[2:]:
-        if (parent / "shared" / "fixtures").is_dir():
-            return parent / "shared" / "fixtures"
-    raise RuntimeError("shared/fixtures not found; set HOODIE_HFILE_FIXTURES and HOODIE_V8V9_FIXTURES")
 
-
-SHARED = _shared_fixtures()
-HFILE_DIR = Path(os.environ.get("HOODIE_HFILE_FIXTURES", SHARED / "hfile"))
-V89_DIR = Path(os.environ.get("HOODIE_V8V9_FIXTURES", SHARED / "hudi-v8-v9"))
 
 
 def fixture(name: str) -> bytes:

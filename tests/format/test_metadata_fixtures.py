@@ -1,6 +1,6 @@
 """Java-written metadata tables: the files partition's listing equals the storage listing.
 
-Every fixture table of ``shared/fixtures/hudi-v6`` and ``hudi-v8-v9`` that holds
+Every fixture table of ``tests/fixtures/hudi-v6`` and ``hudi-v8-v9`` that holds
 ``.hoodie/metadata/files`` is compared (none of the v6 ones has a metadata table; the v8/v9 ones read
 their MDT timeline with layout 2): the MDT listing, names and sizes, must equal the storage listing
 filtered to files of completed instants, and every file of hudi-rs's latest file slices (which
@@ -11,7 +11,6 @@ lists storage, as Java and hudi-rs do).
 
 from __future__ import annotations
 
-import os
 import zipfile
 from pathlib import Path
 
@@ -21,19 +20,11 @@ from hoodie.format.file_group import naming as N
 from hoodie.format.file_group.fsview import list_partitions
 from hoodie.format.metadata import MetadataTable, MetadataTableNotFoundError, files_partition_available
 from hoodie.format.storage import Storage
+from tests.fixture_paths import V6_DIR, V89_DIR
 from tests.conftest import unzip_fixture
 
 
-def _shared_fixtures() -> Path:
-    for parent in Path(__file__).resolve().parents[2:]:
-        if (parent / "shared" / "fixtures").is_dir():
-            return parent / "shared" / "fixtures"
-    raise RuntimeError("shared/fixtures not found; set HOODIE_FIXTURES and HOODIE_V8V9_FIXTURES")
 
-
-SHARED = _shared_fixtures()
-V6_DIR = Path(os.environ.get("HOODIE_FIXTURES", SHARED / "hudi-v6"))
-V89_DIR = Path(os.environ.get("HOODIE_V8V9_FIXTURES", SHARED / "hudi-v8-v9"))
 ZIPS = sorted(V6_DIR.glob("*.zip")) + sorted(V89_DIR.glob("*.zip"))
 
 

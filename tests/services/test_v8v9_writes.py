@@ -1,6 +1,6 @@
 """Writes and table services on tables Hudi 1.0 (table version 8) and 1.1 (version 9) wrote.
 
-Every Java-written fixture in ``../shared/fixtures/hudi-v8-v9`` is copied and then written by
+Every Java-written fixture in ``tests/fixtures/hudi-v8-v9`` is copied and then written by
 hoodie (upsert of existing keys, insert of new keys, delete of a key, in that order) and, for
 merge-on-read tables, compacted and cleaned. After every step our read equals the expected rows
 (Spark's gold read with the step applied), hudi-rs reads the same, the timeline stays in layout 2
