@@ -1,8 +1,10 @@
-"""hoodie: read and write Apache Hudi (table version 6) tables from Python and PySpark.
+"""hoodie: read and write Apache Hudi tables (table versions 6, 8 and 9) from Python and PySpark.
 
-``hoodie.open(path)`` opens a table whose methods read and service it (``.read()``,
-``.compaction.run()``, ``.ttl.run()``, ``.clean()``, ``.rollback(instant)``); ``hoodie.read_table``
-is the pure-Python reader. Neither starts a JVM or imports pyspark.
+``hoodie.open(path)`` opens a table whose methods read, write and service it (``.read()``,
+``.to_arrow_reader()``, ``.upsert(data)``, ``.insert``, ``.delete``, ``.overwrite``,
+``.compaction.run()``, ``.ttl.run()``, ``.clean()``, ``.rollback(instant)``);
+``hoodie.write_table(path, data, options)`` writes any Arrow-compatible data and
+``hoodie.read_table`` is the pure-Python reader. None of them starts a JVM or imports pyspark.
 
 This module re-exports the layers below it (the top of the import order, see tests/test_layering.py);
 nothing inside hoodie imports it.
@@ -14,7 +16,7 @@ from hoodie.errors import HoodieError
 
 __version__ = "0.1.0"
 
-__all__ = ["HoodieError", "Table", "open", "read_table", "rollback", "sql", "__version__"]
+__all__ = ["HoodieError", "Table", "open", "read_table", "rollback", "sql", "write_table", "__version__"]
 
 
 def __getattr__(name: str):  # lazy, so ``import hoodie`` stays cheap
@@ -26,6 +28,10 @@ def __getattr__(name: str):  # lazy, so ``import hoodie`` stays cheap
         from hoodie.interfaces.table import Table
 
         return Table
+    if name == "write_table":
+        from hoodie.interfaces.python_io import write_table
+
+        return write_table
     if name == "read_table":
         from hoodie.format.slice.reader import read_table
 

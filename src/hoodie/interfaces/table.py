@@ -9,8 +9,11 @@
     t.ttl.run({"hoodie.partition.ttl.strategy.days.retain": "30"})
     t.clean({"hoodie.cleaner.commits.retained": "5"})
     t.rollback("20240501000000000")
+    t.upsert(df); t.insert(df); t.delete(filters=[("day", "<", "2024-01-01")]); t.overwrite(df)
+    t.to_arrow_reader(columns=["day"]); t.to_polars()  # lazy: one file slice at a time
 
-Every method is a thin call of the module function named in its docstring (the same arguments,
+Writes take any Arrow-compatible data (:mod:`hoodie.interfaces.python_io`). Every method is a
+thin call of the module function named in its docstring (the same arguments,
 the same result, the same errors), on this table's base path and storage options, so the two
 ways never differ. Each call reads the table's current state: a :class:`Table` caches nothing but
 the path. Nothing here imports pyspark; only ``compaction.run(spark=...)`` uses Spark, through
@@ -26,6 +29,7 @@ import pyarrow as pa
 from hoodie.format.slice.reader import read_table
 from hoodie.format.table import HoodieTable
 from hoodie.format.timeline.active import Timeline
+from hoodie.interfaces.python_io import arrow_reader, delete_where, polars_scan, write_operation
 from hoodie.services.clean import CleanConfig, CleanResult, run_clean
 from hoodie.services.compaction import (
     CompactionConfig, CompactionResult, CompactionSummary, freshness, rollback_compaction, run_compaction,
@@ -99,6 +103,55 @@ class Table:
         """Read the table into Arrow without Spark: :func:`hoodie.read_table` (same arguments)."""
         return read_table(self.base_path, query_type=query_type, as_of=as_of, begin=begin, end=end,
                           columns=columns, filters=filters, storage_options=self.storage_options)
+
+    def to_arrow_reader(self, *, query_type: str = "snapshot", as_of: Optional[str] = None,
+                        begin: Optional[str] = None, end: Optional[str] = None,
+                        columns: Optional[Sequence[str]] = None,
+                        filters: Optional[Sequence[Any]] = None) -> pa.RecordBatchReader:
+        """The rows :meth:`read` returns, as a ``RecordBatchReader`` read one file slice at a time
+        (DuckDB scans it as a table): :func:`hoodie.interfaces.python_io.arrow_reader`."""
+        return arrow_reader(self.base_path, query_type=query_type, as_of=as_of, begin=begin, end=end,
+                            columns=columns, filters=filters, storage_options=self.storage_options)
+
+    def to_polars(self, *, query_type: str = "snapshot", as_of: Optional[str] = None,
+                  filters: Optional[Sequence[Any]] = None) -> Any:
+        """A polars ``LazyFrame`` with projection pushdown: :func:`hoodie.interfaces.python_io.polars_scan`."""
+        return polars_scan(self.base_path, query_type=query_type, as_of=as_of, filters=filters,
+                           storage_options=self.storage_options)
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    def upsert(self, data: Any, options: Options = None) -> str:
+        """Insert new keys and update existing ones (Hudi's ``upsert``; the ordering field, when the
+        table has one, decides between versions of a key). Returns the commit's instant."""
+        return write_operation(self.base_path, data, "upsert", options, self.storage_options)
+
+    def insert(self, data: Any, options: Options = None) -> str:
+        """Hudi's ``insert``: write rows without looking up existing keys (a key already stored is
+        stored again unless ``hoodie.combine.before.insert``/the table's rules say otherwise)."""
+        return write_operation(self.base_path, data, "insert", options, self.storage_options)
+
+    def delete(self, data: Any = None, options: Options = None, *,
+               filters: Optional[Sequence[Any]] = None) -> Optional[str]:
+        """Delete records: those of ``data`` (rows carrying the record key and partition fields, or
+        the meta columns), or every row the snapshot read with ``filters`` returns. Returns the
+        instant, or ``None`` when ``filters`` matched nothing (then nothing is written)."""
+        if (data is None) == (filters is None):
+            raise TypeError("delete() takes the rows to delete or filters=[...], not both and not neither")
+        if filters is not None:
+            return delete_where(self.base_path, filters, options, self.storage_options)
+        return write_operation(self.base_path, data, "delete", options, self.storage_options)
+
+    def overwrite(self, data: Any, options: Options = None, *, partitions: str = "table") -> str:
+        """Replace data with ``data``: the whole table (``partitions="table"``, Hudi's
+        insert_overwrite_table), or only the partitions ``data`` has rows in (``"written"``,
+        insert_overwrite)."""
+        if partitions == "table":
+            return write_operation(self.base_path, data, "insert_overwrite_table", options, self.storage_options)
+        if partitions == "written":
+            return write_operation(self.base_path, data, "insert_overwrite", options, self.storage_options)
+        raise ValueError(f"partitions={partitions!r}: use 'table' (replace everything) or 'written' "
+                         "(replace the partitions the data has rows in)")
 
     # -- services ------------------------------------------------------------------------------
 
