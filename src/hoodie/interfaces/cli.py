@@ -216,12 +216,12 @@ def _rollback(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for the docs' CLI reference)."""
-    p = argparse.ArgumentParser(prog="hoodie", description="Apache Hudi v6 tables from Python.",
+    p = argparse.ArgumentParser(prog="hoodie", description="Apache Hudi tables (table versions 6, 8 and 9: Hudi 0.14/0.15 and 1.0/1.1) from Python.",
                                 epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--metrics-file", help="write Prometheus metrics of writes, TTL, clean and compaction here")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = p.add_subparsers(dest="command", required=True)
-    c = sub.add_parser("create", help="create an empty table (hoodie.properties and the v6 layout)",
+    c = sub.add_parser("create", help="create an empty table (hoodie.properties and the layout of table version 6, 8 or 9)",
                        epilog="example: hoodie create /data/t --name t --type MERGE_ON_READ --record-key id "
                               "--partition-fields day --precombine ts")
     c.add_argument("base_path")
