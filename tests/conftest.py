@@ -30,8 +30,11 @@ def _beside_checkout(path: str) -> bool:
 
 
 _PARENT = str(REPO.parent) + os.sep
-_ALLOWED = tuple({str(REPO) + os.sep, tempfile.gettempdir() + os.sep, sys.prefix + os.sep, sys.base_prefix + os.sep,
-                  *(os.path.abspath(p) + os.sep for p in sys.path if p)})
+# Folders a test may read although they lie under the checkout's parent; a folder that holds the
+# parent itself (the temporary folder, when the clone lives in it, as .ci/run's does) is no exemption.
+_ALLOWED = tuple(a for a in {str(REPO) + os.sep, tempfile.gettempdir() + os.sep, sys.prefix + os.sep,
+                             sys.base_prefix + os.sep, *(os.path.abspath(p) + os.sep for p in sys.path if p)}
+                 if not _PARENT.startswith(a))
 
 
 def _guard_reads(event: str, args: tuple) -> None:
