@@ -242,3 +242,23 @@ def test_write_api_sequences_match_the_model(tmp_path_factory: pytest.TempPathFa
             model = {k: v for k, v in model.items() if v["day"] not in days}
             model.update({r["id"]: r for r in batch.to_pylist()})
         check(base, model)
+
+
+def test_every_service_result_says_why_nothing_happened(tmp_path: Path) -> None:
+    """t.compaction.run(), t.clean() and t.ttl.run() name the reason when they do nothing."""
+    base = str(tmp_path / "t")
+    hoodie.write_table(base, rows([1, 2], "a", 1), {**OPTS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"})
+    t = hoodie.open(base)
+    runs = t.compaction.run()
+    assert runs == [] and "no compaction plan is pending" in runs.reason and "schedule_if_none" in runs.reason
+    runs = t.compaction.run(schedule_if_none=True)
+    assert runs == [] and runs.reason.startswith("nothing to compact: ")
+    t.upsert(rows([1], "b", 2))
+    runs = t.compaction.run(schedule_if_none=True, options={"hoodie.compact.inline.max.delta.commits": "1"})
+    assert len(runs) == 1 and runs.reason.startswith(f"scheduled and ran compaction {runs[0].instant}")
+    cleaned = t.clean()
+    assert cleaned.instant is None and cleaned.reason.startswith("nothing to clean (KEEP_LATEST_COMMITS): ")
+    ttl = t.ttl.run({"hoodie.partition.ttl.strategy.days.retain": "100000"})
+    assert ttl.instant is None and ttl.reason.startswith("no partition expired: 2 evaluated by KEEP_BY_TIME")
+    ttl = t.ttl.dry_run({"hoodie.partition.ttl.strategy.days.retain": "1"}, instant_time="20991231000000")
+    assert ttl.reason == "would delete 2 partition(s)"

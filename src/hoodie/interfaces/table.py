@@ -32,7 +32,7 @@ from hoodie.format.timeline.active import Timeline
 from hoodie.interfaces.python_io import arrow_reader, delete_where, polars_scan, write_operation
 from hoodie.services.clean import CleanConfig, CleanResult, run_clean
 from hoodie.services.compaction import (
-    CompactionConfig, CompactionResult, CompactionSummary, freshness, rollback_compaction, run_compaction,
+    CompactionConfig, CompactionRuns, CompactionSummary, freshness, rollback_compaction, run_compaction,
     schedule_compaction, show_compactions,
 )
 from hoodie.services.compaction.rollback import RollbackResult as CompactionRollbackResult
@@ -190,10 +190,11 @@ class Compaction:
                                    storage_options=t.storage_options)
 
     def run(self, instant: Optional[str] = None, options: Options | CompactionConfig = None, *,
-            spark: Any = None, schedule_if_none: bool = False) -> list[CompactionResult]:
+            spark: Any = None, schedule_if_none: bool = False) -> CompactionRuns:
         """Execute pending plans (or ``instant``) and commit them:
         :func:`hoodie.services.compaction.run_compaction`. With ``spark`` (a SparkSession) each
-        operation runs in its own Spark task; without it, in this process."""
+        operation runs in its own Spark task; without it, in this process. The result lists the
+        completed compactions; its ``reason`` says why the list is empty when it is."""
         t = self._table
         executor = None
         if spark is not None:

@@ -47,6 +47,24 @@ class CleanResult:
         """Files deleted by this clean (recovered cleans not counted)."""
         return sum(len(v) for v in self.deleted.values())
 
+    @property
+    def reason(self) -> str:
+        """What the clean did (would do, in a dry run), or why it deleted nothing."""
+        notes = "; ".join(self.plan.notes)
+        if self.dry_run:
+            text = (f"would delete {self.plan.total_files} file(s) and {len(self.plan.partitions_to_delete)} "
+                    f"partition(s) ({self.plan.policy})")
+        elif self.instant is None:
+            text = f"nothing to clean ({self.plan.policy}): " + (notes or "no file version is outside the retention")
+            notes = ""
+        else:
+            text = f"deleted {self.total_deleted} file(s) in clean {self.instant} ({self.plan.policy})"
+        if notes:
+            text += f"; {notes}"
+        if self.recovered:
+            text += f"; finished {len(self.recovered)} interrupted clean(s)"
+        return text
+
     def to_json(self) -> dict:
         """A JSON-friendly summary (what ``hoodie clean --json`` prints)."""
         return {
@@ -59,6 +77,7 @@ class CleanResult:
             "deleted_partitions": list(self.deleted_partitions),
             "recovered_cleans": [r.to_json() for r in self.recovered],
             "stash_purged": list(self.stash_purged),
+            "reason": self.reason,
         }
 
 

@@ -68,6 +68,15 @@ class CompactionResult:
     rolled_back_first: bool = False
 
 
+class CompactionRuns(list):
+    """The :class:`CompactionResult` of each plan a run completed (a list), and ``reason``: what the
+    run did, or why it did nothing (no plan pending, the trigger, no log files...)."""
+
+    def __init__(self, results: Sequence[CompactionResult] = (), reason: str = "") -> None:
+        super().__init__(results)
+        self.reason = reason
+
+
 def _pending_instants(table: HoodieTable) -> list[str]:
     return sorted({i.timestamp for i in table.timeline.pending_compactions().instants})
 
@@ -382,7 +391,7 @@ class CompactionCommit(Operation):
 
 def run_compaction(table_or_path: Union[str, HoodieTable], instant: Optional[str] = None, config: Any = None,
                    executor: Optional[Executor] = None, *, storage_options: Optional[dict[str, Any]] = None,
-                   schedule_if_none: bool = False, post_commit: Sequence[Hook] = ()) -> list[CompactionResult]:
+                   schedule_if_none: bool = False, post_commit: Sequence[Hook] = ()) -> CompactionRuns:
     """Execute pending compaction plans and commit them.
 
     Args:
@@ -399,7 +408,8 @@ def run_compaction(table_or_path: Union[str, HoodieTable], instant: Optional[str
             properties); a failing hook raises ``PostCommitError`` naming the committed instant.
 
     Returns:
-        One :class:`CompactionResult` per completed plan.
+        One :class:`CompactionResult` per completed plan, as a :class:`CompactionRuns` list whose
+        ``reason`` says what was done, or why nothing was.
     """
     if isinstance(config, Mapping):
         warn_unknown_keys(config)
@@ -408,15 +418,19 @@ def run_compaction(table_or_path: Union[str, HoodieTable], instant: Optional[str
     if not table.is_mor:
         raise CompactionError(f"{table.base_path} is {table.table_type}; compaction applies to MERGE_ON_READ tables")
     if instant is not None:
-        return [_run_one(table, instant, cfg, executor, post_commit)]
+        return CompactionRuns([_run_one(table, instant, cfg, executor, post_commit)], f"ran compaction {instant}")
     pending = _pending_instants(table)
+    reason = f"ran the {len(pending)} pending compaction plan(s)"
     if not pending and schedule_if_none:
         res = schedule_compaction_result(table, cfg)
         if res.instant is None:
             log.info("nothing to compact on %s: %s", table.base_path, res.reason)
-            return []
-        pending = [res.instant]
-    return [_run_one(table, c, cfg, executor, post_commit) for c in pending]
+            return CompactionRuns([], f"nothing to compact: {res.reason}")
+        pending, reason = [res.instant], f"scheduled and ran compaction {res.instant}: {res.reason}"
+    elif not pending:
+        return CompactionRuns([], "no compaction plan is pending: schedule one first (Table.compaction.schedule(), "
+                                  "`hoodie compaction schedule`), or pass schedule_if_none=True to schedule and run")
+    return CompactionRuns([_run_one(table, c, cfg, executor, post_commit) for c in pending], reason)
 
 
 def maybe_compact_inline(table_or_path: Union[str, HoodieTable], options: Any,
@@ -572,4 +586,4 @@ class CompactionAsyncService:
         self.stop()
 
 
-__all__ = ["run_compaction", "maybe_compact_inline", "CompactionAsyncService", "CompactionResult", "Executor"]
+__all__ = ["run_compaction", "maybe_compact_inline", "CompactionAsyncService", "CompactionResult", "CompactionRuns", "Executor"]

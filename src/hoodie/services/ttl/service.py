@@ -110,6 +110,17 @@ class TTLResult:
         }
 
     @property
+    def reason(self) -> str:
+        """What the run did, or why it did nothing (the procedures' rows, as one sentence)."""
+        rows = result_rows(self)
+        if rows[0][2] == "nothing deleted":
+            return rows[0][3]
+        counts: dict[str, int] = {}
+        for row in rows:
+            counts[row[2]] = counts.get(row[2], 0) + 1
+        return ", ".join(f"{status} {n} partition(s)" for status, n in counts.items())
+
+    @property
     def move_plan(self) -> dict[str, str]:
         """action=move: where each expired partition goes (went), as a URI in the cold table."""
         if self.action != MV.MOVE or not self.move_target:
