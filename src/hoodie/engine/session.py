@@ -84,7 +84,6 @@ HOODIE_SPARK_CONF: dict[str, str] = {
     "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
     "spark.sql.session.timeZone": "UTC",
     "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",
 }
 # Only for local masters (is_local_master): on a cluster Spark picks the driver's routable address.
 LOCAL_DRIVER_CONF: dict[str, str] = {
@@ -143,9 +142,35 @@ def session_settings(master: str, metastore: Optional[str] = None,
         settings.setdefault("spark.sql.warehouse.dir", os.path.join(tempfile.gettempdir(), "hoodie-spark-warehouse"))
     settings.setdefault("spark.sql.shuffle.partitions", "4")
     settings.setdefault("spark.driver.memory", os.environ.get("HOODIE_SPARK_DRIVER_MEMORY", "2g"))
+    # Spark's progress bar when a person watches (a terminal), nothing in logs and pipes.
+    settings["spark.ui.showConsoleProgress"] = "true" if _interactive() else "false"
     for k, v in (conf or {}).items():
         settings[k] = str(v)
+    if not _user_log_config(settings):
+        java = settings.get("spark.driver.extraJavaOptions", "")
+        settings["spark.driver.extraJavaOptions"] = f"{java} -Dlog4j2.configurationFile=file:{LOG4J_CONFIG}".strip()
     return settings
+
+
+# hoodie's driver logging when the user names none (see the file's own comments).
+LOG4J_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2-hoodie.properties")
+
+
+def _interactive() -> bool:
+    """Whether a person is watching: standard error is a terminal."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _user_log_config(settings: dict[str, str]) -> bool:
+    """Whether the user chose the driver's logging: a log4j2 file in the Java options or in SPARK_CONF_DIR."""
+    if "log4j2.configurationFile" in settings.get("spark.driver.extraJavaOptions", ""):
+        return True
+    conf_dir = os.environ.get("SPARK_CONF_DIR")
+    return bool(conf_dir) and any(os.path.exists(os.path.join(conf_dir, f))
+                                  for f in ("log4j2.properties", "log4j2.xml", "log4j2.yaml"))
 
 
 # Session-level SQL settings, the ones a Spark Connect client can set (the rest are static).
