@@ -17,6 +17,7 @@ EXAMPLES = """examples:
   hoodie quickstart --base-path /tmp/hoodie_quickstart
   hoodie show timeline /tmp/hoodie_quickstart --json
   hoodie show partitions /tmp/hoodie_quickstart
+  hoodie report /tmp/hoodie_quickstart --out quickstart-report.html
   hoodie compaction run /tmp/hoodie_quickstart
   hoodie ttl run /tmp/hoodie_quickstart --dry-run --set hoodie.partition.ttl.strategy.days.retain=7
   hoodie --metrics-file /tmp/hoodie.prom clean /tmp/hoodie_quickstart

@@ -11,6 +11,7 @@
     t.rollback("20240501000000000")
     t.upsert(df); t.insert(df); t.delete(filters=[("day", "<", "2024-01-01")]); t.overwrite(df)
     t.to_arrow_reader(columns=["day"]); t.to_polars()  # lazy: one file slice at a time
+    t.report("events.html")                             # health report: figures, and the HTML page
 
 Writes take any Arrow-compatible data (:mod:`hoodie.interfaces.python_io`). Every method is a
 thin call of the module function named in its docstring (the same arguments,
@@ -94,6 +95,19 @@ class Table:
     def freshness(self) -> dict:
         """The read-optimized view's freshness: :func:`hoodie.services.compaction.freshness`."""
         return freshness(self.base_path, self.storage_options)
+
+    def report(self, out: Optional[str] = None, options: Options = None) -> dict:
+        """The health report's figures (:func:`hoodie.services.report.gather_report`, metadata only);
+        with ``out``, also the self-contained HTML page written there (as ``hoodie report --out``)."""
+        from hoodie.interfaces.cli_report import check_out_path, write_report_file
+        from hoodie.interfaces.report_html import render_html
+        from hoodie.services.report import gather_report
+
+        target = check_out_path(out, self.base_path) if out is not None else None
+        figures = gather_report(self.base_path, options, storage_options=self.storage_options)
+        if target is not None:
+            write_report_file(render_html(figures), target)
+        return figures
 
     # -- reads ---------------------------------------------------------------------------------
 
