@@ -190,3 +190,11 @@ def test_render_empty_table_sections(tmp_path: Path) -> None:
     page = render_html(gather_report(path))
     assert "The table has no partition with files." in page and "No base file." in page
     assert "No instant on the active timeline." in page
+
+
+def test_bad_set_value_fails_before_writing(table: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.html"
+    assert main(["report", table, "--out", str(out), "--set", "hoodie.partition.ttl.strategy.days.retain=thirty"]) == 2
+    err = capsys.readouterr().err
+    assert "TTLConfigError" in err and "days.retain" in err
+    assert not out.exists()

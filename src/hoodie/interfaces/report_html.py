@@ -18,7 +18,8 @@ from hoodie.services.report import KINDS, fmt_duration
 
 # Marks a file as a hoodie report (the CLI replaces such a file, and refuses to overwrite others).
 GENERATOR = "hoodie report"
-W, H = 920, 300  # chart size (px)
+W, H = 920, 300
+TABLE_ROWS = 15  # partitions listed (soonest to expire first); the JSON has all  # chart size (px)
 ML, MR, MT, MB = 80, 20, 16, 40  # margins: left (y labels), right, top, bottom (x labels)
 COLORS = {
     "kept": "#3b7dd8", "expired": "#d8453b", "soon": "#e69a28", "skipped": "#888888", "none": "#5b8c5a",
@@ -241,15 +242,15 @@ def _partitions(r: Mapping[str, Any]) -> str:
         out.append('<table><tr><th class="l">partition</th><th>rows</th><th>base files</th><th>log files</th>'
                    '<th>bytes</th><th class="l">created</th><th class="l">last modified</th><th class="l">TTL</th>'
                    '<th>expires in</th></tr>')
-        for p in rows[:40]:
+        for p in rows[:TABLE_ROWS]:
             t = p.get("ttl") or {}
             out.append(f'<tr><td class="l">{_e(p["partition"] or "(root)")}</td><td>{_e(p["rows"] if p["rows"] is not None else "?")}</td>'
                        f'<td>{p["base_files"]}</td><td>{p["log_files"]}</td><td>{fmt_bytes(p["base_bytes"] + p["log_bytes"])}</td>'
                        f'<td class="l">{_iso(p.get("created_ms"))}</td><td class="l">{_iso(p.get("last_modified_ms"))}</td>'
                        f'<td class="l">{_e(_status_color(p)[0])}</td><td>{_e(fmt_duration(t.get("expires_in_ms")))}</td></tr>')
         out.append("</table>")
-        if len(rows) > 40:
-            out.append(f'<p class="sub">{len(rows) - 40} more partition(s) in the JSON (hoodie report --json).</p>')
+        if len(rows) > TABLE_ROWS:
+            out.append(f'<p class="sub">{len(rows) - TABLE_ROWS} more partition(s) in the JSON (hoodie report --json).</p>')
     moved = r["partitions"]["tiering"]["moved"]
     out.append("<h3>Cold partitions (tiering)</h3>")
     if moved:
@@ -362,7 +363,8 @@ def _compaction(r: Mapping[str, Any]) -> str:
     out.append(f'<p><b>{bl["log_files"]}</b> log file(s), <b>{fmt_bytes(bl["log_bytes"])}</b>, wait in '
                f'{len(bl["file_groups"])} file group(s) of {len(bl["partitions"])} partition(s). Strategy '
                f'<b>{_e(cfg["strategy"])}</b>, trigger <b>{_e(cfg["trigger"])}</b> (max delta commits '
-               f'{cfg["max_delta_commits"]}, max delta seconds {cfg["max_delta_seconds"]}); now: '
+               f'{cfg["max_delta_commits"]}, max delta seconds {cfg["max_delta_seconds"]}; the last plan used '
+               f'{_e(cfg.get("last_plan_strategy") or "-")}); now: '
                f'{"would schedule" if trig.get("schedule") else "would not schedule"} ({_e(trig.get("reason", "-"))}).</p>')
     parts = sorted(bl["partitions"], key=lambda p: (-p["log_bytes"], p["partition"]))
     if parts:

@@ -406,7 +406,9 @@ def gather_report(table_or_path: Union[str, HoodieTable], options: Optional[Mapp
             "completed": sum(1 for c in compactions if not c.is_pending),
             "config": {"strategy": ccfg.strategy, "trigger": ccfg.trigger,
                        "max_delta_commits": ccfg.max_delta_commits, "max_delta_seconds": ccfg.max_delta_seconds,
-                       "event_time_field": ccfg.event_time_field, "inline": ccfg.inline},
+                       "event_time_field": ccfg.event_time_field, "inline": ccfg.inline,
+                       # What the newest plan recorded (options given to the scheduler are not stored).
+                       "last_plan_strategy": next((c.strategy for c in reversed(compactions) if c.strategy), None)},
             "trigger_now": None if trigger is None else {"schedule": trigger.schedule, "reason": trigger.reason},
         },
         "files": {
