@@ -58,6 +58,7 @@ EXPIRY_SOON_MS = DAY_MS  # partitions that expire within a day
 PENDING_COMPACTION_WARN = 2  # more pending compaction plans than this is a stuck service
 V6_ARCHIVE_FOLDER = ".hoodie/archived"
 METADATA_FOLDER = ".hoodie/metadata"
+FOOTER_THREADS = 8
 
 
 def _ms(table: HoodieTable, instant: str) -> Optional[int]:
@@ -102,18 +103,24 @@ def _slices(table: HoodieTable, view: FileSystemView, small_limit: int,
             index: Optional[EventTimeIndex]) -> tuple[list[dict], list[dict], list[int], dict[str, Any]]:
     """Per partition: sizes, rows and logs; per file group with logs: its backlog; base-file sizes;
     the event-time range of the waiting logs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    latest = {p: view.latest_file_slices(p) for p in view.partitions()}
+    base_paths = [sl.base_file.path for slices in latest.values() for sl in slices if sl.base_file is not None]
+    # Footer reads are I/O (one or two ranged reads each, much slower on object stores): in parallel.
+    with ThreadPoolExecutor(max_workers=FOOTER_THREADS) as pool:
+        footer_rows = dict(zip(base_paths, pool.map(lambda path: _footer_rows(table, path), base_paths)))
     parts: list[dict] = []
     groups: list[dict] = []
     sizes: list[int] = []
     lo: Optional[int] = None
     hi: Optional[int] = None
     unknown = 0
-    for p in view.partitions():
-        slices = view.latest_file_slices(p)
+    for p, slices in latest.items():
         base = [sl.base_file for sl in slices if sl.base_file is not None]
         rows: Optional[int] = 0
         for bf in base:
-            n = _footer_rows(table, bf.path)
+            n = footer_rows[bf.path]
             rows = None if rows is None or n is None else rows + n
         log_files = sum(len(sl.log_files) for sl in slices)
         for sl in slices:
@@ -149,8 +156,7 @@ def _slices(table: HoodieTable, view: FileSystemView, small_limit: int,
             "log_bytes": sum(sl.total_log_size for sl in slices),
             "rows": rows,
         })
-    waiting = {"min": _point(lo), "max": _point(hi), "log_files_unknown_range": unknown,
-               "event_time_field": index is not None}
+    waiting = {"min": _point(lo), "max": _point(hi), "log_files_unknown_range": unknown}
     return parts, groups, sizes, waiting
 
 
