@@ -249,9 +249,11 @@ def test_report_history_with_every_kind(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     steps = [("upsert", [(0, 10), (1, 20), (2, 30), (3, 40)]), ("upsert", [(0, 5), (4, 50)]),
              ("compact", None), ("upsert", [(1, 70), (5, 80)]), ("fail", None), ("upsert", [(2, 90)]),
-             ("clean", None), ("ttl", "p0"), ("upsert", [(3, 100)]), ("fail", None)]
+             ("clean", None), ("ttl", "p0"), ("upsert", [(3, 100)]), ("ttl", "p1"), ("fail", None)]
     m = run_history(path, steps)
-    assert m.kinds["compaction"] == 1 and m.kinds["ttl"] == 1 and m.kinds["rollback"] == 1
+    # p1 expired last, with no clean after it: its folder is still there, but it is no partition.
+    assert m.kinds["compaction"] == 1 and m.kinds["ttl"] == 2 and m.kinds["rollback"] == 1
+    assert (Path(path) / "p1").is_dir() and "p1" not in m.keys
     assert len(m.pending_failed) == 1
     check(path, m)
 
@@ -314,3 +316,27 @@ def test_histogram_bins() -> None:
         assert sum(1 for b in h if b["lo"] <= s < b["hi"] and b["count"]) == 1
     assert [b["lo"] for b in h][:3] == [0, 2, 4] and h[-1] == {"lo": 1024, "hi": 2048, "count": 1}
     assert _histogram([]) == []
+
+
+def test_tiering_moves_and_metadata_table_size(tmp_path: Path) -> None:
+    """Partitions TTL moved to a cold table are listed with target and rows; the metadata table's
+    size is its folder's."""
+    hot, cold = str(tmp_path / "hot"), str(tmp_path / "cold")
+    o = {**opts("insert"), "hoodie.metadata.enable": "true"}
+    write_arrow(hot, batch([(0, 1), (3, 2), (1, 3)]), o)  # p0 holds keys 0 and 3, p1 key 1
+    last = HoodieTable(hot).timeline.last()
+    assert last is not None
+    at = I.epoch_ms_to_instant(I.instant_to_epoch_ms(last.timestamp, "UTC") + 20 * 86_400_000, "UTC")
+    res = run_ttl(hot, {"hoodie.partition.ttl.strategy.days.retain": "10", "hoodie.partition.ttl.action": "move",
+                        "hoodie.partition.ttl.move.target": cold,
+                        "hoodie.partition.ttl.strategy.partition.selected": "p0", "hoodie.metadata.enable": "true"},
+                  instant_time=at)
+    assert res.instant is not None and res.expired_partitions == ["p0"]
+    r = gather_report(hot)
+    moved = r["partitions"]["tiering"]["moved"]
+    assert [(m["partition"], m["ttl_instant"], m["target"], m["rows"]) for m in moved] == [("p0", res.instant, cold, 2)]
+    assert [p["partition"] for p in r["partitions"]["rows"]] == ["p1"]
+    assert r["timeline"]["by_kind"]["ttl"] == 1
+    md = r["files"]["metadata_table"]
+    files = [p for p in (Path(hot) / ".hoodie" / "metadata").rglob("*") if p.is_file()]
+    assert md["enabled"] and md["files"] == len(files) > 0 and md["bytes"] == sum(p.stat().st_size for p in files)

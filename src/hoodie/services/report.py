@@ -106,6 +106,9 @@ def _slices(table: HoodieTable, view: FileSystemView, small_limit: int,
     from concurrent.futures import ThreadPoolExecutor
 
     latest = {p: view.latest_file_slices(p) for p in view.partitions()}
+    # A partition whose file groups were all replaced (delete_partition, TTL) is gone for readers;
+    # its folder stays until the cleaner removes it. It is no partition of the table any more.
+    latest = {p: slices for p, slices in latest.items() if slices}
     base_paths = [sl.base_file.path for slices in latest.values() for sl in slices if sl.base_file is not None]
     # Footer reads are I/O (one or two ranged reads each, much slower on object stores): in parallel.
     with ThreadPoolExecutor(max_workers=FOOTER_THREADS) as pool:
