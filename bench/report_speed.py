@@ -2,8 +2,8 @@
 
 Builds (pure Python, no JVM) a MERGE_ON_READ table partitioned by day: ``--days`` daily partitions
 of ``--rows`` rows in total, event times inside each row's day, then ``--rounds`` rounds of "upsert
-a slice of the newest days (into log files), event-time compaction" and a last round of upserts
-left uncompacted, so the report has a compaction history (W and T), a backlog, partitions of many
+a slice of the newest week (into log files), event-time compaction" and ``--backlog`` upserts over
+the newest 300 days left uncompacted, so the report has a compaction history (W and T), a backlog, partitions of many
 ages for the TTL dry run (KEEP_BY_EVENT_TIME, ``--retain`` days) and a timeline of a few dozen
 instants. Then, in the same process and alternating, times the two commands as a user runs them
 (``hoodie.interfaces.cli.main``): ``hoodie report <t> --out <f> --set <ttl>`` and
@@ -65,26 +65,29 @@ def _rows(ids: range, days: int, now: int, lag_ms: int) -> pa.Table:
                      "ts": pa.array(ts, pa.int64()), "amount": pa.array([float(i) for i in ids])})
 
 
-def build(path: str, rows: int, days: int, rounds: int) -> dict:
+def build(path: str, rows: int, days: int, rounds: int, backlog: int = 2) -> dict:
     """The generated table; returns what was written."""
     now = int(time.time() * 1000)
     t0 = time.monotonic()
     write_arrow(path, _rows(range(rows), days, now, 6 * 3_600_000), {**OPTS, "hoodie.datasource.write.operation": "insert"})
     upd = max(1, rows // 20)
     compactions = 0
-    for r in range(rounds + 1):
-        # Updates of the newest week, with event times creeping towards now.
+    for r in range(rounds):
+        # Updates of the newest week, with event times creeping towards now, each round compacted.
         ids = range(r * upd % rows, r * upd % rows + upd)
-        lag = max(5 - r, 1) * 3_600_000
-        batch = _rows(ids, min(days, 7), now, lag)
+        batch = _rows(ids, min(days, 7), now, max(5 - r, 1) * 3_600_000)
         write_arrow(path, batch, {**OPTS, "hoodie.datasource.write.operation": "upsert"})
-        if r < rounds:
-            c = schedule_compaction(path, COMPACT)
-            if c is not None:
-                run_compaction(path, c, COMPACT)
-                compactions += 1
-    return {"rows": rows, "days": days, "upsert_rounds": rounds + 1, "rows_per_upsert": upd,
-            "compactions": compactions, "build_seconds": round(time.monotonic() - t0, 1)}
+        c = schedule_compaction(path, COMPACT)
+        if c is not None:
+            run_compaction(path, c, COMPACT)
+            compactions += 1
+    # Then ``backlog`` upserts over the newest 300 days left uncompacted: the backlog (as in the
+    # 10M-row benchmark table: 600 log files over 300 partitions after its two upsert batches).
+    for b in range(backlog):
+        ids = range((rounds + b) * upd % rows, (rounds + b) * upd % rows + upd)
+        write_arrow(path, _rows(ids, min(days, 300), now, 3_600_000), {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    return {"rows": rows, "days": days, "compacted_upserts": rounds, "uncompacted_upserts": backlog,
+            "rows_per_upsert": upd, "compactions": compactions, "build_seconds": round(time.monotonic() - t0, 1)}
 
 
 def _quiet(argv: list[str]) -> float:
@@ -115,7 +118,7 @@ def run(args: argparse.Namespace) -> dict:
     work = args.keep or tempfile.mkdtemp(prefix="hoodie-report-bench-")
     path = os.path.join(work, "events")
     shutil.rmtree(path, ignore_errors=True)
-    built = build(path, args.rows, args.days, args.rounds)
+    built = build(path, args.rows, args.days, args.rounds, args.backlog)
     html = os.path.join(work, "events-report.html")
     ttl = ["--set", "hoodie.partition.ttl.management.strategy.type=KEEP_BY_EVENT_TIME",
            "--set", f"hoodie.partition.ttl.strategy.days.retain={args.retain}",
@@ -155,6 +158,7 @@ def main_() -> None:
     p.add_argument("--rows", type=int, default=200_000)
     p.add_argument("--days", type=int, default=120)
     p.add_argument("--rounds", type=int, default=4)
+    p.add_argument("--backlog", type=int, default=2, help="uncompacted upserts over the newest 300 days at the end")
     p.add_argument("--retain", type=int, default=90)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--keep", help="build the table in this folder and keep it")

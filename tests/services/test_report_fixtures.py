@@ -41,7 +41,7 @@ def test_report_on_fixture(zip_path: Path, tmp_path: Path) -> None:
     path = fixture_table_path(tmp_path, zip_path.stem)
     assert root.exists()
     before = _digest(path)
-    r = gather_report(str(path))
+    r = gather_report(str(path), {"hoodie.partition.ttl.strategy.days.retain": "30"})
     page = render_html(r)
     assert _digest(path) == before, "the report changed the table"
     for section in ("Needs attention", "Partitions", "Freshness", "Compaction backlog", "Base files", "Timeline"):
@@ -60,5 +60,10 @@ def test_report_on_fixture(zip_path: Path, tmp_path: Path) -> None:
     assert sum(r["timeline"]["by_kind"].values()) == len(tl.instants)
     if "rollback" in zip_path.stem:
         assert r["timeline"]["rollbacks"] and r["timeline"]["rolled_back_instants"]
+    # The TTL dry run ran on every partitioned table (these were written years ago: all expire).
+    ttl = r["partitions"]["ttl"]
+    assert ttl["error"] is None, ttl["error"]
+    if r["table"]["partition_fields"] and r["partitions"]["rows"]:
+        assert ttl["dry_run_instant"] and sorted(ttl["would_expire"]) == sorted(p["partition"] for p in r["partitions"]["rows"])
     if r["table"]["table_version"] >= 8:
         assert r["timeline"]["archived"]["instants"] is not None

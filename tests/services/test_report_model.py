@@ -340,3 +340,24 @@ def test_tiering_moves_and_metadata_table_size(tmp_path: Path) -> None:
     md = r["files"]["metadata_table"]
     files = [p for p in (Path(hot) / ".hoodie" / "metadata").rglob("*") if p.is_file()]
     assert md["enabled"] and md["files"] == len(files) > 0 and md["bytes"] == sum(p.stat().st_size for p in files)
+
+
+def test_ttl_dry_run_refused_by_the_table_is_shown(tmp_path: Path) -> None:
+    """KEEP_BY_EVENT_TIME whose format parses no partition value: the run's error is in the report
+    (and its summary), not hidden, and the rest of the report is there."""
+    path = str(tmp_path / "t")
+    write_arrow(path, batch([(0, 1), (1, 2)]), opts("insert"))
+    r = gather_report(path, {"hoodie.partition.ttl.management.strategy.type": "KEEP_BY_EVENT_TIME",
+                             "hoodie.partition.ttl.strategy.days.retain": "30",
+                             "hoodie.partition.ttl.strategy.event.time.format": "yyyy-MM-dd"})
+    err = r["partitions"]["ttl"]["error"]
+    assert err and "TTLConfigError" in err and "parses no partition" in err
+    assert any(a["level"] == "warn" and "TTL dry run failed" in a["text"] for a in r["attention"])
+    assert [p["partition"] for p in r["partitions"]["rows"]] == ["p0", "p1"]
+
+
+def test_misspelled_option_warns(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    write_arrow(path, batch([(0, 1)]), opts("insert"))
+    with pytest.warns(UserWarning, match="days.retain"):
+        gather_report(path, {"hoodie.partition.ttl.strategy.days.retian": "30"})

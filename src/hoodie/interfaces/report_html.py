@@ -234,6 +234,8 @@ def _partitions(r: Mapping[str, Any]) -> str:
                    f'dry run as of instant {_e(ttl.get("dry_run_instant") or "-")}: '
                    f'<b>{len(ttl["would_expire"])}</b> partition(s) would '
                    f'{"move to " + _e(ttl.get("move_target")) if ttl.get("action") == "move" else "expire"} now.</p>')
+    if ttl.get("error"):
+        out.append(f'<p class="warn">TTL dry run failed: {_e(ttl["error"])}</p>')
     if ttl.get("note"):
         out.append(f'<p class="sub">TTL: {_e(ttl["note"])}</p>')
     rows = sorted(parts, key=lambda p: ((p.get("ttl") or {}).get("expires_in_ms") is None,

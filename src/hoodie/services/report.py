@@ -30,7 +30,8 @@ from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable, read_partition_metadata
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.active import Timeline
-from hoodie.format.timeline.archived import HISTORY_FOLDER, ArchivedTimeline
+from hoodie.errors import HoodieError
+from hoodie.format.timeline.archived import HISTORY_FOLDER, ArchivedTimeline, ArchivedTimelineError
 
 import hoodie.services.compaction.keys as K
 from hoodie.services.compaction.config import CompactionConfig
@@ -227,18 +228,23 @@ def _rolled_back(tl: Timeline, inst: I.Instant) -> list[str]:
 def _archived(table: HoodieTable) -> dict[str, Any]:
     """The archived timeline: instants (layout 2's LSM timeline) or files (table version 6)."""
     if table.table_version >= 8:
-        arch = ArchivedTimeline.load(table.storage)
+        try:
+            arch = ArchivedTimeline.load(table.storage)
+        except ArchivedTimelineError as e:  # shown in the report, which must still open
+            return {"instants": None, "by_action": {}, **_folder_usage(table, HISTORY_FOLDER),
+                    "first": None, "last": None, "error": str(e)}
         kinds: dict[str, int] = {}
         for inst in arch.instants:
             kinds[inst.action] = kinds.get(inst.action, 0) + 1
         usage = _folder_usage(table, HISTORY_FOLDER)
-        return {"instants": len(arch.instants), "by_action": kinds, **usage,
+        return {"instants": len(arch.instants), "by_action": kinds, **usage, "error": None,
                 "first": arch.instants[0].timestamp if arch.instants else None,
                 "last": arch.instants[-1].timestamp if arch.instants else None}
     usage = _folder_usage(table, V6_ARCHIVE_FOLDER)
     # Table version 6 archives into Avro log files (.commits_.archive.N); hoodie counts their size
     # but does not decode them, so the instant count is unknown rather than guessed.
-    return {"instants": None if usage["files"] else 0, "by_action": {}, **usage, "first": None, "last": None}
+    return {"instants": None if usage["files"] else 0, "by_action": {}, **usage, "first": None, "last": None,
+            "error": None}
 
 
 def _timeline(table: HoodieTable) -> tuple[dict[str, Any], list[dict], list[dict]]:
@@ -351,6 +357,7 @@ def gather_report(table_or_path: Union[str, HoodieTable], options: Optional[Mapp
     """
     started = time.monotonic()
     opts = {str(k): str(v) for k, v in (options or {}).items() if v is not None}
+    C.warn_unknown_keys(opts)  # a misspelled retention key would silently mean "TTL not configured"
     table = (table_or_path.reload() if isinstance(table_or_path, HoodieTable)
              else HoodieTable(str(table_or_path), storage_options, read_only=True))
     now = int(time.time() * 1000) if now_ms is None else int(now_ms)
@@ -450,7 +457,8 @@ def _ttl_section(table: HoodieTable, parts: list[dict], opts: Mapping[str, str],
     cfg = TTLConfig.from_options(ttl_opts)
     out: dict[str, Any] = {"configured": _ttl_configured(cfg), "strategy": cfg.strategy_name,
                            "retention_ms": cfg.retention_ms, "retention": cfg.retention_text,
-                           "would_expire": [], "skipped": {}, "next": [], "note": None, "dry_run_instant": None}
+                           "would_expire": [], "skipped": {}, "next": [], "note": None, "dry_run_instant": None,
+                           "error": None}
     for row in parts:
         row["ttl"] = None
     if not table.is_partitioned:
@@ -464,7 +472,13 @@ def _ttl_section(table: HoodieTable, parts: list[dict], opts: Mapping[str, str],
         out["note"] = "the table has no completed commit yet: nothing to expire"
         return out
     instant = I.epoch_ms_to_instant(now, table.timeline_timezone)
-    res = run_ttl(table, cfg, dry_run=True, instant_time=instant)
+    try:
+        res = run_ttl(table, cfg, dry_run=True, instant_time=instant)
+    except HoodieError as e:
+        # The settings parsed (a bad value raised above), but this table refuses the run, e.g. a
+        # KEEP_BY_EVENT_TIME format that parses none of its partitions: shown, never hidden.
+        out["error"] = f"{type(e).__name__}: {e}"
+        return out
     out["dry_run_instant"] = res.now_instant
     out["warnings"] = list(res.warnings)
     by_part = {d.partition: d for d in res.decisions}
@@ -517,6 +531,8 @@ def attention(report: Mapping[str, Any]) -> list[dict[str, str]]:
             add("info", "freshness", f"read-optimized view complete up to event time {t['iso']} "
                                      f"(threshold T, {fmt_duration(now_ms - t['epoch_ms'])} before now)")
     ttl = report["partitions"]["ttl"]
+    if ttl.get("error"):
+        add("warn", "ttl", f"the TTL dry run failed: {ttl['error']}")
     if ttl["configured"] and ttl.get("dry_run_instant"):
         n = len(ttl["would_expire"])
         if n:
@@ -550,6 +566,8 @@ def attention(report: Mapping[str, Any]) -> list[dict[str, str]]:
         add("warn", "files", f"{files['over_max']} base file(s) above hoodie.parquet.max.file.size "
                              f"({_fmt_bytes(files['max_file_size'])})")
     tl = report["timeline"]
+    if tl["archived"].get("error"):
+        add("warn", "timeline", f"the archived timeline cannot be read: {tl['archived']['error']}")
     pending_writes = [i for i in tl["instants"] if i["kind"] == WRITE and i["state"] != "COMPLETED"]
     if pending_writes:
         add("warn", "timeline", f"{len(pending_writes)} write(s) not completed ({pending_writes[0]['instant']}"
