@@ -216,6 +216,10 @@ def check(path: str, m: Model) -> None:
     backlog = {b["partition"] for b in r["compaction"]["backlog"]["partitions"]}
     assert {p for p, v in m.updated_since.items() if v} <= backlog <= {p for p, v in m.written_since.items() if v}
     assert r["compaction"]["backlog"]["log_files"] == sum(row["log_files"] for row in rows.values())
+    # Records in the waiting logs: at least the updates, at most everything written since the compaction.
+    for p, row in rows.items():
+        assert len(m.updated_since.get(p, [])) <= row["log_records"] <= len(m.written_since.get(p, [])), (p, row)
+        assert (row["log_records"] > 0) == (row["log_files"] > 0) == (p in backlog)
     w = r["freshness"]["now"]["watermark"]
     wait = r["freshness"]["waiting"]
     if not backlog:

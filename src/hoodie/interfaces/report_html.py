@@ -241,12 +241,13 @@ def _partitions(r: Mapping[str, Any]) -> str:
     rows = sorted(parts, key=lambda p: ((p.get("ttl") or {}).get("expires_in_ms") is None,
                                         (p.get("ttl") or {}).get("expires_in_ms") or 0, p["partition"]))
     if rows:
-        out.append('<table><tr><th class="l">partition</th><th>rows</th><th>base files</th><th>log files</th>'
+        out.append('<table><tr><th class="l">partition</th><th>rows (base)</th><th>log records</th><th>base files</th><th>log files</th>'
                    '<th>bytes</th><th class="l">created</th><th class="l">last modified</th><th class="l">TTL</th>'
                    '<th>expires in</th></tr>')
         for p in rows[:TABLE_ROWS]:
             t = p.get("ttl") or {}
             out.append(f'<tr><td class="l">{_e(p["partition"] or "(root)")}</td><td>{_e(p["rows"] if p["rows"] is not None else "?")}</td>'
+                       f'<td>{_e(p["log_records"] if p["log_records"] is not None else "?")}</td>'
                        f'<td>{p["base_files"]}</td><td>{p["log_files"]}</td><td>{fmt_bytes(p["base_bytes"] + p["log_bytes"])}</td>'
                        f'<td class="l">{_iso(p.get("created_ms"))}</td><td class="l">{_iso(p.get("last_modified_ms"))}</td>'
                        f'<td class="l">{_e(_status_color(p)[0])}</td><td>{_e(fmt_duration(t.get("expires_in_ms")))}</td></tr>')

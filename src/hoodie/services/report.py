@@ -27,6 +27,7 @@ from typing import Any, Iterable, Mapping, Optional, Union
 
 from hoodie import configs as C
 from hoodie.format.file_group.fsview import FileSystemView
+from hoodie.format.file_group.naming import is_log_file
 from hoodie.format.table import HoodieTable, read_partition_metadata
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.active import Timeline
@@ -100,10 +101,34 @@ def _footer_rows(table: HoodieTable, path: str) -> Optional[int]:
 
 # -- partitions, files and the compaction backlog -----------------------------------------------
 
+def _log_records(tl: Timeline) -> dict[str, int]:
+    """Records (writes and deletes) each log file received, from the write stats of the completed
+    deltacommits: path -> sum over the commits that appended to it."""
+    out: dict[str, int] = {}
+    for inst in tl.completed().by_actions(I.DELTA_COMMIT).instants:
+        for st in tl.commit_metadata(inst).all_write_stats():
+            if st.path and st.file_name and is_log_file(st.file_name):
+                out[st.path] = out.get(st.path, 0) + st.num_writes + st.num_deletes
+    return out
+
+
+def _sum_known(values: Iterable[Optional[int]]) -> Optional[int]:
+    total = 0
+    for v in values:
+        if v is None:
+            return None
+        total += v
+    return total
+
+
 def _slices(table: HoodieTable, view: FileSystemView, small_limit: int,
             index: Optional[EventTimeIndex]) -> tuple[list[dict], list[dict], list[int], dict[str, Any]]:
     """Per partition: sizes, rows and logs; per file group with logs: its backlog; base-file sizes;
-    the event-time range of the waiting logs."""
+    the event-time range of the waiting logs.
+
+    ``log_records`` counts the records written into the waiting log files (an update of a key
+    counts each time; None when a log file has no write stat, e.g. blocks a compaction split off)."""
+    log_records = _log_records(table.timeline) if table.is_mor else {}
     from concurrent.futures import ThreadPoolExecutor
 
     latest = {p: view.latest_file_slices(p) for p in view.partitions()}
@@ -148,6 +173,7 @@ def _slices(table: HoodieTable, view: FileSystemView, small_limit: int,
                 hi = ghi if hi is None else max(hi, ghi)  # type: ignore[type-var]
             groups.append({"partition": p, "file_id": sl.file_id, "base_instant": sl.base_instant,
                            "log_files": len(sl.log_files), "log_bytes": sl.total_log_size,
+                           "log_records": _sum_known(log_records.get(lf.path) for lf in sl.log_files),
                            "min_event_ms": glo, "max_event_ms": ghi})
         sizes.extend(bf.size for bf in base)
         parts.append({
@@ -159,6 +185,7 @@ def _slices(table: HoodieTable, view: FileSystemView, small_limit: int,
             "log_files": log_files,
             "log_bytes": sum(sl.total_log_size for sl in slices),
             "rows": rows,
+            "log_records": _sum_known(log_records.get(lf.path) for sl in slices for lf in sl.log_files),
         })
     waiting = {"min": _point(lo), "max": _point(hi), "log_files_unknown_range": unknown}
     return parts, groups, sizes, waiting
