@@ -31,7 +31,7 @@ body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 6px;border-bottom:1px solid #ddd;padding-bottom:3px}
 .sub{color:#666;font-size:12px}.warn{color:#a4281f}.info{color:#333}
 ul.att{padding-left:20px;margin:6px 0}ul.att li{margin:2px 0}
-table{border-collapse:collapse;font-size:12px;margin:6px 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}
+table{border-collapse:collapse;font-size:12px;margin:6px 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right;white-space:nowrap}
 th{background:#f4f4f4}td.l,th.l{text-align:left}.legend span{display:inline-block;margin-right:14px;font-size:12px}
 .legend i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px}
 svg text{font:11px system-ui,sans-serif;fill:#444}.axis line,.axis path{stroke:#999}
@@ -289,10 +289,10 @@ def _freshness(r: Mapping[str, Any]) -> str:
         out.append(_empty("No event time recorded yet: no compaction published W or T and no waiting log file "
                           "records event times (set hoodie.payload.event.time.field on the writers)."))
         return "".join(out)
-    lo, hi = min(ys + xs), max(ys + xs)
-    pad = max((hi - lo) * 0.05, 60_000)
-    sx = Scale(min(xs) - pad, max(xs) + pad, ML + 10, W - MR - 10)
-    sy = Scale(lo - pad, hi + pad, H - MB, MT)
+    padx = max((max(xs) - min(xs)) * 0.05, 60_000)
+    pady = max((max(ys) - min(ys)) * 0.05, 60_000)
+    sx = Scale(min(xs) - padx, max(xs) + padx, ML + 10, W - MR - 10)
+    sy = Scale(min(ys) - pady, max(ys) + pady, H - MB, MT)
     body = []
     # The diagonal: event time = wall-clock time; the vertical gap to it is the lag.
     a, b = max(sx.lo, sy.lo), min(sx.hi, sy.hi)
