@@ -58,6 +58,8 @@ def test_report_on_fixture(zip_path: Path, tmp_path: Path) -> None:
     tl = HoodieTable(str(path), read_only=True).timeline
     assert r["timeline"]["active"] == len(tl.instants)
     assert sum(r["timeline"]["by_kind"].values()) == len(tl.instants)
+    has_mdt = (path / ".hoodie" / "metadata" / ".hoodie").is_dir()
+    assert (r["timeline"]["metadata_table_instants"] or 0) > 0 if has_mdt else r["timeline"]["metadata_table_instants"] is None
     if "rollback" in zip_path.stem:
         assert r["timeline"]["rollbacks"] and r["timeline"]["rolled_back_instants"]
     # The TTL dry run ran on every partitioned table (these were written years ago: all expire).

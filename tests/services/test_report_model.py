@@ -208,6 +208,10 @@ def check(path: str, m: Model) -> None:
     assert [i["instant"] for i in tl["instants"] if i["state"] != "COMPLETED"] == m.pending_failed
     assert tl["rolled_back_instants"] == sorted(m.rolled_back)
     assert tl["archived"]["instants"] == 0
+    # Every instant of these histories was requested within the last day (TTL's a few hours ahead).
+    assert tl["growth"]["last_24h"] == tl["growth"]["last_7d"] == tl["active"]
+    assert sum(d["instants"] for d in tl["growth"]["per_day"]) == tl["active"]
+    assert tl["metadata_table_instants"] is None
     if m.pending_failed:
         assert any(a["topic"] == "timeline" and "not completed" in a["text"] for a in r["attention"])
 
@@ -343,6 +347,9 @@ def test_tiering_moves_and_metadata_table_size(tmp_path: Path) -> None:
     assert r["timeline"]["by_kind"]["ttl"] == 1
     md = r["files"]["metadata_table"]
     files = [p for p in (Path(hot) / ".hoodie" / "metadata").rglob("*") if p.is_file()]
+    mdt_timeline = [p for p in (Path(hot) / ".hoodie" / "metadata" / ".hoodie").iterdir()
+                    if p.is_file() and p.name.endswith(".deltacommit")]
+    assert r["timeline"]["metadata_table_instants"] >= len(mdt_timeline) >= 2
     assert md["enabled"] and md["files"] == len(files) > 0 and md["bytes"] == sum(p.stat().st_size for p in files)
 
 

@@ -446,7 +446,10 @@ def _timeline(r: Mapping[str, Any]) -> str:
            f'{fmt_bytes(t["active_timeline_bytes"])}; archived: '
            f'<b>{_e(arch["instants"] if arch["instants"] is not None else "?")}</b> instant(s) in {arch["files"]} file(s), '
            f'{fmt_bytes(arch["bytes"])}. By kind: '
-           + ", ".join(f"{k} {t['by_kind'][k]}" for k in KINDS) + ".</p>"]
+           + ", ".join(f"{k} {t['by_kind'][k]}" for k in KINDS) + f". Growth: {t['growth']['last_24h']} instant(s) "
+           f"in the last 24 h, {t['growth']['last_7d']} in the last 7 d"
+           + (f"; the metadata table's timeline holds {t['metadata_table_instants']} instant(s)"
+              if t.get("metadata_table_instants") is not None else "") + ".</p>"]
     if not insts:
         return "".join(out) + _empty("No instant on the active timeline.")
     lanes = list(KINDS)

@@ -306,6 +306,31 @@ def _timeline(table: HoodieTable) -> tuple[dict[str, Any], list[dict], list[dict
              "completed": len(instants) - len(pending), "pending": len(pending)}, rollbacks, ttl_runs)
 
 
+def _growth(instants: list[dict], now: int) -> dict[str, Any]:
+    """How fast the active timeline grows: instants requested in the last day and week, and per
+    UTC day over the last 14 days (instants from the future, a writer's clock ahead, count as now)."""
+    import datetime as _dt
+
+    times = [i["epoch_ms"] for i in instants if i["epoch_ms"] is not None]
+    per_day: dict[str, int] = {}
+    for t in times:
+        if t >= now - 14 * DAY_MS:
+            day = _dt.datetime.fromtimestamp(min(t, now) / 1000, _dt.timezone.utc).strftime("%Y-%m-%d")
+            per_day[day] = per_day.get(day, 0) + 1
+    return {"last_24h": sum(1 for t in times if t >= now - DAY_MS),
+            "last_7d": sum(1 for t in times if t >= now - 7 * DAY_MS),
+            "per_day": [{"day": d, "instants": n} for d, n in sorted(per_day.items())]}
+
+
+def _mdt_instants(table: HoodieTable) -> Optional[int]:
+    """Instants on the metadata table's active timeline (None without a metadata table)."""
+    if not table.storage.exists(METADATA_FOLDER + "/.hoodie"):
+        return None
+    child = table.storage.child(METADATA_FOLDER)  # same file system and credentials as the table
+    mdt = HoodieTable(child.base_uri, storage=child, read_only=True)
+    return len(mdt.timeline.instants)
+
+
 # -- freshness -------------------------------------------------------------------------------------
 
 def _int(v: Optional[str]) -> Optional[int]:
@@ -413,6 +438,8 @@ def gather_report(table_or_path: Union[str, HoodieTable], options: Optional[Mapp
     timeline["rollbacks"] = rollbacks
     timeline["rolled_back_instants"] = sorted({r for rb in rollbacks for r in rb["rolled_back"]})
     timeline["archived"] = _archived(table)
+    timeline["growth"] = _growth(timeline["instants"], now)
+    timeline["metadata_table_instants"] = _mdt_instants(table)
     timeline["active_timeline_bytes"] = sum(
         f.size for f in table.storage.list_dir(tl_folder(table)) if not f.is_dir)
 
