@@ -94,6 +94,10 @@ def test_out_refusals_write_nothing(table: str, tmp_path: Path, capsys: pytest.C
     assert main(["report", table, "--out", str(other)]) == 2
     assert "not a hoodie report" in capsys.readouterr().err
     assert other.read_text() == "<html>mine</html>"
+    for uri in (f"file://{table}", f"file:{table}"):
+        assert main(["report", uri, "--out", os.path.join(table, "r.html")]) == 2
+        assert "inside the table" in capsys.readouterr().err
+    assert sorted(p.name for p in Path(table).iterdir()) == before
     assert main(["report", table, "--out", str(tmp_path / "missing" / "r.html")]) == 2
     assert "does not exist" in capsys.readouterr().err
     # An earlier report is replaced.

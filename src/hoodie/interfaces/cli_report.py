@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import tempfile
+import urllib.parse
 from typing import Any, Mapping, Optional
 
 from hoodie.errors import HoodieError
@@ -42,8 +43,10 @@ def check_out_path(out: str, base_path: str) -> str:
     from hoodie.interfaces.report_html import GENERATOR
 
     target = os.path.abspath(out)
-    if "://" not in base_path:
-        base = os.path.abspath(base_path[7:] if base_path.startswith("file:") else base_path)
+    local = urllib.parse.urlparse(base_path).path if base_path.startswith("file:") else (
+        None if "://" in base_path else base_path)
+    if local:
+        base = os.path.abspath(local)
         if os.path.commonpath([target, base]) == base:
             raise ReportOutputError(
                 f"--out {out} is inside the table at {base_path}: a stray file there is not part of the table and "
