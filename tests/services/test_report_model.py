@@ -344,6 +344,10 @@ def test_tiering_moves_and_metadata_table_size(tmp_path: Path) -> None:
     assert [(m["partition"], m["ttl_instant"], m["target"], m["rows"]) for m in moved] == [("p0", res.instant, cold, 2)]
     assert [p["partition"] for p in r["partitions"]["rows"]] == ["p1"]
     assert r["timeline"]["by_kind"]["ttl"] == 1
+    [c] = r["partitions"]["tiering"]["cold_tables"]
+    assert c["error"] is None and c["target"] == cold and [p["partition"] for p in c["partitions"]] == ["p0"]
+    cold_files = [f for f in (Path(cold) / "p0").iterdir() if f.suffix == ".parquet"]
+    assert c["partitions"][0]["bytes"] == sum(f.stat().st_size for f in cold_files)
     md = r["files"]["metadata_table"]
     files = [p for p in (Path(hot) / ".hoodie" / "metadata").rglob("*") if p.is_file()]
     mdt_timeline = [p for p in (Path(hot) / ".hoodie" / "metadata" / ".hoodie").iterdir()

@@ -264,6 +264,13 @@ def _partitions(r: Mapping[str, Any]) -> str:
                        for m in moved) + "</table>")
     else:
         out.append(_empty("No partition was moved to a cold table (hoodie.partition.ttl.action=move) on the active timeline."))
+    for c in r["partitions"]["tiering"].get("cold_tables", []):
+        if c["error"]:
+            out.append(f'<p class="warn">Cold table {_e(c["target"])}: {_e(c["error"])}</p>')
+            continue
+        names = ", ".join(p["partition"] for p in c["partitions"][:12]) + (", ..." if len(c["partitions"]) > 12 else "")
+        out.append(f'<p>Cold table {_e(c["target"])} holds {len(c["partitions"])} partition(s), '
+                   f'{fmt_bytes(sum(p["bytes"] for p in c["partitions"]))}: {_e(names or "none")}.</p>')
     return "".join(out)
 
 

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping, Optional, Union
 from hoodie import configs as C
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.file_group.naming import is_log_file
-from hoodie.format.table import HoodieTable, read_partition_metadata
+from hoodie.format.table import HoodieTable, read_partition_metadata, table_exists
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.active import Timeline
 from hoodie.errors import HoodieError
@@ -41,7 +41,8 @@ from hoodie.services.compaction.freshness import freshness, iso_millis
 from hoodie.services.compaction.show import show_compactions
 from hoodie.services.compaction.triggers import evaluate_trigger
 from hoodie.services.ttl.config import TTLConfig
-from hoodie.services.ttl.move import MOVED_KEY, MOVE_TARGET_KEY
+from hoodie.services.ttl.move import ACTION as MV_ACTION, MOVE as MV_MOVE, MOVED_KEY, MOVE_TARGET_KEY, \
+    TARGET as MV_TARGET, move_config
 from hoodie.services.ttl.service import TTL_STRATEGY_KEY, run_ttl
 from hoodie.services.ttl.stash import TTL_MARKER_KEY
 from hoodie.services.ttl.stats import partition_last_modified
@@ -447,6 +448,9 @@ def gather_report(table_or_path: Union[str, HoodieTable], options: Optional[Mapp
     moved = [{"partition": p, "ttl_instant": run["instant"], **(info if isinstance(info, dict) else {})}
              for run in ttl_runs for p, info in sorted((run["moved"] or {}).items())]
     ttl["runs"] = [{k: v for k, v in r.items() if k != "moved"} for r in ttl_runs]
+    targets = sorted({r["move_target"] for r in ttl_runs if r.get("move_target")}
+                     | ({ttl["move_target"]} if ttl.get("move_target") else set()))
+    cold = [_cold_table(table, t, _ttl_options(table, opts)) for t in targets]
 
     fresh = freshness(table) if table.is_mor else None
     history = _freshness_history(table)
@@ -465,7 +469,7 @@ def gather_report(table_or_path: Union[str, HoodieTable], options: Optional[Mapp
                   "table_version": table.table_version, "partition_fields": list(table.partition_fields),
                   "timeline_timezone": table.timeline_timezone, "metadata_table": table.has_metadata_table},
         "generated": {**_point(now)},
-        "partitions": {"rows": parts, "ttl": ttl, "tiering": {"moved": moved}},
+        "partitions": {"rows": parts, "ttl": ttl, "tiering": {"moved": moved, "cold_tables": cold}},
         "freshness": {"enabled": table.is_mor, "now": fresh, "history": history, "waiting": waiting},
         "compaction": {
             "backlog": {"log_files": sum(g["log_files"] for g in groups),
@@ -503,6 +507,29 @@ def tl_folder(table: HoodieTable) -> str:
     from hoodie.format.timeline.active import layout_of
 
     return layout_of(table.storage).folder
+
+
+def _cold_table(hot: HoodieTable, target: str, ttl_opts: Mapping[str, str]) -> dict[str, Any]:
+    """The partitions living in a tiering target now (what moves left there, minus what was
+    brought back), with their sizes; the cold table is reached with the move's own storage rules."""
+    out: dict[str, Any] = {"target": target, "partitions": [], "error": None}
+    try:
+        mc = move_config({**ttl_opts, str(MV_ACTION): MV_MOVE, str(MV_TARGET): target}, hot)
+        st = mc.storage()
+        if not table_exists(st):
+            out["error"] = "no table there yet"
+            return out
+        cold = HoodieTable(st.base_uri, storage=st, read_only=True)
+        view = FileSystemView(cold.storage, cold.timeline)
+        for p in view.partitions():
+            slices = view.latest_file_slices(p)
+            if slices:
+                out["partitions"].append({"partition": p, "file_groups": len(slices),
+                                          "bytes": sum(sl.base_file.size for sl in slices if sl.base_file)
+                                          + sum(sl.total_log_size for sl in slices)})
+    except HoodieError as e:  # an unreachable cold table is shown, the hot table's report still opens
+        out["error"] = f"{type(e).__name__}: {e}"
+    return out
 
 
 def _ttl_section(table: HoodieTable, parts: list[dict], opts: Mapping[str, str], now: int) -> dict[str, Any]:
