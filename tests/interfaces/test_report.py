@@ -202,3 +202,15 @@ def test_bad_set_value_fails_before_writing(table: str, tmp_path: Path, capsys: 
     err = capsys.readouterr().err
     assert "TTLConfigError" in err and "days.retain" in err
     assert not out.exists()
+
+
+def test_names_are_escaped(table: str) -> None:
+    """Table, partition and file names reach the page as text, never as markup."""
+    r = gather_report(table)
+    evil = '<script>alert("x")</script>&\''
+    r["table"]["name"] = evil
+    r["partitions"]["rows"][0]["partition"] = evil
+    r["compaction"]["backlog"]["partitions"][0]["partition"] = evil
+    r["attention"].append({"level": "warn", "topic": evil, "text": evil})
+    page = render_html(r)
+    assert "<script" not in page and "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#x27;" in page
