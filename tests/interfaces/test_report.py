@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pytest
@@ -141,29 +142,37 @@ def _ink(png: bytes) -> tuple[float, int]:
     return float(nonwhite), colours
 
 
+@pytest.fixture(scope="module")
+def browser() -> Iterator[C.Browser]:
+    """One headless Chromium for the module's browser tests (starting one takes seconds)."""
+    with C.Browser() as b:
+        yield b
+
+
 @needs_chromium
-def test_page_renders_in_headless_chromium(table: str, tmp_path: Path) -> None:
+def test_page_renders_in_headless_chromium(table: str, tmp_path: Path, browser: C.Browser) -> None:
     out = tmp_path / "r.html"
     assert main(["report", table, "--out", str(out), *TTL]) == 0
-    with C.Browser() as b:
-        b.open(out.as_uri())
-        charts = b.run(COUNT_MARKS)
-        assert [c["name"] for c in charts] == list(CHARTS)
-        for c in charts:
-            assert c["n"] > 0 and c["marks"] >= c["n"], c  # every counted mark is drawn, with its tooltip
-            assert c["w"] > 500 and c["h"] > 100, c
-        blank = b.elements("svg[data-chart]")
-        assert len(blank) == len(CHARTS)
-        for c, el in zip(charts, blank):
-            name = c["name"]
-            png = b.element_png(el)
-            assert C.png_size(png)[1] >= 0.9 * c["h"], (name, C.png_size(png), c)  # the whole chart
-            share, colours = _ink(png)
-            # Not a blank box: axes, labels and coloured marks (white background, grey axes, >= 1 colour).
-            assert share > 0.005 and colours >= 4, (name, share, colours)
-        errors = [e for e in b.console() if e.get("level") == "SEVERE"]
-        assert errors == []
-        assert b.run("return document.title").endswith("health report")
+    b = browser
+    b.console()  # drop what earlier pages logged
+    b.open(out.as_uri())
+    charts = b.run(COUNT_MARKS)
+    assert [c["name"] for c in charts] == list(CHARTS)
+    for c in charts:
+        assert c["n"] > 0 and c["marks"] >= c["n"], c  # every counted mark is drawn, with its tooltip
+        assert c["w"] > 500 and c["h"] > 100, c
+    blank = b.elements("svg[data-chart]")
+    assert len(blank) == len(CHARTS)
+    for c, el in zip(charts, blank):
+        name = c["name"]
+        png = b.element_png(el)
+        assert C.png_size(png)[1] >= 0.9 * c["h"], (name, C.png_size(png), c)  # the whole chart
+        share, colours = _ink(png)
+        # Not a blank box: axes, labels and coloured marks (white background, grey axes, >= 1 colour).
+        assert share > 0.005 and colours >= 4, (name, share, colours)
+    errors = [e for e in b.console() if e.get("level") == "SEVERE"]
+    assert errors == []
+    assert b.run("return document.title").endswith("health report")
     # chromium --screenshot works on the same page (what the docs' picture is made with).
     png = tmp_path / "page.png"
     C.screenshot_cli(out.as_uri(), str(png), height=1200)
@@ -171,18 +180,19 @@ def test_page_renders_in_headless_chromium(table: str, tmp_path: Path) -> None:
 
 
 @needs_chromium
-def test_browser_check_catches_script_errors_and_blank_charts(tmp_path: Path) -> None:
+def test_browser_check_catches_script_errors_and_blank_charts(tmp_path: Path, browser: C.Browser) -> None:
     """The checks above can fail: a page with a script error logs SEVERE, an empty SVG is blank."""
     bad = tmp_path / "bad.html"
     bad.write_text('<!DOCTYPE html><html><body><svg data-chart="x" data-n="0" width="600" height="200">'
                    '<rect width="600" height="200" fill="#fff"/></svg>'
                    '<script>throw new Error("boom")</script></body></html>')
-    with C.Browser() as b:
-        b.open(bad.as_uri())
-        time.sleep(0.2)
-        assert any("boom" in e.get("message", "") for e in b.console() if e.get("level") == "SEVERE")
-        share, colours = _ink(b.element_png(b.elements("svg[data-chart]")[0]))
-        assert share < 0.005 and colours < 4
+    b = browser
+    b.console()
+    b.open(bad.as_uri())
+    time.sleep(0.2)
+    assert any("boom" in e.get("message", "") for e in b.console() if e.get("level") == "SEVERE")
+    share, colours = _ink(b.element_png(b.elements("svg[data-chart]")[0]))
+    assert share < 0.005 and colours < 4
 
 
 def test_render_empty_table_sections(tmp_path: Path) -> None:
