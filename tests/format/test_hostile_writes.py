@@ -126,7 +126,7 @@ def test_hoodie_is_deleted_rows_are_deletes(tmp_path: Path, table_type: str, ord
 
 
 def test_hoodie_is_deleted_must_be_boolean(tmp_path: Path) -> None:
-    from hoodie.format.batch_write import WriteError
+    from hoodie.errors import WriteError
 
     t = pa.table({"k": pa.array([1], pa.int64()), "ts": pa.array([1], pa.int64()), "_hoodie_is_deleted": ["yes"]})
     with pytest.raises(WriteError, match="_hoodie_is_deleted.*boolean"):
@@ -233,7 +233,7 @@ def test_inline_service_failure_after_commit_says_the_write_committed(tmp_path: 
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The automatic clean fails after the commit: the error says which instant committed and which
     service failed, and tells not to retry; the data is there."""
-    from hoodie.format.batch_write import PostCommitError
+    from hoodie.errors import PostCommitError
     from hoodie.format.table import HoodieTable
     from hoodie.services.clean import CleanError
     import hoodie.services.clean.executor as clean_executor
@@ -259,7 +259,7 @@ def test_inline_service_failure_after_commit_says_the_write_committed(tmp_path: 
 
 
 def test_metrics_failure_after_commit_says_the_write_committed(tmp_path: Path) -> None:
-    from hoodie.format.batch_write import PostCommitError
+    from hoodie.errors import PostCommitError
 
     path = str(tmp_path / "t")
     o = _opts("MERGE_ON_READ", **{"hoodie.metrics.pushgateway.url": "http://127.0.0.1:9/"})

@@ -71,7 +71,7 @@ def _catalog_create_error(options: Any) -> ValueError:
 
 def _no_writer_error(name: str, options: Any) -> Exception:
     """Why ``df.write.format("hoodie"|"hudi")`` does not write, and what does."""
-    from hoodie.format.batch_write import WriteError
+    from hoodie.errors import WriteError
 
     path = options.get("path") if options is not None else None
     target = repr(path) if path else "path"

@@ -31,16 +31,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie.errors import HoodieError
 from hoodie.engine.compaction import spark_executor
+from hoodie.errors import HoodieError, PostCommitError, WriteError
 from hoodie.format import phases
 from hoodie.format.file_group import naming as N
 from hoodie.format.batch_write import (
     IS_DELETED,
     PARTITIONS_TO_DELETE,
-    PostCommitError,
     WriteConfig,
-    WriteError,
     check_event_times,
     execute_file_group,
     plan_write,
@@ -113,7 +111,7 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
     Options and data (record keys, partition paths, precombine values, schema) are checked, in
     one Spark job over the key columns, before anything is written. A failure after the commit
     (an inline service, metrics, the lock release) raises
-    :class:`~hoodie.format.batch_write.PostCommitError` naming the committed instant.
+    :class:`~hoodie.errors.PostCommitError` naming the committed instant.
     """
     if mode not in ("append", "overwrite"):
         raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")

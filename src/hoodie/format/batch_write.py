@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from hoodie import configs as C
 from hoodie.configs import read
-from hoodie.errors import HoodieError
+from hoodie.errors import WriteError
 from hoodie.faults import fault_point
 from hoodie.format.phases import phase
 from hoodie.format.timeline import instant as I
@@ -64,44 +64,6 @@ _TABLE_FALLBACKS = (
 SET_NULL_FOR_MISSING_COLUMNS = C.SET_NULL_FOR_MISSING_COLUMNS
 # Hudi's soft-delete marker column: a row with true is a delete (HoodieRecordPayload.isDeleteRecord).
 IS_DELETED = "_hoodie_is_deleted"
-
-
-class WriteError(HoodieError):
-    """A write was refused; the message names the problem and the fix. Nothing was committed,
-    except for the subclass :class:`PostCommitError`."""
-
-
-# What to turn off to skip each step that runs after a write's commit.
-_POST_COMMIT_SWITCH = {
-    "clean": "hoodie.clean.automatic=false",
-    "compaction": "hoodie.compact.inline=false and hoodie.compact.schedule.inline=false",
-    "partition TTL": "hoodie.partition.ttl.inline=false",
-    "async partition TTL": "hoodie.ttl.async.enabled=false",
-    "publishing the write's metrics": "hoodie.metrics.prometheus.file / hoodie.metrics.pushgateway.url",
-}
-
-
-class PostCommitError(WriteError):
-    """The write COMMITTED (instant ``instant`` on ``base_path``); a step after the commit failed:
-    an inline table service (``service``: clean, compaction, partition TTL...), publishing metrics
-    or releasing the table lock. The cause is chained (``__cause__``).
-
-    Do not retry the write: its data is in the table, and a retried insert duplicates its rows.
-    A subclass of :class:`WriteError`, so existing ``except WriteError`` blocks still catch it.
-    """
-
-    def __init__(self, instant: str, base_path: str, service: str, cause: BaseException) -> None:
-        self.instant = instant
-        self.base_path = base_path
-        self.service = service
-        what = service if service.startswith(("publishing", "releasing")) else f"the inline {service}"
-        switch = _POST_COMMIT_SWITCH.get(service)
-        fix = f"Fix the {service} problem and run it on its own" + (f", or turn it off ({switch})" if switch else "")
-        super().__init__(
-            f"the write committed as instant {instant} on {base_path}, then {what} failed: "
-            f"{type(cause).__name__}: {cause}. The data is in the table: do not retry the write (a retried "
-            f"insert would duplicate its rows). {fix}."
-        )
 
 
 @dataclass
@@ -1042,7 +1004,7 @@ def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict]
     )
 
 
-__all__ = ["WriteConfig", "WriteError", "PostCommitError", "check_compaction_plans", "plan_write", "execute_file_group",
+__all__ = ["WriteConfig", "check_compaction_plans", "plan_write", "execute_file_group",
            "with_auto_keys",
            "commit_write", "avro_schema_for", "prepare_records", "dedupe", "evolve_schema", "open_or_create", "overwrite_config", "FileGroupWork",
            "WritePlan"]

@@ -19,7 +19,7 @@ a compaction commit, a TTL run, a stash restore) in one order of steps:
    rolled-back instant's files, a TTL run stashes the expired files);
 9. release the lock;
 10. post-commit hooks (metrics, inline compaction, partition TTL, clean, catalog freshness). A hook
-    that fails raises :class:`~hoodie.format.batch_write.PostCommitError` naming the committed
+    that fails raises :class:`~hoodie.errors.PostCommitError` naming the committed
     instant: the commit stays committed and the error says so.
 
 A failure in steps 6-7 calls ``operation.abort`` (by default nothing: the instant stays pending,
@@ -35,7 +35,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Sequence
 
-from hoodie.format.batch_write import PostCommitError
+from hoodie.errors import PostCommitError
 from hoodie.format.lock import TableLock
 from hoodie.format.schema_on_read import refuse_write as refuse_schema_on_read_write
 from hoodie.format.table import refuse_unwritable
@@ -74,7 +74,7 @@ class NoWork:
 @dataclass(frozen=True)
 class Hook:
     """A step run before (pre-commit) or after (post-commit) the commit. ``name`` is what a
-    :class:`~hoodie.format.batch_write.PostCommitError` says failed (``clean``, ``compaction``,
+    :class:`~hoodie.errors.PostCommitError` says failed (``clean``, ``compaction``,
     ``partition TTL``, ``publishing the write's metrics``...)."""
 
     name: str
@@ -188,7 +188,7 @@ class Transaction:
         """Run the operation (see the module docstring); returns ``self``.
 
         Raises what the operation raises before its commit (nothing committed), or
-        :class:`~hoodie.format.batch_write.PostCommitError` for a failure after it.
+        :class:`~hoodie.errors.PostCommitError` for a failure after it.
         """
         self._step("begin")
         with contextlib.ExitStack() as hooks:

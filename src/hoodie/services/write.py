@@ -23,7 +23,8 @@ import pyarrow.compute as pc
 from hoodie.configs import warn_unknown_keys
 from hoodie.faults import fault_point
 from hoodie.format import batch_write as B
-from hoodie.format.batch_write import PostCommitError, WriteConfig, WriteError
+from hoodie.errors import PostCommitError, WriteError
+from hoodie.format.batch_write import WriteConfig
 from hoodie.format.file_group.fsview import FileSystemView, check_partition_nesting
 from hoodie.format.slice import writer as W
 from hoodie.format.storage import Storage
