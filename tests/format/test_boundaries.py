@@ -262,7 +262,7 @@ def test_pruning_goes_on_past_undecidable_partitions_columns_and_filters(tmp_pat
     """An undecidable folder (not a value of the column's type, or not a folder the key generator
     writes) is kept and does not stop the pruning of the partitions and columns after it; neither
     does a filter whose value does not cast to its column (the row filter refuses that one)."""
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.format.slice.pruning import candidates, prune_partitions
     from hoodie.format.table import HoodieTable
 
@@ -345,7 +345,7 @@ def test_delete_with_equal_ordering_value_agrees_with_hudi_rs(tmp_path, late_ts:
     ts 4, 5 or 6: below the delete's value it stays deleted; equal to it, the record's later commit
     wins (hudi-rs's rule); above it, the record wins. hoodie and hudi-rs agree on every step."""
     import hoodie
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from tests.hudi_rs import read_hudi_rs
 
     def values(t: pa.Table) -> dict[int, str]:
@@ -537,7 +537,7 @@ def test_views_of_a_non_partitioned_table_key_groups_by_the_empty_partition(tmp_
     from hoodie.format.file_group import naming as N
     from hoodie.format.timeline import plans
     from hoodie.format.timeline import active as T
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.format.file_group.fsview import RESERVED_LOG_VERSION_METRIC, FileSystemView, table_view
     from hoodie.format.table import HoodieTable
 
@@ -574,7 +574,7 @@ def test_read_optimized_view_with_replaced_groups_and_time_travel(tmp_path) -> N
     from hoodie.format.timeline import instant as I
     from hoodie.format.timeline import plans
     from hoodie.format.timeline import active as T
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.format.timeline.commit_metadata import CommitMetadata
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
@@ -616,7 +616,7 @@ def test_view_lists_through_the_file_listing_it_is_given(tmp_path) -> None:
     """With a file listing (the metadata table's), partitions and files come from it, not storage."""
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     path = str(tmp_path / "t")
     write_arrow(path, pa.table({"k": ["k1"], "p": ["p0"]}),
@@ -648,7 +648,7 @@ def test_pending_compaction_slices_of_a_plan_over_partitions_and_a_damaged_plan(
     from hoodie.format.table import HoodieTable
     from hoodie.format.timeline.active import DamagedTimelineFileError
     from hoodie.services.compaction import schedule_compaction
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from tests.services.test_compaction_support import UNBOUNDED
 
     path = str(tmp_path / "t")
@@ -700,7 +700,7 @@ def test_layout2_log_of_a_failed_first_deltacommit_is_not_read(tmp_path) -> None
     import hoodie
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     path = str(tmp_path / "t")
     opts = {"hoodie.table.name": "t", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
@@ -734,7 +734,7 @@ def test_partition_nesting_at_its_boundaries(tmp_path) -> None:
     from hoodie.format.file_group.fsview import _parent_paths, check_partition_nesting
     from hoodie.format.keys.paths import PartitionPathError
     from hoodie.format.table import HoodieTable, write_partition_metadata
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     path = tmp_path / "t"
     first = "20240101000000000"
@@ -915,7 +915,7 @@ def test_pending_compaction_opens_a_slice_in_its_own_group_only(tmp_path) -> Non
     from hoodie.format.timeline import instant as I
     from hoodie.format.timeline import plans
     from hoodie.format.timeline import active as T
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
     from tests.format.test_fsview import OPTS

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hoodie.format.batch_write import _replace_rows
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import examples
 
 

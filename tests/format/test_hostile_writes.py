@@ -10,7 +10,8 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.services.write import WriteError, write_arrow
+from hoodie import write_arrow
+from hoodie.errors import WriteError
 from tests.hudi_rs import read_hudi_rs
 
 

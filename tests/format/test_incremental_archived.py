@@ -32,7 +32,7 @@ from hoodie.format.slice.reader import ReadError
 from hoodie.format.table import HoodieTable
 from hoodie.format.timeline.instant import Instant
 from hoodie.services.rollback_action import register_live_instant, unregister_live_instant
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.format.test_lsm_timeline import JavaLSMWriter
 from tests.helpers import examples, rows_of
 

@@ -17,7 +17,7 @@ import pytest
 from moto import mock_aws
 
 from hoodie.format import lock as L
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.lock import LockError, TableLock, lock_status, table_lock
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable

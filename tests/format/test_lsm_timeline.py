@@ -36,7 +36,7 @@ from hoodie.format.timeline import plans
 from hoodie.format.timeline.archived import HISTORY_FOLDER, ArchivedTimeline, ArchivedTimelineError
 from hoodie.errors import HoodieError
 from hoodie.services.compaction import run_compaction
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import rows_of
 from tests.hudi_rs import read_hudi_rs
 

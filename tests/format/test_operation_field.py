@@ -19,7 +19,7 @@ from hoodie.format.file_group import naming as N
 from hoodie.format.slice import writer as W
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import run_compaction
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.hudi_rs import read_hudi_rs
 
 OPTS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",

@@ -50,7 +50,7 @@ from hoodie.format.timeline import active as T
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
 from hoodie.services.rollback_action import register_live_instant, unregister_live_instant
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.format.test_lsm_timeline import JavaLSMWriter
 
 MOR = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",

@@ -13,7 +13,7 @@ import pytest
 
 import hoodie
 from hoodie.format.timeline import instant as I
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.file_group.fsview import list_partitions
 from hoodie.format.storage import Storage
 from hoodie.services.clean import run_clean

@@ -330,7 +330,7 @@ def test_instant_must_be_newest(tmp_path: Path) -> None:
 def test_cow_table_is_refused(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     o = {**options(Setup(), "insert"), "hoodie.datasource.write.table.type": "COPY_ON_WRITE"}
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     write_arrow(path, batch([(1, 1, 0)], Setup()), o)
     with pytest.raises(CompactionError, match="MERGE_ON_READ"):
@@ -343,7 +343,7 @@ def test_today_based_strategies_use_partition_dates(tmp_path: Path) -> None:
     o = {**options(Setup(), "insert"), "hoodie.datasource.write.partitionpath.field": "day"}
     import pyarrow as pa
 
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     days = ["2024/05/01", "2024/05/02", "2024/05/03"]
     data = pa.table({"k": pa.array([1, 2, 3], pa.int64()), "day": days, "ts": pa.array([1, 1, 1], pa.int64()),

@@ -25,7 +25,8 @@ from hoodie.services.rollback import rollback
 from hoodie.services.transaction import Hook, Transaction, observe
 from hoodie.services.ttl import restore, run_ttl
 from hoodie.services.ttl.service import delete_partitions
-from hoodie.services.write import ArrowWriteExecutor, PostCommitError, run_write, write_arrow
+from hoodie import write_arrow
+from hoodie.services.write import ArrowWriteExecutor, PostCommitError, run_write
 
 
 def opts(table_type: str = "COPY_ON_WRITE", op: str = "upsert", **extra: str) -> dict[str, str]:

@@ -56,6 +56,7 @@ from hoodie.format.table import META_COLUMNS, HoodieTable, read_partition_metada
 from hoodie.format.slice import writer as W
 from hoodie.configs import warn_unknown_keys
 from hoodie.faults import fault_point
+from hoodie.services import inline
 from hoodie.services.rollback import rollback
 from hoodie.services.transaction import Transaction
 from hoodie.services.write import WriteOperation, WriteOutcome, run_write
@@ -131,10 +132,13 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
 def _run(st: Storage, opts: dict[str, str], df: Any, mode: str, storage_options: Optional[dict[str, Any]],
          op: str) -> str:
     # The table lock covers the whole write (docs/concurrency.md); inline services take it again.
+    # The inline services the options enable run after the commit (their options checked first);
+    # inline compaction runs its operations on Spark, through an executor built when it runs, so
+    # options are validated before Spark is touched.
+    hooks = inline.post_commit_hooks(opts, lambda tasks: spark_executor(df.sparkSession)(tasks))
     return run_write(st, opts, SparkWriteExecutor(df, opts), mode=mode, instant=opts.get("hoodie.write.instant"),
                      storage_options=storage_options, what=f"Spark write ({op})",
-                     # Built when inline compaction runs: options are validated before Spark is touched.
-                     compaction_executor=lambda tasks: spark_executor(df.sparkSession)(tasks))
+                     checks=[functools.partial(inline.check_inline_options, opts)], post_commit=hooks)
 
 
 class SparkWriteExecutor:

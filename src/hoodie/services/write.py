@@ -7,15 +7,17 @@ writes the requested/inflight instant of the operation (a commit, deltacommit or
 :mod:`hoodie.services.delete_partition` for delete_partition) and commits the write stats the
 executor returns. Planning and executing the file groups is the format core's
 (:mod:`hoodie.format.batch_write`); the executor decides where it runs. After the commit the
-transaction publishes the write's metrics and runs the inline services the options enable
-(:mod:`hoodie.services.inline`).
+transaction publishes the write's metrics and runs the post-commit hooks its caller passes: the
+entry points (:func:`hoodie.interfaces.table.write_arrow`, ``hoodie.spark.write``) pass the inline
+services the options enable (:mod:`hoodie.services.inline`), which this module does not import, so
+the services may write through it (partition TTL's move action does).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Protocol, Sequence
+from typing import Any, Callable, Mapping, Optional, Protocol, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -32,12 +34,15 @@ from hoodie.format.table import META_COLUMNS, HoodieTable, table_exists
 from hoodie.format.timeline.commit_metadata import WriteStat
 from hoodie.format.timeline.instant import Instant
 from hoodie.metrics import publish_write
-from hoodie.services import inline
 from hoodie.services.delete_partition import DeletePartitionOperation
 from hoodie.services.transaction import Hook, Operation, Transaction
-from hoodie.services.ttl import move as _ttl_move
 
 METRICS_HOOK = "publishing the write's metrics"
+
+# A check of the options a post-commit hook reads, run before anything is written: called with whether
+# the table is MERGE_ON_READ and its properties (None for a table the write creates). A misconfiguration
+# found only after the commit would raise with the data committed (see :mod:`hoodie.services.inline`).
+OptionCheck = Callable[[bool, Optional[Mapping[str, str]]], None]
 
 
 @dataclass
@@ -79,7 +84,8 @@ class WriteOperation(Operation):
 
     def __init__(self, storage: Storage, options: Mapping[str, Any], executor: WriteExecutor, *,
                  mode: str = "append", instant: Optional[str] = None,
-                 storage_options: Optional[dict[str, Any]] = None, what: str = "write") -> None:
+                 storage_options: Optional[dict[str, Any]] = None, what: str = "write",
+                 checks: Sequence[OptionCheck] = ()) -> None:
         self.storage = storage
         self.options = options
         self.executor = executor
@@ -87,6 +93,7 @@ class WriteOperation(Operation):
         self.instant_time = instant
         self.storage_options = storage_options
         self.what = what
+        self.checks = list(checks)
         self.started = time.monotonic()
         self.cfg: Optional[WriteConfig] = None
         self.existing: Optional[HoodieTable] = None
@@ -117,10 +124,10 @@ class WriteOperation(Operation):
         if replace:
             cfg = B.overwrite_config(cfg)
         self.cfg = cfg
-        # The inline services run after the commit: a misconfiguration found only then would raise
+        # The post-commit hooks run after the commit: a misconfiguration found only then would raise
         # with the data committed, so their options are checked now.
-        inline.check_inline_options(self.options, cfg.table_type == "MERGE_ON_READ",
-                                    existing.props if existing else None)
+        for check in self.checks:
+            check(cfg.table_type == "MERGE_ON_READ", existing.props if existing else None)
         self.executor.check(self, existing)
         if cfg.operation in ("delete", "delete_partition") and existing is not None:
             self.avro_schema = existing.avro_schema()
@@ -200,20 +207,21 @@ class WriteOperation(Operation):
 
 def run_write(storage: Storage, options: Mapping[str, Any], executor: WriteExecutor, *, mode: str = "append",
               instant: Optional[str] = None, storage_options: Optional[dict[str, Any]] = None,
-              what: str = "write", compaction_executor: Optional[Any] = None,
+              what: str = "write", checks: Sequence[OptionCheck] = (),
               pre_commit: Sequence[Hook] = (), post_commit: Sequence[Hook] = ()) -> str:
     """Run one write through a :class:`~hoodie.services.transaction.Transaction`; returns the
     committed instant time.
 
-    ``executor`` does the data work; ``compaction_executor`` runs inline compaction's operations
-    (the Spark engine passes its own). ``post_commit`` hooks run after the write's metrics and
-    before the inline services. A failure after the commit raises :class:`PostCommitError`.
+    ``executor`` does the data work. ``post_commit`` hooks run after the write's metrics, in their
+    order (the entry points pass the inline services: :func:`hoodie.services.inline.post_commit_hooks`);
+    ``checks`` check the options those hooks read before anything is written. A failure after the
+    commit raises :class:`PostCommitError`.
     """
     if mode not in ("append", "overwrite"):
         raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")
     op = WriteOperation(storage, options, executor, mode=mode, instant=instant, storage_options=storage_options,
-                        what=what)
-    hooks = [op.metrics_hook(), *post_commit, *inline.post_commit_hooks(options, compaction_executor)]
+                        what=what, checks=checks)
+    hooks = [op.metrics_hook(), *post_commit]
     txn = Transaction(op, op, storage=storage, options=options, pre_commit=pre_commit, post_commit=hooks).run()
     assert txn.completed is not None
     return txn.completed.timestamp
@@ -264,33 +272,5 @@ class ArrowWriteExecutor:
         """Nothing: the instant stays pending and the next writer rolls it back."""
 
 
-def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
-                storage_options: Optional[dict[str, Any]] = None, instant: Optional[str] = None,
-                mode: str = "append") -> str:
-    """Write Arrow data as one commit, in this process (no Spark). Returns the instant time.
-
-    ``options`` are Hudi datasource keys (``hoodie.table.name``, ``hoodie.datasource.write.*``...);
-    without ``hoodie.datasource.write.recordkey.field`` keys are generated as Hudi 0.14+ does
-    (``<instant>_0_<row>``, insert-only: see docs/spark.md). ``mode="overwrite"`` replaces an existing
-    table's data with the batch (an insert_overwrite_table replacecommit,
-    :func:`~hoodie.format.batch_write.overwrite_config`);
-    ``"append"`` writes into it. Both create the table when absent. Options and data are checked
-    before anything is written. The write holds the table lock (``hoodie.format.lock``) from its
-    rollback of failed writes to its commit; the inline services it enables run after it, each
-    under the lock again. A failure after the commit raises :class:`PostCommitError`.
-    """
-    if mode not in ("append", "overwrite"):
-        raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")
-    warn_unknown_keys(options)
-    st = Storage(base_path, storage_options)
-    op = str(options.get("hoodie.datasource.write.operation") or "upsert")
-    return run_write(st, options, ArrowWriteExecutor(data, options), mode=mode, instant=instant,
-                     storage_options=storage_options, what=f"write ({op})")
-
-
-# Partition TTL's move action (hoodie.services.ttl.move) writes its copies with write_arrow; that module
-# cannot import this one (this one runs inline TTL), so write_arrow is handed to it here.
-_ttl_move.register_writer(write_arrow)
-
-__all__ = ["write_arrow", "run_write", "WriteOperation", "WriteExecutor", "WriteOutcome", "ArrowWriteExecutor",
+__all__ = ["run_write", "OptionCheck", "WriteOperation", "WriteExecutor", "WriteOutcome", "ArrowWriteExecutor",
            "PostCommitError", "WriteError", "METRICS_HOOK"]
