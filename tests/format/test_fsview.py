@@ -15,7 +15,7 @@ from hoodie.format.file_group import naming as N
 from hoodie.format.timeline import plans
 from hoodie.format.timeline import active as T
 from hoodie.format.slice import writer as W
-from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
+from hoodie.services.write.plan import WriteConfig, execute_file_group, plan_write, prepare_records
 from hoodie import write_arrow
 from hoodie.format.timeline.commit_metadata import CommitMetadata
 from hoodie.format.file_group.fsview import FileSystemView

@@ -141,7 +141,7 @@ def test_log_rows_marked_deleted_by_another_writer_are_deletes(tmp_path: Path, m
     """A log data block holding ``_hoodie_is_deleted = true`` rows (written by an older hoodie, which
     ignored the column) reads as deletes in our reader, the writer's index and compaction, as in
     hudi-rs; base-file rows are returned as stored, as hudi-rs returns them."""
-    from hoodie.format import batch_write as BW
+    from hoodie.services.write import plan as BW
     from hoodie.services.compaction import run_compaction
 
     path = str(tmp_path / "t")
@@ -316,7 +316,7 @@ def test_overwrite_mode_refusals_leave_the_old_table(tmp_path: Path, table_type:
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_overwrite_mode_failing_midway_leaves_the_old_table(tmp_path: Path, table_type: str,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    from hoodie.format import batch_write as BW
+    from hoodie.services.write import plan as BW
 
     path = str(tmp_path / "t")
     o = _old_table(path, table_type)

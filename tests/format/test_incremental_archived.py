@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import hoodie
-from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
+from hoodie.services.write.plan import WriteConfig, execute_file_group, plan_write, prepare_records
 from hoodie.format.file_group import naming as N
 from hoodie.format.slice import writer as W
 from hoodie.format.slice.reader import ReadError

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import hoodie
-from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
+from hoodie.services.write.plan import WriteConfig, execute_file_group, plan_write, prepare_records
 from hoodie.format.file_group import naming as N
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.slice import writer as W

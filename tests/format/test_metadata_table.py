@@ -21,7 +21,7 @@ import pytest
 
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import naming as N
-from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
+from hoodie.services.write.plan import WriteConfig, execute_file_group, plan_write, prepare_records
 from hoodie import write_arrow
 from hoodie.format.slice import writer as W
 from hoodie.format.file_group.fsview import FileSystemView

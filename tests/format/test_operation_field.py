@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
+from hoodie.services.write.plan import WriteConfig, execute_file_group, plan_write, prepare_records
 from hoodie.format.file_group import naming as N
 from hoodie.format.slice import writer as W
 from hoodie.format.table import HoodieTable

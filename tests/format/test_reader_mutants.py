@@ -33,8 +33,8 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-import hoodie.format.batch_write as BW
-from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
+import hoodie.services.write.plan as BW
+from hoodie.services.write.plan import WriteConfig, execute_file_group, plan_write, prepare_records
 from hoodie.format.file_group import naming as N
 from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.slice import writer as W

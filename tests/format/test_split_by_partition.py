@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hoodie.errors import WriteError
-from hoodie.format.batch_write import split_by_partition
+from hoodie.services.write.plan import split_by_partition
 
 
 @settings(max_examples=60, deadline=None)

@@ -14,7 +14,7 @@ from hoodie.format.file_group import naming as N
 from hoodie.format.timeline import plans as PL
 from hoodie.format.timeline import active as T
 from hoodie.format.slice import writer as W
-from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
+from hoodie.services.write.plan import WriteConfig, execute_file_group, plan_write, prepare_records
 from hoodie.format.timeline.compaction_plan import CompactionPlan
 from hoodie.format.file_group.fsview import RESERVED_LOG_VERSION_METRIC, FileSystemView, reserved_log_version
 from hoodie.format.file_group.links import PARTIAL_PLAN_KEY

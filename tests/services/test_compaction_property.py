@@ -202,7 +202,7 @@ def _files(path: str) -> dict[str, bytes]:
 
 def _failed_write(path: str, rs: list[tuple[int, int, int]], s: Setup) -> str:
     from hoodie.format.slice import writer as W
-    from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
+    from hoodie.services.write.plan import WriteConfig, execute_file_group, plan_write, prepare_records
     from tests.services.test_compaction_support import batch, options
 
     table = HoodieTable(path)

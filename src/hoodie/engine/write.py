@@ -35,7 +35,7 @@ from hoodie.engine.compaction import spark_executor
 from hoodie.errors import HoodieError, PostCommitError, WriteError
 from hoodie.format import phases
 from hoodie.format.file_group import naming as N
-from hoodie.format.batch_write import (
+from hoodie.services.write.plan import (
     IS_DELETED,
     PARTITIONS_TO_DELETE,
     WriteConfig,
@@ -235,7 +235,7 @@ def _key_columns(cfg: WriteConfig, columns: list[str]) -> list[str]:
 
 
 def _check_records(df, cfg: WriteConfig) -> None:
-    """Run the writer's record checks (:func:`~hoodie.format.batch_write.prepare_records`: record
+    """Run the writer's record checks (:func:`~hoodie.services.write.plan.prepare_records`: record
     keys, partition paths, precombine values, ``_hoodie_is_deleted``) over the whole input before
     anything is written; raise the first error found, as the pure-Python writer raises it.
 

@@ -6,7 +6,7 @@ sequence of the pure-Python writer (:func:`write_arrow`) and the Spark engine
 writes the requested/inflight instant of the operation (a commit, deltacommit or replacecommit;
 :mod:`hoodie.services.delete_partition` for delete_partition) and commits the write stats the
 executor returns. Planning and executing the file groups is the format core's
-(:mod:`hoodie.format.batch_write`); the executor decides where it runs. After the commit the
+(:mod:`hoodie.services.write.plan`); the executor decides where it runs. After the commit the
 transaction publishes the write's metrics and runs the post-commit hooks its caller passes: the
 entry points (:func:`hoodie.interfaces.table.write_arrow`, ``hoodie.spark.write``) pass the inline
 services the options enable (:mod:`hoodie.services.inline`), which this module does not import, so
@@ -24,9 +24,9 @@ import pyarrow.compute as pc
 
 from hoodie.configs import warn_unknown_keys
 from hoodie.faults import fault_point
-from hoodie.format import batch_write as B
+from hoodie.services.write import plan as B
 from hoodie.errors import PostCommitError, WriteError
-from hoodie.format.batch_write import WriteConfig
+from hoodie.services.write.plan import WriteConfig
 from hoodie.format.file_group.fsview import FileSystemView, check_partition_nesting
 from hoodie.format.slice import writer as W
 from hoodie.format.storage import Storage
