@@ -8,7 +8,7 @@ import pytest
 
 from hoodie.engine.write import _partition_runs
 from hoodie.errors import WriteError
-from hoodie.services.write.plan import WriteConfig
+from hoodie.services.write.configs import WriteConfig
 
 OPTS = {"hoodie.table.name": "r", "hoodie.datasource.write.recordkey.field": "id",
         "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.operation": "upsert"}

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hoodie.services.write.plan import _replace_rows
+from hoodie.services.write.execution import _replace_rows
 from hoodie import write_arrow
 from tests.helpers import examples
 

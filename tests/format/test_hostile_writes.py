@@ -141,7 +141,7 @@ def test_log_rows_marked_deleted_by_another_writer_are_deletes(tmp_path: Path, m
     """A log data block holding ``_hoodie_is_deleted = true`` rows (written by an older hoodie, which
     ignored the column) reads as deletes in our reader, the writer's index and compaction, as in
     hudi-rs; base-file rows are returned as stored, as hudi-rs returns them."""
-    from hoodie.services.write import plan as BW
+    from hoodie.services.write import prepare as BW
     from hoodie.services.compaction import run_compaction
 
     path = str(tmp_path / "t")
@@ -152,7 +152,7 @@ def test_log_rows_marked_deleted_by_another_writer_are_deletes(tmp_path: Path, m
         del o["hoodie.datasource.write.precombine.field"]
     write_arrow(path, _deleted_batch([(1, 5, "a", False), (2, 5, "b", False), (3, 5, "c", False)]), o)
     with monkeypatch.context() as m:  # the old writer: the marker is an ordinary column
-        m.setattr(BW, "_soft_deleted", lambda records: None)
+        m.setattr(BW, "soft_deleted", lambda records: None)
         write_arrow(path, _deleted_batch([(1, 6, "x", True), (2, 4, "y", True)]), o)
     expected = {3: ("c",)} if not ordering else {2: ("b",), 3: ("c",)}
     for t in (hoodie.read_table(path), read_hudi_rs(path)):
@@ -316,7 +316,7 @@ def test_overwrite_mode_refusals_leave_the_old_table(tmp_path: Path, table_type:
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_overwrite_mode_failing_midway_leaves_the_old_table(tmp_path: Path, table_type: str,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    from hoodie.services.write import plan as BW
+    from hoodie.services.write import execution as BW
 
     path = str(tmp_path / "t")
     o = _old_table(path, table_type)

@@ -24,7 +24,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import hoodie
-from hoodie.services.write.plan import WriteConfig, execute_file_group, plan_write, prepare_records
+from hoodie.services.write.configs import WriteConfig
+from hoodie.services.write.execution import execute_file_group
+from hoodie.services.write.plan import plan_write
+from hoodie.services.write.prepare import prepare_records
 from hoodie.format.file_group import naming as N
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.slice import writer as W

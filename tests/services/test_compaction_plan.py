@@ -14,7 +14,10 @@ from hoodie.format.file_group import naming as N
 from hoodie.format.timeline import plans as PL
 from hoodie.format.timeline import active as T
 from hoodie.format.slice import writer as W
-from hoodie.services.write.plan import WriteConfig, execute_file_group, plan_write, prepare_records
+from hoodie.services.write.configs import WriteConfig
+from hoodie.services.write.execution import execute_file_group
+from hoodie.services.write.plan import plan_write
+from hoodie.services.write.prepare import prepare_records
 from hoodie.format.timeline.compaction_plan import CompactionPlan
 from hoodie.format.file_group.fsview import RESERVED_LOG_VERSION_METRIC, FileSystemView, reserved_log_version
 from hoodie.format.file_group.links import PARTIAL_PLAN_KEY

@@ -35,15 +35,6 @@ from hoodie.engine.compaction import spark_executor
 from hoodie.errors import HoodieError, PostCommitError, WriteError
 from hoodie.format import phases
 from hoodie.format.file_group import naming as N
-from hoodie.services.write.plan import (
-    IS_DELETED,
-    PARTITIONS_TO_DELETE,
-    WriteConfig,
-    check_event_times,
-    execute_file_group,
-    plan_write,
-    prepare_records,
-)
 from hoodie.format.file_group.fsview import check_partition_nesting
 from hoodie.format.keys.generators import (
     ComplexKeyGenerator, NonpartitionedKeyGenerator, SimpleKeyGenerator, key_generator_from_config,
@@ -60,6 +51,10 @@ from hoodie.services import inline
 from hoodie.services.rollback import rollback
 from hoodie.services.transaction import Transaction
 from hoodie.services.write import WriteOperation, WriteOutcome, run_write
+from hoodie.services.write.configs import IS_DELETED, PARTITIONS_TO_DELETE, WriteConfig
+from hoodie.services.write.execution import execute_file_group
+from hoodie.services.write.plan import plan_write
+from hoodie.services.write.prepare import check_event_times, prepare_records
 
 KEY = "_hoodie_record_key"
 PART = "_hoodie_partition_path"
@@ -235,7 +230,7 @@ def _key_columns(cfg: WriteConfig, columns: list[str]) -> list[str]:
 
 
 def _check_records(df, cfg: WriteConfig) -> None:
-    """Run the writer's record checks (:func:`~hoodie.services.write.plan.prepare_records`: record
+    """Run the writer's record checks (:func:`~hoodie.services.write.prepare.prepare_records`: record
     keys, partition paths, precombine values, ``_hoodie_is_deleted``) over the whole input before
     anything is written; raise the first error found, as the pure-Python writer raises it.
 

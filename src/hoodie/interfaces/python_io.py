@@ -46,7 +46,7 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
     without ``hoodie.datasource.write.recordkey.field`` keys are generated as Hudi 0.14+ does
     (``<instant>_0_<row>``, insert-only: see docs/spark.md). ``mode="overwrite"`` replaces an existing
     table's data with the batch (an insert_overwrite_table replacecommit,
-    :func:`~hoodie.services.write.plan.overwrite_config`);
+    :func:`~hoodie.services.write.configs.overwrite_config`);
     ``"append"`` writes into it. Both create the table when absent. Options and data are checked
     before anything is written. The write holds the table lock (``hoodie.format.lock``) from its
     rollback of failed writes to its commit; the inline services it enables run after it, each

@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 from hoodie import configs as C
 from hoodie.configs import format_duration, warn_unknown_keys
 from hoodie.faults import fault_point
-from hoodie.services.write import plan as B
+from hoodie.services import write as B
 from hoodie.format.file_group.fsview import FileSlice
 from hoodie.format.slice.eventtime import EventTimeError, event_time_millis, millis_to_iso
 from hoodie.format.storage import Storage

@@ -1,16 +1,25 @@
-"""Writes (insert, upsert, delete, overwrites, delete_partition) as transactions: the one write
-sequence of the pure-Python writer (:func:`write_arrow`) and the Spark engine
-(``hoodie.spark.write``, which passes its :class:`WriteExecutor` in).
+"""The write's room: writes (insert, upsert, delete, overwrites, delete_partition) as transactions, the
+one write flow of the pure-Python writer (:func:`hoodie.interfaces.table.write_arrow`, which passes
+:class:`ArrowWriteExecutor`) and the Spark engine (``hoodie.spark.write``, which passes its own
+:class:`WriteExecutor`). Shaped like delta-rs ``operations/write``:
+
+* this module, the flow: :class:`WriteOperation` (the transaction's steps), :func:`run_write`,
+  :func:`commit_write` (the write stats into the completed instant), :func:`open_or_create`;
+* :mod:`~hoodie.services.write.configs`: the options parsed into one :class:`WriteConfig`, checked
+  against the table;
+* :mod:`~hoodie.services.write.prepare`: the input records (keys, partition paths, event times,
+  soft deletes) and the schema the write leaves;
+* :mod:`~hoodie.services.write.plan`: tagging, de-duplication and sizing into per-file-group work;
+* :mod:`~hoodie.services.write.execution`: writing one file group (the format layer writes the
+  files themselves: :mod:`hoodie.format.slice.writer`).
 
 :class:`WriteOperation` parses and checks the options and data, creates the table when absent,
 writes the requested/inflight instant of the operation (a commit, deltacommit or replacecommit;
 :mod:`hoodie.services.delete_partition` for delete_partition) and commits the write stats the
-executor returns. Planning and executing the file groups is the format core's
-(:mod:`hoodie.services.write.plan`); the executor decides where it runs. After the commit the
+executor returns; the executor decides where the file groups are written. After the commit the
 transaction publishes the write's metrics and runs the post-commit hooks its caller passes: the
-entry points (:func:`hoodie.interfaces.table.write_arrow`, ``hoodie.spark.write``) pass the inline
-services the options enable (:mod:`hoodie.services.inline`), which this module does not import, so
-the services may write through it (partition TTL's move action does).
+entry points pass the inline services the options enable (:mod:`hoodie.services.inline`), which this
+package does not import, so the services may write through it (partition TTL's move action does).
 """
 
 from __future__ import annotations
@@ -22,20 +31,27 @@ from typing import Any, Callable, Mapping, Optional, Protocol, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie.configs import warn_unknown_keys
 from hoodie.faults import fault_point
-from hoodie.services.write import plan as B
 from hoodie.errors import PostCommitError, WriteError
-from hoodie.services.write.plan import WriteConfig
 from hoodie.format.file_group.fsview import FileSystemView, check_partition_nesting
+from hoodie.format.keys.generators import key_generator_from_config
 from hoodie.format.slice import writer as W
 from hoodie.format.storage import Storage
-from hoodie.format.table import META_COLUMNS, HoodieTable, table_exists
+from hoodie.format.table import META_COLUMNS, HoodieTable, create_table, table_exists
+from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.commit_metadata import WriteStat
 from hoodie.format.timeline.instant import Instant
 from hoodie.metrics import publish_write
 from hoodie.services.delete_partition import DeletePartitionOperation
 from hoodie.services.transaction import Hook, Operation, Transaction
+from hoodie.services.write.configs import (
+    OPERATION_TYPES, OVERWRITE_OPERATIONS, PARTITIONS_TO_DELETE, WriteConfig, overwrite_config,
+)
+from hoodie.services.write.execution import write_file_groups
+from hoodie.services.write.plan import (
+    WritePlan, action_for, check_compaction_plans, partitions_to_delete, replaced_file_groups, requested_content,
+)
+from hoodie.services.write.prepare import avro_schema_for, check_event_times, prepare_records, with_auto_keys
 
 METRICS_HOOK = "publishing the write's metrics"
 
@@ -109,7 +125,7 @@ class WriteOperation(Operation):
     @property
     def operation_type(self) -> str:
         """Hudi's operationType of this write (``UPSERT``...)."""
-        return B.OPERATION_TYPES[self.config.operation]
+        return OPERATION_TYPES[self.config.operation]
 
     def prepare(self, txn: Transaction) -> bool:
         """Parse the options against the table, check every record, create the table when absent."""
@@ -122,7 +138,7 @@ class WriteOperation(Operation):
         cfg = WriteConfig.from_options(self.options, existing, overwrite=self.mode == "overwrite")
         replace = self.mode == "overwrite" and existing is not None
         if replace:
-            cfg = B.overwrite_config(cfg)
+            cfg = overwrite_config(cfg)
         self.cfg = cfg
         # The post-commit hooks run after the commit: a misconfiguration found only then would raise
         # with the data committed, so their options are checked now.
@@ -133,26 +149,26 @@ class WriteOperation(Operation):
             self.avro_schema = existing.avro_schema()
         else:
             # An overwrite's batch is the table's new content: its schema is the new table schema.
-            self.avro_schema = B.avro_schema_for(self.executor.body_schema(), cfg, None if replace else existing)
-        txn.table = existing or B.open_or_create(st.base_uri, cfg, self.avro_schema, self.storage_options)
+            self.avro_schema = avro_schema_for(self.executor.body_schema(), cfg, None if replace else existing)
+        txn.table = existing or open_or_create(st.base_uri, cfg, self.avro_schema, self.storage_options)
         return True
 
     def check(self, txn: Transaction) -> None:
         """Pending compaction plans must be readable; a delete_partition resolves its partitions."""
         assert txn.table is not None
-        B.check_compaction_plans(txn.table)
+        check_compaction_plans(txn.table)
         txn.table.reload()
         if self.config.operation != "delete_partition":
             return
         parts = self.executor.partitions_to_delete(self)
         if not parts:
-            raise WriteError(f"delete_partition needs {B.PARTITIONS_TO_DELETE} or input rows naming the partitions")
+            raise WriteError(f"delete_partition needs {PARTITIONS_TO_DELETE} or input rows naming the partitions")
         table = txn.table
         all_parts = set(FileSystemView(table.storage, table.timeline).partitions())
         missing = [p for p in parts if p not in all_parts]
         if missing:
             raise WriteError(f"delete_partition: partition(s) {missing} do not exist in {table.base_path}")
-        self.delete = DeletePartitionOperation(B.replaced_file_groups(table, parts), instant=self.instant_time)
+        self.delete = DeletePartitionOperation(replaced_file_groups(table, parts), instant=self.instant_time)
 
     def start(self, txn: Transaction) -> Instant:
         """The requested and inflight instant of the write's action."""
@@ -160,8 +176,8 @@ class WriteOperation(Operation):
         if self.delete is not None:
             return self.delete.start(txn)
         op = self.config.operation
-        return W.start_commit(txn.table, B.action_for(txn.table, op), self.instant_time,
-                              operation_type=self.operation_type, requested_content=B.requested_content(op))
+        return W.start_commit(txn.table, action_for(txn.table, op), self.instant_time,
+                              operation_type=self.operation_type, requested_content=requested_content(op))
 
     def execute(self, txn: Transaction) -> Optional[WriteOutcome]:
         """The transaction's executor step: the executor's file groups (a delete_partition has none)."""
@@ -179,12 +195,12 @@ class WriteOperation(Operation):
         cfg = self.config
         fault_point("write.before_complete")
         replaced = None
-        if cfg.operation in B.OVERWRITE_OPERATIONS:
+        if cfg.operation in OVERWRITE_OPERATIONS:
             parts = (FileSystemView(table.storage, table.timeline).partitions()
                      if cfg.operation == "insert_overwrite_table" else sorted(result.partitions))
-            replaced = B.replaced_file_groups(table, parts)
-        plan = B.WritePlan(table, cfg, txn.instant.timestamp, self.avro_schema, [], self.operation_type)
-        done = B.commit_write(plan, result.stats, replaced=replaced)
+            replaced = replaced_file_groups(table, parts)
+        plan = WritePlan(table, cfg, txn.instant.timestamp, self.avro_schema, [], self.operation_type)
+        done = commit_write(plan, result.stats, replaced=replaced)
         fault_point("write.after_complete")
         return done
 
@@ -227,6 +243,39 @@ def run_write(storage: Storage, options: Mapping[str, Any], executor: WriteExecu
     return txn.completed.timestamp
 
 
+def commit_write(plan: WritePlan, stats: Sequence[WriteStat], extra: Optional[dict[str, str]] = None,
+                 replaced: Optional[dict[str, list[str]]] = None) -> I.Instant:
+    """Complete the write's instant with its write stats (the commit point).
+
+    ``replaced`` (partition -> file ids) makes it a replacecommit (insert_overwrite[_table])."""
+    table = plan.table
+    action = I.REPLACE_COMMIT if replaced is not None else W.write_action_for(table)
+    inflight = I.Instant(plan.instant, action, I.State.INFLIGHT)
+    meta = W.commit_metadata_for(stats, avro_schema=plan.avro_schema, operation_type=plan.operation_type,
+                                 extra=extra, replaced=replaced)
+    return W.complete_commit(table, inflight, meta)
+
+
+
+def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict],
+                   storage_options: Optional[dict[str, Any]] = None, database: Optional[str] = None,
+                   extra_props: Optional[dict[str, str]] = None) -> HoodieTable:
+    """Open the table at ``base_path``, creating it from the write config when absent."""
+    st = Storage(base_path, storage_options)
+    if table_exists(st):
+        return HoodieTable(base_path, storage=st)
+    kg = key_generator_from_config(cfg.keygen_props, allow_auto_record_keys=cfg.auto_record_keys)
+    return create_table(
+        base_path, table_name=cfg.table_name, table_type=cfg.table_type,
+        record_key_fields=cfg.record_key_fields, partition_fields=cfg.partition_fields,
+        precombine_field=cfg.precombine_field, keygen_class=kg.java_class_name,
+        hive_style=cfg.hive_style, url_encode=cfg.url_encode, avro_schema=avro_schema,
+        payload_class=cfg.payload_class, timeline_timezone=cfg.timeline_timezone,
+        database=database, extra_props=extra_props, storage=st, table_version=cfg.table_version,
+        auto_record_keys=cfg.auto_record_keys,
+    )
+
+
 class ArrowWriteExecutor:
     """The pure-Python write executor: plans and writes every file group in this process."""
 
@@ -244,15 +293,15 @@ class ArrowWriteExecutor:
         the table is created or anything is written."""
         cfg = op.config
         body = self.data.drop_columns([c for c in self.data.column_names if c in META_COLUMNS])
-        B.check_event_times(body, cfg)
-        self.records = B.prepare_records(self.data, cfg)
+        check_event_times(body, cfg)
+        self.records = prepare_records(self.data, cfg)
         if cfg.operation not in ("delete", "delete_partition"):
             check_partition_nesting(op.storage, pc.unique(self.records.column("_hoodie_partition_path")).to_pylist(),
                                     existing.timeline if existing is not None else None)
 
     def partitions_to_delete(self, op: WriteOperation) -> list[str]:
         """``hoodie.datasource.write.partitions.to.delete``, or the partitions of the input rows."""
-        return B.partitions_to_delete(self.options, self.records)
+        return partitions_to_delete(self.options, self.records)
 
     def execute(self, txn: Transaction) -> WriteOutcome:
         """Plan the write and write its file groups one after another."""
@@ -262,8 +311,8 @@ class ArrowWriteExecutor:
         instant = txn.instant.timestamp
         # A write without record key fields gets Hudi's generated keys now that its instant is known: one
         # process, so partition id 0 and the rows numbered in input order.
-        self.records = B.with_auto_keys(self.records, op.config, instant)
-        stats = B.write_file_groups(txn.table, self.records, op.config, instant, op.avro_schema,
+        self.records = with_auto_keys(self.records, op.config, instant)
+        stats = write_file_groups(txn.table, self.records, op.config, instant, op.avro_schema,
                                     "write.after_file_group")
         parts = sorted(pc.unique(self.records.column("_hoodie_partition_path")).to_pylist())
         return WriteOutcome(stats, parts)
