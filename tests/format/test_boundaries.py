@@ -1195,31 +1195,31 @@ def test_layout2_completion_times_pass_every_name_on_the_timeline(tmp_path) -> N
     assert st.exists(".hoodie/timeline/20990101000000005.compaction.requested")
 
 
-def test_completion_hooks_innermost_first_and_only_inside_their_block(tmp_path) -> None:
+def test_a_completion_that_skipped_the_metadata_table_is_refused(tmp_path) -> None:
+    """The format layer keeps no callback into the services: it refuses a completion that did not record
+    the instant in the table's metadata table first (hoodie.services.commit.commit does, and says so),
+    before the completed file is written; a table without a metadata table completes either way."""
     from hoodie.format.storage import Storage
     from hoodie.format.timeline import instant as I
     from hoodie.format.timeline import active as T
 
     st = Storage(str(tmp_path))
-    other = Storage(str(tmp_path / "other"))
 
     def inflight(n: int) -> "I.Instant":
         return T.transition_to_inflight(st, T.create_requested(st, P + str(n), I.DELTA_COMMIT))
 
-    seen: list[tuple] = []
-    with T.before_completion(st, lambda i, c: seen.append(("outer", i.timestamp, c))):
-        with T.before_completion(other, lambda i, c: seen.append(("other table", i.timestamp))):
-            with T.before_completion(st, lambda i, c: seen.append(("inner", i.timestamp, c))):
-                T.transition_to_complete(st, inflight(1), b"{}")
-            T.transition_to_complete(st, inflight(2), b'{"a": 1}')
-    T.transition_to_complete(st, inflight(3), b"{}")  # no hook, no metadata table: nothing to refuse
-    assert seen == [("inner", P + "1", b"{}"), ("outer", P + "2", b'{"a": 1}')]
+    assert T.transition_to_complete(st, inflight(1), b"{}").is_completed  # no metadata table: nothing to refuse
     st.write_bytes(T.METADATA_PROPS, b"hoodie.table.version=6\n")
-    with pytest.raises(T.TimelineError, match=rf"^\[{P}4__deltacommit__INFLIGHT\] of {st.uri()} is completing outside "
+    pending = T.prepare_completion(st, inflight(2), b"{}")
+    with pytest.raises(T.TimelineError, match=rf"^\[{P}2__deltacommit__INFLIGHT\] of {st.uri()} is completing outside "
                                               "hoodie's commit path, which keeps the table's metadata table in step "
                                               "with its timeline; commit through hoodie.services.transaction.Transaction$"):
-        T.transition_to_complete(st, inflight(4), b"{}")
-    assert not st.exists(f".hoodie/{P}4.deltacommit")
+        T.write_completion(pending, metadata_table_updated=False)
+    with pytest.raises(T.TimelineError, match="outside hoodie's commit path"):
+        T.transition_to_complete(st, inflight(3), b"{}")
+    assert not st.exists(f".hoodie/{P}2.deltacommit") and not st.exists(f".hoodie/{P}3.deltacommit")
+    assert T.write_completion(pending, metadata_table_updated=True).is_completed
+    assert st.exists(f".hoodie/{P}2.deltacommit")
 
 
 # -- reader: the log-scan rules ------------------------------------------------------------------

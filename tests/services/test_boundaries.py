@@ -2328,6 +2328,7 @@ def _stop_at(monkeypatch, point: str) -> None:
 @pytest.mark.parametrize("point, done", [("rollback.after_inflight", False), ("rollback.after_delete", False),
                                          ("rollback.after_complete", True)])
 def test_rollback_reaches_its_fault_points(tmp_path: Path, monkeypatch, point: str, done: bool) -> None:
+    from hoodie.errors import PostCommitError
     from hoodie.format.timeline import instant as I
     from hoodie.services.rollback import rollback
     from tests.format.test_fsview import _uncommitted_write
@@ -2337,8 +2338,11 @@ def test_rollback_reaches_its_fault_points(tmp_path: Path, monkeypatch, point: s
     o = _rb_table(path)
     failed = _uncommitted_write(path, _data([0], 5, "bad"), opts=o)
     _stop_at(monkeypatch, point)
-    with pytest.raises(_Stopped):
+    # The fault point raises here instead of killing; once the rollback instant completed (the commit
+    # point passed) the transaction reports a later failure as one after the commit.
+    with pytest.raises(PostCommitError if done else _Stopped) as caught:
         rollback(path, failed)
+    assert isinstance(caught.value.__cause__ if done else caught.value, _Stopped)
     (rb,) = HoodieTable(path).timeline.by_actions(I.ROLLBACK).instants
     assert rb.is_completed == done and HoodieTable(path).timeline.get(failed) is not None
 

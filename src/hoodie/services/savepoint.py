@@ -303,11 +303,10 @@ class SavepointOperation(Operation):
             return Instant(self.target, I.SAVEPOINT, State.INFLIGHT)
         return T.create_inflight(txn.table.storage, self.target, I.SAVEPOINT)
 
-    def complete(self, txn: Transaction, result: Any) -> Instant:
-        """``<t>.savepoint`` with the ``HoodieSavepointMetadata``."""
+    def complete(self, txn: Transaction, result: Any) -> bytes:
+        """What ``<t>.savepoint`` holds: the ``HoodieSavepointMetadata``."""
         assert txn.table is not None and txn.instant is not None and self.record is not None
-        return T.transition_to_complete(txn.table.storage, txn.instant,
-                                        plans.write_avro_metadata("HoodieSavepointMetadata", self.record))
+        return plans.write_avro_metadata("HoodieSavepointMetadata", self.record)
 
     def finalize(self, txn: Transaction) -> None:
         """Report what the savepoint holds."""
@@ -667,15 +666,15 @@ class RestoreOperation(Operation):
                      len(u.deleted))
         return None
 
-    def complete(self, txn: Transaction, result: Any) -> Instant:
-        """``<r>.restore`` with the ``HoodieRestoreMetadata`` (the metadata table follows first)."""
+    def complete(self, txn: Transaction, result: Any) -> bytes:
+        """What ``<r>.restore`` holds: the ``HoodieRestoreMetadata``."""
         assert txn.table is not None and txn.instant is not None
         r = txn.instant
         meta = plans.restore_metadata(
             r.timestamp, int((time.monotonic() - self.started) * 1000),
             [(u.target.timestamp, u.action) for u in self.undo],
             {u.target.timestamp: [u.metadata(r)] for u in self.undo})
-        return T.transition_to_complete(txn.table.storage, r, plans.write_avro_metadata("HoodieRestoreMetadata", meta))
+        return plans.write_avro_metadata("HoodieRestoreMetadata", meta)
 
     def finalize(self, txn: Transaction) -> None:
         """Remove the rolled-back instants (newest first), and pending rollbacks of them."""

@@ -199,8 +199,8 @@ class _CompactionRollbackBase(Operation):
         self.deleted = _delete_outputs(txn.table.storage, self.outputs)
         return None
 
-    def complete(self, txn: Transaction, result: Any) -> I.Instant:
-        """The completed rollback instant, listing what was deleted."""
+    def complete(self, txn: Transaction, result: Any) -> bytes:
+        """What the completed rollback instant holds: the files deleted."""
         assert txn.table is not None and txn.instant is not None
         storage = txn.table.storage
         r = txn.instant.timestamp
@@ -208,8 +208,7 @@ class _CompactionRollbackBase(Operation):
                      for p, fs in sorted(self.by_part.items())}
         meta = PL.rollback_metadata(r, int((time.monotonic() - self.started) * 1000),
                                     [(self.target, I.COMPACTION)], part_meta)
-        return T.transition_to_complete(storage, txn.instant,
-                                        PL.write_avro_metadata("HoodieRollbackMetadata", meta))
+        return PL.write_avro_metadata("HoodieRollbackMetadata", meta)
 
 
 def rollback_compaction(table_or_path: Union[str, HoodieTable], instant: str, *,

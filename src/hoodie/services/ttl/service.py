@@ -26,6 +26,7 @@ from hoodie.faults import fault_point
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
 from hoodie.format.timeline import active as T
+from hoodie.format.timeline.commit_metadata import CommitMetadata
 from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.timeline.savepoints import completed_savepoints
 from hoodie.format.table import HoodieTable
@@ -341,8 +342,8 @@ class TTLOperation(Operation):
         assert self.delete is not None
         return self.delete.start(txn)
 
-    def complete(self, txn: Transaction, result: Any) -> Instant:
-        """The completed delete_partition replacecommit."""
+    def complete(self, txn: Transaction, result: Any) -> CommitMetadata:
+        """The delete_partition replacecommit's metadata."""
         assert self.delete is not None
         return self.delete.complete(txn, None)
 

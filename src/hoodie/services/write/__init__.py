@@ -38,8 +38,7 @@ from hoodie.format.keys.generators import key_generator_from_config
 from hoodie.format.slice import writer as W
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, create_table, table_exists
-from hoodie.format.timeline import instant as I
-from hoodie.format.timeline.commit_metadata import WriteStat
+from hoodie.format.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie.format.timeline.instant import Instant
 from hoodie.metrics import publish_write
 from hoodie.services.delete_partition import DeletePartitionOperation
@@ -49,7 +48,7 @@ from hoodie.services.write.configs import (
 )
 from hoodie.services.write.execution import write_file_groups
 from hoodie.services.write.plan import (
-    WritePlan, action_for, check_compaction_plans, partitions_to_delete, replaced_file_groups, requested_content,
+    action_for, check_compaction_plans, partitions_to_delete, replaced_file_groups, requested_content,
 )
 from hoodie.services.write.prepare import avro_schema_for, check_event_times, prepare_records, with_auto_keys
 
@@ -185,8 +184,8 @@ class WriteOperation(Operation):
             return None
         return self.executor.execute(txn)
 
-    def complete(self, txn: Transaction, result: Optional[WriteOutcome]) -> Instant:
-        """Commit the write stats (replacing the overwritten file groups)."""
+    def complete(self, txn: Transaction, result: Optional[WriteOutcome]) -> CommitMetadata:
+        """The write's commit metadata: its write stats, and the file groups an overwrite replaces."""
         assert txn.table is not None and txn.instant is not None
         if self.delete is not None:
             return self.delete.complete(txn, None)
@@ -199,10 +198,13 @@ class WriteOperation(Operation):
             parts = (FileSystemView(table.storage, table.timeline).partitions()
                      if cfg.operation == "insert_overwrite_table" else sorted(result.partitions))
             replaced = replaced_file_groups(table, parts)
-        plan = WritePlan(table, cfg, txn.instant.timestamp, self.avro_schema, [], self.operation_type)
-        done = commit_write(plan, result.stats, replaced=replaced)
-        fault_point("write.after_complete")
-        return done
+        return W.commit_metadata_for(result.stats, avro_schema=self.avro_schema, operation_type=self.operation_type,
+                                     replaced=replaced)
+
+    def finalize(self, txn: Transaction) -> None:
+        """Nothing to do after the commit but the crash tests' fault point."""
+        if self.delete is None:
+            fault_point("write.after_complete")
 
     def abort(self, txn: Transaction, error: BaseException) -> None:
         """Let the executor undo its work (the Spark engine rolls the instant back at once)."""
@@ -241,20 +243,6 @@ def run_write(storage: Storage, options: Mapping[str, Any], executor: WriteExecu
     txn = Transaction(op, op, storage=storage, options=options, pre_commit=pre_commit, post_commit=hooks).run()
     assert txn.completed is not None
     return txn.completed.timestamp
-
-
-def commit_write(plan: WritePlan, stats: Sequence[WriteStat], extra: Optional[dict[str, str]] = None,
-                 replaced: Optional[dict[str, list[str]]] = None) -> I.Instant:
-    """Complete the write's instant with its write stats (the commit point).
-
-    ``replaced`` (partition -> file ids) makes it a replacecommit (insert_overwrite[_table])."""
-    table = plan.table
-    action = I.REPLACE_COMMIT if replaced is not None else W.write_action_for(table)
-    inflight = I.Instant(plan.instant, action, I.State.INFLIGHT)
-    meta = W.commit_metadata_for(stats, avro_schema=plan.avro_schema, operation_type=plan.operation_type,
-                                 extra=extra, replaced=replaced)
-    return W.complete_commit(table, inflight, meta)
-
 
 
 def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict],
