@@ -27,6 +27,7 @@ from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, write_partition_metadata
 from hoodie.format.timeline import active as T
+from hoodie.format.log import logformat as L
 
 META_AVRO_FIELDS = [{"name": c, "type": ["null", "string"], "default": None} for c in META_COLUMNS]
 DEFAULT_PARQUET_CODEC = "snappy"
@@ -253,8 +254,6 @@ def write_log_file(storage: Storage, *, partition: str, file_id: str, base_insta
     meta fields, plus min/max event time when ``event_time_field`` is set (numbers read in
     ``event_time_unit``; see docs/log-block-event-time.md). The file is created, never appended to.
     """
-    from hoodie.format.log import logformat as L
-
     started = time.monotonic()
     with phase("markers"):
         if version is None:

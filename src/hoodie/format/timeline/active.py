@@ -17,6 +17,9 @@ from hoodie.format.timeline.commit_metadata import AVRO_MAGIC, CommitMetadata
 from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.lock import check_still_held
 from hoodie.format.storage import Storage
+from hoodie.format import properties as P
+from hoodie.format.timeline.plans import read_avro_metadata
+from hoodie.format.timeline.compaction_plan import CompactionPlan
 
 if TYPE_CHECKING:  # imported where used, as the Avro codec is, so that loading the timeline stays light
     from hoodie.format.timeline.compaction_plan import CompactionPlan
@@ -217,8 +220,6 @@ class Timeline(I.InstantSequence):
             FileNotFoundError: the file is gone.
             DamagedTimelineFileError: the file is empty, truncated or not Avro (names the file and the fix).
         """
-        from hoodie.format.timeline.plans import read_avro_metadata
-
         storage = self._storage_or_fail()
         data = self.read_file(inst.file_name)
         try:
@@ -233,15 +234,11 @@ class Timeline(I.InstantSequence):
 
     def compaction_plan(self, timestamp: str) -> "CompactionPlan":
         """The compaction plan, always read from ``<t>.compaction.requested``; see :meth:`read_avro`."""
-        from hoodie.format.timeline.compaction_plan import CompactionPlan
-
         return CompactionPlan.from_avro(self.read_avro(Instant(timestamp, I.COMPACTION, State.REQUESTED)))
 
     def log_compaction_plan(self, timestamp: str) -> "CompactionPlan":
         """The log compaction plan (also a ``HoodieCompactionPlan``) of ``<t>.logcompaction.requested``;
         see :meth:`read_avro`."""
-        from hoodie.format.timeline.compaction_plan import CompactionPlan
-
         return CompactionPlan.from_avro(self.read_avro(Instant(timestamp, I.LOG_COMPACTION, State.REQUESTED)))
 
 
@@ -300,8 +297,6 @@ class TimelineLayout:
 def layout_of(storage: Storage) -> TimelineLayout:
     """The timeline layout of the table at ``storage`` (from its ``hoodie.properties``; layout 1 when
     there is none yet)."""
-    from hoodie.format import properties as P
-
     try:
         props = P.parse_properties(storage.read_bytes(f"{METAFOLDER}/hoodie.properties").decode("utf-8", "replace"))
     except FileNotFoundError:
