@@ -77,7 +77,7 @@ class SavepointResult:
 
 
 @dataclass
-class RestoreResult:
+class SavepointRestoreResult:
     """What :func:`rollback_to_savepoint` did."""
 
     restore_instant: str
@@ -492,7 +492,7 @@ def _finish_completed_restores(table: HoodieTable) -> list[str]:
 
 def rollback_to_savepoint(table_or_path: Union[str, HoodieTable], instant: str, *,
                           storage_options: Optional[dict[str, Any]] = None,
-                          options: Optional[Mapping[str, Any]] = None) -> RestoreResult:
+                          options: Optional[Mapping[str, Any]] = None) -> SavepointRestoreResult:
     """Restore the table to the savepoint at ``instant`` (Hudi's ``rollback_to_savepoint``): every
     write after it is rolled back, newest first, as one restore instant (module docstring).
 
@@ -512,7 +512,7 @@ def rollback_to_savepoint(table_or_path: Union[str, HoodieTable], instant: str, 
                 raise SavepointError(f"cannot restore to {instant}: compaction {c.timestamp} is being executed by "
                                      f"another process ({e}); retry when it is done. Nothing was written") from None
             locks.append((c.timestamp, lk))
-        op = RestoreOperation(instant, locked={c for c, _ in locks})
+        op = SavepointRestoreOperation(instant, locked={c for c, _ in locks})
         Transaction(op, op, table=table, options=options).run()
     finally:
         for _, lk in locks:
@@ -521,7 +521,7 @@ def rollback_to_savepoint(table_or_path: Union[str, HoodieTable], instant: str, 
     return op.outcome
 
 
-class RestoreOperation(Operation):
+class SavepointRestoreOperation(Operation):
     """The restore of a savepoint as a transaction's operation, and its own in-process executor."""
 
     table_versions = (6, 8, 9)
@@ -534,7 +534,7 @@ class RestoreOperation(Operation):
         self.undo: list[Any] = []
         self.resume: Optional[Instant] = None
         self.started = time.monotonic()
-        self.outcome: Optional[RestoreResult] = None
+        self.outcome: Optional[SavepointRestoreResult] = None
 
     def prepare(self, txn: Transaction) -> bool:
         """Check the restore can bring the savepoint's state back and plan every rollback."""
@@ -585,7 +585,7 @@ class RestoreOperation(Operation):
             else:
                 self.undo.append(_WriteUndo(table, t, pending_c))
         if not self.undo and self.resume is None:
-            self.outcome = RestoreResult("", s, message=f"nothing to restore: no write after savepoint {s}; the "
+            self.outcome = SavepointRestoreResult("", s, message=f"nothing to restore: no write after savepoint {s}; the "
                                                         "table is at the savepoint already")
             return False
         return True
@@ -704,9 +704,9 @@ class RestoreOperation(Operation):
         if self.resume is not None:
             msg += " (finished an interrupted restore)"
         log.info("%s on %s", msg, table.base_path)
-        self.outcome = RestoreResult(r.timestamp, self.savepoint, rolled, deleted, self.resume is not None, msg)
+        self.outcome = SavepointRestoreResult(r.timestamp, self.savepoint, rolled, deleted, self.resume is not None, msg)
 
 
-__all__ = ["SavepointError", "SavepointResult", "RestoreResult", "create_savepoint", "show_savepoints",
+__all__ = ["SavepointError", "SavepointResult", "SavepointRestoreResult", "create_savepoint", "show_savepoints",
            "delete_savepoint", "rollback_to_savepoint", "savepoint_files", "cleaned_files_needed",
-           "SavepointOperation", "RestoreOperation"]
+           "SavepointOperation", "SavepointRestoreOperation"]
