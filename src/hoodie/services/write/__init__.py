@@ -1,5 +1,5 @@
 """The write's room: writes (insert, upsert, delete, overwrites, delete_partition) as transactions, the
-one write flow of the pure-Python writer (:func:`hoodie.interfaces.table.write_arrow`, which passes
+one write flow of the pure-Python writer (:func:`hoodie.interfaces.python_io.write_arrow`, which passes
 :class:`ArrowWriteExecutor`) and the Spark engine (``hoodie.spark.write``, which passes its own
 :class:`WriteExecutor`). Shaped like delta-rs ``operations/write``:
 
