@@ -31,7 +31,7 @@ from hoodie.format.metadata import MetadataTable  # noqa: E402
 from hoodie.format.table import HoodieTable  # noqa: E402
 from hoodie.services.metadata import create_metadata_table  # noqa: E402
 from hoodie.services.metadata.writer import MetadataWriter, storage_listing  # noqa: E402
-from hoodie.services.write import write_arrow  # noqa: E402
+from hoodie import write_arrow  # noqa: E402
 
 OPTS = {"hoodie.table.name": "b", "hoodie.datasource.write.recordkey.field": "id",
         "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",

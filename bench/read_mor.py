@@ -23,7 +23,7 @@ import pyarrow as pa
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import hoodie  # noqa: E402
-from hoodie.services.write import write_arrow  # noqa: E402
+from hoodie import write_arrow  # noqa: E402
 
 
 def build_table(path: str, rows: int, block_format: str) -> dict[str, float]:

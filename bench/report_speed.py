@@ -35,7 +35,7 @@ import pyarrow as pa  # noqa: E402
 
 from hoodie.interfaces.cli import main  # noqa: E402
 from hoodie.services.compaction import run_compaction, schedule_compaction  # noqa: E402
-from hoodie.services.write import write_arrow  # noqa: E402
+from hoodie import write_arrow  # noqa: E402
 
 from _common import machine_info  # noqa: E402
 

@@ -26,7 +26,7 @@ import pyarrow as pa
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import hoodie  # noqa: E402
-from hoodie.services.write import write_arrow  # noqa: E402
+from hoodie import write_arrow  # noqa: E402
 
 from _common import timed  # noqa: E402
 

@@ -33,7 +33,7 @@ def test_every_hoodie_exception_derives_from_hoodie_error() -> None:
 
 def test_builtin_bases_are_kept() -> None:
     """Code that catches ValueError / LookupError keeps catching the same errors."""
-    from hoodie.format.batch_write import PostCommitError, WriteError
+    from hoodie.errors import PostCommitError, WriteError
     from hoodie.format.keys.paths import PartitionPathError
     from hoodie.format.timeline.active import DamagedTimelineFileError
     from hoodie.interfaces.catalog import CatalogError

@@ -16,7 +16,7 @@ from hoodie.errors import HoodieError
 
 __version__ = "0.1.0"
 
-__all__ = ["HoodieError", "Table", "open", "read_table", "rollback", "sql", "write_table", "__version__"]
+__all__ = ["HoodieError", "Table", "open", "read_table", "rollback", "sql", "write_table", "write_arrow", "__version__"]
 
 
 def __getattr__(name: str):  # lazy, so ``import hoodie`` stays cheap
@@ -32,6 +32,10 @@ def __getattr__(name: str):  # lazy, so ``import hoodie`` stays cheap
         from hoodie.interfaces.python_io import write_table
 
         return write_table
+    if name == "write_arrow":
+        from hoodie.interfaces.python_io import write_arrow
+
+        return write_arrow
     if name == "read_table":
         from hoodie.format.slice.reader import read_table
 

@@ -11,7 +11,7 @@ import pytest
 import hoodie
 import hoodie.catalog
 from hoodie.catalog import register_table, resolve_table_path
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 
 pytestmark = pytest.mark.spark
 OPTS = {

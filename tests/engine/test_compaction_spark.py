@@ -23,7 +23,7 @@ FULL = {"hoodie.compaction.strategy": "UnBounded", "hoodie.compact.inline.trigge
 
 
 def _table(path: str) -> Model:
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     model = Model(True)
     rows = [[k, part_of(k), 1, k] for k in range(30)]

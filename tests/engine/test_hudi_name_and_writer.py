@@ -12,7 +12,8 @@ import pytest
 
 import hoodie
 from hoodie.format.table import HoodieTable
-from hoodie.services.write import WriteError, write_arrow
+from hoodie import write_arrow
+from hoodie.errors import WriteError
 from tests.hudi_rs import read_hudi_rs
 
 pytestmark = pytest.mark.spark

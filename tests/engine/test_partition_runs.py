@@ -7,7 +7,8 @@ import pyarrow as pa
 import pytest
 
 from hoodie.engine.write import _partition_runs
-from hoodie.format.batch_write import WriteConfig, WriteError
+from hoodie.errors import WriteError
+from hoodie.services.write.configs import WriteConfig
 
 OPTS = {"hoodie.table.name": "r", "hoodie.datasource.write.recordkey.field": "id",
         "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.operation": "upsert"}

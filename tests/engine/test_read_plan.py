@@ -13,7 +13,7 @@ import pytest
 
 import hoodie
 from hoodie.engine.datasource import HoodieDataSource, HoodieReader
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import rows_of
 from tests.prove.crash_harness import run_child
 

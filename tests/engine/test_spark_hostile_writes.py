@@ -11,7 +11,7 @@ import pytest
 import tests.format.test_hostile_writes as HW
 
 import hoodie
-from hoodie.format.batch_write import PostCommitError, WriteError
+from hoodie.errors import PostCommitError, WriteError
 from hoodie.format.table import HoodieTable
 from tests.hudi_rs import read_hudi_rs
 

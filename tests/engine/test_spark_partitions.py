@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.keys.paths import PartitionPathError
 from hoodie.format.table import HoodieTable
 from tests.hudi_rs import read_hudi_rs

@@ -14,7 +14,7 @@ import pytest
 
 import hoodie
 from hoodie.format.table import HoodieTable
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import rows_of
 
 COLS = ["_hoodie_commit_time", "_hoodie_record_key", "_hoodie_partition_path", "id", "p", "ts", "v"]
@@ -176,7 +176,7 @@ def test_spark_reads_refuse_a_cdc_query(spark, tmp_path: Path) -> None:
     import hoodie.spark as hs
     from tests.format.test_hollow_commits import OPTS, ZERO
     import pyarrow as pa
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     path = str(tmp_path / "t")
     write_arrow(path, pa.table({"k": ["a"], "p": ["x"]}), OPTS)

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hoodie
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.interfaces.catalog import CatalogError
 from hoodie.interfaces.sql import PROCEDURES, bind, parse_call, resolve_table
 from tests.helpers import examples

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.table import HoodieTable
 from hoodie.interfaces.sql import SqlError
 from tests.hudi_rs import read_hudi_rs

@@ -11,7 +11,7 @@ import pytest
 
 import hoodie
 from hoodie.engine.compaction import spark_executor
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.slice.reader import read_table
 from hoodie.services.compaction import run_compaction, schedule_compaction
 

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hoodie.engine.write import _key_columns, _proven_valid
-from hoodie.format.batch_write import WriteConfig, prepare_records
+from hoodie.services.write.configs import WriteConfig
+from hoodie.services.write.prepare import prepare_records
 
 pytestmark = pytest.mark.spark
 SCHEMA = "k string, n long, p string, ts long, ev timestamp, v string"

@@ -17,7 +17,8 @@ from hoodie.format.properties import parse_properties
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import run_clean
 from hoodie.services.compaction import run_compaction
-from hoodie.services.write import WriteError, write_arrow
+from hoodie import write_arrow
+from hoodie.errors import WriteError
 from tests.hudi_rs import read_hudi_rs
 
 COLS = ["_hoodie_record_key", "_hoodie_partition_path", "day", "v"]

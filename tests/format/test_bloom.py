@@ -22,7 +22,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hoodie.services.write import WriteError, write_arrow
+from hoodie import write_arrow
+from hoodie.errors import WriteError
 from hoodie.format.slice.bloom import (
     BLOOM_FOOTER_KEY, BLOOM_TYPE_FOOTER_KEY, BloomFilter, BloomSpec, read_bloom_filter,
 )

@@ -17,7 +17,7 @@ import hoodie
 from hoodie.errors import HoodieError
 from hoodie.format.properties import format_table_properties, parse_properties
 from hoodie.services.compaction import schedule_compaction
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 
 OPTS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
         "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.operation": "upsert",

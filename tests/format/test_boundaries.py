@@ -262,7 +262,7 @@ def test_pruning_goes_on_past_undecidable_partitions_columns_and_filters(tmp_pat
     """An undecidable folder (not a value of the column's type, or not a folder the key generator
     writes) is kept and does not stop the pruning of the partitions and columns after it; neither
     does a filter whose value does not cast to its column (the row filter refuses that one)."""
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.format.slice.pruning import candidates, prune_partitions
     from hoodie.format.table import HoodieTable
 
@@ -345,7 +345,7 @@ def test_delete_with_equal_ordering_value_agrees_with_hudi_rs(tmp_path, late_ts:
     ts 4, 5 or 6: below the delete's value it stays deleted; equal to it, the record's later commit
     wins (hudi-rs's rule); above it, the record wins. hoodie and hudi-rs agree on every step."""
     import hoodie
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from tests.hudi_rs import read_hudi_rs
 
     def values(t: pa.Table) -> dict[int, str]:
@@ -537,7 +537,7 @@ def test_views_of_a_non_partitioned_table_key_groups_by_the_empty_partition(tmp_
     from hoodie.format.file_group import naming as N
     from hoodie.format.timeline import plans
     from hoodie.format.timeline import active as T
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.format.file_group.fsview import RESERVED_LOG_VERSION_METRIC, FileSystemView, table_view
     from hoodie.format.table import HoodieTable
 
@@ -574,7 +574,7 @@ def test_read_optimized_view_with_replaced_groups_and_time_travel(tmp_path) -> N
     from hoodie.format.timeline import instant as I
     from hoodie.format.timeline import plans
     from hoodie.format.timeline import active as T
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.format.timeline.commit_metadata import CommitMetadata
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
@@ -616,7 +616,7 @@ def test_view_lists_through_the_file_listing_it_is_given(tmp_path) -> None:
     """With a file listing (the metadata table's), partitions and files come from it, not storage."""
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     path = str(tmp_path / "t")
     write_arrow(path, pa.table({"k": ["k1"], "p": ["p0"]}),
@@ -648,7 +648,7 @@ def test_pending_compaction_slices_of_a_plan_over_partitions_and_a_damaged_plan(
     from hoodie.format.table import HoodieTable
     from hoodie.format.timeline.active import DamagedTimelineFileError
     from hoodie.services.compaction import schedule_compaction
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from tests.services.test_compaction_support import UNBOUNDED
 
     path = str(tmp_path / "t")
@@ -700,7 +700,7 @@ def test_layout2_log_of_a_failed_first_deltacommit_is_not_read(tmp_path) -> None
     import hoodie
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     path = str(tmp_path / "t")
     opts = {"hoodie.table.name": "t", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
@@ -734,7 +734,7 @@ def test_partition_nesting_at_its_boundaries(tmp_path) -> None:
     from hoodie.format.file_group.fsview import _parent_paths, check_partition_nesting
     from hoodie.format.keys.paths import PartitionPathError
     from hoodie.format.table import HoodieTable, write_partition_metadata
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     path = tmp_path / "t"
     first = "20240101000000000"
@@ -915,7 +915,7 @@ def test_pending_compaction_opens_a_slice_in_its_own_group_only(tmp_path) -> Non
     from hoodie.format.timeline import instant as I
     from hoodie.format.timeline import plans
     from hoodie.format.timeline import active as T
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.format.table import HoodieTable
     from tests.format.test_fsview import OPTS
@@ -1195,31 +1195,31 @@ def test_layout2_completion_times_pass_every_name_on_the_timeline(tmp_path) -> N
     assert st.exists(".hoodie/timeline/20990101000000005.compaction.requested")
 
 
-def test_completion_hooks_innermost_first_and_only_inside_their_block(tmp_path) -> None:
+def test_a_completion_that_skipped_the_metadata_table_is_refused(tmp_path) -> None:
+    """The format layer keeps no callback into the services: it refuses a completion that did not record
+    the instant in the table's metadata table first (hoodie.services.commit.commit does, and says so),
+    before the completed file is written; a table without a metadata table completes either way."""
     from hoodie.format.storage import Storage
     from hoodie.format.timeline import instant as I
     from hoodie.format.timeline import active as T
 
     st = Storage(str(tmp_path))
-    other = Storage(str(tmp_path / "other"))
 
     def inflight(n: int) -> "I.Instant":
         return T.transition_to_inflight(st, T.create_requested(st, P + str(n), I.DELTA_COMMIT))
 
-    seen: list[tuple] = []
-    with T.before_completion(st, lambda i, c: seen.append(("outer", i.timestamp, c))):
-        with T.before_completion(other, lambda i, c: seen.append(("other table", i.timestamp))):
-            with T.before_completion(st, lambda i, c: seen.append(("inner", i.timestamp, c))):
-                T.transition_to_complete(st, inflight(1), b"{}")
-            T.transition_to_complete(st, inflight(2), b'{"a": 1}')
-    T.transition_to_complete(st, inflight(3), b"{}")  # no hook, no metadata table: nothing to refuse
-    assert seen == [("inner", P + "1", b"{}"), ("outer", P + "2", b'{"a": 1}')]
+    assert T.transition_to_complete(st, inflight(1), b"{}").is_completed  # no metadata table: nothing to refuse
     st.write_bytes(T.METADATA_PROPS, b"hoodie.table.version=6\n")
-    with pytest.raises(T.TimelineError, match=rf"^\[{P}4__deltacommit__INFLIGHT\] of {st.uri()} is completing outside "
+    pending = T.prepare_completion(st, inflight(2), b"{}")
+    with pytest.raises(T.TimelineError, match=rf"^\[{P}2__deltacommit__INFLIGHT\] of {st.uri()} is completing outside "
                                               "hoodie's commit path, which keeps the table's metadata table in step "
                                               "with its timeline; commit through hoodie.services.transaction.Transaction$"):
-        T.transition_to_complete(st, inflight(4), b"{}")
-    assert not st.exists(f".hoodie/{P}4.deltacommit")
+        T.write_completion(pending, metadata_table_updated=False)
+    with pytest.raises(T.TimelineError, match="outside hoodie's commit path"):
+        T.transition_to_complete(st, inflight(3), b"{}")
+    assert not st.exists(f".hoodie/{P}2.deltacommit") and not st.exists(f".hoodie/{P}3.deltacommit")
+    assert T.write_completion(pending, metadata_table_updated=True).is_completed
+    assert st.exists(f".hoodie/{P}2.deltacommit")
 
 
 # -- reader: the log-scan rules ------------------------------------------------------------------

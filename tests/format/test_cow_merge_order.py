@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hoodie.format.batch_write import _replace_rows
-from hoodie.services.write import write_arrow
+from hoodie.services.write.execution import _replace_rows
+from hoodie import write_arrow
 from tests.helpers import examples
 
 

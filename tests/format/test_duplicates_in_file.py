@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import hoodie
 from hoodie.services.compaction import run_compaction
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.format.test_model_duplicates import Copies, _options, _read
 from tests.helpers import examples
 from tests.hudi_rs import read_hudi_rs

@@ -21,7 +21,7 @@ from hoodie.services.clean import run_clean
 from hoodie.services.compaction import schedule_compaction
 from hoodie.services.rollback import rollback
 from hoodie.services.ttl import run_ttl
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 
 OPTS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
         "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.operation": "upsert",

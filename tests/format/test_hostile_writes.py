@@ -10,7 +10,8 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.services.write import WriteError, write_arrow
+from hoodie import write_arrow
+from hoodie.errors import WriteError
 from tests.hudi_rs import read_hudi_rs
 
 
@@ -126,7 +127,7 @@ def test_hoodie_is_deleted_rows_are_deletes(tmp_path: Path, table_type: str, ord
 
 
 def test_hoodie_is_deleted_must_be_boolean(tmp_path: Path) -> None:
-    from hoodie.format.batch_write import WriteError
+    from hoodie.errors import WriteError
 
     t = pa.table({"k": pa.array([1], pa.int64()), "ts": pa.array([1], pa.int64()), "_hoodie_is_deleted": ["yes"]})
     with pytest.raises(WriteError, match="_hoodie_is_deleted.*boolean"):
@@ -140,7 +141,7 @@ def test_log_rows_marked_deleted_by_another_writer_are_deletes(tmp_path: Path, m
     """A log data block holding ``_hoodie_is_deleted = true`` rows (written by an older hoodie, which
     ignored the column) reads as deletes in our reader, the writer's index and compaction, as in
     hudi-rs; base-file rows are returned as stored, as hudi-rs returns them."""
-    from hoodie.format import batch_write as BW
+    from hoodie.services.write import prepare as BW
     from hoodie.services.compaction import run_compaction
 
     path = str(tmp_path / "t")
@@ -151,7 +152,7 @@ def test_log_rows_marked_deleted_by_another_writer_are_deletes(tmp_path: Path, m
         del o["hoodie.datasource.write.precombine.field"]
     write_arrow(path, _deleted_batch([(1, 5, "a", False), (2, 5, "b", False), (3, 5, "c", False)]), o)
     with monkeypatch.context() as m:  # the old writer: the marker is an ordinary column
-        m.setattr(BW, "_soft_deleted", lambda records: None)
+        m.setattr(BW, "soft_deleted", lambda records: None)
         write_arrow(path, _deleted_batch([(1, 6, "x", True), (2, 4, "y", True)]), o)
     expected = {3: ("c",)} if not ordering else {2: ("b",), 3: ("c",)}
     for t in (hoodie.read_table(path), read_hudi_rs(path)):
@@ -233,7 +234,7 @@ def test_inline_service_failure_after_commit_says_the_write_committed(tmp_path: 
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The automatic clean fails after the commit: the error says which instant committed and which
     service failed, and tells not to retry; the data is there."""
-    from hoodie.format.batch_write import PostCommitError
+    from hoodie.errors import PostCommitError
     from hoodie.format.table import HoodieTable
     from hoodie.services.clean import CleanError
     import hoodie.services.clean.executor as clean_executor
@@ -259,7 +260,7 @@ def test_inline_service_failure_after_commit_says_the_write_committed(tmp_path: 
 
 
 def test_metrics_failure_after_commit_says_the_write_committed(tmp_path: Path) -> None:
-    from hoodie.format.batch_write import PostCommitError
+    from hoodie.errors import PostCommitError
 
     path = str(tmp_path / "t")
     o = _opts("MERGE_ON_READ", **{"hoodie.metrics.pushgateway.url": "http://127.0.0.1:9/"})
@@ -315,7 +316,7 @@ def test_overwrite_mode_refusals_leave_the_old_table(tmp_path: Path, table_type:
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_overwrite_mode_failing_midway_leaves_the_old_table(tmp_path: Path, table_type: str,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    from hoodie.format import batch_write as BW
+    from hoodie.services.write import execution as BW
 
     path = str(tmp_path / "t")
     o = _old_table(path, table_type)

@@ -25,14 +25,17 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import hoodie
-from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
+from hoodie.services.write.configs import WriteConfig
+from hoodie.services.write.execution import execute_file_group
+from hoodie.services.write.plan import plan_write
+from hoodie.services.write.prepare import prepare_records
 from hoodie.format.file_group import naming as N
 from hoodie.format.slice import writer as W
 from hoodie.format.slice.reader import ReadError
 from hoodie.format.table import HoodieTable
 from hoodie.format.timeline.instant import Instant
 from hoodie.services.rollback_action import register_live_instant, unregister_live_instant
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.format.test_lsm_timeline import JavaLSMWriter
 from tests.helpers import examples, rows_of
 

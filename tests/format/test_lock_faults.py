@@ -17,7 +17,7 @@ import pytest
 from moto import mock_aws
 
 from hoodie.format import lock as L
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.lock import LockError, TableLock, lock_status, table_lock
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable
@@ -497,7 +497,10 @@ def _run_model(store: Any, monkeypatch: pytest.MonkeyPatch, n_examples: int, max
     from hypothesis import strategies as st
 
     clock = FakeTime()
-    monkeypatch.setattr(L, "time", clock)
+    # The lock and each backend module read the clock (the backends: the age of a lock object).
+    for module in (L, L.base, L.local, L.conditional, L.s3, L.azure, L.gcs):
+        if hasattr(module, "time"):
+            monkeypatch.setattr(module, "time", clock)
     monkeypatch.setattr(L, "_sleep", lambda stop, seconds: clock.sleep(seconds))
     monkeypatch.setattr(boto3, "client", lambda *a, **kw: store)
     logging.getLogger("hoodie.lock").setLevel(logging.CRITICAL)

@@ -24,7 +24,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import hoodie
-from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
+from hoodie.services.write.configs import WriteConfig
+from hoodie.services.write.execution import execute_file_group
+from hoodie.services.write.plan import plan_write
+from hoodie.services.write.prepare import prepare_records
 from hoodie.format.file_group import naming as N
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.slice import writer as W
@@ -36,7 +39,7 @@ from hoodie.format.timeline import plans
 from hoodie.format.timeline.archived import HISTORY_FOLDER, ArchivedTimeline, ArchivedTimelineError
 from hoodie.errors import HoodieError
 from hoodie.services.compaction import run_compaction
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import rows_of
 from tests.hudi_rs import read_hudi_rs
 

@@ -21,8 +21,11 @@ import pytest
 
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import naming as N
-from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
-from hoodie.services.write import write_arrow
+from hoodie.services.write.configs import WriteConfig
+from hoodie.services.write.execution import execute_file_group
+from hoodie.services.write.plan import plan_write
+from hoodie.services.write.prepare import prepare_records
+from hoodie import write_arrow
 from hoodie.format.slice import writer as W
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.log.logformat import BlockType, HeaderKey, encode_block

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import hoodie
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import examples
 from tests.hudi_rs import read_hudi_rs
 

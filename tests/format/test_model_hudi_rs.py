@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import hoodie
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.keys.paths import PartitionPathError
 from hoodie.format.slice.reader import read_file_slice, slice_record_keys

@@ -14,12 +14,15 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
+from hoodie.services.write.configs import WriteConfig
+from hoodie.services.write.execution import execute_file_group
+from hoodie.services.write.plan import plan_write
+from hoodie.services.write.prepare import prepare_records
 from hoodie.format.file_group import naming as N
 from hoodie.format.slice import writer as W
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import run_compaction
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.hudi_rs import read_hudi_rs
 
 OPTS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",

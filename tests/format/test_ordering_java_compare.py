@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import hoodie
 from hoodie.format.slice.merge import java_order_key
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import examples
 from tests.hudi_rs import read_hudi_rs
 

@@ -10,7 +10,8 @@ import pytest
 import hoodie
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
-from hoodie.services.write import WriteError, write_arrow
+from hoodie import write_arrow
+from hoodie.errors import WriteError
 from hoodie.format.table import HoodieTable
 from tests.hudi_rs import read_hudi_rs
 

@@ -17,7 +17,7 @@ import hoodie
 from hoodie.format.table import read_partition_metadata
 from hoodie.format.storage import Storage
 from hoodie.services.ttl import run_ttl
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.hudi_rs import read_hudi_rs
 
 OPTS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 import hoodie
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.keys.paths import PartitionPathError
 from hoodie.format.keys.generators import SimpleKeyGenerator
 from hoodie.format.slice.pruning import candidates, prune_partitions

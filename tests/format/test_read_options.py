@@ -11,7 +11,7 @@ import pytest
 
 import hoodie
 from hoodie.format.slice.filters import ReadError
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 
 
 @pytest.fixture()

@@ -33,8 +33,12 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-import hoodie.format.batch_write as BW
-from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
+import hoodie.services.write.plan as BW
+import hoodie.services.write.prepare as BR
+from hoodie.services.write.configs import WriteConfig
+from hoodie.services.write.execution import execute_file_group
+from hoodie.services.write.plan import plan_write
+from hoodie.services.write.prepare import prepare_records
 from hoodie.format.file_group import naming as N
 from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.slice import writer as W
@@ -50,7 +54,7 @@ from hoodie.format.timeline import active as T
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
 from hoodie.services.rollback_action import register_live_instant, unregister_live_instant
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.format.test_lsm_timeline import JavaLSMWriter
 
 MOR = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
@@ -214,7 +218,7 @@ def test_with_the_operation_field_a_non_boolean_delete_column_is_refused(tmp_pat
     write_arrow(path, pa.table({"k": ["a", "b", "c"], "p": ["x"] * 3, "v": [1, 2, 3]}), MOR)
     flag = {"name": "_hoodie_is_deleted", "type": ["null", "int"], "default": None}
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(BW, "_soft_deleted", lambda records: None)  # hoodie's writer reads the column as a boolean
+        mp.setattr(BR, "soft_deleted", lambda records: None)  # hoodie's writer reads the column as a boolean
         _log_commit(path, pa.table({"k": ["a", "b", "c"], "p": ["x"] * 3, "v": [10, 20, 30]}),
                     {"_hoodie_operation": pa.array(["I", "D", "I"]),
                      "_hoodie_is_deleted": pa.array([7, 0, None], pa.int32())}, [OPERATION_FIELD, flag])

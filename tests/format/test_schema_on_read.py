@@ -27,7 +27,7 @@ from hoodie.format.slice.reader import read_table
 from hoodie.format.table import HoodieTable
 from hoodie.format.timeline.commit_metadata import CommitMetadata
 from hoodie.format.timeline.instant import State, instant_file_name
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 
 
 def _options(table_type: str, op: str) -> dict[str, str]:

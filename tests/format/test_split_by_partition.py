@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hoodie.format.batch_write import WriteError, split_by_partition
+from hoodie.errors import WriteError
+from hoodie.services.write.plan import split_by_partition
 
 
 @settings(max_examples=60, deadline=None)

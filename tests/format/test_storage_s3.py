@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.storage import Storage, StorageError
 from tests.helpers import rows_of
 from tests.hudi_rs import read_hudi_rs  # noqa: F401  (hudi-rs cannot reach moto; local comparison below)

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from hoodie.format.storage import Storage
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 
 
 def _record(monkeypatch: pytest.MonkeyPatch) -> list[str]:

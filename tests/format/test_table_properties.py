@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import hoodie
 from hoodie.errors import HoodieError
 from hoodie.format.properties import format_table_properties, parse_properties
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import examples
 
 OPTS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",

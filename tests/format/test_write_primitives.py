@@ -12,7 +12,8 @@ import pytest
 
 import hoodie
 from hoodie.format.log import logformat as L
-from hoodie.services.write import WriteError, write_arrow
+from hoodie import write_arrow
+from hoodie.errors import WriteError
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 from tests.hudi_rs import read_hudi_rs

@@ -45,7 +45,7 @@ def test_create_show_rollback_and_metrics_file(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["table_type"] == "MERGE_ON_READ"
     import pyarrow as pa
 
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     metrics = tmp_path / "m.prom"
     opts = {"hoodie.table.name": "t", "hoodie.datasource.write.operation": "upsert",
@@ -160,7 +160,7 @@ def test_create_a_hudi_1x_table(tmp_path: Path, version: str) -> None:
     import pyarrow as pa
 
     from hoodie.format.table import HoodieTable
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from tests.hudi_rs import read_hudi_rs
 
     path = str(tmp_path / "t")

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from hoodie.interfaces.cli import main
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 
 OPTS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
         "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts"}

@@ -16,7 +16,7 @@ from hoodie.interfaces.sql_call import PROCEDURES, SqlError, bind
 import hoodie.interfaces.procedures  # noqa: F401  (registers the procedures)
 from hoodie.services.clean import run_clean
 from hoodie.services.compaction import schedule_compaction
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.hudi_rs import read_hudi_rs
 
 OPTS = {

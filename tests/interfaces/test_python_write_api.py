@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import hoodie
-from hoodie.format.batch_write import WriteError
+from hoodie.errors import WriteError
 from hoodie.interfaces import python_io
 from tests.helpers import examples
 from tests.hudi_rs import read_hudi_rs

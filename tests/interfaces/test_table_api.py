@@ -18,7 +18,7 @@ import pytest
 
 import hoodie
 from hoodie.format.timeline import instant as I
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import PYSPARK_BLOCKER, keyed_rows
 from hoodie.format.slice.reader import read_table
 from hoodie.format.table import HoodieTable, TableError

@@ -72,7 +72,7 @@ def replay(writes: list[dict[str, Any]], ttls: list[tuple[str, list[str]]]) -> M
 
 
 def writer(path: str, rng: random.Random, rounds: int, out: Path) -> None:
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     writes: list[dict[str, Any]] = []
     storage = Storage(path)

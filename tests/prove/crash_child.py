@@ -35,7 +35,7 @@ import hoodie.format.slice.reader  # noqa: F401
 import hoodie.metrics  # noqa: F401
 import hoodie.services.inline  # noqa: F401
 from hoodie.format.timeline import instant as I
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import run_clean
 from hoodie.services.compaction import rollback_compaction, run_compaction

@@ -20,7 +20,8 @@ import pytest
 
 import hoodie
 from hoodie.format import storage as S
-from hoodie.services.write import WriteError, write_arrow
+from hoodie import write_arrow
+from hoodie.errors import WriteError
 from hoodie.format.slice.reader import ReadError
 from hoodie.format.table import HoodieTable, TableError
 from hoodie.services.clean import CleanError, run_clean

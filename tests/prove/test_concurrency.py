@@ -232,7 +232,7 @@ def test_s3_lock_of_a_killed_writer_on_this_host_is_taken_over(moto_s3: dict) ->
 def test_readers_skip_lock_files(tmp_path: Path) -> None:
     """While a lock is held (.hoodie/lock, a compaction's own lock under .hoodie/.aux), our reader and
     hudi-rs read the table as without them."""
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.format.lock import compaction_lock
     from tests.prove.concurrency import SETUP
     from tests.prove.crash_child import batch

@@ -16,7 +16,7 @@ import pyarrow.fs as pafs
 
 import hoodie
 from hoodie.format.file_group import naming as N
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import run_clean

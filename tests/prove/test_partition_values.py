@@ -13,7 +13,7 @@ import pytest
 
 import hoodie
 from hoodie.format.timeline import instant as I
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.file_group.fsview import list_partitions
 from hoodie.format.storage import Storage
 from hoodie.services.clean import run_clean
@@ -164,7 +164,7 @@ def test_partition_inside_another_partition_is_refused(tmp_path: Path, first: st
 def test_partition_naming_option_contradicting_the_table_is_refused(tmp_path: Path) -> None:
     """One table, one folder naming: as in Java Hudi, a write option that contradicts the table's
     hive-style or url-encoding setting is refused (mixed namings made pruned reads drop rows)."""
-    from hoodie.format.batch_write import WriteError
+    from hoodie.errors import WriteError
 
     path = str(tmp_path / "t")
     write_arrow(path, batch([("k1", "a/b", 1)]), opts("insert"))

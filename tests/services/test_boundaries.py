@@ -124,7 +124,7 @@ def test_write_stat_without_deletes_is_used_as_is(tmp_path: Path) -> None:
 # -- rollback -------------------------------------------------------------------------------------
 
 def _rb_table(path: str, table_type: str = "MERGE_ON_READ") -> dict[str, str]:
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from tests.services.test_rollback import OPTS, _data
 
     o = {**OPTS, "hoodie.datasource.write.table.type": table_type}
@@ -228,7 +228,7 @@ def test_rollback_without_markers_keeps_log_files_of_other_instants(tmp_path: Pa
 
     from hoodie.services.rollback import rollback
     from tests.format.test_fsview import _uncommitted_write
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from tests.services.test_rollback import _data, _vals
 
     path = str(tmp_path / "t")
@@ -250,7 +250,7 @@ def test_rollback_refusals_name_the_reason(tmp_path: Path) -> None:
     from hoodie.format.timeline import instant as I
     from hoodie.format.timeline import plans
     from hoodie.format.timeline import active as T
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.services.rollback import RollbackError, pending_failed_writes, rollback
     from tests.services.test_rollback import _data
 
@@ -304,7 +304,7 @@ def test_rollback_plan_and_metadata_in_nested_partitions(tmp_path: Path, caplog)
     from hoodie.format.timeline import instant as I
     from hoodie.format.file_group import naming as N
     from hoodie.format.timeline import plans
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.services.rollback import rollback
     from tests.services.test_rollback import OPTS
@@ -612,7 +612,7 @@ def test_rollback_of_a_torn_log_file_with_markers_and_of_a_table_object(tmp_path
 
 def test_rollback_command_block_in_a_non_partitioned_table(tmp_path: Path) -> None:
     from hoodie.format.file_group import naming as N
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.services.rollback import rollback
 
     path = str(tmp_path / "t")
@@ -959,7 +959,7 @@ def test_clean_result_json_for_a_recovered_and_a_new_clean(tmp_path: Path) -> No
 def test_clean_deletes_a_dropped_partition_with_its_checksum_files_only(tmp_path: Path) -> None:
     """Hadoop writes ``.<name>.crc`` beside files: those of doomed files and of the partition
     metafile go with the partition; any other file (a foreign checksum too) keeps it."""
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.services.clean import plan_clean, run_clean
     from tests.services.test_clean import batch, drop_partition, options
 
@@ -1117,7 +1117,7 @@ def test_ttl_expires_only_strictly_after_the_retention(tmp_path: Path, strategy_
     """Hudi's rule: a partition expires when its age is greater than the retention; at exactly the
     retention it is kept (instants read in the table's UTC timeline zone, whatever the machine's)."""
     from hoodie.format.timeline import instant as I
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.services.ttl.config import DAY_MS, TTLConfig
     from hoodie.services.ttl.strategies import create_strategy
     from tests.services.test_ttl import opts, ten_rows
@@ -1355,7 +1355,7 @@ def test_keep_by_event_time_reasons_for_unreadable_partition_values(tmp_path: Pa
     the reason, and logged; when no partition parses at all the run is refused, naming up to three."""
     import logging
 
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.services.ttl import TTLConfigError, run_ttl
     from tests.services.test_ttl import opts, ten_rows
 
@@ -1395,7 +1395,7 @@ def test_keep_by_event_time_reasons_for_unreadable_partition_values(tmp_path: Pa
 
 
 def test_keep_by_event_time_hive_style_and_creation_time_metafiles(tmp_path: Path) -> None:
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.services.ttl import run_ttl
     from tests.services.test_ttl import opts, ten_rows
 
@@ -1509,7 +1509,7 @@ def test_keep_by_event_time_strips_only_the_hive_key_prefix() -> None:
 def test_builtin_strategy_without_a_reference_says_so(tmp_path: Path) -> None:
     """A BuiltinTTLStrategy subclass that finds no reference time keeps the partition with the
     base class's reason."""
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.services.ttl.config import TTLConfig
     from hoodie.services.ttl.strategies import BuiltinTTLStrategy
     from tests.services.test_ttl import opts, ten_rows
@@ -1537,7 +1537,7 @@ def test_local_timeline_margin_at_its_boundaries(tmp_path: Path) -> None:
     """On a LOCAL timeline a partition expires only when its age exceeds retention + skew: at
     exactly the retention it is kept as young, up to and including retention + skew it is kept as
     zone-uncertain (saying until when), one millisecond later it expires, naming the margin."""
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.services.ttl.config import TTLConfig
     from hoodie.services.ttl.strategies import create_strategy
     from tests.services.test_ttl import opts, ten_rows
@@ -1571,7 +1571,7 @@ def test_local_timeline_margin_at_its_boundaries(tmp_path: Path) -> None:
 def test_keep_by_time_reuses_recorded_stats_only_when_incremental(tmp_path: Path) -> None:
     """hoodie.partition.ttl.strategy.stats.incremental (default true) reaches the stats: the second
     run starts from the first one's state; with false every run is a full scan."""
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.services.ttl.config import TTLConfig
     from hoodie.services.ttl.strategies import create_strategy
     from tests.services.test_ttl import opts, ten_rows
@@ -1615,7 +1615,7 @@ def test_clean_metadata_records_file_names_per_nested_partition(tmp_path: Path) 
     """What Java reads back from ``<t>.clean``: per partition the policy, the planned and deleted
     file names (names, not paths, also for nested partitions) and whether the partition went."""
     from hoodie.format.timeline import instant as I
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.services.clean import run_clean
     from tests.services.test_clean import batch, drop_partition, options
 
@@ -1651,7 +1651,7 @@ def test_clean_planner_goes_on_past_groups_it_must_keep(tmp_path: Path) -> None:
 
     import pyarrow.parquet as pq
 
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.services.clean import plan_clean
     from hoodie.services.ttl.service import delete_partitions  # a delete_partition replacecommit
@@ -1690,7 +1690,7 @@ def test_keep_by_time_falls_back_to_slice_base_instants_only_with_an_archived_ti
     """A partition whose writes all left the active timeline: with an archived timeline its newest
     slice's base instant is the reference; without one (or without data) it is never expired."""
     from hoodie.format.timeline import instant as I
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.format.table import write_partition_metadata
     from hoodie.services.ttl.config import TTLConfig
     from hoodie.services.ttl.strategies import create_strategy
@@ -1728,7 +1728,7 @@ def test_keep_by_time_finds_the_archived_timeline_of_a_1x_table(tmp_path: Path) 
     """Timeline layout 2 (table version 8): the archived timeline is the LSM history
     (.hoodie/timeline/history), not .hoodie/archived; a partition whose writes were archived there
     falls back to its slice's base instant."""
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.services.ttl.config import TTLConfig
     from hoodie.services.ttl.strategies import create_strategy
     from tests.services.test_ttl import opts, ten_rows
@@ -1765,7 +1765,7 @@ def test_ttl_decisions_without_a_rule_without_data_and_without_a_reference(tmp_p
     older than the retention but no live data (kept, nothing to delete), no reference at all."""
     import json
 
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.format.table import write_partition_metadata
     from hoodie.services.ttl.config import DAY_MS, TTLConfig
     from hoodie.services.ttl.strategies import create_strategy
@@ -1809,7 +1809,7 @@ def test_ttl_decisions_without_a_rule_without_data_and_without_a_reference(tmp_p
 def test_keep_by_event_time_reads_url_encoded_partition_values(tmp_path: Path) -> None:
     """With hoodie.datasource.write.partitionpath.urlencode, a value such as 2024-01-01 05:00 is stored
     as 2024-01-01 05%3A00; the strategy decodes it before parsing."""
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.services.ttl import TTLConfigError, run_ttl
     from tests.services.test_ttl import opts, ten_rows
 
@@ -1875,7 +1875,7 @@ def test_keep_by_event_time_default_partition_below_a_first_level(tmp_path: Path
     """The event time starts at segment 1 (region=.../day=...); a null day is the hive default
     partition: kept, or expired with delete.hive.default.partition; a table holding only default
     partitions is no configuration error."""
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.services.ttl import run_ttl
     from tests.services.test_ttl import opts, ten_rows
 
@@ -1911,7 +1911,7 @@ class _ExpireP0(PartitionTTLStrategy):
 
 
 def test_user_ttl_strategy_decisions_name_the_strategy(tmp_path: Path) -> None:
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.services.ttl.config import TTLConfig
     from hoodie.services.ttl.strategies import create_strategy
     from tests.services.test_ttl import opts, ten_rows
@@ -2119,7 +2119,7 @@ def test_unit_problem_names_the_value_and_the_way_out() -> None:
 def test_ttl_predicate_skips_partitions_whose_path_does_not_fit_the_fields(tmp_path: Path, caplog) -> None:
     import logging
 
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.format.table import write_partition_metadata
     from hoodie.services.ttl import run_ttl
     from tests.services.test_ttl import opts, ten_rows
@@ -2199,7 +2199,7 @@ def test_rollback_refused_when_the_1x_metadata_table_compacted_the_commit(tmp_pa
     is written."""
     from hoodie.services.clean import run_clean
     from hoodie.services.rollback import rollback
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from tests.services.test_savepoint import KEEP_ONE, _data, _opts, _snapshot
 
     path = str(tmp_path / "t")
@@ -2219,7 +2219,7 @@ def test_rollback_by_path_opens_the_table_with_the_storage_options(tmp_path: Pat
     """``rollback(path, ..., storage_options=...)`` opens the table with those options (what an
     object store needs; recorded here on a local table)."""
     from hoodie.services import rollback as R
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from tests.services.test_rollback import OPTS, _data, _vals
 
     path = str(tmp_path / "t")
@@ -2328,6 +2328,7 @@ def _stop_at(monkeypatch, point: str) -> None:
 @pytest.mark.parametrize("point, done", [("rollback.after_inflight", False), ("rollback.after_delete", False),
                                          ("rollback.after_complete", True)])
 def test_rollback_reaches_its_fault_points(tmp_path: Path, monkeypatch, point: str, done: bool) -> None:
+    from hoodie.errors import PostCommitError
     from hoodie.format.timeline import instant as I
     from hoodie.services.rollback import rollback
     from tests.format.test_fsview import _uncommitted_write
@@ -2337,8 +2338,11 @@ def test_rollback_reaches_its_fault_points(tmp_path: Path, monkeypatch, point: s
     o = _rb_table(path)
     failed = _uncommitted_write(path, _data([0], 5, "bad"), opts=o)
     _stop_at(monkeypatch, point)
-    with pytest.raises(_Stopped):
+    # The fault point raises here instead of killing; once the rollback instant completed (the commit
+    # point passed) the transaction reports a later failure as one after the commit.
+    with pytest.raises(PostCommitError if done else _Stopped) as caught:
         rollback(path, failed)
+    assert isinstance(caught.value.__cause__ if done else caught.value, _Stopped)
     (rb,) = HoodieTable(path).timeline.by_actions(I.ROLLBACK).instants
     assert rb.is_completed == done and HoodieTable(path).timeline.get(failed) is not None
 
@@ -2435,7 +2439,7 @@ def test_automatic_clean_runs_when_the_commits_since_the_last_clean_reach_the_ma
     clean (not only after more), and counts from the newest completed clean."""
     from hoodie.services.clean import maybe_clean_after_commit, run_clean
     from hoodie.services.clean.executor import commits_since_last_clean
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from tests.services.test_clean import _history, batch, options
 
     path = str(tmp_path / "t")
@@ -2604,7 +2608,7 @@ def test_a_link_goes_with_the_file_slice_it_belongs_to() -> None:
 def test_a_hidden_file_that_is_no_checksum_keeps_a_dropped_partition(tmp_path: Path) -> None:
     """Only ``.<name>.crc`` is a Hadoop checksum: ``.<name>.bak`` (same length of suffix) beside a
     doomed file is foreign data, so the partition stays and the file with it."""
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.services.clean import plan_clean
     from tests.services.test_clean import batch, drop_partition, options
 
@@ -2627,7 +2631,7 @@ def test_clean_keeps_savepointed_slices_and_counts_their_files(tmp_path: Path, p
     one goes, and the note counts the kept files (both policies)."""
     from hoodie.services.clean import run_clean
     from hoodie.services.savepoint import create_savepoint
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from tests.services.test_savepoint import _data, _opts
 
     path = str(tmp_path / "t")
@@ -2654,7 +2658,7 @@ def test_a_pending_write_that_marked_a_dropped_partition_keeps_it(tmp_path: Path
     from hoodie.format.timeline import instant as I
     from hoodie.format.timeline import active as TL
     from hoodie.services.clean import plan_clean
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from tests.services.test_clean import batch, drop_partition, options
 
     path = str(tmp_path / "t")
@@ -2682,7 +2686,7 @@ def test_clean_plan_paths_relative_to_a_base_path_of_any_name(tmp_path: Path) ->
 
 
 def test_a_folder_inside_a_dropped_partition_keeps_it(tmp_path: Path) -> None:
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from hoodie.services.clean import plan_clean
     from tests.services.test_clean import batch, drop_partition, options
 
@@ -2791,7 +2795,7 @@ def test_clean_takes_slices_older_than_the_active_timeline_as_committed(tmp_path
     committed: the cleaner removes it like any old version; a failed write's file is not touched."""
     from hoodie.format.timeline import instant as I
     from hoodie.services.clean import plan_clean
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_clean import batch, options
 
@@ -2846,7 +2850,7 @@ def test_run_clean_publishes_its_metrics_and_warns_about_unknown_keys(tmp_path: 
 def test_clean_leaves_every_slice_of_a_group_a_pending_clustering_reads(tmp_path: Path) -> None:
     from hoodie.format.file_group.fsview import FileSystemView
     from hoodie.services.clean import plan_clean
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from tests.services.test_clean import batch, options
     from tests.services.test_compaction_plan import _clustering_request
 
@@ -2871,7 +2875,7 @@ def test_a_clean_instant_holds_its_plan_twice_and_logs_what_it_did(tmp_path: Pat
     from hoodie.format.timeline import plans
     from hoodie.services.clean import run_clean
     from tests.services.test_clean import _history, batch, drop_partition, options
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     path = str(tmp_path / "t")
     _history(path, 2)
@@ -2920,7 +2924,7 @@ def test_a_group_replaced_at_the_earliest_commit_to_retain_is_kept(tmp_path: Pat
     earliest commit to retain (Hudi's rule): replaced exactly at it, it stays, and the partition is
     not reported as holding foreign files."""
     from hoodie.services.clean import plan_clean
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from tests.services.test_clean import batch, options
 
     path = str(tmp_path / "t")
@@ -2941,7 +2945,7 @@ def test_rollback_without_markers_on_a_1x_table_finds_the_log_file_by_its_instan
     import shutil
 
     from hoodie.services.rollback import rollback
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_rollback import OPTS, _data, _vals
 

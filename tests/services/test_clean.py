@@ -19,7 +19,7 @@ from hoodie.format.file_group import naming as N
 from hoodie.format.timeline import plans
 from hoodie.format.timeline import active as T
 from hoodie.format.slice import writer as W
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.file_group.links import LINKS_KEY, Link, encode_links
 from hoodie.format.slice.reader import read_file_slice

@@ -157,7 +157,7 @@ def _run(table_type: str, ops: list, version: int = 6) -> None:
 
 
 def hoodie_write(path: str, table_type: str, kind: str, data: list[tuple[int, int]], version: int = 6) -> str:
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     return write_arrow(path, batch([(k, part_of(k), v) for k, v in data]),
                        {**options(table_type, kind), "hoodie.write.table.version": str(version)})

@@ -15,7 +15,8 @@ import pyarrow as pa
 import pytest
 
 import hoodie
-from hoodie.services.write import WriteError, write_arrow
+from hoodie import write_arrow
+from hoodie.errors import WriteError
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import (
     CompactionError, freshness, run_compaction, schedule_compaction, schedule_compaction_result,

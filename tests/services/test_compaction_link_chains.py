@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.services.clean import run_clean
 from hoodie.services.compaction import run_compaction, schedule_compaction
 from tests.hudi_rs import read_hudi_rs

@@ -14,7 +14,10 @@ from hoodie.format.file_group import naming as N
 from hoodie.format.timeline import plans as PL
 from hoodie.format.timeline import active as T
 from hoodie.format.slice import writer as W
-from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
+from hoodie.services.write.configs import WriteConfig
+from hoodie.services.write.execution import execute_file_group
+from hoodie.services.write.plan import plan_write
+from hoodie.services.write.prepare import prepare_records
 from hoodie.format.timeline.compaction_plan import CompactionPlan
 from hoodie.format.file_group.fsview import RESERVED_LOG_VERSION_METRIC, FileSystemView, reserved_log_version
 from hoodie.format.file_group.links import PARTIAL_PLAN_KEY
@@ -330,7 +333,7 @@ def test_instant_must_be_newest(tmp_path: Path) -> None:
 def test_cow_table_is_refused(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     o = {**options(Setup(), "insert"), "hoodie.datasource.write.table.type": "COPY_ON_WRITE"}
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     write_arrow(path, batch([(1, 1, 0)], Setup()), o)
     with pytest.raises(CompactionError, match="MERGE_ON_READ"):
@@ -343,7 +346,7 @@ def test_today_based_strategies_use_partition_dates(tmp_path: Path) -> None:
     o = {**options(Setup(), "insert"), "hoodie.datasource.write.partitionpath.field": "day"}
     import pyarrow as pa
 
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     days = ["2024/05/01", "2024/05/02", "2024/05/03"]
     data = pa.table({"k": pa.array([1, 2, 3], pa.int64()), "day": days, "ts": pa.array([1, 1, 1], pa.int64()),

@@ -228,7 +228,7 @@ def _template(kind: str, factory: pytest.TempPathFactory) -> tuple[str, str, str
         os.remove(os.path.join(hoodie_dir, f"{inst}.rollback.inflight"))  # crashed right after its plan
         name = f"{inst}.rollback.requested"
     else:  # a replacecommit (insert_overwrite) that failed
-        from hoodie.services.write import write_arrow
+        from hoodie import write_arrow
         from tests.services.test_compaction_support import batch, options
 
         inst = write_arrow(path, batch([(4, 1, 7)], s), options(s, "insert_overwrite"))

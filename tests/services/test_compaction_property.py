@@ -202,7 +202,10 @@ def _files(path: str) -> dict[str, bytes]:
 
 def _failed_write(path: str, rs: list[tuple[int, int, int]], s: Setup) -> str:
     from hoodie.format.slice import writer as W
-    from hoodie.format.batch_write import WriteConfig, execute_file_group, plan_write, prepare_records
+    from hoodie.services.write.configs import WriteConfig
+    from hoodie.services.write.execution import execute_file_group
+    from hoodie.services.write.plan import plan_write
+    from hoodie.services.write.prepare import prepare_records
     from tests.services.test_compaction_support import batch, options
 
     table = HoodieTable(path)

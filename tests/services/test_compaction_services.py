@@ -55,7 +55,7 @@ def test_inline_schedule_only_and_cow(tmp_path: Path) -> None:
     # A later inline run first completes what is pending.
     assert maybe_compact_inline(path, {"hoodie.compact.inline": "true"}) == c
     cow = str(tmp_path / "cow")
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     write_arrow(cow, batch([(1, 1, 0)], Setup()), {**options(Setup(), "insert"),
                                                    "hoodie.datasource.write.table.type": "COPY_ON_WRITE"})

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hoodie
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.services.compaction import run_compaction
 from tests.format.test_model_hudi_rs import Model, Op, Setup, _batch, _options, _rows, op_strategy
 from tests.hudi_rs import read_hudi_rs

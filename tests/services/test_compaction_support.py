@@ -10,7 +10,7 @@ import pyarrow as pa
 
 import hoodie
 from hoodie.format.file_group import naming as N
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 from tests.helpers import rows_of

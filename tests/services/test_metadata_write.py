@@ -27,7 +27,7 @@ from hoodie.services.metadata import metadata_status, validate_metadata_table
 from hoodie.services.metadata import writer as MWR
 from hoodie.services.rollback import rollback
 from hoodie.services.ttl import restore, run_ttl
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.format.metadata_builder import MdtBuilder, commit_listing
 from tests.format.test_fsview import _uncommitted_write
 from tests.helpers import examples
@@ -191,7 +191,7 @@ CRASH_POINTS = ["metadata.deltacommit.after_log", "metadata.after_deltacommit", 
 
 
 def _write_in_child(path: str, ids: list[int], opts: dict, fault: str) -> subprocess.CompletedProcess:
-    code = ("import json, sys, pyarrow as pa; from hoodie.services.write import write_arrow; "
+    code = ("import json, sys, pyarrow as pa; from hoodie import write_arrow; "
             "ids = json.loads(sys.argv[2]); "
             "write_arrow(sys.argv[1], pa.table({'id': pa.array(ids, pa.int64()), 'p': ['a'] * len(ids), "
             "'ts': pa.array([5] * len(ids), pa.int64())}), json.loads(sys.argv[3]))")

@@ -27,7 +27,7 @@ from hoodie.format.table import HoodieTable
 from hoodie.services.ttl.records import (
     CUTOFF_KEY, RecordTTLConfigError, base_file_min, run_record_ttl, writes_since_last_run,
 )
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import examples
 from tests.hudi_rs import read_hudi_rs
 

@@ -40,7 +40,7 @@ from hoodie.services.clean import run_clean
 from hoodie.services.compaction import run_compaction, schedule_compaction
 from hoodie.services.report import gather_report
 from hoodie.services.ttl import run_ttl
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import examples
 from tests.s3 import moto_s3  # noqa: F401  (fixture)
 

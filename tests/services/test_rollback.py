@@ -11,7 +11,7 @@ import hoodie
 from hoodie.format.timeline import instant as I
 from hoodie.format.log import logformat as L
 from hoodie.format.file_group import naming as N
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
 from hoodie.services.rollback import RollbackError, rollback, rollback_failed_writes

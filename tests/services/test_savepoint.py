@@ -23,7 +23,7 @@ from hoodie.services.rollback import RollbackError, rollback
 from hoodie.services.savepoint import (
     SavepointError, create_savepoint, delete_savepoint, rollback_to_savepoint, show_savepoints,
 )
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.hudi_rs import read_hudi_rs
 
 OPTS = {

@@ -25,7 +25,8 @@ from hoodie.services.rollback import rollback
 from hoodie.services.transaction import Hook, Transaction, observe
 from hoodie.services.ttl import restore, run_ttl
 from hoodie.services.ttl.service import delete_partitions
-from hoodie.services.write import ArrowWriteExecutor, PostCommitError, run_write, write_arrow
+from hoodie import write_arrow
+from hoodie.services.write import ArrowWriteExecutor, PostCommitError, run_write
 
 
 def opts(table_type: str = "COPY_ON_WRITE", op: str = "upsert", **extra: str) -> dict[str, str]:
@@ -302,3 +303,40 @@ def test_compaction_post_commit_hooks_run_after_each_commit(tmp_path: Path) -> N
         run_compaction(path, second, post_commit=[Hook("catalog", boom)])
     assert e.value.instant == second and HoodieTable(path).timeline.get(second).is_completed
     assert lock_is_free(path)
+
+
+def test_every_completion_passes_the_one_commit_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The transaction's commit step and the rollback of a failed write it runs first complete through
+    hoodie.services.commit.commit, which records each instant in the metadata table before its completed
+    file exists and removes its markers; the metadata table's own deltacommits go through it too (as
+    completions of a table without a metadata table of its own)."""
+    path = str(tmp_path / "t")
+    o = opts(**{"hoodie.metadata.enable": "true"})
+    write_arrow(path, rows("a"), o)
+
+    class Failing(ArrowWriteExecutor):
+        def execute(self, txn: Transaction) -> Any:
+            super().execute(txn)
+            raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        run_write(Storage(path), o, Failing(rows("b"), o))
+    (failed,) = HoodieTable(path).timeline.pending().instants
+    mdt_timeline = Path(path) / ".hoodie" / "metadata" / ".hoodie"
+    seen: list[tuple] = []
+    real = T.write_completion
+
+    def spy(pending: T.PendingCompletion, *, metadata_table_updated: bool) -> I.Instant:
+        inst = pending.inflight
+        in_mdt = pending.storage.uri().rstrip("/").endswith(".hoodie/metadata")
+        recorded = (mdt_timeline / f"{inst.timestamp}.deltacommit").exists()
+        seen.append(("mdt" if in_mdt else "data", inst.action, metadata_table_updated, in_mdt or recorded))
+        return real(pending, metadata_table_updated=metadata_table_updated)
+
+    monkeypatch.setattr(T, "write_completion", spy)
+    instant = write_arrow(path, rows("c"), o)
+    data = [s for s in seen if s[0] == "data"]
+    assert data == [("data", I.ROLLBACK, True, True), ("data", I.COMMIT, True, True)]
+    assert {s[1:3] for s in seen if s[0] == "mdt"} == {(I.DELTA_COMMIT, False)}
+    assert HoodieTable(path).timeline.get(failed.timestamp) is None
+    assert not (Path(path) / ".hoodie" / ".temp" / instant).exists()  # the commit point removed the markers

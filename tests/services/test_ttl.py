@@ -20,7 +20,7 @@ from hoodie.format.file_group import naming as N
 from hoodie.format.timeline import plans
 from hoodie.format.timeline import active as T
 from hoodie.format.slice import writer as W
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.timeline.commit_metadata import CommitMetadata
 from hoodie.format.file_group.fsview import FileSystemView, list_partitions
 from hoodie.format.table import HoodieTable

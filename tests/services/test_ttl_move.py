@@ -30,7 +30,7 @@ from hoodie.format.table import HoodieTable
 from hoodie.format.timeline import instant as I
 from hoodie.services.ttl import TTLConfigError, run_ttl
 from hoodie.services.ttl.move import MOVED_KEY, TTLMoveError, bring_back
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import examples
 from tests.hudi_rs import read_hudi_rs
 
@@ -220,7 +220,6 @@ _CHILD = """
 import json, os, sys
 from hoodie.services.ttl import run_ttl
 from hoodie.services.ttl.move import bring_back
-import hoodie.services.write
 pids = []
 for hot, cold, what, fault in json.loads(sys.argv[1]):
     pid = os.fork()

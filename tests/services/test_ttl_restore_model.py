@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hoodie
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.services.clean import run_clean
 from hoodie.services.rollback import rollback
 from hoodie.services.ttl import StashError, restore, run_ttl

@@ -14,7 +14,7 @@ import pytest
 
 import hoodie
 from hoodie.format.timeline import instant as I
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import keyed_rows
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
 from hoodie.format.timeline import active as T
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie.format.timeline.instant import State
 from hoodie.format.table import HoodieTable, create_table

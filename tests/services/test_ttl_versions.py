@@ -17,7 +17,7 @@ import pytest
 import hoodie
 from hoodie.format.table import HoodieTable
 from hoodie.services.ttl import run_ttl
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.format.test_incremental_archived import _archive_v6
 from tests.format.test_lsm_timeline import JavaLSMWriter
 

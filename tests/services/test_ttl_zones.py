@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import hoodie
 from hoodie.format.timeline import instant as I
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from hoodie.format.table import HoodieTable
 from hoodie.services.ttl import run_ttl
 from hoodie.services.ttl.config import MAX_ZONE_SKEW_MS

@@ -25,7 +25,7 @@ from hoodie.format.timeline.commit_metadata import AVRO_MAGIC
 from hoodie.services.clean import run_clean
 from hoodie.services.compaction import run_compaction
 from hoodie.services.metadata import validate_metadata_table
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.format.test_metadata_fixtures import V89_DIR, _table
 from tests.helpers import rows_of
 from tests.hudi_rs import read_hudi_rs

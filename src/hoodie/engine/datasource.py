@@ -32,6 +32,11 @@ import pyarrow as pa
 from hoodie import configs as C
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
+from hoodie.errors import WriteError
+from hoodie.format.slice.reader import check_read_options
+from hoodie.format.table import HoodieTable
+from hoodie.format.slice.reader import plan_read
+from hoodie.format.slice.reader import iter_plan
 
 QUERY_TYPE_KEY = "hoodie.datasource.query.type"
 BEGIN_KEY = "hoodie.datasource.read.begin.instanttime"
@@ -71,8 +76,6 @@ def _catalog_create_error(options: Any) -> ValueError:
 
 def _no_writer_error(name: str, options: Any) -> Exception:
     """Why ``df.write.format("hoodie"|"hudi")`` does not write, and what does."""
-    from hoodie.format.batch_write import WriteError
-
     path = options.get("path") if options is not None else None
     target = repr(path) if path else "path"
     return WriteError(
@@ -94,8 +97,6 @@ HOLLOW_POLICY_KEYS = (C.HOLLOW_COMMIT_POLICY.key, *C.HOLLOW_COMMIT_POLICY.aliase
 
 
 def _read_args(options: Any) -> dict[str, Any]:
-    from hoodie.format.slice.reader import check_read_options
-
     # Every Spark read option, before it is narrowed to what planning takes: unknown keys warn, and
     # options hoodie cannot honour (a CDC query, incremental path filters) are refused.
     check_read_options({str(k): v for k, v in dict(options).items() if str(k) not in (PLAN_KEY, "path")})
@@ -143,16 +144,12 @@ class HoodieDataSource(DataSource):
         return "hoodie"
 
     def _table(self):
-        from hoodie.format.table import HoodieTable
-
         path = self.options.get("path")
         if not path:
             raise _no_path_error("give the table base path")
         return HoodieTable(path, _storage_options(self.options), read_only=True)
 
     def schema(self) -> StructType:
-        from hoodie.format.slice.reader import plan_read
-
         given = _given_plan(self.options)
         if given is not None:
             plan = given.plan
@@ -211,9 +208,6 @@ class HoodieReader(DataSourceReader):
         self.spark_schema = schema
 
     def _plan(self):
-        from hoodie.format.slice.reader import plan_read
-        from hoodie.format.table import HoodieTable
-
         given = _given_plan(self.options)
         if given is not None:
             plan = dataclasses.replace(given.plan, slices=list(given.slices))
@@ -244,8 +238,6 @@ class HoodieReader(DataSourceReader):
         return [InputPartition(ReadTask(shared, g)) for g in groups] or [InputPartition(ReadTask(shared, []))]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from hoodie.format.slice.reader import iter_plan
-
         task: ReadTask = partition.value
         target = arrow_schema_for(self.spark_schema)
         for t in iter_plan(task.plan, task.slices):

@@ -34,6 +34,10 @@ import pyarrow as pa
 from hoodie.engine.datasource import (
     PLAN_KEY, ReadTask, _read_args, _storage_options, ensure_registered, spark_schema_for,
 )
+from hoodie.format.avro.schema import avro_to_arrow_schema
+from hoodie.format.table import META_COLUMNS, OPERATION_COLUMN
+from hoodie.format.slice.reader import plan_read
+from hoodie.format.table import HoodieTable
 
 # Schemes Spark's JVM reads here (local files); others keep the Python path (no Hadoop S3A/GCS/ABFS).
 NATIVE_SCHEMES = ("", "file")
@@ -57,9 +61,6 @@ def _scheme(uri: str) -> str:
 def _writer_schemas_match(table: Any, schema: pa.Schema) -> dict[str, bool]:
     """instant -> whether the base files that instant wrote have the table's data schema ``schema``
     (the ``extraMetadata.schema`` of the write, compared as Arrow types)."""
-    from hoodie.format.avro.schema import avro_to_arrow_schema
-    from hoodie.format.table import META_COLUMNS, OPERATION_COLUMN
-
     want = {f.name: f.type for f in schema if f.name not in META_COLUMNS}
     out: dict[str, bool] = {}
     for inst in table.timeline.completed().instants:
@@ -148,9 +149,6 @@ def read(spark: Any, path: str, options: Optional[Mapping[str, Any]] = None,
     ``hoodie.spark.read.native=false`` to read every slice through hoodie's Python reader.
     """
     from pyspark.sql import functions as F
-
-    from hoodie.format.slice.reader import plan_read
-    from hoodie.format.table import HoodieTable
 
     ensure_registered(spark)
     opts = {str(k): str(v) for k, v in (options or {}).items() if v is not None}

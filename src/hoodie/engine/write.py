@@ -31,21 +31,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie.errors import HoodieError
 from hoodie.engine.compaction import spark_executor
+from hoodie.errors import HoodieError, PostCommitError, WriteError
 from hoodie.format import phases
 from hoodie.format.file_group import naming as N
-from hoodie.format.batch_write import (
-    IS_DELETED,
-    PARTITIONS_TO_DELETE,
-    PostCommitError,
-    WriteConfig,
-    WriteError,
-    check_event_times,
-    execute_file_group,
-    plan_write,
-    prepare_records,
-)
 from hoodie.format.file_group.fsview import check_partition_nesting
 from hoodie.format.keys.generators import (
     ComplexKeyGenerator, NonpartitionedKeyGenerator, SimpleKeyGenerator, key_generator_from_config,
@@ -58,9 +47,14 @@ from hoodie.format.table import META_COLUMNS, HoodieTable, read_partition_metada
 from hoodie.format.slice import writer as W
 from hoodie.configs import warn_unknown_keys
 from hoodie.faults import fault_point
+from hoodie.services import inline
 from hoodie.services.rollback import rollback
 from hoodie.services.transaction import Transaction
 from hoodie.services.write import WriteOperation, WriteOutcome, run_write
+from hoodie.services.write.configs import IS_DELETED, PARTITIONS_TO_DELETE, WriteConfig
+from hoodie.services.write.execution import execute_file_group
+from hoodie.services.write.plan import plan_write
+from hoodie.services.write.prepare import check_event_times, prepare_records
 
 KEY = "_hoodie_record_key"
 PART = "_hoodie_partition_path"
@@ -113,7 +107,7 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
     Options and data (record keys, partition paths, precombine values, schema) are checked, in
     one Spark job over the key columns, before anything is written. A failure after the commit
     (an inline service, metrics, the lock release) raises
-    :class:`~hoodie.format.batch_write.PostCommitError` naming the committed instant.
+    :class:`~hoodie.errors.PostCommitError` naming the committed instant.
     """
     if mode not in ("append", "overwrite"):
         raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")
@@ -133,10 +127,13 @@ def write(df, base_path: str, options: Mapping[str, Any], mode: str = "append",
 def _run(st: Storage, opts: dict[str, str], df: Any, mode: str, storage_options: Optional[dict[str, Any]],
          op: str) -> str:
     # The table lock covers the whole write (docs/concurrency.md); inline services take it again.
+    # The inline services the options enable run after the commit (their options checked first);
+    # inline compaction runs its operations on Spark, through an executor built when it runs, so
+    # options are validated before Spark is touched.
+    hooks = inline.post_commit_hooks(opts, lambda tasks: spark_executor(df.sparkSession)(tasks))
     return run_write(st, opts, SparkWriteExecutor(df, opts), mode=mode, instant=opts.get("hoodie.write.instant"),
                      storage_options=storage_options, what=f"Spark write ({op})",
-                     # Built when inline compaction runs: options are validated before Spark is touched.
-                     compaction_executor=lambda tasks: spark_executor(df.sparkSession)(tasks))
+                     checks=[functools.partial(inline.check_inline_options, opts)], post_commit=hooks)
 
 
 class SparkWriteExecutor:
@@ -233,7 +230,7 @@ def _key_columns(cfg: WriteConfig, columns: list[str]) -> list[str]:
 
 
 def _check_records(df, cfg: WriteConfig) -> None:
-    """Run the writer's record checks (:func:`~hoodie.format.batch_write.prepare_records`: record
+    """Run the writer's record checks (:func:`~hoodie.services.write.prepare.prepare_records`: record
     keys, partition paths, precombine values, ``_hoodie_is_deleted``) over the whole input before
     anything is written; raise the first error found, as the pure-Python writer raises it.
 

@@ -19,6 +19,8 @@ from hoodie.format.file_group.naming import PARTITION_METAFILES
 from hoodie.format.timeline.instant import InstantGenerator
 from hoodie.format.storage import Storage
 from hoodie.format.timeline.active import METAFOLDER, Timeline
+from hoodie.format.keys.common import _TYPE_TO_CLASS
+from hoodie.format.avro.schema import avro_to_arrow_schema
 
 PROPS_FILE = f"{METAFOLDER}/hoodie.properties"
 META_COLUMNS = (
@@ -331,8 +333,6 @@ class HoodieTable:
 
     def arrow_schema(self, as_of: Optional[str] = None, with_meta: bool = True) -> pa.Schema:
         """The table schema in Arrow, with the 5 meta columns first when ``with_meta``."""
-        from hoodie.format.avro.schema import avro_to_arrow_schema
-
         data = avro_to_arrow_schema(self.avro_schema(as_of))
         data = pa.schema([f for f in data if f.name not in META_COLUMNS and f.name != OPERATION_COLUMN])
         if not with_meta:
@@ -490,8 +490,6 @@ def _props_v8(props: dict[str, str], version: int, precombine_field: Optional[st
 
 def _keygen_type(keygen_class: str, version: int) -> str:
     """``hoodie.table.keygenerator.type`` for a key generator class (1.x stores the type only)."""
-    from hoodie.format.keys.common import _TYPE_TO_CLASS
-
     for kind, cls in _TYPE_TO_CLASS.items():
         if cls.rsplit(".", 1)[-1] == keygen_class.rsplit(".", 1)[-1]:
             return kind

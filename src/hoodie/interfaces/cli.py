@@ -31,7 +31,7 @@ class CliError(HoodieError):
 def _demo(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
-    from hoodie.services.write import write_arrow
+    from hoodie.interfaces.python_io import write_arrow
     from hoodie.format.slice.reader import read_table
     from hoodie.interfaces.quickstart import claim_base_path
 

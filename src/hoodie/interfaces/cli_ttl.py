@@ -27,7 +27,6 @@ def _print(args: argparse.Namespace, doc: Any, text: str) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import hoodie.services.write  # noqa: F401  (registers the writer of the move action's copies)
     from hoodie.services.ttl import run_ttl
 
     opts = parse_sets(args.set)
@@ -79,7 +78,6 @@ def _restore(args: argparse.Namespace) -> int:
 
 
 def _bring_back(args: argparse.Namespace) -> int:
-    import hoodie.services.write  # noqa: F401  (registers the writer of the copies)
     from hoodie.services.ttl.move import bring_back
 
     res = bring_back(args.base_path, args.partitions, target=args.target, options=parse_sets(args.set),

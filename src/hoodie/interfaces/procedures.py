@@ -38,7 +38,6 @@ TTL_ROWS = ("One row per deleted partition (`deleted_partitions`, Hudi's column,
                "target => '/tmp/hoodie_docs_cold/events', dry_run => true)",
            ))
 def _run_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
-    import hoodie.services.write  # noqa: F401  (registers the writer of the move action's copies)
     from hoodie.services.ttl.service import call_run_ttl_result, result_rows
 
     ref = _table(spark, a, "run_ttl")
@@ -101,7 +100,6 @@ def _run_record_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
                "CALL bring_back_partitions(basePath => '/data/events', partitions => '4', keep_cold => true)",
            ))
 def _bring_back(spark: Any, a: dict[str, Any]) -> list[tuple]:
-    import hoodie.services.write  # noqa: F401  (registers the writer of the copies)
     from hoodie.services.ttl.move import bring_back
 
     ref = _table(spark, a, "bring_back_partitions")

@@ -19,19 +19,49 @@ written as the plain types Hudi's Avro schemas have (same values).
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Any, Iterator, Literal, Mapping, Optional, Sequence
 
 import pyarrow as pa
 
-from hoodie.errors import HoodieError
-from hoodie.format.batch_write import WriteError
+from hoodie.configs import warn_unknown_keys
+from hoodie.errors import HoodieError, WriteError
 from hoodie.format.slice.reader import iter_plan, plan_read
+from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable
-from hoodie.services.write import write_arrow
+from hoodie.services import inline
+from hoodie.services.write import ArrowWriteExecutor, run_write
 
 WriteMode = Literal["append", "overwrite"]
 OPERATION = "hoodie.datasource.write.operation"
+
+
+def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
+                storage_options: Optional[dict[str, Any]] = None, instant: Optional[str] = None,
+                mode: str = "append") -> str:
+    """Write Arrow data as one commit, in this process (no Spark). Returns the instant time.
+
+    ``options`` are Hudi datasource keys (``hoodie.table.name``, ``hoodie.datasource.write.*``...);
+    without ``hoodie.datasource.write.recordkey.field`` keys are generated as Hudi 0.14+ does
+    (``<instant>_0_<row>``, insert-only: see docs/spark.md). ``mode="overwrite"`` replaces an existing
+    table's data with the batch (an insert_overwrite_table replacecommit,
+    :func:`~hoodie.services.write.configs.overwrite_config`);
+    ``"append"`` writes into it. Both create the table when absent. Options and data are checked
+    before anything is written. The write holds the table lock (``hoodie.format.lock``) from its
+    rollback of failed writes to its commit; the inline services it enables run after it, each
+    under the lock again. A failure after the commit raises :class:`~hoodie.errors.PostCommitError`.
+    """
+    if mode not in ("append", "overwrite"):
+        raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")
+    warn_unknown_keys(options)
+    st = Storage(base_path, storage_options)
+    op = str(options.get("hoodie.datasource.write.operation") or "upsert")
+    # The inline services the options enable run after the commit; their options are checked first.
+    return run_write(st, options, ArrowWriteExecutor(data, options), mode=mode, instant=instant,
+                     storage_options=storage_options, what=f"write ({op})",
+                     checks=[functools.partial(inline.check_inline_options, options)],
+                     post_commit=inline.post_commit_hooks(options))
 
 
 def _plain_type(t: pa.DataType) -> pa.DataType:
@@ -190,5 +220,5 @@ def polars_scan(base_path: str, *, query_type: str = "snapshot", as_of: Optional
     return register_io_source(source, schema=schema, explain_name="hoodie", explain_detail=base_path)
 
 
-__all__ = ["as_arrow_table", "write_table", "write_operation", "delete_where", "arrow_reader", "polars_scan",
+__all__ = ["as_arrow_table", "write_arrow", "write_table", "write_operation", "delete_where", "arrow_reader", "polars_scan",
            "WriteMode"]

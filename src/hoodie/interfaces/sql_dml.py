@@ -400,7 +400,8 @@ def _create(spark: Any, stmt: Any):
     from sqlglot import exp
 
     from hoodie.engine.datasource import arrow_schema_for
-    from hoodie.format.batch_write import avro_schema_for, WriteConfig
+    from hoodie.services.write.configs import WriteConfig
+    from hoodie.services.write.prepare import avro_schema_for
     from hoodie.format.table import create_table
 
     props = {}

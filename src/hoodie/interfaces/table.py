@@ -36,7 +36,7 @@ from hoodie.services.compaction import (
     CompactionConfig, CompactionRuns, CompactionSummary, freshness, rollback_compaction, run_compaction,
     schedule_compaction, show_compactions,
 )
-from hoodie.services.compaction.rollback import RollbackResult as CompactionRollbackResult
+from hoodie.services.compaction.rollback import CompactionRollbackResult
 from hoodie.services.rollback import RollbackResult, rollback
 from hoodie.services.ttl import RestoreResult, TTLConfig, TTLResult, list_stashes, restore, run_ttl
 from hoodie.services.ttl.stash import StashInfo

@@ -67,8 +67,8 @@ class DeletePartitionOperation(Operation):
                               inflight=CommitMetadata(operation_type=DELETE_PARTITION),
                               requested_content=requested_content())
 
-    def complete(self, txn: Transaction, result: Any) -> Instant:
-        """The completed replacecommit (the commit point)."""
+    def complete(self, txn: Transaction, result: Any) -> CommitMetadata:
+        """The replacecommit's metadata: the file groups it replaces."""
         assert txn.table is not None and txn.instant is not None
         if self.fault:
             fault_point(self.fault)
@@ -78,7 +78,7 @@ class DeletePartitionOperation(Operation):
         done = CommitMetadata(partition_to_write_stats={}, compacted=False, extra_metadata=extra,
                               operation_type=DELETE_PARTITION,
                               partition_to_replace_file_ids=self.partition_to_replace_file_ids)
-        return W.complete_commit(table, txn.instant, done)
+        return done
 
 
 def delete_partitions(table: HoodieTable, partition_to_replace_file_ids: Mapping[str, list[str]], *,

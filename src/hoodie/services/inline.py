@@ -7,7 +7,7 @@ also runs record TTL when ``hoodie.record.ttl.retention`` is set), record TTL
 old enough to delete).
 
 Each is a post-commit hook of the write's transaction (:func:`post_commit_hooks`): a service that
-fails raises :class:`~hoodie.format.batch_write.PostCommitError` naming the committed write.
+fails raises :class:`~hoodie.errors.PostCommitError` naming the committed write.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.file_group.naming import is_log_file
 from hoodie.format.table import HoodieTable, read_partition_metadata, table_exists
 from hoodie.format.timeline import instant as I
-from hoodie.format.timeline.active import Timeline
+from hoodie.format.timeline.active import Timeline, layout_of
 from hoodie.errors import HoodieError
 from hoodie.format.timeline.archived import HISTORY_FOLDER, ArchivedTimeline, ArchivedTimelineError
 
@@ -504,8 +504,6 @@ def gather_report(table_or_path: Union[str, HoodieTable], options: Optional[Mapp
 
 def tl_folder(table: HoodieTable) -> str:
     """The active timeline's folder (``.hoodie`` on layout 1, ``.hoodie/timeline`` on layout 2)."""
-    from hoodie.format.timeline.active import layout_of
-
     return layout_of(table.storage).folder
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from hoodie.faults import fault_point
 from hoodie.format.metadata.table import files_partition_available
 from hoodie.format.table import HoodieTable
 from hoodie.format.timeline import instant as I
@@ -115,14 +116,15 @@ class RollbackOperation(Operation):
         self.rollback.execute()
         return None
 
-    def complete(self, txn: Transaction, result: Any) -> Instant:
-        """The completed rollback instant."""
+    def complete(self, txn: Transaction, result: Any) -> bytes:
+        """What the completed rollback instant holds."""
         assert self.rollback is not None
-        return self.rollback.complete()
+        return self.rollback.content()
 
     def finalize(self, txn: Transaction) -> None:
         """Remove the rolled-back instant; a rolled-back stash restore makes its stash restorable."""
         assert self.rollback is not None and txn.table is not None
+        fault_point("rollback.after_complete")
         self.outcome = self.rollback.finalize()
         if self.restored_from is not None:
             # The restored rows are gone again: the stash (kept until its retention) is restorable again.

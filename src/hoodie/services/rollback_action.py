@@ -20,6 +20,7 @@ stash is gone the rollback is refused. Public entry points: :mod:`hoodie.service
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -38,6 +39,8 @@ from hoodie.format.log import logformat as L
 from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.table import HoodieTable
+from hoodie.services.commit import Commit
+from hoodie.services.commit import commit as commit_point
 
 log = logging.getLogger("hoodie.services.rollback")  # the service users know
 
@@ -281,13 +284,9 @@ class WriteRollback:
              for part, pm in self.part_meta.items()},
         )
 
-    def complete(self) -> Instant:
-        """Write the completed rollback instant (``HoodieRollbackMetadata``)."""
-        assert self.inflight is not None
-        done = T.transition_to_complete(self.table.storage, self.inflight,
-                                        plans.write_avro_metadata("HoodieRollbackMetadata", self.metadata()))
-        fault_point("rollback.after_complete")
-        return done
+    def content(self) -> bytes:
+        """What the completed rollback instant holds (``HoodieRollbackMetadata``)."""
+        return plans.write_avro_metadata("HoodieRollbackMetadata", self.metadata())
 
     def finalize(self) -> RollbackResult:
         """Remove the rolled-back instant's own files (completed last-to-first) and its markers."""
@@ -307,12 +306,14 @@ class WriteRollback:
         return RollbackResult(rb, target.timestamp, target.action, self.deleted, self.blocks_written,
                               unstashed_files=self.unstashed)
 
-    def run(self) -> RollbackResult:
-        """Every step, in order (the rollback of a failed write inside a writing transaction)."""
+    def run(self, commit: Commit) -> RollbackResult:
+        """Every step, in order (the rollback of a failed write inside a writing transaction, whose
+        ``commit`` completes the rollback instant)."""
         self.plan()
-        self.start()
+        inflight = self.start()
         self.execute()
-        self.complete()
+        commit(inflight, self.content())
+        fault_point("rollback.after_complete")
         return self.finalize()
 
 
@@ -382,13 +383,17 @@ def live_instants(table_uri: Optional[str] = None) -> set[str]:
         return {ts for uri, ts in _live if table_uri is None or uri == table_uri}
 
 
-def rollback_failed_writes(table: HoodieTable, exclude: Iterable[str] = ()) -> list[RollbackResult]:
+def rollback_failed_writes(table: HoodieTable, exclude: Iterable[str] = (), *,
+                           commit: Optional[Commit] = None) -> list[RollbackResult]:
     """Roll back every failed (pending) write before a new write starts (Hudi's EAGER policy).
 
     Instants this process is still committing (another thread's transaction, an async TTL run)
-    are no failed writes and stay."""
+    are no failed writes and stay. ``commit`` completes each rollback instant: the writing
+    transaction's (:meth:`hoodie.services.transaction.Transaction.commit`, which records it in the
+    metadata table); without it a table with a metadata table refuses the completion."""
     skip = set(exclude) | live_instants(table.storage.uri())
+    done: Commit = commit or functools.partial(commit_point, table.storage, table=table)
     results = []
     for inst in pending_failed_writes(table.reload(), skip):
-        results.append(WriteRollback(table, inst).run())
+        results.append(WriteRollback(table, inst).run(done))
     return results

@@ -77,7 +77,7 @@ class SavepointResult:
 
 
 @dataclass
-class RestoreResult:
+class SavepointRestoreResult:
     """What :func:`rollback_to_savepoint` did."""
 
     restore_instant: str
@@ -303,11 +303,10 @@ class SavepointOperation(Operation):
             return Instant(self.target, I.SAVEPOINT, State.INFLIGHT)
         return T.create_inflight(txn.table.storage, self.target, I.SAVEPOINT)
 
-    def complete(self, txn: Transaction, result: Any) -> Instant:
-        """``<t>.savepoint`` with the ``HoodieSavepointMetadata``."""
+    def complete(self, txn: Transaction, result: Any) -> bytes:
+        """What ``<t>.savepoint`` holds: the ``HoodieSavepointMetadata``."""
         assert txn.table is not None and txn.instant is not None and self.record is not None
-        return T.transition_to_complete(txn.table.storage, txn.instant,
-                                        plans.write_avro_metadata("HoodieSavepointMetadata", self.record))
+        return plans.write_avro_metadata("HoodieSavepointMetadata", self.record)
 
     def finalize(self, txn: Transaction) -> None:
         """Report what the savepoint holds."""
@@ -493,7 +492,7 @@ def _finish_completed_restores(table: HoodieTable) -> list[str]:
 
 def rollback_to_savepoint(table_or_path: Union[str, HoodieTable], instant: str, *,
                           storage_options: Optional[dict[str, Any]] = None,
-                          options: Optional[Mapping[str, Any]] = None) -> RestoreResult:
+                          options: Optional[Mapping[str, Any]] = None) -> SavepointRestoreResult:
     """Restore the table to the savepoint at ``instant`` (Hudi's ``rollback_to_savepoint``): every
     write after it is rolled back, newest first, as one restore instant (module docstring).
 
@@ -513,7 +512,7 @@ def rollback_to_savepoint(table_or_path: Union[str, HoodieTable], instant: str, 
                 raise SavepointError(f"cannot restore to {instant}: compaction {c.timestamp} is being executed by "
                                      f"another process ({e}); retry when it is done. Nothing was written") from None
             locks.append((c.timestamp, lk))
-        op = RestoreOperation(instant, locked={c for c, _ in locks})
+        op = SavepointRestoreOperation(instant, locked={c for c, _ in locks})
         Transaction(op, op, table=table, options=options).run()
     finally:
         for _, lk in locks:
@@ -522,7 +521,7 @@ def rollback_to_savepoint(table_or_path: Union[str, HoodieTable], instant: str, 
     return op.outcome
 
 
-class RestoreOperation(Operation):
+class SavepointRestoreOperation(Operation):
     """The restore of a savepoint as a transaction's operation, and its own in-process executor."""
 
     table_versions = (6, 8, 9)
@@ -535,7 +534,7 @@ class RestoreOperation(Operation):
         self.undo: list[Any] = []
         self.resume: Optional[Instant] = None
         self.started = time.monotonic()
-        self.outcome: Optional[RestoreResult] = None
+        self.outcome: Optional[SavepointRestoreResult] = None
 
     def prepare(self, txn: Transaction) -> bool:
         """Check the restore can bring the savepoint's state back and plan every rollback."""
@@ -586,7 +585,7 @@ class RestoreOperation(Operation):
             else:
                 self.undo.append(_WriteUndo(table, t, pending_c))
         if not self.undo and self.resume is None:
-            self.outcome = RestoreResult("", s, message=f"nothing to restore: no write after savepoint {s}; the "
+            self.outcome = SavepointRestoreResult("", s, message=f"nothing to restore: no write after savepoint {s}; the "
                                                         "table is at the savepoint already")
             return False
         return True
@@ -667,15 +666,15 @@ class RestoreOperation(Operation):
                      len(u.deleted))
         return None
 
-    def complete(self, txn: Transaction, result: Any) -> Instant:
-        """``<r>.restore`` with the ``HoodieRestoreMetadata`` (the metadata table follows first)."""
+    def complete(self, txn: Transaction, result: Any) -> bytes:
+        """What ``<r>.restore`` holds: the ``HoodieRestoreMetadata``."""
         assert txn.table is not None and txn.instant is not None
         r = txn.instant
         meta = plans.restore_metadata(
             r.timestamp, int((time.monotonic() - self.started) * 1000),
             [(u.target.timestamp, u.action) for u in self.undo],
             {u.target.timestamp: [u.metadata(r)] for u in self.undo})
-        return T.transition_to_complete(txn.table.storage, r, plans.write_avro_metadata("HoodieRestoreMetadata", meta))
+        return plans.write_avro_metadata("HoodieRestoreMetadata", meta)
 
     def finalize(self, txn: Transaction) -> None:
         """Remove the rolled-back instants (newest first), and pending rollbacks of them."""
@@ -705,9 +704,9 @@ class RestoreOperation(Operation):
         if self.resume is not None:
             msg += " (finished an interrupted restore)"
         log.info("%s on %s", msg, table.base_path)
-        self.outcome = RestoreResult(r.timestamp, self.savepoint, rolled, deleted, self.resume is not None, msg)
+        self.outcome = SavepointRestoreResult(r.timestamp, self.savepoint, rolled, deleted, self.resume is not None, msg)
 
 
-__all__ = ["SavepointError", "SavepointResult", "RestoreResult", "create_savepoint", "show_savepoints",
+__all__ = ["SavepointError", "SavepointResult", "SavepointRestoreResult", "create_savepoint", "show_savepoints",
            "delete_savepoint", "rollback_to_savepoint", "savepoint_files", "cleaned_files_needed",
-           "SavepointOperation", "RestoreOperation"]
+           "SavepointOperation", "SavepointRestoreOperation"]

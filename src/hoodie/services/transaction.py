@@ -13,13 +13,14 @@ a compaction commit, a TTL run, a stash restore) in one order of steps:
    services never import the engine). An operation that runs for long without blocking writers
    (compaction) releases the lock for this step and takes it again after;
 7. pre-commit hooks: after the work, before the instant completes;
-8. ``operation.complete`` writes the completed instant (the commit point), right after recording the
-   instant in the table's metadata table (:mod:`hoodie.services.metadata`), then
-   ``operation.finalize`` does what the action does after it under the lock (a rollback removes the
-   rolled-back instant's files, a TTL run stashes the expired files);
+8. ``operation.complete`` says what the completed instant holds, and the commit point
+   (:func:`hoodie.services.commit.commit`) records the instant in the table's metadata table
+   (:mod:`hoodie.services.metadata`), writes the completed instant file and removes its markers;
+   then ``operation.finalize`` does what the action does after it under the lock (a rollback removes
+   the rolled-back instant's files, a TTL run stashes the expired files);
 9. release the lock;
 10. post-commit hooks (metrics, inline compaction, partition TTL, clean, catalog freshness). A hook
-    that fails raises :class:`~hoodie.format.batch_write.PostCommitError` naming the committed
+    that fails raises :class:`~hoodie.errors.PostCommitError` naming the committed
     instant: the commit stays committed and the error says so.
 
 A failure in steps 6-7 calls ``operation.abort`` (by default nothing: the instant stays pending,
@@ -35,7 +36,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Sequence
 
-from hoodie.format.batch_write import PostCommitError
+from hoodie.errors import PostCommitError
 from hoodie.format.lock import TableLock
 from hoodie.format.schema_on_read import refuse_write as refuse_schema_on_read_write
 from hoodie.format.table import refuse_unwritable
@@ -43,7 +44,8 @@ from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, TableError
 from hoodie.format.timeline.instant import Instant
 from hoodie.format.metadata.table import files_partition_available
-from hoodie.format.timeline import active as T
+from hoodie.format.timeline.commit_metadata import CommitMetadata
+from hoodie.services.commit import Committed, commit
 from hoodie.services.metadata.lifecycle import prepare_metadata_table
 from hoodie.services.metadata.writer import MetadataWriter, table_props_fresh
 from hoodie.services.rollback_action import register_live_instant, rollback_failed_writes, unregister_live_instant
@@ -74,7 +76,7 @@ class NoWork:
 @dataclass(frozen=True)
 class Hook:
     """A step run before (pre-commit) or after (post-commit) the commit. ``name`` is what a
-    :class:`~hoodie.format.batch_write.PostCommitError` says failed (``clean``, ``compaction``,
+    :class:`~hoodie.errors.PostCommitError` says failed (``clean``, ``compaction``,
     ``partition TTL``, ``publishing the write's metrics``...)."""
 
     name: str
@@ -114,8 +116,9 @@ class Operation(abc.ABC):
         """Create the requested and inflight instant files; returns the inflight instant."""
 
     @abc.abstractmethod
-    def complete(self, txn: "Transaction", result: Any) -> Instant:
-        """Write the completed instant file (the commit point) from the executor's ``result``."""
+    def complete(self, txn: "Transaction", result: Any) -> "bytes | CommitMetadata":
+        """What the completed instant ``txn.instant`` holds, from the executor's ``result``; the
+        transaction then commits it (:func:`hoodie.services.commit.commit`). Writes nothing."""
 
     def finalize(self, txn: "Transaction") -> None:
         """What the action does after its commit, still under the lock."""
@@ -188,15 +191,10 @@ class Transaction:
         """Run the operation (see the module docstring); returns ``self``.
 
         Raises what the operation raises before its commit (nothing committed), or
-        :class:`~hoodie.format.batch_write.PostCommitError` for a failure after it.
+        :class:`~hoodie.errors.PostCommitError` for a failure after it.
         """
         self._step("begin")
-        with contextlib.ExitStack() as hooks:
-            if self.lock:
-                # Every instant this transaction completes (its own, and the rollbacks of failed
-                # writes) is first recorded in the metadata table, when the table has one.
-                hooks.enter_context(T.before_completion(self.storage, self._update_metadata_table))
-            self._run_locked()
+        self._run_locked()
         self._step("unlock")
         if self.completed is not None:
             self._run_post_commit()
@@ -229,7 +227,15 @@ class Transaction:
             raise PostCommitError(self.completed.timestamp, self.storage.base_uri, "releasing the table lock",
                                   e) from e
 
-    def _update_metadata_table(self, inflight: Instant, content: bytes) -> None:
+    def commit(self, inflight: Instant, content: "bytes | CommitMetadata") -> Committed:
+        """Complete ``inflight`` of this transaction's table through the commit point, recording it in the
+        metadata table first: the transaction's own instant (:meth:`run`'s commit step), and the
+        rollbacks of failed writes it runs. A transaction without the lock (a dry run) writes no
+        metadata table, so a table that has one refuses its completions."""
+        record = self.record_in_metadata_table if self.lock else None
+        return commit(self.storage, inflight, content, record=record, table=self.table)
+
+    def record_in_metadata_table(self, inflight: Instant, content: bytes) -> None:
         """Before ``inflight`` completes: record it in the metadata table, if the table has one."""
         table = self.table if self.table is not None else self.open_table()
         table.props = table_props_fresh(table)
@@ -266,7 +272,7 @@ class Transaction:
             self.table.reload()
         if op.rollback_failed_writes:
             self._step("rollback failed writes")
-            rollback_failed_writes(self.table)
+            rollback_failed_writes(self.table, commit=self.commit)
             self.table.reload()
         if create_mdt:
             self._step("create metadata table")
@@ -301,8 +307,10 @@ class Transaction:
 
     def _commit(self) -> None:
         self._step("complete")
+        assert self.instant is not None
         try:
-            self.completed = self.operation.complete(self, self.result)
+            content = self.operation.complete(self, self.result)
+            self.completed = self.commit(self.instant, content).instant
         finally:
             unregister_live_instant(self._live)
         self._step("finalize")

@@ -27,6 +27,10 @@ from hoodie.format.file_group import naming as N
 from hoodie.format.timeline.compaction_plan import RESERVED_LOG_VERSION_METRIC, CompactionOperation
 from hoodie.format.storage import FileStatus, Storage
 from hoodie.format.timeline.active import METAFOLDER, TIMELINE_FOLDER_V2, DamagedTimelineFileError, Timeline
+from hoodie.format.keys.common import URL_ENCODE_PARTITIONING
+from hoodie.format.keys.paths import PartitionPathError
+from hoodie.format.table import read_partition_metadata
+from hoodie.format.timeline.archived import ArchivedTimeline
 
 log = logging.getLogger(__name__)
 # Damaged plan files already warned about in this process (one warning each, not one per view).
@@ -177,9 +181,6 @@ def check_partition_nesting(storage: Storage, partitions: Iterable[str], timelin
     Raises:
         PartitionPathError: naming both partitions and the fix; raised before anything is written.
     """
-    from hoodie.format.keys.common import URL_ENCODE_PARTITIONING
-    from hoodie.format.keys.paths import PartitionPathError
-
     parts = sorted({p for p in partitions if p})
 
     def refuse(inner: str, outer: str, where: str) -> None:
@@ -230,8 +231,6 @@ def _parent_paths(partition: str) -> list[str]:
 def _partition_commit_time(storage: Storage, partition: str) -> Optional[str]:
     """``commitTime`` of a partition's metafile, None without one. A metafile without a commit
     time (written elsewhere) reads as ``"0"``: older than any instant, so an existing partition."""
-    from hoodie.format.table import read_partition_metadata
-
     meta = read_partition_metadata(storage, partition)
     if meta is None:
         return None
@@ -383,8 +382,6 @@ class FileSystemView:
         view. An instant the archived timeline lacks completed long ago: its requested time stands in.
         A damaged LSM timeline raises ArchivedTimelineError (naming the file) rather than misplacing files."""
         if self._archived_completion is None:
-            from hoodie.format.timeline.archived import ArchivedTimeline
-
             self._archived_completion = ArchivedTimeline.load(self.storage).completion_times()
         return self._archived_completion.get(instant, instant)
 

@@ -97,7 +97,7 @@ _MAX_MILLIS = 253402300799999
 
 
 @dataclass(frozen=True)
-class _Tok:
+class _JodaToken:
     letter: str  # "" for a literal
     count: int = 0
     text: str = ""
@@ -106,15 +106,15 @@ class _Tok:
         return self.letter in _NUMERIC_LETTERS or (self.letter == "M" and self.count <= 2)
 
 
-def parse_joda_pattern(pattern: str) -> list[_Tok]:
+def parse_joda_pattern(pattern: str) -> list[_JodaToken]:
     """Tokenize a Joda ``DateTimeFormat`` pattern (letters repeat, ``'quoted'`` literals, ``''`` = ')."""
-    toks: list[_Tok] = []
+    toks: list[_JodaToken] = []
     lit: list[str] = []
     i, n = 0, len(pattern)
 
     def flush() -> None:
         if lit:
-            toks.append(_Tok("", 0, "".join(lit)))
+            toks.append(_JodaToken("", 0, "".join(lit)))
             lit.clear()
 
     while i < n:
@@ -143,7 +143,7 @@ def parse_joda_pattern(pattern: str) -> list[_Tok]:
             while j < n and pattern[j] == c:
                 j += 1
             flush()
-            toks.append(_Tok(c, j - i))
+            toks.append(_JodaToken(c, j - i))
             i = j
             continue
         lit.append(c)
@@ -161,7 +161,7 @@ def _mod(values: pa.Array, m: int) -> pa.Array:
     return pc.subtract(values, pc.multiply(pc.divide(values, m), m))
 
 
-def format_millis(millis: pa.Array, pattern: str | list[_Tok], zone: str) -> pa.Array:
+def format_millis(millis: pa.Array, pattern: str | list[_JodaToken], zone: str) -> pa.Array:
     """Format epoch milliseconds with a Joda pattern in ``zone`` (an Arrow zone string), vectorized.
 
     Supports the letters y Y x w e E D M d H k h K m s S a G C Z (English text). ``z`` (zone
@@ -255,18 +255,18 @@ def format_millis(millis: pa.Array, pattern: str | list[_Tok], zone: str) -> pa.
 
 
 @dataclass
-class _Parser:
+class _JodaParser:
     """One Joda input format compiled to a regex, with the group -> field mapping."""
 
     pattern: str
     regex: re.Pattern
-    fields: list[_Tok] = field(default_factory=list)
+    fields: list[_JodaToken] = field(default_factory=list)
 
 
-def _compile_parser(pattern: str) -> _Parser:
+def _compile_parser(pattern: str) -> _JodaParser:
     toks = parse_joda_pattern(pattern)
     rx: list[str] = []
-    fields: list[_Tok] = []
+    fields: list[_JodaToken] = []
     for i, t in enumerate(toks):
         nxt_numeric = i + 1 < len(toks) and toks[i + 1].letter != "" and toks[i + 1].numeric()
         L, k = t.letter, t.count
@@ -301,7 +301,7 @@ def _compile_parser(pattern: str) -> _Parser:
             raise ValueError("the Joda pattern letter 'z' (time zone name) cannot be parsed; use Z, ZZ or ZZZ")
         else:  # d H h K k m s w
             rx.append(r"(\d{1,2})")
-    return _Parser(pattern, re.compile("".join(rx), re.IGNORECASE), fields)
+    return _JodaParser(pattern, re.compile("".join(rx), re.IGNORECASE), fields)
 
 
 def _two_digit_year(yy: int) -> int:
@@ -312,7 +312,7 @@ def _two_digit_year(yy: int) -> int:
     return yy + low + (100 if yy < t else 0) - t
 
 
-def _parse_one(value: str, parsers: Sequence[_Parser], default_zone: str,
+def _parse_one(value: str, parsers: Sequence[_JodaParser], default_zone: str,
                input_zone: Optional[str]) -> tuple[int, str]:
     """Parse like Joda ``parseDateTime`` with ``withZone(inputZone)`` or ``withOffsetParsed()``.
 

@@ -24,6 +24,7 @@ from hoodie.format.metadata.table import (
     ENABLE_KEY, MetadataTable, MetadataTableNotFoundError, files_partition_available,
 )
 from hoodie.format.storage import FileStatus
+from hoodie.format.file_group.fsview import FileSystemView
 
 
 class MetadataFileListing:
@@ -78,8 +79,6 @@ def metadata_listing(table: Any, options: Optional[Mapping[str, Any]] = None) ->
 def file_system_view(table: Any, options: Optional[Mapping[str, Any]] = None, timeline: Any = None) -> Any:
     """A :class:`~hoodie.format.file_group.fsview.FileSystemView` of ``table`` that lists through the MDT when
     :func:`metadata_read_enabled` (else through storage)."""
-    from hoodie.format.file_group.fsview import FileSystemView
-
     return FileSystemView(table.storage, timeline if timeline is not None else table.timeline,
                           file_listing=metadata_listing(table, options))
 

@@ -49,6 +49,9 @@ from hoodie.format.metadata.records import (
 )
 from hoodie.format.metadata.timelines import ActiveTimeline, TimelineInstant, rolled_back_instants
 from hoodie.format.storage import Storage
+from hoodie.format.file_group.fsview import FileSystemView
+from hoodie.format.timeline.active import Timeline
+from hoodie.format.log.logformat import BlockType, LogFormatError, read_log_file
 
 
 METADATA_FOLDER = ".hoodie/metadata"
@@ -273,9 +276,6 @@ class MetadataTable:
         return self._slice_layout2(names)
 
     def _slice_layout1(self) -> FilesSlice:
-        from hoodie.format.file_group.fsview import FileSystemView
-        from hoodie.format.timeline.active import Timeline
-
         view = FileSystemView(self.storage, Timeline.load(self.storage))
         slices = view.latest_file_slices(FILES_PARTITION)
         if len(slices) != 1:
@@ -337,8 +337,6 @@ class MetadataTable:
 
     # -- scanning and merging --------------------------------------------------------------------
     def _scan_logs(self, logs: Sequence[str]) -> LogScan:
-        from hoodie.format.log.logformat import BlockType, read_log_file
-
         valid = self.valid_instants()
         latest = self.latest_instant()
         tl = self.timeline
@@ -409,8 +407,6 @@ class MetadataTable:
             "so it is the remains of a failed write (Hudi skips it too)", stacklevel=3)
 
     def _block_records(self, block: Any) -> list[FilesRecord]:
-        from hoodie.format.log.logformat import BlockType, LogFormatError
-
         where = f"{self.storage.uri(block.log_file)} (block at offset {block.offset})"
         if block.block_type == BlockType.DELETE:
             try:

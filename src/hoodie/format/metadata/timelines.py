@@ -17,6 +17,7 @@ from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.instant import State
 from hoodie.format.metadata.errors import LIST_THROUGH_STORAGE, MetadataTableError
 from hoodie.format.storage import Storage
+from hoodie.format.timeline.plans import read_avro_metadata
 
 METAFOLDER = ".hoodie"
 LAYOUT2_FOLDER = ".hoodie/timeline"
@@ -108,8 +109,6 @@ class ActiveTimeline:
         Raises:
             MetadataTableError: the file is missing, empty or not Avro (names the file).
         """
-        from hoodie.format.timeline.plans import read_avro_metadata
-
         if state is None or state == inst.state:
             name = inst.file_name
         else:

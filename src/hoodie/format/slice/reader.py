@@ -31,6 +31,11 @@ from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
 from hoodie.format.timeline.archived import ArchivedTimeline
 from hoodie.format.timeline.active import Timeline
+from hoodie.format.log.logformat import BlockType, read_log_file
+from hoodie.format.keys.java_text import java_double_to_string
+from hoodie.format.avro.schema import avro_to_arrow_schema
+from hoodie.format.metadata.listing import metadata_listing
+from hoodie.format.file_group.links import all_links
 
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
 @dataclass
@@ -58,8 +63,6 @@ def scan_log_blocks(storage: Storage, log_paths: Sequence[str], timeline: Timeli
       corrupt blocks;
     * corrupt blocks are skipped (the log reader has already warned).
     """
-    from hoodie.format.log.logformat import BlockType, read_log_file
-
     completed = {i.timestamp for i in timeline.completed().commits().instants}
     # The listed timeline's start, not the filtered one's first instant: a write a reader's completion-time
     # cut dropped is not archived, however old.
@@ -110,8 +113,6 @@ def java_float_to_double(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     """float -> double as Hudi's record rewriting widens it: ``Double.valueOf(Float.toString(f))``
     (``HoodieAvroUtils.rewritePrimaryTypeWithDiffSchemaType``), so ``0.1f`` becomes ``0.1``, not
     the float's binary value ``0.10000000149011612``."""
-    from hoodie.format.keys.java_text import java_double_to_string
-
     arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     uniq = pc.unique(arr)
     as_double = pa.array([None if v is None else float(java_double_to_string(v, float32=True))
@@ -303,8 +304,6 @@ def slice_record_keys(table: HoodieTable, file_slice: FileSlice) -> pa.Array:
     slice with delete blocks is merged, because a delete may or may not win over a version; so
     is a slice with log blocks in a table with a ``_hoodie_is_deleted`` column.
     """
-    from hoodie.format.log.logformat import BlockType
-
     storage = table.storage
     blocks: list[Any] = []
     if file_slice.log_files:
@@ -335,8 +334,6 @@ def block_data(block: Any, schema: pa.Schema, java_floats: bool = False,
     """A data block's records projected onto ``schema`` (``java_floats`` as in :func:`_conform`;
     ``schema_on_read`` maps the block's columns by field id)."""
     if schema_on_read is not None:
-        from hoodie.format.avro.schema import avro_to_arrow_schema
-
         written = avro_to_arrow_schema(block.schema_json) if block.schema_json else pa.schema([])
         mapping = schema_on_read.columns_of(block.instant_time, log=True, written_names=written.names)
         by_lower = {f.name.lower(): f for f in written}
@@ -346,8 +343,6 @@ def block_data(block: Any, schema: pa.Schema, java_floats: bool = False,
         # Hudi way in _conform).
         return _conform(apply_mapping(block.data_table(read), mapping, schema), schema, java_floats=java_floats)
     if java_floats and any(pa.types.is_float64(f.type) for f in schema) and block.schema_json:
-        from hoodie.format.avro.schema import avro_to_arrow_schema
-
         written = avro_to_arrow_schema(block.schema_json)
         narrow = {f.name for f in written if pa.types.is_float32(f.type)}
         if any(f.name in narrow and pa.types.is_float64(f.type) for f in schema):
@@ -360,8 +355,6 @@ def block_data(block: Any, schema: pa.Schema, java_floats: bool = False,
 
 def _log_batches(blocks: Sequence[Any], schema: pa.Schema, java_floats: bool = False,
                  schema_on_read: Optional[SchemaOnRead] = None) -> list[LogBatch]:
-    from hoodie.format.log.logformat import BlockType
-
     out: list[LogBatch] = []
     for b in blocks:
         if b.block_type == BlockType.DELETE:
@@ -637,7 +630,6 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
     out_cols = _out_columns(full_schema, columns)
     flt = normalize_filters(filters)
     row_filter = filter_expression(flt, full_schema) if flt else None
-    from hoodie.format.metadata.listing import metadata_listing
 
     view = FileSystemView(table.storage, tl, file_listing=metadata_listing(table, options),
                           completion_cut=completion_cut,
@@ -719,8 +711,6 @@ def _compaction_skips(table: HoodieTable, view: FileSystemView, slices: Sequence
     never returned twice, nor as changes of the compaction instant (they keep their original
     ``_hoodie_commit_time``, which the incremental range filter checks).
     """
-    from hoodie.format.file_group.links import all_links
-
     # A file and its link (or a compaction's output) only share a slice when the view merges a
     # pending compaction's slice with the previous one; ordinary slices need no work here.
     merged = [sl for sl in slices if len({lf.parsed.base_instant for lf in sl.log_files}) > 1]

@@ -27,6 +27,7 @@ from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, write_partition_metadata
 from hoodie.format.timeline import active as T
+from hoodie.format.log import logformat as L
 
 META_AVRO_FIELDS = [{"name": c, "type": ["null", "string"], "default": None} for c in META_COLUMNS]
 DEFAULT_PARQUET_CODEC = "snappy"
@@ -253,8 +254,6 @@ def write_log_file(storage: Storage, *, partition: str, file_id: str, base_insta
     meta fields, plus min/max event time when ``event_time_field`` is set (numbers read in
     ``event_time_unit``; see docs/log-block-event-time.md). The file is created, never appended to.
     """
-    from hoodie.format.log import logformat as L
-
     started = time.monotonic()
     with phase("markers"):
         if version is None:
@@ -347,7 +346,9 @@ def start_commit(table: HoodieTable, action: str, instant: Optional[str] = None,
 
 
 def complete_commit(table: HoodieTable, inflight: Instant, metadata: CommitMetadata) -> Instant:
-    """Write the completed instant file (the commit point) and refresh the table's timeline."""
+    """Write the completed instant file, remove the markers and refresh the table's timeline: the format's
+    primitive for tables without a metadata table (test fixtures); hoodie's actions commit through
+    :func:`hoodie.services.commit.commit`."""
     done = T.transition_to_complete(table.storage, inflight, metadata)
     delete_markers(table.storage, inflight.timestamp)
     table.reload()

@@ -7,11 +7,9 @@ writers can never silently overwrite one instant file.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
 from hoodie.errors import HoodieError
 from hoodie.format.timeline import instant as I
@@ -19,6 +17,9 @@ from hoodie.format.timeline.commit_metadata import AVRO_MAGIC, CommitMetadata
 from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.lock import check_still_held
 from hoodie.format.storage import Storage
+from hoodie.format import properties as P
+from hoodie.format.timeline.plans import read_avro_metadata
+from hoodie.format.timeline.compaction_plan import CompactionPlan
 
 if TYPE_CHECKING:  # imported where used, as the Avro codec is, so that loading the timeline stays light
     from hoodie.format.timeline.compaction_plan import CompactionPlan
@@ -219,8 +220,6 @@ class Timeline(I.InstantSequence):
             FileNotFoundError: the file is gone.
             DamagedTimelineFileError: the file is empty, truncated or not Avro (names the file and the fix).
         """
-        from hoodie.format.timeline.plans import read_avro_metadata
-
         storage = self._storage_or_fail()
         data = self.read_file(inst.file_name)
         try:
@@ -235,15 +234,11 @@ class Timeline(I.InstantSequence):
 
     def compaction_plan(self, timestamp: str) -> "CompactionPlan":
         """The compaction plan, always read from ``<t>.compaction.requested``; see :meth:`read_avro`."""
-        from hoodie.format.timeline.compaction_plan import CompactionPlan
-
         return CompactionPlan.from_avro(self.read_avro(Instant(timestamp, I.COMPACTION, State.REQUESTED)))
 
     def log_compaction_plan(self, timestamp: str) -> "CompactionPlan":
         """The log compaction plan (also a ``HoodieCompactionPlan``) of ``<t>.logcompaction.requested``;
         see :meth:`read_avro`."""
-        from hoodie.format.timeline.compaction_plan import CompactionPlan
-
         return CompactionPlan.from_avro(self.read_avro(Instant(timestamp, I.LOG_COMPACTION, State.REQUESTED)))
 
 
@@ -302,8 +297,6 @@ class TimelineLayout:
 def layout_of(storage: Storage) -> TimelineLayout:
     """The timeline layout of the table at ``storage`` (from its ``hoodie.properties``; layout 1 when
     there is none yet)."""
-    from hoodie.format import properties as P
-
     try:
         props = P.parse_properties(storage.read_bytes(f"{METAFOLDER}/hoodie.properties").decode("utf-8", "replace"))
     except FileNotFoundError:
@@ -368,63 +361,61 @@ def completion_time(storage: Storage, layout: TimelineLayout, timestamp: str) ->
     return I.InstantGenerator(layout.timezone).now(floor=newest)
 
 
-def transition_to_complete(storage: Storage, inflight: Instant, content: "bytes | CommitMetadata") -> Instant:
-    """Create the completed file for an inflight instant (a compaction completes as ``commit``);
-    on layout 2 its name carries a fresh completion time."""
+@dataclass(frozen=True)
+class PendingCompletion:
+    """An inflight instant checked and ready to complete: ``data`` is what its completed file will hold
+    (commit metadata serialised as the table's timeline layout writes it)."""
+
+    storage: Storage
+    layout: TimelineLayout
+    inflight: Instant
+    data: bytes
+
+
+def prepare_completion(storage: Storage, inflight: Instant, content: "bytes | CommitMetadata") -> PendingCompletion:
+    """Check that ``inflight`` may complete with ``content`` (it is inflight, its file exists, this
+    process still holds the table lock) and serialise the completed file's content. Writes nothing."""
     if not inflight.is_inflight:
         raise TimelineError(f"{inflight} is not inflight")
     layout = layout_of(storage)
     if not storage.exists(layout.path(inflight.file_name)):
         raise TimelineError(f"{inflight} has no inflight file; cannot complete it")
-    inst = inflight.with_state(State.COMPLETED)
-    data = layout.content(inst, content)
+    data = layout.content(inflight.with_state(State.COMPLETED), content)
     # A holder whose table lock was taken over (or removed by hand) must not commit: another process
     # may have written the table meanwhile. Raises LockError naming the lost lock.
     check_still_held(storage)
-    _before_completion(storage, inflight, data)
-    if layout.version == 2:
-        inst = Instant(inst.timestamp, inst.action, State.COMPLETED, completion_time(storage, layout, inst.timestamp))
-    _create(storage, layout, inst.file_name, data)
-    return inst
+    return PendingCompletion(storage, layout, inflight, data)
 
 
-# -- what must happen right before an instant completes ------------------------------------------
-# The commit path registers, per thread and table, the step every completion of that table must be
-# preceded by (the metadata table's update at the same instant). Kept here, at the one place every
-# completed instant file is written, so that no action can complete around it.
-CompletionHook = Callable[[Instant, bytes], None]
-_hooks = threading.local()
-METADATA_PROPS = ".hoodie/metadata/.hoodie/hoodie.properties"
+def write_completion(pending: PendingCompletion, *, metadata_table_updated: bool) -> Instant:
+    """Write the completed file of a checked instant (a compaction completes as ``commit``); on layout 2
+    its name carries a fresh completion time.
 
-
-def _stack(uri: str) -> list[CompletionHook]:
-    table = getattr(_hooks, "table", None)
-    if table is None:
-        table = _hooks.table = {}
-    return table.setdefault(uri, [])
-
-
-@contextlib.contextmanager
-def before_completion(storage: Storage, hook: CompletionHook) -> Iterator[None]:
-    """Run ``hook(inflight, content)`` before every instant of ``storage``'s table completes in this
-    thread while in the block (the innermost registration wins)."""
-    stack = _stack(storage.uri())
-    stack.append(hook)
-    try:
-        yield
-    finally:
-        stack.remove(hook)
-
-
-def _before_completion(storage: Storage, inflight: Instant, content: bytes) -> None:
-    stack = _stack(storage.uri())
-    if stack:
-        stack[-1](inflight, content)
-    elif storage.exists(METADATA_PROPS):
-        # A completion outside the commit path would leave the metadata table without this instant.
+    ``metadata_table_updated`` says the instant was recorded in the table's metadata table first, as
+    hoodie's commit point (:func:`hoodie.services.commit.commit`) does: on a table with a metadata
+    table a completion without it is refused, since the metadata table would miss the instant."""
+    storage, layout, inflight = pending.storage, pending.layout, pending.inflight
+    if not metadata_table_updated and storage.exists(METADATA_PROPS):
         raise TimelineError(
             f"{inflight} of {storage.uri()} is completing outside hoodie's commit path, which keeps the table's "
             f"metadata table in step with its timeline; commit through hoodie.services.transaction.Transaction")
+    inst = inflight.with_state(State.COMPLETED)
+    if layout.version == 2:
+        inst = Instant(inst.timestamp, inst.action, State.COMPLETED, completion_time(storage, layout, inst.timestamp))
+    _create(storage, layout, inst.file_name, pending.data)
+    return inst
+
+
+def transition_to_complete(storage: Storage, inflight: Instant, content: "bytes | CommitMetadata") -> Instant:
+    """Complete an inflight instant of a table without a metadata table (the format's primitive: test
+    fixtures, tables hoodie only reads); hoodie's actions complete through
+    :func:`hoodie.services.commit.commit`, which records the instant in the metadata table first."""
+    return write_completion(prepare_completion(storage, inflight, content), metadata_table_updated=False)
+
+
+# The metadata table's properties, relative to the data table: a table with a metadata table refuses
+# completions that did not record the instant there first (see :func:`write_completion`).
+METADATA_PROPS = ".hoodie/metadata/.hoodie/hoodie.properties"
 
 
 def delete_instant_files(storage: Storage, timestamp: str, action: str, states: Iterable[State]) -> None:

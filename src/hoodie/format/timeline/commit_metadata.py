@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
+from hoodie.format.timeline.plans import write_avro_metadata
 
 NULL_COMMIT = "null"  # prevCommit of a new file group is the *string* "null"
 AVRO_MAGIC = b"Obj\x01"  # Avro object container files (timeline layout 2 writes commit metadata so)
@@ -211,8 +212,6 @@ class CommitMetadata:
         """The Avro container file of table versions 8/9: ``HoodieReplaceCommitMetadata`` when
         ``replace`` (default: when replaced file ids are set), else ``HoodieCommitMetadata``;
         ``version`` is null, as Hudi 1.x writes it."""
-        from hoodie.format.timeline.plans import write_avro_metadata
-
         if replace is None:
             replace = self.partition_to_replace_file_ids is not None
         record: dict[str, Any] = {

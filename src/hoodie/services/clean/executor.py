@@ -22,6 +22,7 @@ from hoodie.format.timeline.instant import Instant, State
 from hoodie.metrics import publish
 from hoodie.services.clean.config import CleanConfig, CleanError, _config
 from hoodie.services.clean.planner import CleanPlan, plan_clean
+from hoodie.services.commit import Commit
 from hoodie.services.transaction import Operation, Transaction
 from hoodie.services.ttl.stash import finish_pending_stashes, purge_expired_stashes, stash_retain_ms
 
@@ -167,26 +168,24 @@ def _delete(table: HoodieTable, instant: Instant, plan: CleanPlan, started: floa
     return res, plans.write_avro_metadata("HoodieCleanMetadata", md)
 
 
-def _complete(table: HoodieTable, instant: Instant, res: CleanResult, content: bytes) -> Instant:
-    """Complete the clean instant (its commit point)."""
-    fault_point("clean.before_complete")
-    inflight = Instant(instant.timestamp, I.CLEAN, State.INFLIGHT)
-    done = T.transition_to_complete(table.storage, inflight, content)
-    table.reload()
+def _log_done(instant: Instant, res: CleanResult) -> None:
     log.info("clean %s deleted %d files and %d partitions", instant.timestamp, res.total_deleted,
              len(res.deleted_partitions))
-    return done
 
 
-def _execute(table: HoodieTable, instant: Instant, plan: CleanPlan, started: float) -> CleanResult:
-    """Delete the plan's files and partitions, then complete the clean instant (idempotent)."""
+def _execute(table: HoodieTable, instant: Instant, plan: CleanPlan, started: float, commit: Commit) -> CleanResult:
+    """Delete the plan's files and partitions, then complete the clean instant with ``commit``
+    (idempotent)."""
     res, content = _delete(table, instant, plan, started)
-    _complete(table, instant, res, content)
+    fault_point("clean.before_complete")
+    commit(Instant(instant.timestamp, I.CLEAN, State.INFLIGHT), content)
+    _log_done(instant, res)
     return res
 
 
-def _finish_pending_cleans(table: HoodieTable) -> list[CleanResult]:
-    """Re-execute cleans left requested or inflight by a crash, from their own plans."""
+def _finish_pending_cleans(table: HoodieTable, commit: Commit) -> list[CleanResult]:
+    """Re-execute cleans left requested or inflight by a crash, from their own plans; ``commit``
+    completes each (the clean's transaction's)."""
     out = []
     for inst in table.timeline.pending().by_actions(I.CLEAN).instants:
         started = time.monotonic()
@@ -208,7 +207,7 @@ def _finish_pending_cleans(table: HoodieTable) -> list[CleanResult]:
         if inst.is_requested:
             T.transition_to_inflight(table.storage, inst, data)
         log.warning("re-executing clean %s left %s by an earlier run", inst.timestamp, inst.state.name.lower())
-        out.append(_execute(table, inst, plan, started))
+        out.append(_execute(table, inst, plan, started, commit))
     return out
 
 
@@ -276,7 +275,7 @@ class CleanOperation(Operation):
     def prepare(self, txn: Transaction) -> bool:
         """Finish interrupted cleans, settle TTL stashes, plan; False when nothing is to delete."""
         table = txn.open_table()
-        self.recovered = _finish_pending_cleans(table)
+        self.recovered = _finish_pending_cleans(table, txn.commit)
         self.purged = _stash_housekeeping(table, self.cfg)
         table.reload()
         self.started = time.monotonic()
@@ -301,14 +300,20 @@ class CleanOperation(Operation):
         assert txn.table is not None and txn.instant is not None and self.plan is not None
         return _delete(txn.table, txn.instant, self.plan, self.started)
 
-    def complete(self, txn: Transaction, result: tuple[CleanResult, bytes]) -> Instant:
-        """The completed clean instant (``HoodieCleanMetadata``)."""
+    def complete(self, txn: Transaction, result: tuple[CleanResult, bytes]) -> bytes:
+        """What the completed clean instant holds (``HoodieCleanMetadata``)."""
         assert txn.table is not None and txn.instant is not None
         res, content = result
         res.recovered = self.recovered
         res.stash_purged = self.purged
         self.outcome = res
-        return _complete(txn.table, txn.instant, res, content)
+        fault_point("clean.before_complete")
+        return content
+
+    def finalize(self, txn: Transaction) -> None:
+        """Log what the clean deleted."""
+        assert txn.instant is not None and self.outcome is not None
+        _log_done(txn.instant, self.outcome)
 
 
 def _stash_housekeeping(table: HoodieTable, cfg: CleanConfig) -> list[str]:

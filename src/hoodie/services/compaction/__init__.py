@@ -13,7 +13,7 @@ from hoodie.services.compaction.execute import (
 )
 from hoodie.services.compaction.freshness import compute_watermark, freshness
 from hoodie.services.compaction.metrics import prometheus_text, push_prometheus, write_prometheus
-from hoodie.services.compaction.rollback import RollbackResult, rollback_compaction
+from hoodie.services.compaction.rollback import CompactionRollbackResult, rollback_compaction
 from hoodie.services.compaction.runner import (
     CompactionAsyncService, CompactionResult, CompactionRuns, maybe_compact_inline, run_compaction,
 )
@@ -26,7 +26,7 @@ from hoodie.services.compaction.strategies import CompactionStrategy, resolve_st
 __all__ = [
     "CompactionConfig", "CompactionConfigError", "CompactionError", "CompactionTask", "CompactionWriteStat",
     "execute_operation", "execute_task", "compute_watermark", "freshness", "prometheus_text", "push_prometheus",
-    "write_prometheus", "RollbackResult", "rollback_compaction", "CompactionAsyncService", "CompactionResult",
+    "write_prometheus", "CompactionRollbackResult", "rollback_compaction", "CompactionAsyncService", "CompactionResult",
     "CompactionRuns",
     "maybe_compact_inline", "run_compaction", "ScheduleResult", "plan_compaction", "schedule_compaction",
     "schedule_compaction_result", "CompactionStrategy", "resolve_strategy", "CompactionSummary", "show_compactions",

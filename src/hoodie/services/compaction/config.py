@@ -21,6 +21,7 @@ from hoodie.format.slice.eventtime import (
 from hoodie.metrics import PUSHGATEWAY_HOST_KEY as HUDI_PUSHGATEWAY_HOST
 from hoodie.metrics import PUSHGATEWAY_PORT_KEY as HUDI_PUSHGATEWAY_PORT
 from hoodie.services.compaction import keys as K
+from hoodie.format.slice.writer import parquet_codec
 
 # Keys shared with writes, defined once in hoodie.configs.
 PARQUET_MAX_FILE_SIZE = C.PARQUET_MAX_FILE_SIZE
@@ -193,8 +194,6 @@ class CompactionConfig:
 
 def _codec(value: Optional[str]) -> str:
     """pyarrow's name of a Hudi codec name (already checked by the codec rule)."""
-    from hoodie.format.slice.writer import parquet_codec
-
     return parquet_codec(value)
 
 

@@ -28,6 +28,7 @@ from hoodie.format.slice.eventtime import (
     DEFAULT_UNIT, UNIT_KEY, describe_millis, implausible, looks_like, to_millis_float,
 )
 from hoodie.format.table import HoodieTable
+from hoodie.format.log.logformat import BlockType, read_log_file
 
 
 @dataclass(frozen=True)
@@ -116,8 +117,6 @@ class EventTimeIndex:
         return self._start is not None and instant < self._start
 
     def _from_headers(self, path: str) -> LogEventTime:
-        from hoodie.format.log.logformat import BlockType, read_log_file
-
         self.header_reads += 1
         lo: Optional[int] = None
         hi: Optional[int] = None

@@ -45,7 +45,7 @@ log = logging.getLogger("hoodie.compaction")
 
 
 @dataclass
-class RollbackResult:
+class CompactionRollbackResult:
     """What a compaction rollback deleted."""
 
     instant: str
@@ -134,7 +134,7 @@ def _delete_outputs(storage: Storage, outputs: dict[str, list]) -> list[str]:
 
 def _under_compaction_locks(table_or_path: Union[str, HoodieTable], instant: str,
                             storage_options: Optional[dict[str, Any]], verb: str,
-                            op: "_CompactionRollbackBase") -> RollbackResult:
+                            op: "_CompactionRollbackBase") -> CompactionRollbackResult:
     """Commit ``op`` through a :class:`Transaction` (the table lock, the rollback instant) while
     holding the compaction's own lock (refused while another process executes the compaction)."""
     table = table_or_path.reload() if isinstance(table_or_path, HoodieTable) else HoodieTable(str(table_or_path), storage_options)
@@ -167,7 +167,7 @@ class _CompactionRollbackBase(Operation):
         self.by_part: dict[str, list[str]] = {}
         self.deleted: list[str] = []
         self.started = 0.0
-        self.outcome: Optional[RollbackResult] = None
+        self.outcome: Optional[CompactionRollbackResult] = None
 
     def _check_pending(self, table: HoodieTable, verb: str) -> None:
         tl = table.timeline
@@ -199,8 +199,8 @@ class _CompactionRollbackBase(Operation):
         self.deleted = _delete_outputs(txn.table.storage, self.outputs)
         return None
 
-    def complete(self, txn: Transaction, result: Any) -> I.Instant:
-        """The completed rollback instant, listing what was deleted."""
+    def complete(self, txn: Transaction, result: Any) -> bytes:
+        """What the completed rollback instant holds: the files deleted."""
         assert txn.table is not None and txn.instant is not None
         storage = txn.table.storage
         r = txn.instant.timestamp
@@ -208,12 +208,11 @@ class _CompactionRollbackBase(Operation):
                      for p, fs in sorted(self.by_part.items())}
         meta = PL.rollback_metadata(r, int((time.monotonic() - self.started) * 1000),
                                     [(self.target, I.COMPACTION)], part_meta)
-        return T.transition_to_complete(storage, txn.instant,
-                                        PL.write_avro_metadata("HoodieRollbackMetadata", meta))
+        return PL.write_avro_metadata("HoodieRollbackMetadata", meta)
 
 
 def rollback_compaction(table_or_path: Union[str, HoodieTable], instant: str, *,
-                        storage_options: Optional[dict[str, Any]] = None) -> RollbackResult:
+                        storage_options: Optional[dict[str, Any]] = None) -> CompactionRollbackResult:
     """Undo a pending compaction's files and return it to requested (see module doc).
 
     Raises:
@@ -239,7 +238,7 @@ class _CompactionRollback(_CompactionRollbackBase):
         self._plan_outputs(table, compaction_outputs(table, self.target, tl.compaction_plan(self.target)))
         self.has_inflight = tl.has_file(self.inflight.file_name)
         if not self.by_part and not self.has_inflight and pending_rollback_of(table, self.target) is None:
-            self.outcome = RollbackResult(self.target, None, [])
+            self.outcome = CompactionRollbackResult(self.target, None, [])
             return False
         return True
 
@@ -251,7 +250,7 @@ class _CompactionRollback(_CompactionRollbackBase):
         txn.table.reload()
         r = txn.completed.timestamp
         log.info("rolled back compaction %s (rollback %s): deleted %d file(s)", self.target, r, len(self.deleted))
-        self.outcome = RollbackResult(self.target, r, self.deleted)
+        self.outcome = CompactionRollbackResult(self.target, r, self.deleted)
 
 
 def _log_instants(storage: Storage, rel: str) -> set[str]:
@@ -331,7 +330,7 @@ def _previous_slice(table: HoodieTable, part: str, file_id: str, instant: str, n
 
 
 def remove_compaction_plan(table_or_path: Union[str, HoodieTable], instant: str, *,
-                           storage_options: Optional[dict[str, Any]] = None) -> RollbackResult:
+                           storage_options: Optional[dict[str, Any]] = None) -> CompactionRollbackResult:
     """Remove a pending compaction altogether (``hoodie rollback <compaction instant>``; module doc).
 
     Failed (pending) writes are rolled back first, as every write does. The plan file may be
@@ -423,7 +422,7 @@ class _PlanRemoval(_CompactionRollbackBase):
         r = txn.completed.timestamp
         log.info("removed compaction plan %s (rollback %s): deleted %d file(s), moved %d log file(s) back to their "
                  "previous slices", self.target, r, len(self.deleted), len(self.moved))
-        self.outcome = RollbackResult(self.target, r, self.deleted, self.moved, True)
+        self.outcome = CompactionRollbackResult(self.target, r, self.deleted, self.moved, True)
 
 
-__all__ = ["rollback_compaction", "remove_compaction_plan", "RollbackResult", "compaction_outputs", "is_split_file"]
+__all__ = ["rollback_compaction", "remove_compaction_plan", "CompactionRollbackResult", "compaction_outputs", "is_split_file"]

@@ -33,7 +33,7 @@ from hoodie.format.file_group import links as LK
 from hoodie.format.file_group import naming as N
 from hoodie.format.timeline import active as T
 from hoodie.format.slice import writer as W
-from hoodie.format.timeline.commit_metadata import WriteStat
+from hoodie.format.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie.format.timeline.compaction_plan import CompactionOperation
 from hoodie.format.table import HoodieTable
 
@@ -293,6 +293,7 @@ class CompactionCommit(Operation):
         self.link_sizes = 0
         self.rolled_back = False
         self.started = time.monotonic()
+        self.committing: Optional[tuple[CompactionResult, int]] = None
         self.outcome: Optional[CompactionResult] = None
 
     def prepare(self, txn: Transaction) -> bool:
@@ -339,8 +340,8 @@ class CompactionCommit(Operation):
         fault_point("compaction.after_links")
         return inflight
 
-    def complete(self, txn: Transaction, result: list[WriteStat]) -> I.Instant:
-        """Remove failed attempts' files, refuse late log files, then ``<C>.commit``."""
+    def complete(self, txn: Transaction, result: list[WriteStat]) -> CommitMetadata:
+        """Remove failed attempts' files, refuse late log files; the metadata of ``<C>.commit``."""
         assert txn.table is not None and txn.instant is not None
         table, instant, ops, stats, extra, links = txn.table, self.instant, self.ops, result, self.extra, self.links
         stray = _reconcile(table, instant, ops, stats)
@@ -376,12 +377,17 @@ class CompactionCommit(Operation):
         meta = W.commit_metadata_for(stats, avro_schema=table.avro_schema(instant), operation_type="COMPACT",
                                      compacted=True, extra=commit_extra)
         fault_point("compaction.before_commit")
-        done = W.complete_commit(table, txn.instant, meta)
-        log.info("completed compaction %s on %s: %d operation(s), %d link(s), %d ms", instant, table.base_path,
-                 len(ops), len(links), duration)
-        self.outcome = CompactionResult(instant, list(stats), links, split_files, metrics, threshold, wm.min_ms,
-                                        wm.status, self.rolled_back)
-        return done
+        # The outcome once the commit point has passed (finalize).
+        self.committing = (CompactionResult(instant, list(stats), links, split_files, metrics, threshold, wm.min_ms,
+                                            wm.status, self.rolled_back), duration)
+        return meta
+
+    def finalize(self, txn: Transaction) -> None:
+        """The committed compaction's outcome."""
+        assert txn.table is not None and self.committing is not None
+        self.outcome, duration = self.committing
+        log.info("completed compaction %s on %s: %d operation(s), %d link(s), %d ms", self.instant,
+                 txn.table.base_path, len(self.ops), len(self.outcome.links), duration)
 
     def publish(self, txn: Transaction) -> None:
         """Publish the committed compaction's metrics (a post-commit hook)."""

@@ -41,6 +41,8 @@ from hoodie.services.compaction.strategies import (
     CandidateOperation, PlanningContext, event_time_strategy, resolve_strategy,
 )
 from hoodie.services.compaction.triggers import evaluate_trigger, pending_clustering
+from hoodie.format.lock import TableLock
+from hoodie.format.schema_on_read import refuse_write
 
 log = logging.getLogger("hoodie.compaction")
 
@@ -233,9 +235,6 @@ def schedule_compaction_result(table_or_path: Union[str, HoodieTable], config: A
         warn_unknown_keys(config)
     table = open_table(table_or_path, storage_options)
     cfg = as_config(config, table.props)
-    from hoodie.format.lock import TableLock
-    from hoodie.format.schema_on_read import refuse_write
-
     refuse_write(table, "compaction scheduling")  # hoodie could not run the plan it writes
     refuse_unwritable(table, "compaction scheduling")
 

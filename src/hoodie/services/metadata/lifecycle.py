@@ -25,6 +25,11 @@ from hoodie.services.metadata.config import enable_option
 from hoodie.services.metadata.writer import (
     drop_index_partitions, drop_metadata_table, metadata_table_state, storage_listing, warn_once,
 )
+from hoodie.format.timeline import instant as I
+from hoodie.format.file_group import naming as N
+from hoodie.format.lock import TableLock
+from hoodie.services.metadata.writer import MetadataWriter
+from hoodie.services.rollback_action import pending_failed_writes
 
 def prepare_metadata_table(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> bool:
     """Apply the module's rules to ``table``; returns whether the caller must create the metadata
@@ -68,8 +73,6 @@ class MetadataStatus:
 
 def metadata_status(table: HoodieTable) -> MetadataStatus:
     """The metadata table's state, latest instant and lag behind the data timeline."""
-    from hoodie.format.timeline import instant as I
-
     state = metadata_table_state(table)
     data_done = table.timeline.completed().last()
     status = MetadataStatus(state, data_latest_instant=data_done.timestamp if data_done else None)
@@ -160,8 +163,6 @@ def _committed_file(name: str, completed: set[str], start: str, layout2: bool) -
     """Whether a data file belongs to a completed instant (or one older than the active timeline,
     archived): a base file's instant, and on layout 2 a log file's deltacommit (a layout-1 log file
     names its slice, not its writer, so it is kept)."""
-    from hoodie.format.file_group import naming as N
-
     if N.is_base_file(name):
         inst = N.parse_base_file(name).instant
     elif layout2 and N.is_log_file(name):
@@ -174,10 +175,6 @@ def _committed_file(name: str, completed: set[str], start: str, layout2: bool) -
 def create_metadata_table(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> str:
     """``hoodie metadata create``: build the metadata table from a listing (dropping an existing
     one); returns the initialisation instant. Runs as a transaction-free step under the table lock."""
-    from hoodie.format.lock import TableLock
-    from hoodie.services.metadata.writer import MetadataWriter
-    from hoodie.services.rollback_action import pending_failed_writes
-
     with TableLock(table.storage, options, "metadata create"):
         table.reload()
         failed = pending_failed_writes(table)
@@ -193,8 +190,6 @@ def create_metadata_table(table: HoodieTable, options: Optional[Mapping[str, Any
 
 def drop_table_metadata(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> bool:
     """``hoodie metadata drop``: delete the metadata table under the table lock (readers list)."""
-    from hoodie.format.lock import TableLock
-
     with TableLock(table.storage, options, "metadata drop"):
         table.reload()
         return drop_metadata_table(table, "hoodie metadata drop")

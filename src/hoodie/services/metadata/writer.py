@@ -53,6 +53,7 @@ from hoodie.format.timeline import plans
 from hoodie.format.timeline.active import METAFOLDER, Timeline
 from hoodie.format.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie.format.timeline.instant import Instant, InstantGenerator, State
+from hoodie.services.commit import commit
 from hoodie.services.metadata.config import max_delta_commits
 from hoodie.services.metadata.records import action_records
 
@@ -264,7 +265,7 @@ class MetadataWriter:
             file_id=fid, path=rel, partition_path=FILES_PARTITION, prev_commit=base_instant,
             num_writes=len(records), num_update_writes=len(records), total_write_bytes=size, file_size_in_bytes=size,
             total_log_blocks=1, is_delta=True, log_version=version, base_file=base_name or "", log_files=[name]))
-        T.transition_to_complete(self.storage, inflight, meta)
+        commit(self.storage, inflight, meta)
         fault_point("metadata.after_deltacommit")
         return rel
 
@@ -312,7 +313,7 @@ class MetadataWriter:
             file_id=fid, path=rel, partition_path=FILES_PARTITION, prev_commit=base_instant,
             num_writes=len(merged), total_write_bytes=len(data), file_size_in_bytes=len(data),
             total_log_files_compacted=len(logs), prev_base_file=base_name if self.layout == 2 else None))
-        T.transition_to_complete(self.storage, inflight, meta)
+        commit(self.storage, inflight, meta)
         log.info("compacted the metadata table of %s at %s (%d records, %d log files)", self.table.base_path,
                  instant, len(merged), len(logs))
 
@@ -355,7 +356,7 @@ class MetadataWriter:
         eitr = (plan.get("earliestInstantToRetain") or {}).get("timestamp") or ""
         meta = plans.clean_metadata(inflight.timestamp, int((time.monotonic() - started) * 1000), eitr,
                                     plan.get("lastCompletedCommitTimestamp") or "", per_part)
-        T.transition_to_complete(self.storage, inflight, plans.write_avro_metadata("HoodieCleanMetadata", meta))
+        commit(self.storage, inflight, plans.write_avro_metadata("HoodieCleanMetadata", meta))
 
     # -- rollback of an MDT deltacommit ----------------------------------------------------------
     def _rollback_deltacommit(self, target: str, instant: Optional[str]) -> Optional[str]:
@@ -388,7 +389,7 @@ class MetadataWriter:
             inflight.timestamp, int((time.monotonic() - started) * 1000), [(target, I.DELTA_COMMIT)],
             {FILES_PARTITION: plans.rollback_partition_metadata(FILES_PARTITION, [], [],
                                                                 {self.storage.uri(rel): size})})
-        T.transition_to_complete(self.storage, inflight, plans.write_avro_metadata("HoodieRollbackMetadata", meta))
+        commit(self.storage, inflight, plans.write_avro_metadata("HoodieRollbackMetadata", meta))
         T.delete_instant_files(self.storage, target, I.DELTA_COMMIT, (State.COMPLETED, State.INFLIGHT, State.REQUESTED))
 
     # -- rollback on table versions 8/9 ------------------------------------------------------------
@@ -472,7 +473,7 @@ class MetadataWriter:
         meta = plans.rollback_metadata(
             inflight.timestamp, int((time.monotonic() - started) * 1000), [(t, I.DELTA_COMMIT) for t in targets],
             {FILES_PARTITION: plans.rollback_partition_metadata(FILES_PARTITION, uris, [], {})})
-        T.transition_to_complete(self.storage, inflight, plans.write_avro_metadata("HoodieRollbackMetadata", meta))
+        commit(self.storage, inflight, plans.write_avro_metadata("HoodieRollbackMetadata", meta))
         for t in targets:
             T.delete_instant_files(self.storage, t, I.DELTA_COMMIT, (State.COMPLETED, State.INFLIGHT, State.REQUESTED))
 
@@ -532,7 +533,7 @@ class MetadataWriter:
         meta.add_write_stat(FILES_PARTITION, WriteStat(
             file_id=fid, path=base_rel, partition_path=FILES_PARTITION, num_writes=len(records),
             num_inserts=len(records), total_write_bytes=len(data), file_size_in_bytes=len(data)))
-        T.transition_to_complete(self.storage, inflight, meta)
+        commit(self.storage, inflight, meta)
         fault_point("metadata.bootstrap.before_property")
         parts = sorted(set(_partitions_prop(self.table.props)) | {FILES_PARTITION})
         update_table_properties(self.table, {PARTITIONS_PROP: ",".join(parts), PARTITIONS_INFLIGHT_PROP: ""})

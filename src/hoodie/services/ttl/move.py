@@ -31,17 +31,19 @@ import json
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 import pyarrow as pa
 
 from hoodie import configs as C
+from hoodie.configs import unknown_keys_checked
 from hoodie.faults import fault_point
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.storage import Storage, StorageError
 from hoodie.format.table import HoodieTable, TableError, table_exists
 from hoodie.format.timeline import instant as I
 from hoodie.services.ttl.keys import TTLConfigError
+from hoodie.services.write import ArrowWriteExecutor, run_write
 
 log = logging.getLogger(__name__)
 
@@ -270,28 +272,11 @@ def cold_write_options(hot: HoodieTable) -> dict[str, str]:
     return o
 
 
-# The writer of the copies: hoodie.services.write.write_arrow, registered by that module when it is
-# imported. This module cannot import it: writes run inline TTL (write -> inline -> ttl.service ->
-# here), so the dependency is passed in from above instead (tests/test_layering.py forbids the cycle).
-Writer = Callable[..., str]
-_writer: Optional[Writer] = None
-
-
-def register_writer(writer: Writer) -> None:
-    """Set the function that writes the copies: ``writer(base_path, rows, options, storage_options=...)``
-    returning the committed instant (:func:`hoodie.services.write.write_arrow` registers itself)."""
-    global _writer
-    _writer = writer
-
-
 def _write_overwrite(base: str, storage_options: dict[str, Any], rows: pa.Table, options: Mapping[str, str]) -> str:
-    from hoodie.configs import unknown_keys_checked
-
-    if _writer is None:
-        raise TTLMoveError("partition TTL's move action writes through hoodie.services.write, which is not loaded: "
-                           "import hoodie.services.write before running it (the CLI and the SQL procedures do)")
+    # A plain write (no inline service runs on the cold table: see cold_write_options).
     with unknown_keys_checked():
-        return _writer(base, rows, options, storage_options=storage_options)
+        return run_write(Storage(base, storage_options), options, ArrowWriteExecutor(rows, options),
+                         storage_options=storage_options, what="write (insert_overwrite)")
 
 
 def _live_file_ids(table: HoodieTable, partitions: Iterable[str]) -> dict[str, list[str]]:
@@ -481,4 +466,4 @@ def _dropped(cold: HoodieTable, partition: str) -> bool:
 
 __all__ = ["MoveConfig", "move_config", "action_of", "copy_to_cold", "moved_metadata", "bring_back",
            "BringBackResult", "PartitionCopy", "TTLMoveError", "snapshot_rows", "digest", "cold_write_options",
-           "moved_to", "register_writer", "MOVED_KEY", "MOVE_TARGET_KEY", "MOVE", "DELETE"]
+           "moved_to", "MOVED_KEY", "MOVE_TARGET_KEY", "MOVE", "DELETE"]

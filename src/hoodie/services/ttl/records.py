@@ -36,12 +36,13 @@ import pyarrow.parquet as pq
 from hoodie import configs as C
 from hoodie.configs import format_duration, warn_unknown_keys
 from hoodie.faults import fault_point
-from hoodie.format import batch_write as B
+from hoodie.services import write as B
 from hoodie.format.file_group.fsview import FileSlice
 from hoodie.format.slice.eventtime import EventTimeError, event_time_millis, millis_to_iso
 from hoodie.format.storage import Storage
 from hoodie.format.slice import writer as W
 from hoodie.format.table import META_COLUMNS, HoodieTable, table_exists
+from hoodie.format.timeline.commit_metadata import CommitMetadata
 from hoodie.format.timeline.instant import Instant
 from hoodie.metrics import publish
 from hoodie.services.transaction import Operation, Transaction
@@ -366,15 +367,14 @@ class RecordTTLOperation(Operation):
         return B.write_file_groups(txn.table, self.records, self.wcfg, instant, self.avro_schema,
                                    "record_ttl.after_file_group")
 
-    def complete(self, txn: Transaction, result: Any) -> Instant:
-        """The completed commit, with the run's settings and count in extraMetadata."""
+    def complete(self, txn: Transaction, result: Any) -> CommitMetadata:
+        """The commit's metadata, with the run's settings and count in extraMetadata."""
         assert txn.table is not None and txn.instant is not None
         fault_point("record_ttl.before_complete")
-        plan = B.WritePlan(txn.table, self.wcfg, txn.instant.timestamp, self.avro_schema, [],
-                           B.OPERATION_TYPES["delete"])
         extra = {FIELD_KEY: self.cfg.field, RETENTION_KEY: format_duration(self.cfg.retention_ms) or "",
                  CUTOFF_KEY: str(self.result.cutoff_ms), EXPIRED_KEY: str(self.result.expired_records)}
-        return B.commit_write(plan, result, extra=extra)
+        return W.commit_metadata_for(result, avro_schema=self.avro_schema, operation_type=B.OPERATION_TYPES["delete"],
+                                     extra=extra)
 
 
 def run_record_ttl(base_path: str | HoodieTable, options: Optional[Mapping[str, Any]] = None, *,

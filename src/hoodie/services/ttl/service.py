@@ -26,6 +26,7 @@ from hoodie.faults import fault_point
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
 from hoodie.format.timeline import active as T
+from hoodie.format.timeline.commit_metadata import CommitMetadata
 from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.timeline.savepoints import completed_savepoints
 from hoodie.format.table import HoodieTable
@@ -42,6 +43,8 @@ from hoodie.services.ttl.stash import TTL_MARKER_KEY, TTL_STASH_KEY, finish_pend
     stash_partitions
 from hoodie.services.ttl.stats import STATS_KEY, remember
 from hoodie.services.ttl import move as MV
+from hoodie.services.ttl import outcome
+from hoodie.services.ttl.outcome import result_rows
 from hoodie.services.ttl import records as RT
 from hoodie.services.ttl.strategies import EXPIRED, KEPT, SKIPPED, PartitionDecision, create_strategy
 
@@ -111,14 +114,8 @@ class TTLResult:
 
     @property
     def reason(self) -> str:
-        """What the run did, or why it did nothing (the procedures' rows, as one sentence)."""
-        rows = result_rows(self)
-        if rows[0][2] == "nothing deleted":
-            return rows[0][3]
-        counts: dict[str, int] = {}
-        for row in rows:
-            counts[row[2]] = counts.get(row[2], 0) + 1
-        return ", ".join(f"{status} {n} partition(s)" for status, n in counts.items())
+        """What the run did, or why it did nothing: :func:`hoodie.services.ttl.outcome.reason`."""
+        return outcome.reason(self)
 
     @property
     def move_plan(self) -> dict[str, str]:
@@ -352,8 +349,8 @@ class TTLOperation(Operation):
         assert self.delete is not None
         return self.delete.start(txn)
 
-    def complete(self, txn: Transaction, result: Any) -> Instant:
-        """The completed delete_partition replacecommit."""
+    def complete(self, txn: Transaction, result: Any) -> CommitMetadata:
+        """The delete_partition replacecommit's metadata."""
         assert self.delete is not None
         return self.delete.complete(txn, None)
 
@@ -819,41 +816,6 @@ def call_manage_partition_ttl(base_path: str, strategy: str = "KEEP_BY_TIME", da
     res = call_manage_partition_ttl_result(base_path, strategy, days_retain, predicate,
                                            storage_options=storage_options)
     return sorted(res.partition_to_replace_file_ids)
-
-
-def result_rows(res: TTLResult) -> list[tuple[Optional[str], Optional[str], str, str]]:
-    """The run_ttl / managePartitionTTL procedure rows ``(deleted_partitions, partition, status,
-    reason)``: one per deleted partition, one per expired partition skipped this run (with why), or
-    a single row saying why nothing was deleted."""
-    rows: list[tuple[Optional[str], Optional[str], str, str]] = []
-    moving = res.action == MV.MOVE
-    where = res.move_plan
-    for d in sorted(res.decisions, key=lambda d: d.partition):
-        if d.status == EXPIRED and res.dry_run:
-            rows.append((None, d.partition, "would move" if moving else "would delete",
-                         d.reason + (f"; would move to {where[d.partition]}" if moving else "")))
-        elif d.status == EXPIRED and d.partition in res.partition_to_replace_file_ids:
-            if moving:
-                m = res.moved.get(d.partition, {})
-                rows.append((d.partition, d.partition, "moved",
-                             f"{d.reason}; moved {m.get('rows')} row(s) to {where.get(d.partition)} (cold commit "
-                             f"{m.get('instant')}, verified; TTL instant {res.instant})"))
-            else:
-                rows.append((d.partition, d.partition, "deleted", f"{d.reason} (TTL instant {res.instant})"))
-    for d in sorted(res.decisions, key=lambda d: d.partition):
-        if d.status == SKIPPED:
-            rows.append((None, d.partition, "skipped", d.reason))
-    if rows:
-        return rows
-    if not res.decisions:
-        why = "the table has no completed commit or no partition to evaluate"
-    else:
-        kept = [d for d in res.decisions if d.status == KEPT]
-        why = (f"no partition expired: {len(res.decisions)} evaluated by {res.strategy}, all kept"
-               + (f" (e.g. {kept[0].partition}: {kept[0].reason})" if kept else ""))
-    if res.warnings:
-        why += "; " + "; ".join(res.warnings)
-    return [(None, None, "nothing deleted", why)]
 
 
 __all__ = [

@@ -653,12 +653,12 @@ class RestoreOperation(Operation):
             result.superseded_rows[p] = n_superseded
         return stats
 
-    def complete(self, txn: Transaction, result: Any) -> Instant:
-        """The restore commit (the commit point)."""
+    def complete(self, txn: Transaction, result: Any) -> CommitMetadata:
+        """The restore commit's metadata."""
         assert txn.table is not None and txn.instant is not None
         meta = W.commit_metadata_for(result, avro_schema=txn.table.avro_schema(), operation_type="INSERT",
                                      extra={RESTORED_FROM_KEY: self.ttl_instant})
-        return W.complete_commit(txn.table, txn.instant, meta)
+        return meta
 
     def finalize(self, txn: Transaction) -> None:
         """Mark the stash restored (its files stay until the retention), warn about lost deletes."""

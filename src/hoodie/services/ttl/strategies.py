@@ -40,6 +40,8 @@ from hoodie.services.ttl.config import (
     STRATEGY_CLASS, STRATEGY_TYPE, STRATEGY_TYPES, TIMELINE_TIMEZONE, TTLConfig, TTLConfigError, format_duration,
 )
 from hoodie.services.ttl.stats import PartitionStats, partition_last_modified
+from hoodie.services.ttl.predicate import parse_predicate
+from hoodie.services.ttl.timeformat import TimePattern, zone
 
 log = logging.getLogger(__name__)
 
@@ -140,8 +142,6 @@ class PartitionTTLStrategy(abc.ABC):
         else:
             candidates = list(existing)
         if self.config.predicate:
-            from hoodie.services.ttl.predicate import parse_predicate
-
             pred = parse_predicate(self.config.predicate).bind(self.table.partition_fields)
             out = []
             for p in candidates:
@@ -364,7 +364,6 @@ class KeepByEventTimeStrategy(BuiltinTTLStrategy):
 
     def __init__(self, table: HoodieTable, instant_time: str, config: TTLConfig) -> None:
         super().__init__(table, instant_time, config)
-        from hoodie.services.ttl.timeformat import TimePattern, zone
 
         self.pattern = TimePattern(config.event_time_format)
         self.tz = zone(config.event_time_timezone)

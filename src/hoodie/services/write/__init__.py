@@ -1,42 +1,63 @@
-"""Writes (insert, upsert, delete, overwrites, delete_partition) as transactions: the one write
-sequence of the pure-Python writer (:func:`write_arrow`) and the Spark engine
-(``hoodie.spark.write``, which passes its :class:`WriteExecutor` in).
+"""The write's room: writes (insert, upsert, delete, overwrites, delete_partition) as transactions, the
+one write flow of the pure-Python writer (:func:`hoodie.interfaces.python_io.write_arrow`, which passes
+:class:`ArrowWriteExecutor`) and the Spark engine (``hoodie.spark.write``, which passes its own
+:class:`WriteExecutor`). Shaped like delta-rs ``operations/write``:
+
+* this module, the flow: :class:`WriteOperation` (the transaction's steps), :func:`run_write`,
+  :func:`commit_write` (the write stats into the completed instant), :func:`open_or_create`;
+* :mod:`~hoodie.services.write.configs`: the options parsed into one :class:`WriteConfig`, checked
+  against the table;
+* :mod:`~hoodie.services.write.prepare`: the input records (keys, partition paths, event times,
+  soft deletes) and the schema the write leaves;
+* :mod:`~hoodie.services.write.plan`: tagging, de-duplication and sizing into per-file-group work;
+* :mod:`~hoodie.services.write.execution`: writing one file group (the format layer writes the
+  files themselves: :mod:`hoodie.format.slice.writer`).
 
 :class:`WriteOperation` parses and checks the options and data, creates the table when absent,
 writes the requested/inflight instant of the operation (a commit, deltacommit or replacecommit;
 :mod:`hoodie.services.delete_partition` for delete_partition) and commits the write stats the
-executor returns. Planning and executing the file groups is the format core's
-(:mod:`hoodie.format.batch_write`); the executor decides where it runs. After the commit the
-transaction publishes the write's metrics and runs the inline services the options enable
-(:mod:`hoodie.services.inline`).
+executor returns; the executor decides where the file groups are written. After the commit the
+transaction publishes the write's metrics and runs the post-commit hooks its caller passes: the
+entry points pass the inline services the options enable (:mod:`hoodie.services.inline`), which this
+package does not import, so the services may write through it (partition TTL's move action does).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Protocol, Sequence
+from typing import Any, Callable, Mapping, Optional, Protocol, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie.configs import warn_unknown_keys
 from hoodie.faults import fault_point
-from hoodie.format import batch_write as B
-from hoodie.format.batch_write import PostCommitError, WriteConfig, WriteError
+from hoodie.errors import PostCommitError, WriteError
 from hoodie.format.file_group.fsview import FileSystemView, check_partition_nesting
+from hoodie.format.keys.generators import key_generator_from_config
 from hoodie.format.slice import writer as W
 from hoodie.format.storage import Storage
-from hoodie.format.table import META_COLUMNS, HoodieTable, table_exists
-from hoodie.format.timeline.commit_metadata import WriteStat
+from hoodie.format.table import META_COLUMNS, HoodieTable, create_table, table_exists
+from hoodie.format.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie.format.timeline.instant import Instant
 from hoodie.metrics import publish_write
-from hoodie.services import inline
 from hoodie.services.delete_partition import DeletePartitionOperation
 from hoodie.services.transaction import Hook, Operation, Transaction
-from hoodie.services.ttl import move as _ttl_move
+from hoodie.services.write.configs import (
+    OPERATION_TYPES, OVERWRITE_OPERATIONS, PARTITIONS_TO_DELETE, WriteConfig, overwrite_config,
+)
+from hoodie.services.write.execution import write_file_groups
+from hoodie.services.write.plan import (
+    action_for, check_compaction_plans, partitions_to_delete, replaced_file_groups, requested_content,
+)
+from hoodie.services.write.prepare import avro_schema_for, check_event_times, prepare_records, with_auto_keys
 
 METRICS_HOOK = "publishing the write's metrics"
+
+# A check of the options a post-commit hook reads, run before anything is written: called with whether
+# the table is MERGE_ON_READ and its properties (None for a table the write creates). A misconfiguration
+# found only after the commit would raise with the data committed (see :mod:`hoodie.services.inline`).
+OptionCheck = Callable[[bool, Optional[Mapping[str, str]]], None]
 
 
 @dataclass
@@ -78,7 +99,8 @@ class WriteOperation(Operation):
 
     def __init__(self, storage: Storage, options: Mapping[str, Any], executor: WriteExecutor, *,
                  mode: str = "append", instant: Optional[str] = None,
-                 storage_options: Optional[dict[str, Any]] = None, what: str = "write") -> None:
+                 storage_options: Optional[dict[str, Any]] = None, what: str = "write",
+                 checks: Sequence[OptionCheck] = ()) -> None:
         self.storage = storage
         self.options = options
         self.executor = executor
@@ -86,6 +108,7 @@ class WriteOperation(Operation):
         self.instant_time = instant
         self.storage_options = storage_options
         self.what = what
+        self.checks = list(checks)
         self.started = time.monotonic()
         self.cfg: Optional[WriteConfig] = None
         self.existing: Optional[HoodieTable] = None
@@ -101,7 +124,7 @@ class WriteOperation(Operation):
     @property
     def operation_type(self) -> str:
         """Hudi's operationType of this write (``UPSERT``...)."""
-        return B.OPERATION_TYPES[self.config.operation]
+        return OPERATION_TYPES[self.config.operation]
 
     def prepare(self, txn: Transaction) -> bool:
         """Parse the options against the table, check every record, create the table when absent."""
@@ -114,37 +137,37 @@ class WriteOperation(Operation):
         cfg = WriteConfig.from_options(self.options, existing, overwrite=self.mode == "overwrite")
         replace = self.mode == "overwrite" and existing is not None
         if replace:
-            cfg = B.overwrite_config(cfg)
+            cfg = overwrite_config(cfg)
         self.cfg = cfg
-        # The inline services run after the commit: a misconfiguration found only then would raise
+        # The post-commit hooks run after the commit: a misconfiguration found only then would raise
         # with the data committed, so their options are checked now.
-        inline.check_inline_options(self.options, cfg.table_type == "MERGE_ON_READ",
-                                    existing.props if existing else None)
+        for check in self.checks:
+            check(cfg.table_type == "MERGE_ON_READ", existing.props if existing else None)
         self.executor.check(self, existing)
         if cfg.operation in ("delete", "delete_partition") and existing is not None:
             self.avro_schema = existing.avro_schema()
         else:
             # An overwrite's batch is the table's new content: its schema is the new table schema.
-            self.avro_schema = B.avro_schema_for(self.executor.body_schema(), cfg, None if replace else existing)
-        txn.table = existing or B.open_or_create(st.base_uri, cfg, self.avro_schema, self.storage_options)
+            self.avro_schema = avro_schema_for(self.executor.body_schema(), cfg, None if replace else existing)
+        txn.table = existing or open_or_create(st.base_uri, cfg, self.avro_schema, self.storage_options)
         return True
 
     def check(self, txn: Transaction) -> None:
         """Pending compaction plans must be readable; a delete_partition resolves its partitions."""
         assert txn.table is not None
-        B.check_compaction_plans(txn.table)
+        check_compaction_plans(txn.table)
         txn.table.reload()
         if self.config.operation != "delete_partition":
             return
         parts = self.executor.partitions_to_delete(self)
         if not parts:
-            raise WriteError(f"delete_partition needs {B.PARTITIONS_TO_DELETE} or input rows naming the partitions")
+            raise WriteError(f"delete_partition needs {PARTITIONS_TO_DELETE} or input rows naming the partitions")
         table = txn.table
         all_parts = set(FileSystemView(table.storage, table.timeline).partitions())
         missing = [p for p in parts if p not in all_parts]
         if missing:
             raise WriteError(f"delete_partition: partition(s) {missing} do not exist in {table.base_path}")
-        self.delete = DeletePartitionOperation(B.replaced_file_groups(table, parts), instant=self.instant_time)
+        self.delete = DeletePartitionOperation(replaced_file_groups(table, parts), instant=self.instant_time)
 
     def start(self, txn: Transaction) -> Instant:
         """The requested and inflight instant of the write's action."""
@@ -152,8 +175,8 @@ class WriteOperation(Operation):
         if self.delete is not None:
             return self.delete.start(txn)
         op = self.config.operation
-        return W.start_commit(txn.table, B.action_for(txn.table, op), self.instant_time,
-                              operation_type=self.operation_type, requested_content=B.requested_content(op))
+        return W.start_commit(txn.table, action_for(txn.table, op), self.instant_time,
+                              operation_type=self.operation_type, requested_content=requested_content(op))
 
     def execute(self, txn: Transaction) -> Optional[WriteOutcome]:
         """The transaction's executor step: the executor's file groups (a delete_partition has none)."""
@@ -161,8 +184,8 @@ class WriteOperation(Operation):
             return None
         return self.executor.execute(txn)
 
-    def complete(self, txn: Transaction, result: Optional[WriteOutcome]) -> Instant:
-        """Commit the write stats (replacing the overwritten file groups)."""
+    def complete(self, txn: Transaction, result: Optional[WriteOutcome]) -> CommitMetadata:
+        """The write's commit metadata: its write stats, and the file groups an overwrite replaces."""
         assert txn.table is not None and txn.instant is not None
         if self.delete is not None:
             return self.delete.complete(txn, None)
@@ -171,14 +194,17 @@ class WriteOperation(Operation):
         cfg = self.config
         fault_point("write.before_complete")
         replaced = None
-        if cfg.operation in B.OVERWRITE_OPERATIONS:
+        if cfg.operation in OVERWRITE_OPERATIONS:
             parts = (FileSystemView(table.storage, table.timeline).partitions()
                      if cfg.operation == "insert_overwrite_table" else sorted(result.partitions))
-            replaced = B.replaced_file_groups(table, parts)
-        plan = B.WritePlan(table, cfg, txn.instant.timestamp, self.avro_schema, [], self.operation_type)
-        done = B.commit_write(plan, result.stats, replaced=replaced)
-        fault_point("write.after_complete")
-        return done
+            replaced = replaced_file_groups(table, parts)
+        return W.commit_metadata_for(result.stats, avro_schema=self.avro_schema, operation_type=self.operation_type,
+                                     replaced=replaced)
+
+    def finalize(self, txn: Transaction) -> None:
+        """Nothing to do after the commit but the crash tests' fault point."""
+        if self.delete is None:
+            fault_point("write.after_complete")
 
     def abort(self, txn: Transaction, error: BaseException) -> None:
         """Let the executor undo its work (the Spark engine rolls the instant back at once)."""
@@ -199,23 +225,43 @@ class WriteOperation(Operation):
 
 def run_write(storage: Storage, options: Mapping[str, Any], executor: WriteExecutor, *, mode: str = "append",
               instant: Optional[str] = None, storage_options: Optional[dict[str, Any]] = None,
-              what: str = "write", compaction_executor: Optional[Any] = None,
+              what: str = "write", checks: Sequence[OptionCheck] = (),
               pre_commit: Sequence[Hook] = (), post_commit: Sequence[Hook] = ()) -> str:
     """Run one write through a :class:`~hoodie.services.transaction.Transaction`; returns the
     committed instant time.
 
-    ``executor`` does the data work; ``compaction_executor`` runs inline compaction's operations
-    (the Spark engine passes its own). ``post_commit`` hooks run after the write's metrics and
-    before the inline services. A failure after the commit raises :class:`PostCommitError`.
+    ``executor`` does the data work. ``post_commit`` hooks run after the write's metrics, in their
+    order (the entry points pass the inline services: :func:`hoodie.services.inline.post_commit_hooks`);
+    ``checks`` check the options those hooks read before anything is written. A failure after the
+    commit raises :class:`PostCommitError`.
     """
     if mode not in ("append", "overwrite"):
         raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")
     op = WriteOperation(storage, options, executor, mode=mode, instant=instant, storage_options=storage_options,
-                        what=what)
-    hooks = [op.metrics_hook(), *post_commit, *inline.post_commit_hooks(options, compaction_executor)]
+                        what=what, checks=checks)
+    hooks = [op.metrics_hook(), *post_commit]
     txn = Transaction(op, op, storage=storage, options=options, pre_commit=pre_commit, post_commit=hooks).run()
     assert txn.completed is not None
     return txn.completed.timestamp
+
+
+def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict],
+                   storage_options: Optional[dict[str, Any]] = None, database: Optional[str] = None,
+                   extra_props: Optional[dict[str, str]] = None) -> HoodieTable:
+    """Open the table at ``base_path``, creating it from the write config when absent."""
+    st = Storage(base_path, storage_options)
+    if table_exists(st):
+        return HoodieTable(base_path, storage=st)
+    kg = key_generator_from_config(cfg.keygen_props, allow_auto_record_keys=cfg.auto_record_keys)
+    return create_table(
+        base_path, table_name=cfg.table_name, table_type=cfg.table_type,
+        record_key_fields=cfg.record_key_fields, partition_fields=cfg.partition_fields,
+        precombine_field=cfg.precombine_field, keygen_class=kg.java_class_name,
+        hive_style=cfg.hive_style, url_encode=cfg.url_encode, avro_schema=avro_schema,
+        payload_class=cfg.payload_class, timeline_timezone=cfg.timeline_timezone,
+        database=database, extra_props=extra_props, storage=st, table_version=cfg.table_version,
+        auto_record_keys=cfg.auto_record_keys,
+    )
 
 
 class ArrowWriteExecutor:
@@ -235,15 +281,15 @@ class ArrowWriteExecutor:
         the table is created or anything is written."""
         cfg = op.config
         body = self.data.drop_columns([c for c in self.data.column_names if c in META_COLUMNS])
-        B.check_event_times(body, cfg)
-        self.records = B.prepare_records(self.data, cfg)
+        check_event_times(body, cfg)
+        self.records = prepare_records(self.data, cfg)
         if cfg.operation not in ("delete", "delete_partition"):
             check_partition_nesting(op.storage, pc.unique(self.records.column("_hoodie_partition_path")).to_pylist(),
                                     existing.timeline if existing is not None else None)
 
     def partitions_to_delete(self, op: WriteOperation) -> list[str]:
         """``hoodie.datasource.write.partitions.to.delete``, or the partitions of the input rows."""
-        return B.partitions_to_delete(self.options, self.records)
+        return partitions_to_delete(self.options, self.records)
 
     def execute(self, txn: Transaction) -> WriteOutcome:
         """Plan the write and write its file groups one after another."""
@@ -253,8 +299,8 @@ class ArrowWriteExecutor:
         instant = txn.instant.timestamp
         # A write without record key fields gets Hudi's generated keys now that its instant is known: one
         # process, so partition id 0 and the rows numbered in input order.
-        self.records = B.with_auto_keys(self.records, op.config, instant)
-        stats = B.write_file_groups(txn.table, self.records, op.config, instant, op.avro_schema,
+        self.records = with_auto_keys(self.records, op.config, instant)
+        stats = write_file_groups(txn.table, self.records, op.config, instant, op.avro_schema,
                                     "write.after_file_group")
         parts = sorted(pc.unique(self.records.column("_hoodie_partition_path")).to_pylist())
         return WriteOutcome(stats, parts)
@@ -263,33 +309,5 @@ class ArrowWriteExecutor:
         """Nothing: the instant stays pending and the next writer rolls it back."""
 
 
-def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
-                storage_options: Optional[dict[str, Any]] = None, instant: Optional[str] = None,
-                mode: str = "append") -> str:
-    """Write Arrow data as one commit, in this process (no Spark). Returns the instant time.
-
-    ``options`` are Hudi datasource keys (``hoodie.table.name``, ``hoodie.datasource.write.*``...);
-    without ``hoodie.datasource.write.recordkey.field`` keys are generated as Hudi 0.14+ does
-    (``<instant>_0_<row>``, insert-only: see docs/spark.md). ``mode="overwrite"`` replaces an existing
-    table's data with the batch (an insert_overwrite_table replacecommit,
-    :func:`~hoodie.format.batch_write.overwrite_config`);
-    ``"append"`` writes into it. Both create the table when absent. Options and data are checked
-    before anything is written. The write holds the table lock (``hoodie.format.lock``) from its
-    rollback of failed writes to its commit; the inline services it enables run after it, each
-    under the lock again. A failure after the commit raises :class:`PostCommitError`.
-    """
-    if mode not in ("append", "overwrite"):
-        raise WriteError(f"mode={mode!r}: use 'append' or 'overwrite'")
-    warn_unknown_keys(options)
-    st = Storage(base_path, storage_options)
-    op = str(options.get("hoodie.datasource.write.operation") or "upsert")
-    return run_write(st, options, ArrowWriteExecutor(data, options), mode=mode, instant=instant,
-                     storage_options=storage_options, what=f"write ({op})")
-
-
-# Partition TTL's move action (hoodie.services.ttl.move) writes its copies with write_arrow; that module
-# cannot import this one (this one runs inline TTL), so write_arrow is handed to it here.
-_ttl_move.register_writer(write_arrow)
-
-__all__ = ["write_arrow", "run_write", "WriteOperation", "WriteExecutor", "WriteOutcome", "ArrowWriteExecutor",
+__all__ = ["run_write", "OptionCheck", "WriteOperation", "WriteExecutor", "WriteOutcome", "ArrowWriteExecutor",
            "PostCommitError", "WriteError", "METRICS_HOOK"]

@@ -1,0 +1,323 @@
+"""A write's configuration: Hudi's write options parsed into one :class:`WriteConfig`, with the table's
+``hoodie.properties`` filling what the options leave out, and every option that contradicts the table
+refused before anything is written (the ``configs`` of the write's room, as delta-rs
+``operations/write/configs.rs``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+
+from hoodie import configs as C
+from hoodie.configs import read
+from hoodie.errors import WriteError
+from hoodie.format.slice import writer as W
+from hoodie.format.slice.bloom import BloomSpec
+from hoodie.format.slice.eventtime import DEFAULT_UNIT
+from hoodie.format.table import HoodieTable, TableError, check_payload_class
+
+
+OPERATIONS = ("insert", "bulk_insert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table",
+              "delete_partition")
+
+
+
+# Operations that replace file groups and commit as a replacecommit.
+OVERWRITE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table")
+
+
+
+OPERATION_TYPES = {"insert": "INSERT", "bulk_insert": "BULK_INSERT", "upsert": "UPSERT", "delete": "DELETE",
+                   "insert_overwrite": "INSERT_OVERWRITE", "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
+                   "delete_partition": "DELETE_PARTITION"}
+
+
+
+PARTITIONS_TO_DELETE = "hoodie.datasource.write.partitions.to.delete"
+
+
+
+# Write options that fall back to a hoodie.properties key when the write does not set them.
+WRITE_TABLE_VERSIONS = (6, 8, 9)
+
+
+
+_TABLE_FALLBACKS = (
+    (C.RECORD_KEY_FIELD, "hoodie.table.recordkey.fields"),
+    (C.PARTITION_PATH_FIELD, "hoodie.table.partition.fields"),
+    (C.TABLE_NAME, "hoodie.table.name"),
+    (C.TABLE_TYPE, "hoodie.table.type"),
+    (C.HIVE_STYLE_PARTITIONING, "hoodie.datasource.write.hive_style_partitioning"),
+    (C.URL_ENCODE_PARTITIONING, "hoodie.datasource.write.partitionpath.urlencode"),
+    (C.PRECOMBINE_FIELD, "hoodie.table.precombine.field"),
+    (C.PAYLOAD_CLASS, "hoodie.compaction.payload.class"),
+    (C.TIMELINE_TIMEZONE, "hoodie.table.timeline.timezone"),
+)
+
+
+
+SET_NULL_FOR_MISSING_COLUMNS = C.SET_NULL_FOR_MISSING_COLUMNS
+
+
+
+# Hudi's soft-delete marker column: a row with true is a delete (HoodieRecordPayload.isDeleteRecord).
+IS_DELETED = "_hoodie_is_deleted"
+
+
+
+@dataclass
+class WriteConfig:
+    """The subset of Hudi's write options this layer needs, parsed from Hudi's own keys."""
+
+    table_name: str
+    table_type: str
+    operation: str
+    record_key_fields: list[str]
+    partition_fields: list[str]
+    precombine_field: Optional[str]
+    keygen_props: dict[str, str]
+    hive_style: bool
+    url_encode: bool
+    payload_class: Optional[str]
+    event_time_field: Optional[str]
+    block_format: str
+    max_file_size: int
+    small_file_limit: int
+    record_size_estimate: int
+    parquet_codec: str
+    timeline_timezone: str
+    combine_before_insert: bool
+    bloom: BloomSpec = BloomSpec()
+    event_time_unit: str = DEFAULT_UNIT
+    set_null_for_missing_columns: bool = False
+    table_version: int = 6  # of a table this write creates (hoodie.write.table.version)
+    transient_delete_marker: bool = False  # _hoodie_is_deleted marks deletes only (not a table column)
+    # No record key field: keys are generated per write as Hudi 0.14+ does (:func:`with_auto_keys`).
+    auto_record_keys: bool = False
+    bulk_insert_sort_mode: str = "NONE"  # hoodie.bulkinsert.sort.mode (the Spark engine's layout)
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any], table: Optional[HoodieTable] = None,
+                     overwrite: bool = False) -> "WriteConfig":
+        """Parse Hudi datasource options; table properties fill what the options leave out.
+
+        An option that contradicts the table's configuration (table type, record key, partition
+        fields, key generator, precombine field, partition path style) is refused, as Hudi
+        refuses it: the records would get other keys or paths than the stored ones. ``overwrite``
+        (``mode='overwrite'``) only changes the advice: the table's data is replaced, its
+        configuration kept.
+        """
+        o = {str(k): str(v) for k, v in options.items() if v is not None}
+        tp = table.props if table is not None else {}
+        # Table properties fill what the options leave out: merged first, then read through the typed
+        # properties (one parsing rule per type; a boolean that is not true/false is refused).
+        merged = {write_key: tp[table_key] for write_key, table_key in _TABLE_FALLBACKS if table_key in tp}
+        if table is not None and table.precombine_field and str(C.PRECOMBINE_FIELD) not in merged:
+            merged[str(C.PRECOMBINE_FIELD)] = table.precombine_field  # Hudi 1.1: hoodie.table.ordering.fields
+        merged.update(o)
+        cfg = read(merged, WriteError)
+
+        op = cfg.get(C.OPERATION)
+        # Only checked: hoodie's one index behaves as Hudi's BLOOM/SIMPLE; any other type is refused here.
+        cfg.get(C.INDEX_TYPE)
+        version = cfg.get(C.WRITE_TABLE_VERSION)
+        if version not in WRITE_TABLE_VERSIONS:
+            raise WriteError(
+                f"hoodie.write.table.version={version}: hoodie writes table versions 6 (Hudi 0.14/0.15), 8 (Hudi 1.0) "
+                "and 9 (Hudi 1.1). Nothing was written")
+        if table is not None and cfg.is_set(C.WRITE_TABLE_VERSION) and version != table.table_version:
+            raise WriteError(
+                f"hoodie.write.table.version={version} but the table at {table.base_path} is table version "
+                f"{table.table_version}; hoodie neither upgrades nor downgrades tables (Hudi's upgrade does). Drop the "
+                "option to write the table in its own version. Nothing was written")
+        rk = cfg.get(C.RECORD_KEY_FIELD) or []
+        if table is not None and rk and not table.record_key_fields:
+            raise WriteError(
+                f"hoodie.datasource.write.recordkey.field={o.get(str(C.RECORD_KEY_FIELD), '')!r} but the table at "
+                f"{table.base_path} has no record key fields (no hoodie.table.recordkey.fields): its record keys are "
+                "auto-generated (Hudi 0.14+), so no column can match its stored records. Drop the option to add rows "
+                "with generated keys, or write the data to a new table with this record key. Nothing was written")
+        auto = not rk
+        if auto:
+            op = _auto_key_operation(cfg, table)
+        pf = cfg.get(C.PARTITION_PATH_FIELD) or []
+        name = cfg.get(C.TABLE_NAME)
+        if not name:
+            raise WriteError("set hoodie.table.name")
+        ttype = cfg.get(C.TABLE_TYPE)
+        if table is not None:
+            _refuse_config_conflicts(o, table, overwrite)
+        keygen = {k: v for k, v in o.items() if k.startswith(("hoodie.datasource.write.", "hoodie.keygen."))}
+        for k, wk in (("hoodie.table.keygenerator.class", "hoodie.datasource.write.keygenerator.class"),
+                      ("hoodie.table.keygenerator.type", "hoodie.datasource.write.keygenerator.type")):
+            if k in tp and wk not in keygen and "hoodie.datasource.write.keygenerator.class" not in keygen:
+                keygen[wk] = tp[k]
+        keygen["hoodie.datasource.write.recordkey.field"] = ",".join(rk)
+        keygen["hoodie.datasource.write.partitionpath.field"] = ",".join(pf)
+        hive = bool(cfg.get(C.HIVE_STYLE_PARTITIONING))
+        urlenc = bool(cfg.get(C.URL_ENCODE_PARTITIONING))
+        keygen["hoodie.datasource.write.hive_style_partitioning"] = str(hive).lower()
+        keygen["hoodie.datasource.write.partitionpath.urlencode"] = str(urlenc).lower()
+        codec = W.parquet_codec(cfg.get(C.PARQUET_CODEC))
+        try:
+            bloom = BloomSpec.from_options(o)
+        except ValueError as e:
+            raise WriteError(str(e)) from None
+        # A table without the timeline-zone key is LOCAL (Hudi's default); new tables default to UTC
+        # (docs/ttl.md).
+        zone = cfg.get(C.TIMELINE_TIMEZONE) if cfg.is_set(C.TIMELINE_TIMEZONE) else (
+            "UTC" if table is None else "LOCAL")
+
+        return cls(
+            table_name=name,
+            table_type=ttype,
+            operation=op,
+            record_key_fields=rk,
+            partition_fields=pf,
+            precombine_field=cfg.get(C.PRECOMBINE_FIELD),
+            keygen_props=keygen,
+            hive_style=hive,
+            url_encode=urlenc,
+            payload_class=_checked_payload(cfg.get(C.PAYLOAD_CLASS)),
+            event_time_field=cfg.get(C.EVENT_TIME_FIELD),
+            block_format=cfg.get(C.LOG_BLOCK_FORMAT),
+            max_file_size=cfg.get(C.PARQUET_MAX_FILE_SIZE),
+            small_file_limit=cfg.get(C.PARQUET_SMALL_FILE_LIMIT),
+            record_size_estimate=cfg.get(C.RECORD_SIZE_ESTIMATE),
+            parquet_codec=codec,
+            timeline_timezone=zone,
+            combine_before_insert=bool(cfg.get(C.COMBINE_BEFORE_INSERT)),
+            bloom=bloom,
+            event_time_unit=cfg.get(C.EVENT_TIME_UNIT),
+            set_null_for_missing_columns=bool(cfg.get(C.SET_NULL_FOR_MISSING_COLUMNS)),
+            table_version=version,
+            transient_delete_marker=bool(cfg.get(C.TRANSIENT_DELETE_MARKER)),
+            auto_record_keys=auto,
+            bulk_insert_sort_mode=cfg.get(C.BULK_INSERT_SORT_MODE),
+        )
+
+
+
+# What a write without record key fields may do: add rows with generated keys (insert, bulk_insert and
+# the overwrites, which replace file groups without matching keys), delete rows by the keys they were
+# read with, drop partitions. An upsert must find stored records by key: refused.
+AUTO_KEY_OPERATIONS = ("insert", "bulk_insert", "insert_overwrite", "insert_overwrite_table", "delete",
+                       "delete_partition")
+
+
+
+def _auto_key_operation(cfg: Any, table: Optional[HoodieTable]) -> str:
+    """The operation of a write without record key fields, whose keys are generated as Hudi 0.14+
+    generates them (``AutoRecordKeyGenerationUtils``, ``HoodieSparkSqlWriter.deduceOperation``): an unset
+    operation is bulk_insert (Hudi's choice); upsert and ``hoodie.combine.before.insert=true`` are refused
+    before anything is written."""
+    where = (f"the table at {table.base_path} has no record key fields (its keys are auto-generated)"
+             if table is not None else "hoodie.datasource.write.recordkey.field is not set")
+    if not cfg.is_set(C.OPERATION):
+        return "bulk_insert"
+    op = cfg.get(C.OPERATION)
+    if op not in AUTO_KEY_OPERATIONS:
+        raise WriteError(
+            f"hoodie.datasource.write.operation={op} matches incoming rows to stored records by record key, and "
+            f"this write has none: {where}. Without a record key field Hudi 0.14+ generates a new key for every "
+            "row (<instant>_<partition id>_<row id>), so such a write can only add rows: use operation insert or "
+            "bulk_insert (a delete takes the keys from the input's _hoodie_record_key and _hoodie_partition_path "
+            "columns). To upsert, give the table a record key: set hoodie.datasource.write.recordkey.field when "
+            "the table is created. Nothing was written")
+    if cfg.get(C.COMBINE_BEFORE_INSERT):
+        raise WriteError(
+            f"hoodie.combine.before.insert=true de-duplicates rows by record key, and {where}: every row gets a "
+            "new generated key, so there is nothing to de-duplicate (Hudi refuses the combination too). Drop the "
+            "option, or set hoodie.datasource.write.recordkey.field. Nothing was written")
+    return op
+
+
+
+def _checked_payload(payload: Optional[str]) -> Optional[str]:
+    """The payload class of a write; one hoodie does not merge Hudi's way is refused before anything
+    is written (see :func:`hoodie.format.table.check_payload_class`)."""
+    if payload:
+        try:
+            check_payload_class(payload, "this write (hoodie.datasource.write.payload.class)")
+        except TableError as e:
+            raise WriteError(str(e)) from None
+    return payload
+
+
+
+def _fields(v: str) -> list[str]:
+    return [x.split(":")[0].strip() for x in v.split(",") if x.strip()]
+
+
+
+def _keygen_kind(v: str) -> str:
+    return v.strip().rsplit(".", 1)[-1]
+
+
+
+# (write option, table property, normalizer): settings a write cannot change on an existing table.
+_TABLE_CONFIG = (
+    ("hoodie.datasource.write.table.type", "hoodie.table.type", lambda v: v.strip().upper()),
+    ("hoodie.datasource.write.recordkey.field", "hoodie.table.recordkey.fields", _fields),
+    ("hoodie.datasource.write.partitionpath.field", "hoodie.table.partition.fields", _fields),
+    ("hoodie.datasource.write.keygenerator.class", "hoodie.table.keygenerator.class", _keygen_kind),
+    ("hoodie.datasource.write.precombine.field", "hoodie.table.precombine.field", lambda v: v.strip()),
+    ("hoodie.datasource.write.hive_style_partitioning", "hoodie.datasource.write.hive_style_partitioning",
+     lambda v: v.strip().lower()),
+    ("hoodie.datasource.write.partitionpath.urlencode", "hoodie.datasource.write.partitionpath.urlencode",
+     lambda v: v.strip().lower()),
+)
+
+
+
+_TABLE_CONFIG_DEFAULTS = {
+    "hoodie.table.partition.fields": "",
+    "hoodie.datasource.write.hive_style_partitioning": "false",
+    "hoodie.datasource.write.partitionpath.urlencode": "false",
+}
+
+
+
+def _refuse_config_conflicts(options: Mapping[str, str], table: HoodieTable, overwrite: bool) -> None:
+    """WriteError listing every option that contradicts ``table``'s hoodie.properties."""
+    tp = table.props
+    diffs = []
+    for key, table_key, norm in _TABLE_CONFIG:
+        if key not in options:
+            continue
+        # Absent folder-naming keys mean Hudi's default, false: a table without them is named plainly.
+        stored = tp.get(table_key, _TABLE_CONFIG_DEFAULTS.get(table_key))
+        if stored is None:
+            continue
+        if norm(options[key]) == norm(stored):
+            continue
+        if table_key == "hoodie.table.type":
+            diffs.append(f"{key}={norm(options[key])} but the table at {table.base_path} is {stored}")
+        else:
+            diffs.append(f"{key}={options[key]!r} but the table has {table_key}={stored!r}")
+    if not diffs:
+        return
+    advice = ("mode='overwrite' replaces the table's data but keeps its configuration; to change the "
+              "configuration, delete the table first (all its data and history) and write it anew"
+              if overwrite else "drop the option(s) or make them match .hoodie/hoodie.properties")
+    raise WriteError(f"{'; '.join(diffs)}. A write cannot change the configuration of the table at "
+                     f"{table.base_path} (Hudi refuses it too: records would get other keys, locations or "
+                     f"merging than the stored ones): {advice}")
+
+
+
+def overwrite_config(cfg: WriteConfig) -> WriteConfig:
+    """The write config of ``mode='overwrite'`` on an existing table: an insert_overwrite_table
+    replacecommit, as Hudi's SaveMode.Overwrite replaces the table's data.
+
+    The old file groups stay readable until the replacecommit completes, so a failure at any
+    point leaves the old table as it was. The batch is de-duplicated as the requested operation
+    would de-duplicate it on an empty table (upsert: always; insert: with
+    hoodie.combine.before.insert)."""
+    if cfg.operation in ("delete", "delete_partition"):
+        raise WriteError(f"mode='overwrite' replaces the table's data with the batch; it does not combine with "
+                         f"hoodie.datasource.write.operation={cfg.operation}: use mode='append'")
+    combine = cfg.combine_before_insert or cfg.operation == "upsert"
+    return dataclasses.replace(cfg, operation="insert_overwrite_table", combine_before_insert=combine)
