@@ -226,20 +226,36 @@ class PartitionCopy:
     rows: int
     digest: str
     instant: Optional[str] = None
+    # A move: the cold partition's whole content afterwards (the moved rows plus what earlier moves
+    # put there), which the next move of the partition compares the cold table with.
+    cold_rows: Optional[int] = None
+    cold_digest: Optional[str] = None
 
     def to_json(self) -> dict:
         """How the TTL commit's extraMetadata and ``--json`` show it."""
-        return {"rows": self.rows, "digest": self.digest, "instant": self.instant}
+        out: dict = {"rows": self.rows, "digest": self.digest, "instant": self.instant}
+        if self.cold_rows is not None:
+            out.update(cold_rows=self.cold_rows, cold_digest=self.cold_digest)
+        return out
 
 
-def _verify(table: HoodieTable, expected: Mapping[str, PartitionCopy], what: str) -> None:
-    """Read the partitions back from ``table`` and compare rows and digest with ``expected``."""
+def _verify(table: HoodieTable, expected: Mapping[str, PartitionCopy], what: str,
+            columns: Optional[Iterable[str]] = None) -> None:
+    """Read the partitions back from ``table`` and compare rows and digest with ``expected``
+    (``columns``: the data columns the expected rows have; others must be null when read back)."""
+    columns = set(columns) if columns is not None else None
     table = HoodieTable(table.base_path, storage=table.storage, read_only=True)
     got = snapshot_rows(table, expected)
     bad = []
     for p, want in sorted(expected.items()):
         rows = got[p]
         d = digest(rows)
+        if d != want.digest and columns is not None:
+            # The table has columns the rows did not carry (it gained them): compare on the rows' own
+            # columns when those are null everywhere (a non-null value there is a real difference).
+            extra = [c for c in rows.column_names if c not in columns and c not in META_COLUMNS]
+            if all(rows.column(c).null_count == rows.num_rows for c in extra):
+                d = digest(rows.drop_columns(extra))
         if rows.num_rows != want.rows or d != want.digest:
             bad.append(f"{p}: {rows.num_rows} row(s) read back, {want.rows} expected"
                        + ("" if rows.num_rows != want.rows else " (content differs)"))
@@ -266,6 +282,9 @@ def cold_write_options(hot: HoodieTable) -> dict[str, str]:
         "hoodie.datasource.write.operation": "insert_overwrite",
         "hoodie.clean.automatic": "false",
         "hoodie.metadata.enable": "false",
+        # A partition moved before the hot table gained a column lacks it in the cold table; rows
+        # merged from there carry it as null (what a read of them returns anyway).
+        "hoodie.write.set.null.for.missing.columns": "true",
     })
     if not o.get("hoodie.datasource.write.recordkey.field"):
         o.pop("hoodie.datasource.write.recordkey.field", None)
@@ -292,24 +311,140 @@ def _live_file_ids(table: HoodieTable, partitions: Iterable[str]) -> dict[str, l
     return out
 
 
+def _conform(t: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``t`` with the data columns of ``schema`` in its order: a column ``t`` lacks is null-filled
+    (rows written before the table gained it), one of another type is cast (a widened column); meta
+    columns are kept as they are. Raises :class:`TTLMoveError` when ``t`` has a data column
+    ``schema`` does not know and that holds a value (dropping it would lose data)."""
+    names = set(schema.names)
+    lost = [c for c in t.column_names if c not in names and c not in META_COLUMNS and t.column(c).null_count < t.num_rows]
+    if lost:
+        raise TTLMoveError(f"the rows hold column(s) {lost} that the table they go to does not have; nothing was "
+                           "written. Add the column(s) to that table (write a batch carrying them) and run again")
+    cols, fields = [], []
+    for f in schema:
+        if f.name in t.column_names:
+            c = t.column(f.name)
+            if f.name not in META_COLUMNS and c.type != f.type:
+                try:
+                    c = c.cast(f.type)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                    raise TTLMoveError(f"column {f.name!r} is {c.type} in the rows and {f.type} in the table they go "
+                                       f"to; it cannot be converted ({e}); nothing was written") from None
+            cols.append(c)
+            fields.append(pa.field(f.name, c.type, True))
+        elif f.name not in META_COLUMNS:
+            cols.append(pa.nulls(t.num_rows, f.type))
+            fields.append(pa.field(f.name, f.type, True))
+    return pa.Table.from_arrays(cols, schema=pa.schema(fields))
+
+
+def _last_move(hot: HoodieTable, partition: str) -> tuple[bool, Optional[dict]]:
+    """What the hot timeline says about ``partition``'s cold copy: (superseded, record). ``record`` is
+    the newest completed TTL move of the partition (its ``hoodie.partition.ttl.moved`` entry, with
+    ``cold_rows``/``cold_digest``: the cold partition's content after that move), or None when the
+    active timeline has none. ``superseded`` is True when a completed commit after that move (or on
+    the whole active timeline when there is none) redefined the partition in the hot table: an
+    ``insert_overwrite`` (a bring-back keeping the cold copy, or a user's), an
+    ``insert_overwrite_table`` or a ``delete_partition`` that is not a TTL move. The hot table then
+    holds the partition's whole content, so the cold copy is replaced, not added to."""
+    from hoodie.services.delete_partition import DELETE_PARTITION
+
+    tl = hot.timeline
+    for inst in reversed(tl.completed().instants):
+        if inst.action not in (I.COMMIT, I.DELTA_COMMIT, I.REPLACE_COMMIT):
+            continue
+        try:
+            meta = tl.commit_metadata(inst)
+        except (FileNotFoundError, ValueError):
+            continue
+        op = (meta.operation_type or "").upper()
+        doc = meta.extra_metadata.get(MOVED_KEY)
+        moved = json.loads(doc) if doc else {}
+        if partition in moved:
+            rec = dict(moved[partition])
+            rec.setdefault("cold_rows", rec.get("rows"))
+            rec.setdefault("cold_digest", rec.get("digest"))  # before cold_digest existed a move replaced the partition
+            return False, rec
+        touched = partition in (meta.partition_to_write_stats or {}) or partition in (meta.partition_to_replace_file_ids or {})
+        if op == "INSERT_OVERWRITE_TABLE" or (touched and op in ("INSERT_OVERWRITE", DELETE_PARTITION)):
+            return True, None
+    return False, None
+
+
+_MOD = 1 << 256
+
+
+def _cold_content(hot: HoodieTable, p: str, moving: pa.Table, cold_now: pa.Table) -> pa.Table:
+    """The rows cold partition ``p`` must hold once ``moving`` (the hot partition's snapshot rows) is
+    moved into it, where it holds ``cold_now``. A move **adds** to the cold partition: late rows
+    written to the hot partition after an earlier move join that move's rows (issue 31, item 9).
+
+    * the cold partition is empty, or the hot table redefined the partition after its last move
+      (:func:`_last_move`): the moving rows;
+    * a table with record keys: the cold rows whose key the moving rows do not have, plus the moving
+      rows (the hot row is the newer version of a key: it was written after the cold copy). Moving
+      the same rows again yields the same content, so a re-run after a crash between the cold write
+      and the hot commit neither duplicates nor loses a row;
+    * a table without record keys (generated keys differ between the tables): the digest decides.
+      Cold content equal to the moving rows is a re-run of an interrupted first move (or a copy kept
+      by a bring-back); content equal to what the last move recorded gets the moving rows added;
+      content equal to that plus the moving rows is a re-run of an interrupted later move and stays.
+      Anything else cannot be told apart from lost or duplicated rows and is refused before writing.
+    """
+    if not cold_now.num_rows:
+        return moving
+    superseded, rec = _last_move(hot, p)
+    if superseded:
+        return moving
+    if hot.record_key_fields:
+        keys = moving.column("_hoodie_record_key").combine_chunks()
+        import pyarrow.compute as pc
+
+        keep = cold_now.filter(pc.invert(pc.is_in(cold_now.column("_hoodie_record_key"), value_set=keys)))
+        return pa.concat_tables([_body(keep), _body(moving)], promote_options="permissive")
+    d_cold, d_moving = int(digest(cold_now), 16), int(digest(moving), 16)
+    if cold_now.num_rows == moving.num_rows and d_cold == d_moving:
+        return moving
+    if rec is not None:
+        want_rows, want = int(rec.get("cold_rows") or 0), int(str(rec.get("cold_digest") or "0"), 16)
+        if cold_now.num_rows == want_rows and d_cold == want:
+            return pa.concat_tables([_body(cold_now), _body(moving)], promote_options="permissive")
+        if cold_now.num_rows == want_rows + moving.num_rows and (d_cold - d_moving) % _MOD == want:
+            return cold_now
+    raise TTLMoveError(
+        f"partition {p} of the cold table holds {cold_now.num_rows} row(s) that neither the hot table's record of "
+        f"its last move nor the {moving.num_rows} row(s) moving now account for (a table without record keys "
+        "cannot match rows by key): an interrupted move was probably followed by new writes. Nothing was written. "
+        "Roll back the cold table's newest commit of the partition (hoodie rollback COLD_PATH INSTANT) and run "
+        "TTL again")
+
+
 def copy_to_cold(hot: HoodieTable, partitions: list[str], cfg: MoveConfig) -> dict[str, PartitionCopy]:
-    """Steps 1-3 of the module docstring: copy the partitions' snapshot rows into the cold table
-    and verify them there; returns what was copied, per partition. Writes nothing to the hot table.
-    Raises :class:`TTLMoveError` when the copy does not verify (the hot table is left as it was)."""
+    """Steps 1-3 of the module docstring: add the partitions' snapshot rows to the cold table (one
+    ``insert_overwrite`` of each partition with its new content, :func:`_cold_content`) and verify
+    them there; returns what was moved, per partition. Writes nothing to the hot table. Raises
+    :class:`TTLMoveError` when the copy does not verify (the hot table is left as it was)."""
     from hoodie.services.delete_partition import delete_partitions
 
     data = snapshot_rows(hot, partitions)
     copies = {p: PartitionCopy(p, t.num_rows, digest(t)) for p, t in data.items()}
     st = cfg.storage()
-    with_rows = [data[p] for p in sorted(partitions) if data[p].num_rows]
+    cold_exists = table_exists(st)
+    cold_now = snapshot_rows(HoodieTable(st.base_uri, storage=st), partitions) if cold_exists else {}
+    # Every decision is made before the first write: a refusal leaves both tables as they were.
+    content = {p: _cold_content(hot, p, data[p], cold_now[p]) if p in cold_now else data[p] for p in partitions}
+    for p, c in copies.items():
+        c.cold_rows, c.cold_digest = content[p].num_rows, digest(content[p])
+    with_rows = [content[p] for p in sorted(partitions) if content[p].num_rows]
     instant: Optional[str] = None
     if with_rows:
         rows = pa.concat_tables(with_rows, promote_options="permissive")
         instant = _write_overwrite(cfg.target, cfg.storage_options, rows, cold_write_options(hot))
-    empty = [p for p in partitions if not data[p].num_rows]
-    if empty and table_exists(st):
-        # A partition whose rows were all deleted in the hot table: an older copy in the cold table
-        # (moved, brought back, emptied) must not outlive it there.
+    empty = [p for p in partitions if not content[p].num_rows]
+    if empty and cold_exists:
+        # A partition whose rows were all deleted in the hot table after the hot table redefined it:
+        # an older copy in the cold table (moved, brought back, emptied) must not outlive it there.
         cold = HoodieTable(st.base_uri, storage=st)
         stale = _live_file_ids(cold, empty)
         if stale:
@@ -318,7 +453,9 @@ def copy_to_cold(hot: HoodieTable, partitions: list[str], cfg: MoveConfig) -> di
         c.instant = instant
     fault_point("ttl.move.after_copy")
     if table_exists(st):
-        _verify(HoodieTable(st.base_uri, storage=st), copies, f"the copy of {len(copies)} partition(s)")
+        expected = {p: PartitionCopy(p, c.cold_rows, c.cold_digest) for p, c in copies.items()}
+        columns = {c for t in content.values() for c in t.column_names}
+        _verify(HoodieTable(st.base_uri, storage=st), expected, f"the copy of {len(copies)} partition(s)", columns)
     elif any(c.rows for c in copies.values()):
         raise TTLMoveError(f"the cold table at {cfg.target} was not created; nothing was deleted")
     fault_point("ttl.move.after_verify")
@@ -401,8 +538,12 @@ def bring_back(hot_path: str | HoodieTable, partitions: Iterable[str], *, target
     if not table_exists(st):
         raise TTLMoveError(f"there is no cold table at {cfg.target}")
     cold = HoodieTable(st.base_uri, storage=st)
-    cold_rows = snapshot_rows(cold, parts)
     hot_now = snapshot_rows(hot, parts)
+    # The hot table may have gained columns since the move (issue 31, item 10): the cold rows get
+    # them null-filled (what reading them in the hot table would show), a widened column is cast.
+    # Digests and the verification compare these conformed rows.
+    hot_schema = next(iter(hot_now.values())).schema
+    cold_rows = {p: _conform(t, hot_schema) for p, t in snapshot_rows(cold, parts).items()}
     # Already brought back by an earlier run (perhaps killed before it could report): the cold table
     # dropped the partition and the hot table holds rows in it again. Re-running is then a no-op.
     done = [p for p in parts if not cold_rows[p].num_rows and hot_now[p].num_rows and _dropped(cold, p)]
