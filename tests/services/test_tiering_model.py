@@ -216,13 +216,13 @@ def run_sequence(table_type: str, initial: list[int], ops: list[tuple]) -> None:
             # Run (again): finishes a killed step, or is refused as the model says.
             try:
                 res = act()
-                ok = (res.instant is not None) if op[0] == "move" else True
+                # A bring-back of a partition already back (hot rows, cold copy dropped) is a no-op
+                # that writes nothing, like a refusal.
+                ok = bool(res.instant) if op[0] == "move" else bool(res.instant or res.cold_drop_instant)
             except TTLMoveError:
                 ok = False
-            if op[0] == "move":
-                assert ok == expected_ok or (fault is not None and expected_ok), where
-            else:
-                assert ok == expected_ok, where
+            # After a kill the first attempt may have finished the step: the re-run then has nothing to do.
+            assert ok == expected_ok or (fault is not None and expected_ok), where
             model.check_exact(hot, cold, where)
             assert not HoodieTable(hot).timeline.pending().instants, where
         for reader in (read_hudi_rs,):
