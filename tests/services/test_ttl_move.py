@@ -428,3 +428,17 @@ def test_bring_back_after_the_hot_table_gained_a_column(tmp_path: Path, opt: Opt
     assert sorted((r["k"], r["part"], r["ts"], r["v"]) for r in back) == _flat(model, ["old"])
     assert all(r["extra"] is None for r in back)
     assert _read(cold) == []
+
+
+def test_digest_ignores_null_columns_and_adds_up() -> None:
+    """The move's digest: a column that is null (or absent) does not change it; the digest of two
+    multisets of rows together is the sum of theirs (modulo 2**256)."""
+    from hoodie.services.ttl.move import digest
+
+    a = pa.table({"k": ["a", "b"], "v": [1, 2]})
+    b = pa.table({"k": ["c"], "v": [3]})
+    wide = a.append_column("x", pa.nulls(2, pa.int64()))
+    assert digest(a) == digest(wide) != digest(a.append_column("x", pa.array([None, 1], pa.int64())))
+    both = pa.concat_tables([a, b])
+    assert int(digest(both), 16) == (int(digest(a), 16) + int(digest(b), 16)) % (1 << 256)
+    assert digest(both) == digest(both.take([2, 0, 1]))
