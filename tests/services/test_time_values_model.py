@@ -10,6 +10,8 @@ digit rule would read as absurd epoch times) and ``timestamp[ns]`` with digits b
 The model is the instant's epoch milliseconds (rounded down), or the refusal. Three paths are checked:
 
 * the conversion (:func:`~hoodie.format.slice.eventtime.event_time_millis`) equals the model or refuses;
+* a write with the field as ``hoodie.payload.event.time.field`` records the model's minimum and
+  maximum as ``minEventTime``/``maxEventTime`` in its write stats (one file group: all rows in one);
 * end to end, a table written with the field and a record TTL run whose cutoff falls between the
   values keeps exactly the rows the model keeps (hoodie's reader); a refused form stops the write
   (when the field is the table's event-time field) or the TTL run, before anything is written;
@@ -169,8 +171,17 @@ def check_sample(kind: str, unit: str, tz: Optional[str], variant: int, instants
             assert not os.path.exists(f"{path}/.hoodie") or not any(
                 n.endswith((".commit", ".deltacommit", ".inflight", ".requested")) for n in os.listdir(f"{path}/.hoodie"))
             return
-        write_arrow(path, data, opts)
+        instant = write_arrow(path, data, opts)
         known = sorted(m for m in model if m is not None)
+        if event_field and known:
+            # The write stats record the field's range in epoch milliseconds (what event-time
+            # compaction and Hudi read): the model's minimum and maximum.
+            from hoodie.format.table import HoodieTable
+
+            t = HoodieTable(path)
+            stats = [s for ss in t.timeline.commit_metadata(t.timeline.last()).partition_to_write_stats.values()
+                     for s in ss]
+            assert stats and {(s.min_event_time, s.max_event_time) for s in stats} == {(known[0], known[-1])}, instant
         cutoff = known[len(known) // 2] if known else 0
         ttl = {"hoodie.record.ttl.retention": "P1D", "hoodie.record.ttl.field": "ev",
                "hoodie.payload.event.time.unit": unit}
