@@ -34,13 +34,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hoodie import configs as C
 from hoodie.configs import unknown_keys_checked
 from hoodie.faults import fault_point
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.storage import Storage, StorageError
-from hoodie.format.table import HoodieTable, TableError, table_exists
+from hoodie.format.table import HoodieTable, table_exists
 from hoodie.format.timeline import instant as I
 from hoodie.services.ttl.keys import TTLConfigError
 from hoodie.services.write import ArrowWriteExecutor, run_write
@@ -394,8 +395,6 @@ def _cold_content(hot: HoodieTable, p: str, moving: pa.Table, cold_now: pa.Table
         return moving
     if hot.record_key_fields:
         keys = moving.column("_hoodie_record_key").combine_chunks()
-        import pyarrow.compute as pc
-
         keep = cold_now.filter(pc.invert(pc.is_in(cold_now.column("_hoodie_record_key"), value_set=keys)))
         return pa.concat_tables([_body(keep), _body(moving)], promote_options="permissive")
     d_cold, d_moving = int(digest(cold_now), 16), int(digest(moving), 16)
