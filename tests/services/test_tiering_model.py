@@ -4,8 +4,9 @@ a bring-back, checked against a model after every step.
 
 The model keeps, per record key, its current row and where it lives (hot or cold), plus the stale
 versions the cold table may still hold of keys rewritten in the hot table after their move (a late
-write shadows them until the next move of the partition merges them away). After every completed
-step:
+write shadows them until the next move of the partition merges them away), and the cold rows of
+partitions a user ``insert_overwrite`` redefined in the hot table (the next move of the partition
+replaces them: an overwrite replaces a partition's whole content). After every completed step:
 
 * every current row is in exactly one of the two tables: the hot table holds the model's hot rows,
   the cold table its cold rows plus exactly the stale versions the model expects;
@@ -109,6 +110,7 @@ class Model:
         self.hot: dict[int, Row] = {}
         self.cold: dict[int, Row] = {}  # current rows living in the cold table
         self.stale: dict[int, Row] = {}  # cold versions shadowed by a newer hot row of the key
+        self.overwritten: dict[int, Row] = {}  # cold rows of partitions an insert_overwrite redefined
 
     def current(self) -> dict[int, Row]:
         return {**self.cold, **self.hot}
@@ -119,6 +121,17 @@ class Model:
                 self.stale[r[0]] = self.cold.pop(r[0])
             self.hot[r[0]] = r
 
+    def overwrite(self, p: str, rows: list[Row]) -> None:
+        """A user's insert_overwrite of hot partition ``p``: its hot rows are replaced, its cold rows
+        (current and stale) are no longer current and go at the partition's next move."""
+        for d in (self.cold, self.stale):
+            for k in [k for k, r in d.items() if r[1] == p]:
+                self.overwritten[k] = d.pop(k)
+        for k in [k for k, r in self.hot.items() if r[1] == p]:
+            del self.hot[k]
+        for r in rows:
+            self.hot[r[0]] = r
+
     def hot_parts(self) -> set[str]:
         return {r[1] for r in self.hot.values()}
 
@@ -127,20 +140,26 @@ class Model:
         for k in [k for k, r in self.hot.items() if r[1] in moving]:
             self.cold[k] = self.hot.pop(k)
             self.stale.pop(k, None)  # the key merge replaces the cold version
+        for k in [k for k, r in self.overwritten.items() if r[1] in moving]:
+            del self.overwritten[k]  # the hot rows replace the cold partition
         return moving
 
     def back(self, p: str) -> bool:
         """Whether a bring-back of ``p`` is expected to succeed (else it is refused)."""
         if p in self.hot_parts() or not any(r[1] == p for r in self.cold.values()):
             return False
-        assert not any(r[1] == p for r in self.stale.values())  # stale versions imply hot rows
+        assert not any(r[1] == p for r in [*self.stale.values(), *self.overwritten.values()])  # they imply hot rows
         for k in [k for k, r in self.cold.items() if r[1] == p]:
             self.hot[k] = self.cold.pop(k)
         return True
 
+    def cold_rows(self) -> list[Row]:
+        """What the cold table holds: current cold rows, stale versions and overwritten rows."""
+        return [*self.cold.values(), *self.stale.values(), *self.overwritten.values()]
+
     def check_exact(self, hot: str, cold: str, where: str) -> None:
         assert _read(hot) == sorted(self.hot.values()), where
-        assert _read(cold) == sorted([*self.cold.values(), *self.stale.values()]), where
+        assert _read(cold) == sorted(self.cold_rows()), where
         assert not set(self.hot) & set(self.cold), where
 
     def check_nothing_lost(self, hot: str, cold: str, where: str) -> None:
@@ -150,9 +169,10 @@ class Model:
         cur = self.current()
         by_key_h = {r[0]: r for r in h}
         assert len(by_key_h) == len(h), (where, "a key twice in the hot table")
-        logical = {**{r[0]: r for r in c if r[0] not in by_key_h}, **by_key_h}
+        gone = set(self.overwritten.values())  # still in the cold table, or replaced by a finished move
+        logical = {**{r[0]: r for r in c if r[0] not in by_key_h and r not in gone}, **by_key_h}
         assert logical == cur, where
-        allowed = set(cur.values()) | set(self.stale.values())
+        allowed = set(cur.values()) | set(self.stale.values()) | set(self.overwritten.values())
         assert set(h) | set(c) <= allowed, where
 
 
@@ -172,6 +192,7 @@ def _in_child(fault: str, fn: Any) -> int:
 
 OPS = st.lists(st.one_of(
     st.tuples(st.just("write"), st.lists(st.sampled_from(KEYS), min_size=1, max_size=3, unique=True), st.booleans()),
+    st.tuples(st.just("overwrite"), st.lists(st.sampled_from(KEYS), min_size=1, max_size=2, unique=True)),
     st.tuples(st.just("move"), st.lists(st.sampled_from(PARTS), min_size=1, max_size=2, unique=True),
               st.one_of(st.none(), st.sampled_from(MOVE_FAULTS))),
     st.tuples(st.just("back"), st.sampled_from(PARTS), st.one_of(st.none(), st.sampled_from(BACK_FAULTS))),
@@ -205,6 +226,19 @@ def run_sequence(table_type: str, initial: list[int], ops: list[tuple], keyless:
                 model.write(rows)
                 model.check_exact(hot, cold, where)
                 continue
+            if op[0] == "overwrite":
+                # A user's insert_overwrite of the first key's partition (the keys of that partition).
+                ts += 1
+                p = part_of(op[1][0])
+                keys = [k for k in op[1] if part_of(k) == p]
+                if keyless:
+                    keys = [100 * ts + k for k in keys]
+                rows = [(k, p, ts, 100 * ts + k, (ts if with_x else None)) for k in keys]
+                write_arrow(hot, _batch(rows, with_x),
+                            {**_opts(table_type, keyless), "hoodie.datasource.write.operation": "insert_overwrite"})
+                model.overwrite(p, rows)
+                model.check_exact(hot, cold, where)
+                continue
             if op[0] == "move":
                 parts, fault = op[1], op[2]
 
@@ -217,6 +251,7 @@ def run_sequence(table_type: str, initial: list[int], ops: list[tuple], keyless:
                     return bring_back(hot, [p], target=cold)
             before = Model()
             before.hot, before.cold, before.stale = dict(model.hot), dict(model.cold), dict(model.stale)
+            before.overwritten = dict(model.overwritten)
             expected_ok = bool(model.move(parts)) if op[0] == "move" else model.back(p)
             if op[0] == "back" and not os.path.exists(cold):
                 expected_ok = False
@@ -238,7 +273,7 @@ def run_sequence(table_type: str, initial: list[int], ops: list[tuple], keyless:
             assert not HoodieTable(hot).timeline.pending().instants, where
         for reader in (read_hudi_rs,):
             assert _read(hot, reader) == sorted(model.hot.values())
-            assert _read(cold, reader) == sorted([*model.cold.values(), *model.stale.values()])
+            assert _read(cold, reader) == sorted(model.cold_rows())
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -255,7 +290,8 @@ def test_tiering_model(table_type: str, initial: list[int], ops: list[tuple], ke
 def test_tiering_model_fixed_sequences(table_type: str, keyless: bool) -> None:
     """The classes of issue 31 as fixed sequences: move, late rows (a new key and a newer version of
     a moved key), move again killed after its cold copy, a new column, bring-back killed inside its
-    cold drop, then move again."""
+    cold drop, move again, then a user's insert_overwrite of a moved partition and its move (which
+    replaces the cold partition)."""
     run_sequence(table_type, [0, 3, 1], [
         ("move", ["p0"], None),
         ("write", [6, 3], False),
@@ -263,6 +299,8 @@ def test_tiering_model_fixed_sequences(table_type: str, keyless: bool) -> None:
         ("write", [4], True),
         ("back", "p0", "ttl.bring_back.cold_drop_inflight"),
         ("move", ["p0", "p1"], "write.after_file_group"),
+        ("overwrite", [3]),
+        ("move", ["p0"], "ttl.move.after_copy"),
     ], keyless)
 
 
