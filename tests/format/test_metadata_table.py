@@ -360,6 +360,11 @@ def test_other_block_types_and_mismatched_records_are_refused(tmp_path: Path) ->
 # issue 31 item 13: the reader orders a merged slice's log files itself
 # ------------------------------------------------------------------------------------------------
 
+def mdt_file_id(mdt: MdtBuilder) -> str:
+    """The file id of the builder's ``files`` file group (from its current log file's name)."""
+    return N.parse_log_file(mdt.log_path().rsplit("/", 1)[-1]).file_id
+
+
 def _mdt_with_pending_compaction(tmp_path: Path) -> str:
     """Partition ``c`` listed in the slice before a pending (crashed) MDT compaction at C, and its
     tombstone (a clean removing its files and the partition) in a log file of C's slice. Read merged
@@ -367,8 +372,15 @@ def _mdt_with_pending_compaction(tmp_path: Path) -> str:
     path, mdt, times = _table_with_mdt(tmp_path, "COPY_ON_WRITE")
     table = HoodieTable(path)
     first_c = commit_listing(table, times[3])["c"]
+    from hoodie.format.timeline.compaction_plan import CompactionOperation, CompactionPlan
+
     c = I.InstantGenerator().now(floor=times[-1])
-    mdt.instant(c, I.COMPACTION, I.State.REQUESTED)  # scheduled, never completed: no base file at C
+    # Scheduled (a plan compacting the current slice), never completed: no base file at C.
+    prev_base = N.base_file_name(mdt_file_id(mdt), "0-1-2", mdt.base_instant, ".hfile")
+    plan = CompactionPlan(operations=(CompactionOperation(
+        base_instant_time=mdt.base_instant, file_id=mdt_file_id(mdt), partition_path="files",
+        data_file_path=prev_base, delta_file_paths=(mdt.log_path().rsplit("/", 1)[-1],)),))
+    mdt.mdt.write_bytes(f".hoodie/{I.instant_file_name(c, I.COMPACTION, I.State.REQUESTED)}", plan.to_bytes())
     mdt.base_instant, mdt.log_version = c, 1
     clean = I.InstantGenerator().now(floor=c)
     table.storage.write_bytes(f".hoodie/{clean}.clean", b"")
