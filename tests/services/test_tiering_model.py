@@ -14,7 +14,8 @@ replaces them: an overwrite replaces a partition's whole content). After every c
 
 After a kill (SIGKILL at a fault point, in a forked child), nothing is lost and nothing appears: the
 logical content (the hot row of a key, else its cold row) is the model's, whether the killed step
-took effect or not. The step is then run again, and the exact state above must hold. The cold and hot
+took effect or not. Late rows may then be written to the partitions of a killed move; the step is
+run again, and the exact state above must hold. The cold and hot
 tables are read by hoodie after every step and by hudi-rs at the end.
 """
 
@@ -194,7 +195,8 @@ OPS = st.lists(st.one_of(
     st.tuples(st.just("write"), st.lists(st.sampled_from(KEYS), min_size=1, max_size=3, unique=True), st.booleans()),
     st.tuples(st.just("overwrite"), st.lists(st.sampled_from(KEYS), min_size=1, max_size=2, unique=True)),
     st.tuples(st.just("move"), st.lists(st.sampled_from(PARTS), min_size=1, max_size=2, unique=True),
-              st.one_of(st.none(), st.sampled_from(MOVE_FAULTS))),
+              st.one_of(st.none(), st.sampled_from(MOVE_FAULTS)),
+              st.lists(st.sampled_from(KEYS), max_size=2, unique=True)),  # late rows before the re-run
     st.tuples(st.just("back"), st.sampled_from(PARTS), st.one_of(st.none(), st.sampled_from(BACK_FAULTS))),
 ), min_size=2, max_size=6)
 
@@ -239,8 +241,15 @@ def run_sequence(table_type: str, initial: list[int], ops: list[tuple], keyless:
                 model.overwrite(p, rows)
                 model.check_exact(hot, cold, where)
                 continue
+            late: list[Row] = []
             if op[0] == "move":
                 parts, fault = op[1], op[2]
+                if fault is not None and len(op) > 3:
+                    # Late rows written to the moving partitions between the kill and the re-run.
+                    ts += 1
+                    keys = [k for k in op[3] if part_of(k) in parts]
+                    late = [(100 * ts + k if keyless else k, part_of(k), ts, 100 * ts + k, (ts if with_x else None))
+                            for k in keys]
 
                 def act() -> Any:
                     return run_ttl(hot, _move_opts(cold, parts))
@@ -252,6 +261,8 @@ def run_sequence(table_type: str, initial: list[int], ops: list[tuple], keyless:
             before = Model()
             before.hot, before.cold, before.stale = dict(model.hot), dict(model.cold), dict(model.stale)
             before.overwritten = dict(model.overwritten)
+            if late:
+                model.write(late)
             expected_ok = bool(model.move(parts)) if op[0] == "move" else model.back(p)
             if op[0] == "back" and not os.path.exists(cold):
                 expected_ok = False
@@ -259,6 +270,8 @@ def run_sequence(table_type: str, initial: list[int], ops: list[tuple], keyless:
                 _in_child(fault, act)
                 # Killed (or finished, or refused, when the fault point was not reached): nothing lost.
                 before.check_nothing_lost(hot, cold, where + " killed")
+                if late:
+                    write_arrow(hot, _batch(late, with_x), _opts(table_type, keyless))
             # Run (again): finishes a killed step, or is refused as the model says.
             try:
                 res = act()
@@ -301,6 +314,8 @@ def test_tiering_model_fixed_sequences(table_type: str, keyless: bool) -> None:
         ("move", ["p0", "p1"], "write.after_file_group"),
         ("overwrite", [3]),
         ("move", ["p0"], "ttl.move.after_copy"),
+        ("write", [1, 4], False),
+        ("move", ["p1"], "ttl.move.after_verify", [7, 1]),  # more late rows before the re-run
     ], keyless)
 
 

@@ -390,26 +390,42 @@ def test_second_move_of_a_keyless_table_adds_and_reruns_exactly(tmp_path: Path) 
     assert _read(hot) == []
 
 
-def test_keyless_cold_partition_that_matches_no_record_is_refused_before_writing(tmp_path: Path) -> None:
-    """Item 9's refusal: a keyless cold partition whose rows neither the last move's record nor the
-    moving rows account for (an interrupted copy, then more late rows) is refused; nothing written."""
+@pytest.mark.parametrize("cleaned", [False, True])
+def test_keyless_interrupted_move_then_more_late_rows(tmp_path: Path, cleaned: bool) -> None:
+    """Item 9 without record keys, the hard case: a copy interrupted before the hot commit, then more
+    late rows before the re-run. The cold partition matches neither the record of the last move nor
+    that plus the moving rows; read as of the recorded move's cold instant it matches the record, and
+    the re-run adds the moving rows to that. When the cold table's cleaner removed the files of that
+    state (nothing can tell which cold rows are which), the move is refused before anything is written."""
     from hoodie.services.ttl import move as MV
 
     hot, cold = str(tmp_path / "hot"), str(tmp_path / "cold")
     o = _opts("COPY_ON_WRITE", "insert")
     o.pop("hoodie.datasource.write.recordkey.field")
     write_arrow(hot, _batch([("a", "old", 1, 1)]), o, instant=_at(NOW - 40 * DAY))
-    run_ttl(hot, _move(cold))
+    first = run_ttl(hot, _move(cold)).moved["old"]["instant"]
     _late(hot, "COPY_ON_WRITE", [("b", "old", 1, 2)], keyless=True)
     t = HoodieTable(hot)
-    MV.copy_to_cold(t, ["old"], MV.move_config(_move(cold), t))
+    MV.copy_to_cold(t, ["old"], MV.move_config(_move(cold), t))  # the hot commit never came
     _late(hot, "COPY_ON_WRITE", [("c", "old", 1, 3)], keyless=True)
-    before_hot, before_cold = _timeline(hot), _timeline(cold)
     opts = _move(cold, **{"hoodie.partition.ttl.management.strategy.type": "KEEP_BY_CREATION_TIME",
                           "hoodie.partition.ttl.strategy.partition.selected": "old"})
-    with pytest.raises(TTLMoveError, match="hoodie rollback"):
-        run_ttl(hot, opts)
-    assert _timeline(hot) == before_hot and _timeline(cold) == before_cold
+    if cleaned:
+        # What a cleaner keeping fewer versions (or a storage lifecycle rule) leaves: the first
+        # move's file is gone, its replacing copy stays.
+        gone = list((Path(cold) / "old").glob(f"*_{first}.parquet"))
+        assert gone
+        for f in gone:
+            f.unlink()
+        before_hot, before_cold = _timeline(hot), _timeline(cold)
+        with pytest.raises(TTLMoveError, match="not readable any more.*Nothing was written"):
+            run_ttl(hot, opts)
+        assert _timeline(hot) == before_hot and _timeline(cold) == before_cold
+        return
+    assert run_ttl(hot, opts).expired_partitions == ["old"]
+    for reader in (None, read_hudi_rs):
+        assert _read(cold, reader) == [("a", "old", 1, 1), ("b", "old", 1, 2), ("c", "old", 1, 3)]
+    assert _read(hot) == []
 
 
 @pytest.mark.parametrize("opt", [None, {"hoodie.write.set.null.for.missing.columns": "true"}])

@@ -185,12 +185,13 @@ def _check_cold_table(cold: HoodieTable, hot: HoodieTable) -> None:
 
 # -- reading and digests --------------------------------------------------------------------------
 
-def snapshot_rows(table: HoodieTable, partitions: Iterable[str]) -> dict[str, pa.Table]:
-    """The snapshot rows of each partition (merged, deletes applied), meta columns included."""
+def snapshot_rows(table: HoodieTable, partitions: Iterable[str], as_of: Optional[str] = None) -> dict[str, pa.Table]:
+    """The snapshot rows of each partition (merged, deletes applied), meta columns included; with
+    ``as_of``, as the table was at that instant (time travel)."""
     from hoodie.format.slice.reader import iter_plan, plan_read
 
     wanted = set(partitions)
-    plan = plan_read(table)
+    plan = plan_read(table, as_of=as_of)
     out: dict[str, list[pa.Table]] = {p: [] for p in wanted}
     slices = [sl for sl in plan.slices if sl.partition in wanted]
     for sl, t in zip(slices, iter_plan(plan, slices)):
@@ -371,7 +372,26 @@ def _last_move(hot: HoodieTable, partition: str) -> tuple[bool, Optional[dict]]:
 _MOD = 1 << 256
 
 
-def _cold_content(hot: HoodieTable, p: str, moving: pa.Table, cold_now: pa.Table) -> pa.Table:
+def _recorded_cold_rows(cold: HoodieTable, p: str, rec: Mapping[str, Any]) -> Optional[pa.Table]:
+    """Cold partition ``p`` as the hot table's record of its last move left it: read as of that
+    move's cold instant (time travel), returned only when it matches the recorded row count and
+    digest (None when it cannot be read back, e.g. the cleaner removed its files)."""
+    from hoodie.errors import HoodieError
+
+    instant = rec.get("instant")
+    if not instant:
+        return None
+    try:
+        rows = snapshot_rows(cold, [p], as_of=str(instant))[p]
+    except (HoodieError, OSError, ValueError):
+        return None
+    if rows.num_rows == int(rec.get("cold_rows") or 0) and digest(rows) == rec.get("cold_digest"):
+        return rows
+    return None
+
+
+def _cold_content(hot: HoodieTable, p: str, moving: pa.Table, cold_now: pa.Table,
+                  cold: Optional[HoodieTable] = None) -> pa.Table:
     """The rows cold partition ``p`` must hold once ``moving`` (the hot partition's snapshot rows) is
     moved into it, where it holds ``cold_now``. A move **adds** to the cold partition: late rows
     written to the hot partition after an earlier move join that move's rows (issue 31, item 9).
@@ -386,7 +406,10 @@ def _cold_content(hot: HoodieTable, p: str, moving: pa.Table, cold_now: pa.Table
       Cold content equal to the moving rows is a re-run of an interrupted first move (or a copy kept
       by a bring-back); content equal to what the last move recorded gets the moving rows added;
       content equal to that plus the moving rows is a re-run of an interrupted later move and stays.
-      Anything else cannot be told apart from lost or duplicated rows and is refused before writing.
+      Otherwise (an interrupted move, then more late rows before the re-run) the cold partition is
+      read as of the recorded move's cold instant and, when that matches the record, gets the moving
+      rows added. Anything else cannot be told apart from lost or duplicated rows and is refused
+      before writing.
     """
     if not cold_now.num_rows:
         return moving
@@ -406,12 +429,15 @@ def _cold_content(hot: HoodieTable, p: str, moving: pa.Table, cold_now: pa.Table
             return pa.concat_tables([_body(cold_now), _body(moving)], promote_options="permissive")
         if cold_now.num_rows == want_rows + moving.num_rows and (d_cold - d_moving) % _MOD == want:
             return cold_now
+        then = _recorded_cold_rows(cold, p, rec) if cold is not None else None
+        if then is not None:
+            return pa.concat_tables([_body(then), _body(moving)], promote_options="permissive")
     raise TTLMoveError(
         f"partition {p} of the cold table holds {cold_now.num_rows} row(s) that neither the hot table's record of "
-        f"its last move nor the {moving.num_rows} row(s) moving now account for (a table without record keys "
-        "cannot match rows by key): an interrupted move was probably followed by new writes. Nothing was written. "
-        "Roll back the cold table's newest commit of the partition (hoodie rollback COLD_PATH INSTANT) and run "
-        "TTL again")
+        f"its last move (as recorded, and as the cold table was then: not readable any more) nor the "
+        f"{moving.num_rows} row(s) moving now account for (a table without record keys cannot match rows by "
+        "key). Nothing was written. Compare the partition in both tables, bring the cold copy back or drop it "
+        "(a delete_partition in the cold table), then run TTL again")
 
 
 def copy_to_cold(hot: HoodieTable, partitions: list[str], cfg: MoveConfig) -> dict[str, PartitionCopy]:
@@ -425,9 +451,11 @@ def copy_to_cold(hot: HoodieTable, partitions: list[str], cfg: MoveConfig) -> di
     copies = {p: PartitionCopy(p, t.num_rows, digest(t)) for p, t in data.items()}
     st = cfg.storage()
     cold_exists = table_exists(st)
-    cold_now = snapshot_rows(HoodieTable(st.base_uri, storage=st), partitions) if cold_exists else {}
+    cold_table = HoodieTable(st.base_uri, storage=st) if cold_exists else None
+    cold_now = snapshot_rows(cold_table, partitions) if cold_table is not None else {}
     # Every decision is made before the first write: a refusal leaves both tables as they were.
-    content = {p: _cold_content(hot, p, data[p], cold_now[p]) if p in cold_now else data[p] for p in partitions}
+    content = {p: _cold_content(hot, p, data[p], cold_now[p], cold_table) if p in cold_now else data[p]
+               for p in partitions}
     for p, c in copies.items():
         c.cold_rows, c.cold_digest = content[p].num_rows, digest(content[p])
     with_rows = [content[p] for p in sorted(partitions) if content[p].num_rows]
