@@ -326,3 +326,12 @@ def test_keyless_move_again_after_a_new_column_killed_after_the_copy() -> None:
     leave null values out."""
     run_sequence("COPY_ON_WRITE", [0], [("move", ["p0"], None), ("write", [0], True),
                                         ("move", ["p0"], "ttl.move.after_copy")], keyless=True)
+
+
+def test_keyless_first_move_killed_then_late_rows() -> None:
+    """Found by this generator: on a table without record keys, a first move killed after its cold
+    copy, then late rows in the partition, was refused at the re-run (no move recorded, the cold copy
+    matched nothing): the partition could not be moved any more. The cold copy is now recognised as
+    contained in the moving rows."""
+    run_sequence("COPY_ON_WRITE", [0], [("write", [0], False), ("move", ["p0"], "ttl.move.after_copy", [0])],
+                 keyless=True)

@@ -27,6 +27,7 @@ in the cold table. Fault points ``ttl.bring_back.after_write``, ``ttl.bring_back
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 import json
 import logging
 import os
@@ -204,6 +205,18 @@ def _body(t: pa.Table) -> pa.Table:
     return t.drop_columns([c for c in t.column_names if c in META_COLUMNS])
 
 
+def _row_hashes(t: pa.Table) -> Iterable[int]:
+    """Each row's SHA-256 as an integer: its (column name, value) pairs of the data columns in name
+    order, null values left out (see :func:`digest`)."""
+    body = _body(t)
+    names = sorted(body.column_names)
+    for batch in body.select(names).to_batches(max_chunksize=65536):
+        cols = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
+        for row in zip(*cols):
+            pairs = tuple((n, v) for n, v in zip(names, row) if v is not None)
+            yield int.from_bytes(hashlib.sha256(repr(pairs).encode("utf-8", "surrogatepass")).digest(), "big")
+
+
 def digest(t: pa.Table) -> str:
     """An order-independent digest of the rows' data columns (meta columns, which a copy rewrites,
     left out): the sum of each row's SHA-256 modulo 2**256, so equal multisets of rows give equal
@@ -211,15 +224,9 @@ def digest(t: pa.Table) -> str:
     in name order, null values left out: a column a table gained later, null in the rows written
     before (what a read of them returns), does not change their digest. Being a sum, the digest of
     two multisets together is the sum of theirs (a move of a table without record keys relies on it)."""
-    body = _body(t)
-    names = sorted(body.column_names)
     total = 0
-    for batch in body.select(names).to_batches(max_chunksize=65536):
-        cols = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
-        for row in zip(*cols):
-            pairs = tuple((n, v) for n, v in zip(names, row) if v is not None)
-            h = hashlib.sha256(repr(pairs).encode("utf-8", "surrogatepass")).digest()
-            total = (total + int.from_bytes(h, "big")) % (1 << 256)
+    for h in _row_hashes(t):
+        total = (total + h) % (1 << 256)
     return f"{total:064x}"
 
 
@@ -402,14 +409,15 @@ def _cold_content(hot: HoodieTable, p: str, moving: pa.Table, cold_now: pa.Table
       rows (the hot row is the newer version of a key: it was written after the cold copy). Moving
       the same rows again yields the same content, so a re-run after a crash between the cold write
       and the hot commit neither duplicates nor loses a row;
-    * a table without record keys (generated keys differ between the tables): the digest decides.
-      Cold content equal to the moving rows is a re-run of an interrupted first move (or a copy kept
-      by a bring-back); content equal to what the last move recorded gets the moving rows added;
-      content equal to that plus the moving rows is a re-run of an interrupted later move and stays.
-      Otherwise (an interrupted move, then more late rows before the re-run) the cold partition is
-      read as of the recorded move's cold instant and, when that matches the record, gets the moving
-      rows added. Anything else cannot be told apart from lost or duplicated rows and is refused
-      before writing.
+    * a table without record keys (generated keys differ between the tables): the hot table's
+      record of the partition's last move (``cold_rows``/``cold_digest``) decides. Cold content equal
+      to it gets the moving rows added; equal to it plus the moving rows, it is the re-run of an
+      interrupted later move and stays; otherwise (an interrupted move, then more late rows before
+      the re-run) the cold partition is read as of the recorded move's cold instant and, when that
+      matches the record, gets the moving rows added. Without a record, cold content contained in
+      the moving rows is an interrupted first move (perhaps followed by more late rows): the moving
+      rows. Anything else cannot be told apart from lost or duplicated rows and is refused before
+      writing.
     """
     if not cold_now.num_rows:
         return moving
@@ -421,8 +429,6 @@ def _cold_content(hot: HoodieTable, p: str, moving: pa.Table, cold_now: pa.Table
         keep = cold_now.filter(pc.invert(pc.is_in(cold_now.column("_hoodie_record_key"), value_set=keys)))
         return pa.concat_tables([_body(keep), _body(moving)], promote_options="permissive")
     d_cold, d_moving = int(digest(cold_now), 16), int(digest(moving), 16)
-    if cold_now.num_rows == moving.num_rows and d_cold == d_moving:
-        return moving
     if rec is not None:
         want_rows, want = int(rec.get("cold_rows") or 0), int(str(rec.get("cold_digest") or "0"), 16)
         if cold_now.num_rows == want_rows and d_cold == want:
@@ -432,6 +438,11 @@ def _cold_content(hot: HoodieTable, p: str, moving: pa.Table, cold_now: pa.Table
         then = _recorded_cold_rows(cold, p, rec) if cold is not None else None
         if then is not None:
             return pa.concat_tables([_body(then), _body(moving)], promote_options="permissive")
+    elif cold_now.num_rows <= moving.num_rows and not Counter(_row_hashes(cold_now)) - Counter(_row_hashes(moving)):
+        # No recorded move, and every cold row is among the moving rows: the cold partition is an
+        # interrupted copy of this partition (a first move killed before its hot commit, perhaps
+        # followed by more late rows).
+        return moving
     raise TTLMoveError(
         f"partition {p} of the cold table holds {cold_now.num_rows} row(s) that neither the hot table's record of "
         f"its last move (as recorded, and as the cold table was then: not readable any more) nor the "
