@@ -197,7 +197,8 @@ OPS = st.lists(st.one_of(
     st.tuples(st.just("move"), st.lists(st.sampled_from(PARTS), min_size=1, max_size=2, unique=True),
               st.one_of(st.none(), st.sampled_from(MOVE_FAULTS)),
               st.lists(st.sampled_from(KEYS), max_size=2, unique=True)),  # late rows before the re-run
-    st.tuples(st.just("back"), st.sampled_from(PARTS), st.one_of(st.none(), st.sampled_from(BACK_FAULTS))),
+    st.tuples(st.just("back"), st.sampled_from(PARTS), st.one_of(st.none(), st.sampled_from(BACK_FAULTS)),
+              st.lists(st.sampled_from(KEYS), max_size=2, unique=True)),  # late rows before the re-run
 ), min_size=2, max_size=6)
 
 
@@ -255,15 +256,30 @@ def run_sequence(table_type: str, initial: list[int], ops: list[tuple], keyless:
                     return run_ttl(hot, _move_opts(cold, parts))
             else:
                 p, fault = op[1], op[2]
+                if fault is not None and len(op) > 3:
+                    # Late rows written to the partition between the kill and the re-run.
+                    ts += 1
+                    late = [(100 * ts + k if keyless else k, p, ts, 100 * ts + k, (ts if with_x else None))
+                            for k in op[3] if part_of(k) == p]
 
                 def act() -> Any:
                     return bring_back(hot, [p], target=cold)
             before = Model()
             before.hot, before.cold, before.stale = dict(model.hot), dict(model.cold), dict(model.stale)
             before.overwritten = dict(model.overwritten)
-            if late:
+            if op[0] == "move":
+                model.write(late)  # after the kill or not: the re-run moves them either way
+                expected_ok = bool(model.move(parts))
+            elif fault in BACK_FAULTS[1:]:
+                # Killed after its hot write committed: the late rows join the brought-back rows, and
+                # the re-run has only the cold drop left.
+                expected_ok = model.back(p)
                 model.write(late)
-            expected_ok = bool(model.move(parts)) if op[0] == "move" else model.back(p)
+            else:
+                # Not killed, or killed before its hot write committed: the late rows make the
+                # partition hold rows, and the re-run is refused (it would overwrite them).
+                model.write(late)
+                expected_ok = model.back(p)
             if op[0] == "back" and not os.path.exists(cold):
                 expected_ok = False
             if fault is not None:
@@ -316,6 +332,7 @@ def test_tiering_model_fixed_sequences(table_type: str, keyless: bool) -> None:
         ("move", ["p0"], "ttl.move.after_copy"),
         ("write", [1, 4], False),
         ("move", ["p1"], "ttl.move.after_verify", [7, 1]),  # more late rows before the re-run
+        ("back", "p1", "ttl.bring_back.after_verify", [4]),  # rows written before the re-run's drop
     ], keyless)
 
 

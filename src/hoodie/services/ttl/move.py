@@ -547,8 +547,10 @@ def bring_back(hot_path: str | HoodieTable, partitions: Iterable[str], *, target
     snapshot rows are written to the hot table as one ``insert_overwrite`` commit, read back and
     compared (rows and digest); then, with ``drop_from_cold``, the partitions are dropped from the
     cold table (a delete_partition there). A partition that holds rows in the hot table is refused
-    (the overwrite would replace them), unless they are exactly the cold rows: then an earlier bring-
-    back was interrupted after its write, and only the cold drop is left to do. Partitions an
+    (the overwrite would replace them), unless they are exactly the cold rows, or the hot table
+    redefined the partition since its last move and still holds every cold row (by key, or by
+    content without keys): then an earlier bring-back was interrupted after its write (and the
+    partition perhaps written since), and only the cold drop is left to do. Partitions an
     earlier run brought back completely (the cold table dropped them, the hot table holds rows in
     them) make a re-run a no-op that lists them in ``already_back``.
     """
@@ -588,8 +590,9 @@ def bring_back(hot_path: str | HoodieTable, partitions: Iterable[str], *, target
     if missing:
         raise TTLMoveError(f"the cold table {cfg.target} holds no rows in {', '.join(missing)}; nothing was written")
     copies = {p: PartitionCopy(p, t.num_rows, digest(t)) for p, t in cold_rows.items()}
-    already = [p for p in parts if hot_now[p].num_rows and digest(hot_now[p]) == copies[p].digest
-               and hot_now[p].num_rows == copies[p].rows]
+    already = [p for p in parts if hot_now[p].num_rows and (
+        (digest(hot_now[p]) == copies[p].digest and hot_now[p].num_rows == copies[p].rows)
+        or _back_then_written(hot, p, hot_now[p], cold_rows[p]))]
     clash = [p for p in parts if hot_now[p].num_rows and p not in already]
     if clash:
         raise TTLMoveError(
@@ -619,6 +622,21 @@ def bring_back(hot_path: str | HoodieTable, partitions: Iterable[str], *, target
     log.info("brought back %s from %s into %s (commit %s)", ", ".join(parts), cfg.target, hot.base_path,
              res.instant)
     return res
+
+
+def _back_then_written(hot: HoodieTable, p: str, hot_rows: pa.Table, cold_rows: pa.Table) -> bool:
+    """Whether an earlier bring-back of ``p`` wrote the cold rows into the hot table, was stopped
+    before its cold drop, and the partition was written since: the hot table redefined the partition
+    after its last move (the bring-back's insert_overwrite) and still holds every cold row (by
+    record key: a key written since holds its newer version; without keys, by content). Only the
+    cold drop is then left to do; bringing the cold copy back again would overwrite the new rows."""
+    superseded, _ = _last_move(hot, p)
+    if not superseded:
+        return False
+    if hot.record_key_fields:
+        have = set(hot_rows.column("_hoodie_record_key").to_pylist())
+        return all(k in have for k in cold_rows.column("_hoodie_record_key").to_pylist())
+    return not Counter(_row_hashes(cold_rows)) - Counter(_row_hashes(hot_rows))
 
 
 def _dropped(cold: HoodieTable, partition: str) -> bool:
