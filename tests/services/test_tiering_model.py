@@ -33,13 +33,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hoodie
-import hoodie.services.write  # noqa: F401  (registers the move's writer)
+
 from hoodie.faults import ENV as FAULT_ENV
 from hoodie.format.table import HoodieTable
 from hoodie.format.timeline import instant as I
 from hoodie.services.ttl import run_ttl
 from hoodie.services.ttl.move import TTLMoveError, bring_back
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import examples
 from tests.hudi_rs import read_hudi_rs
 

@@ -37,7 +37,8 @@ import hoodie
 from hoodie.format.slice.eventtime import EventTimeError, event_time_millis
 from hoodie.services.ttl.records import RecordTTLConfigError, run_record_ttl
 from hoodie.services.ttl.timeformat import TimePattern, zone
-from hoodie.services.write import WriteError, write_arrow
+from hoodie import write_arrow
+from hoodie.errors import WriteError
 from tests.helpers import examples
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
