@@ -354,3 +354,64 @@ def test_other_block_types_and_mismatched_records_are_refused(tmp_path: Path) ->
     mdt.instant(ts2)
     with pytest.raises(MetadataTableError, match=r"(?s)AVRO_DATA block in the metadata table's files partition.*enable=false"):
         MetadataTable(HoodieTable(path)).listing()
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 31 item 13: the reader orders a merged slice's log files itself
+# ------------------------------------------------------------------------------------------------
+
+def mdt_file_id(mdt: MdtBuilder) -> str:
+    """The file id of the builder's ``files`` file group (from its current log file's name)."""
+    return N.parse_log_file(mdt.log_path().rsplit("/", 1)[-1]).file_id
+
+
+def _mdt_with_pending_compaction(tmp_path: Path) -> str:
+    """Partition ``c`` listed in the slice before a pending (crashed) MDT compaction at C, and its
+    tombstone (a clean removing its files and the partition) in a log file of C's slice. Read merged
+    in Hudi's log order the partition is gone."""
+    path, mdt, times = _table_with_mdt(tmp_path, "COPY_ON_WRITE")
+    table = HoodieTable(path)
+    first_c = commit_listing(table, times[3])["c"]
+    from hoodie.format.timeline.compaction_plan import CompactionOperation, CompactionPlan
+
+    c = I.InstantGenerator().now(floor=times[-1])
+    # Scheduled (a plan compacting the current slice), never completed: no base file at C.
+    prev_base = N.base_file_name(mdt_file_id(mdt), "0-1-2", mdt.base_instant, ".hfile")
+    plan = CompactionPlan(operations=(CompactionOperation(
+        base_instant_time=mdt.base_instant, file_id=mdt_file_id(mdt), partition_path="files",
+        data_file_path=prev_base, delta_file_paths=(mdt.log_path().rsplit("/", 1)[-1],)),))
+    mdt.mdt.write_bytes(f".hoodie/{I.instant_file_name(c, I.COMPACTION, I.State.REQUESTED)}", plan.to_bytes())
+    mdt.base_instant, mdt.log_version = c, 1
+    clean = I.InstantGenerator().now(floor=c)
+    table.storage.write_bytes(f".hoodie/{clean}.clean", b"")
+    mdt.deltacommit(clean, {"c": (2, {n: (0, True) for n in first_c}),
+                            "__all_partitions__": (1, {"c": (0, True)})})
+    return path
+
+
+def test_merged_slice_logs_are_read_in_hudi_order(tmp_path: Path) -> None:
+    path = _mdt_with_pending_compaction(tmp_path)
+    m = MetadataTable(HoodieTable(path))
+    names = [N.parse_log_file(p.rsplit("/", 1)[-1]) for p in m.files_slice().log_files]
+    assert [n.sort_key() for n in names] == sorted(n.sort_key() for n in names) and len(names) == 2
+    assert "c" not in m.partitions() and m.files("c") == {}
+
+
+def test_reader_does_not_trust_the_views_log_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A view that hands the merged slice's log files in another order (the pending compaction's
+    before the previous slice's: a one-line slip) must not change the listing: the reader sorts them
+    by Hudi's LogFileComparator (base instant, version, write token). Before, the later tombstone was
+    applied first and the deleted partition came back."""
+    path = _mdt_with_pending_compaction(tmp_path)
+    real = FileSystemView.latest_file_slices
+
+    def reversed_logs(self, *a, **k):  # type: ignore[no-untyped-def]
+        out = real(self, *a, **k)
+        for sl in out:
+            sl.log_files = list(reversed(sl.sorted_logs()))
+        return out
+
+    monkeypatch.setattr(FileSystemView, "latest_file_slices", reversed_logs)
+    m = MetadataTable(HoodieTable(path))
+    assert len(m.files_slice().log_files) == 2
+    assert "c" not in m.partitions() and m.files("c") == {}

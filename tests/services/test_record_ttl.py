@@ -344,3 +344,45 @@ def test_file_groups_without_old_records_are_not_read(tmp_path: Path, monkeypatc
     read.clear()
     res = run_record_ttl(path, _ttl_opts(), dry_run=True, now_ms=NOW)
     assert len(res.candidates) == 2 and len(read) == 2 and res.expired_records == 1
+
+
+# -- issue 31 item 11: digit values that are compact dates ----------------------------------------------
+
+@pytest.mark.parametrize("typ", [pa.string(), pa.int64()])
+@pytest.mark.parametrize("form, value", [("yyyyMMddHHmmss", "20200115103000"), ("yyyyMMdd", "20200115"),
+                                          ("yyyyMMddHHmm", "202001151030")])
+def test_compact_date_digits_are_refused_not_read_as_epoch(tmp_path: Path, typ: pa.DataType, form: str,
+                                                           value: str) -> None:
+    """A record TTL field holding compact dates as digits (string or number) was read as epoch
+    milliseconds: ``yyyyMMddHHmmss`` is the year 2582 (nothing ever expired, no warning), ``yyyyMMdd``
+    January 1970 (everything expired). Now the run is refused, naming the form and the fix, before
+    anything is written, also in a dry run."""
+    path = str(tmp_path / "t")
+    o = {**_opts("COPY_ON_WRITE", "insert", event_field=False)}
+    col = pa.array([value, None], pa.string()) if typ == pa.string() else pa.array([int(value), None], pa.int64())
+    write_arrow(path, pa.table({"k": ["a", "b"], "part": ["p0", "p0"], "ts": pa.array([1, 1], pa.int64()), "ev": col}), o)
+    before = _files(path)
+    for dry in (True, False):
+        with pytest.raises(RecordTTLConfigError, match=f"reads as {form}.*ISO-8601"):
+            run_record_ttl(path, {"hoodie.record.ttl.retention": "P5D", "hoodie.record.ttl.field": "ev"}, dry_run=dry)
+    assert _files(path) == before
+    assert len(hoodie.read_table(path)) == 2
+
+
+def test_sub_microsecond_timestamps_are_refused_before_the_instant(tmp_path: Path) -> None:
+    """Issue 31 item 12: ``timestamp[ns]`` values with digits below the microsecond failed the write
+    after its instant started (an unclear ReadError about "a data file"); now the write is refused
+    before anything is written, naming the column and the fix. Whole microseconds in ns are fine."""
+    path = str(tmp_path / "t")
+    o = _opts("COPY_ON_WRITE", "insert", event_field=False)
+    ok = pa.array([1_714_521_600_123_456_000], pa.timestamp("ns"))
+    write_arrow(path, pa.table({"k": ["a"], "part": ["p0"], "ts": pa.array([1], pa.int64()), "at": ok}), o)
+    before = _files(path)
+    for col, name in ((pa.array([1_714_521_600_123_456_789], pa.timestamp("ns", tz="UTC")), "at"),
+                      (pa.StructArray.from_arrays([pa.array([1_714_521_600_000_000_001], pa.timestamp("ns"))], ["t"]),
+                       "nested.t")):
+        bad = pa.table({"k": ["b"], "part": ["p0"], "ts": pa.array([1], pa.int64()), name.split(".")[0]: col})
+        with pytest.raises(Exception, match=f"column '{name}' holds timestamp\\[ns\\].*below the microsecond.*floor_temporal"):
+            write_arrow(path, bad, o)
+        assert _files(path) == before
+    assert hoodie.read_table(path).column("at").to_pylist()[0].microsecond == 123456

@@ -283,8 +283,13 @@ class MetadataTable:
                 f"{self.storage.uri(FILES_PARTITION)} has no committed file slice (no completed metadata instant "
                 f"wrote its files). {LIST_THROUGH_STORAGE}")
         sl = slices[0]
-        return FilesSlice(sl.base_file.path if sl.base_file else None, [lf.path for lf in sl.log_files],
-                          sl.base_instant)
+        # The log files are put in Hudi's LogFileComparator order (base instant, version, write
+        # token) here rather than taken in the view's order: a merged slice (a pending MDT compaction
+        # read with the slice before it) must apply the older slice's records first, or a later
+        # tombstone is applied before the records it removes and a deleted partition comes back
+        # (issue 31 item 13).
+        logs = sorted(sl.log_files, key=lambda lf: lf.parsed.sort_key())
+        return FilesSlice(sl.base_file.path if sl.base_file else None, [lf.path for lf in logs], sl.base_instant)
 
     def _slice_layout2(self, names: Sequence[Any]) -> FilesSlice:
         tl = self.timeline

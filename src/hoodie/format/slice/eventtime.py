@@ -11,6 +11,13 @@ by ``hoodie.payload.event.time.unit``:
   ``MILLISECONDS``, as Hudi reads them), rounded down to the millisecond;
 * other strings: ISO-8601.
 
+A digit value (integer or digit string) that reads as a compact calendar date (``yyyyMMdd``,
+``yyyyMMddHH``, ``yyyyMMddHHmm``, ``yyyyMMddHHmmss``, ``yyyyMMddHHmmssSSS``, a year 1971-2200) while
+its epoch reading in the configured unit is no time of today's world (not between 1980 and
+tomorrow) is refused, naming both readings and the fix: Hudi reads digits as epoch milliseconds
+(``DateTimeUtils.parseDateTime``), so ``20240115103000`` would be the year 2611 (a record TTL that
+never expires) and ``20240115`` January 1970 (one that expires everything).
+
 A plain number that, read in the configured unit, is not between 1971 and 2200 but is in another
 unit is refused, naming that unit and the key to set: a seconds column read as milliseconds would
 look like January 1970 and make an event-time compaction compact everything. Numbers that fit no
@@ -89,7 +96,9 @@ def event_time_millis(values: ArrayLike, field_name: str = "event time", unit: s
         _check_range(pc.cast(days, pa.float64(), safe=False), 86_400_000.0, field_name, str(t))
         return pc.multiply(pc.cast(days, pa.int64()), 86_400_000)
     if pa.types.is_integer(t):
-        return _numbers_to_millis(pc.cast(arr, pa.int64()), unit, field_name)
+        ints = pc.cast(arr, pa.int64())
+        _refuse_compact_dates(ints, unit, field_name)
+        return _numbers_to_millis(ints, unit, field_name)
     if pa.types.is_floating(t):
         f = pc.cast(arr, pa.float64(), safe=False)
         finite = pc.is_finite(f)
@@ -219,6 +228,9 @@ def _numbers_to_millis(raw: pa.Array, unit: str, field_name: str) -> pa.Array:
 
 def _strings_to_millis(arr: pa.Array, field_name: str, unit: str) -> pa.Array:
     is_num = pc.match_substring_regex(arr, r"^\s*-?\d+\s*$")
+    digits = arr.filter(pc.fill_null(is_num, False))
+    if len(digits):
+        _refuse_compact_dates(pa.array([int(v) for v in digits.to_pylist()], pa.int64()), unit, field_name)
     out: list[Optional[int]] = []
     # Strings are rare for event times; parse per value with a clear error on the first bad one.
     for s, num in zip(arr.to_pylist(), is_num.to_pylist()):
@@ -234,6 +246,103 @@ def _strings_to_millis(arr: pa.Array, field_name: str, unit: str) -> pa.Array:
             out.append(parse_iso_millis(s, f"event time field {field_name!r} value",
                                         f"an epoch number ({UNIT_KEY}={unit})"))
     return pa.array(out, pa.int64())
+
+
+# Compact date forms by number of digits (Java patterns, as Hudi's timestamp key generator takes them).
+COMPACT_DATE_FORMS = {8: "yyyyMMdd", 10: "yyyyMMddHH", 12: "yyyyMMddHHmm", 14: "yyyyMMddHHmmss",
+                      17: "yyyyMMddHHmmssSSS"}
+# An epoch reading of a compact-date-like value is trusted between these (a time of today's world).
+_TRUSTED_FROM_MS = (_dt.datetime(1980, 1, 1, tzinfo=_dt.timezone.utc) - _EPOCH) // _MS
+
+
+def compact_date_millis(v: int) -> Optional[tuple[str, int]]:
+    """(form, epoch ms in UTC) when the digits of ``v`` are a valid compact calendar date of a year
+    1971-2200 (:data:`COMPACT_DATE_FORMS`), else None."""
+    s = str(v)
+    form = COMPACT_DATE_FORMS.get(len(s)) if v > 0 else None
+    if form is None:
+        return None
+    parts = [int(s[0:4]), int(s[4:6]), int(s[6:8])] + [int(s[i:i + 2]) for i in range(8, min(len(s), 14), 2)]
+    try:
+        d = _dt.datetime(*parts, tzinfo=_dt.timezone.utc)  # type: ignore[misc]
+    except ValueError:
+        return None
+    if not 1971 <= d.year <= 2200:
+        return None
+    return form, (d - _EPOCH) // _MS + (int(s[14:]) if len(s) == 17 else 0)
+
+
+def _refuse_compact_dates(ints: pa.Array, unit: str, field_name: str) -> None:
+    """Refuse digit values that are compact dates whose epoch reading is no time of today's world.
+
+    Only values inside a compact form's numeric range are looked at one by one (real epoch values
+    of today, 13-digit milliseconds or 10-digit seconds below 1971010100, are never in one)."""
+    if len(ints) == 0 or ints.null_count == len(ints):
+        return
+    import time as _time
+
+    now_ms = int(_time.time() * 1000) + 86_400_000
+    for n in COMPACT_DATE_FORMS:
+        lo, hi = 1971 * 10 ** (n - 4), 2201 * 10 ** (n - 4) - 1
+        cand = ints.filter(pc.fill_null(pc.and_(pc.greater_equal(ints, lo), pc.less_equal(ints, hi)), False))
+        for v in pc.unique(cand).to_pylist():
+            hit = compact_date_millis(v)
+            if hit is None:
+                continue
+            epoch = to_millis_float(v, unit)
+            if _TRUSTED_FROM_MS <= epoch <= now_ms:
+                continue
+            form, ms = hit
+            raise EventTimeError(
+                f"event time field {field_name!r}: {v} reads as {form} ({millis_to_iso(ms)}), but digits are epoch "
+                f"time in {UNIT_KEY}={unit} (Hudi's rule: DateTimeUtils.parseDateTime reads them as epoch "
+                f"milliseconds), which makes it {describe_millis(epoch)}: a record TTL or event-time compaction "
+                f"would use that time. Store the field as a timestamp or date column or as ISO-8601 text "
+                f"('{(millis_to_iso(ms) or '')[:19]}Z'); if the values are epoch times, set {UNIT_KEY} to their unit")
+
+
+def check_sub_microsecond(data: pa.Table) -> None:
+    """Refuse ``timestamp[ns]`` values with digits below the microsecond, in any column (struct
+    fields and list elements included), before anything is written: Hudi stores timestamps as Avro
+    ``timestamp-micros`` (Spark's precision), so those digits cannot be written. The message names
+    the column, a value, and the fix."""
+    def walk(name: str, arr: pa.Array) -> None:
+        t = arr.type
+        if pa.types.is_timestamp(t) and t.unit == "ns":
+            ticks = pc.cast(arr, pa.int64())
+            rest = pc.fill_null(pc.not_equal(pc.subtract(ticks, pc.multiply(pc.divide(ticks, 1000), 1000)), 0), False)
+            if pc.any(rest).as_py():
+                bad = ticks.filter(rest)[0].as_py()
+                raise EventTimeError(
+                    f"column {name!r} holds timestamp[ns] values with digits below the microsecond (e.g. {bad} ns "
+                    f"since the epoch); Hudi tables store timestamps in microseconds (Avro timestamp-micros), so "
+                    f"they would be lost. Truncate them first, e.g. pyarrow.compute.floor_temporal(col, unit="
+                    f"'microsecond'), or keep the nanoseconds in an int64 column")
+        elif pa.types.is_struct(t):
+            for i in range(t.num_fields):
+                walk(f"{name}.{t.field(i).name}", arr.field(i))
+        elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+            walk(f"{name}[]", arr.flatten())
+        elif pa.types.is_map(t):
+            walk(f"{name}.key", arr.keys)
+            walk(f"{name}.value", arr.items)
+
+    for name in data.column_names:
+        col = data.column(name)
+        if _holds_ns(col.type):
+            walk(name, col.combine_chunks())
+
+
+def _holds_ns(t: pa.DataType) -> bool:
+    if pa.types.is_timestamp(t):
+        return t.unit == "ns"
+    if pa.types.is_struct(t):
+        return any(_holds_ns(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _holds_ns(t.value_type)
+    if pa.types.is_map(t):
+        return _holds_ns(t.key_type) or _holds_ns(t.item_type)
+    return False
 
 
 def _int_to_millis(v: int, unit: str) -> int:

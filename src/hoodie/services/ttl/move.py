@@ -27,6 +27,7 @@ in the cold table. Fault points ``ttl.bring_back.after_write``, ``ttl.bring_back
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 import json
 import logging
 import os
@@ -34,13 +35,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hoodie import configs as C
 from hoodie.configs import unknown_keys_checked
 from hoodie.faults import fault_point
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.storage import Storage, StorageError
-from hoodie.format.table import HoodieTable, TableError, table_exists
+from hoodie.format.table import HoodieTable, table_exists
 from hoodie.format.timeline import instant as I
 from hoodie.services.ttl.keys import TTLConfigError
 from hoodie.services.write import ArrowWriteExecutor, run_write
@@ -184,12 +186,13 @@ def _check_cold_table(cold: HoodieTable, hot: HoodieTable) -> None:
 
 # -- reading and digests --------------------------------------------------------------------------
 
-def snapshot_rows(table: HoodieTable, partitions: Iterable[str]) -> dict[str, pa.Table]:
-    """The snapshot rows of each partition (merged, deletes applied), meta columns included."""
+def snapshot_rows(table: HoodieTable, partitions: Iterable[str], as_of: Optional[str] = None) -> dict[str, pa.Table]:
+    """The snapshot rows of each partition (merged, deletes applied), meta columns included; with
+    ``as_of``, as the table was at that instant (time travel)."""
     from hoodie.format.slice.reader import iter_plan, plan_read
 
     wanted = set(partitions)
-    plan = plan_read(table)
+    plan = plan_read(table, as_of=as_of)
     out: dict[str, list[pa.Table]] = {p: [] for p in wanted}
     slices = [sl for sl in plan.slices if sl.partition in wanted]
     for sl, t in zip(slices, iter_plan(plan, slices)):
@@ -202,18 +205,28 @@ def _body(t: pa.Table) -> pa.Table:
     return t.drop_columns([c for c in t.column_names if c in META_COLUMNS])
 
 
-def digest(t: pa.Table) -> str:
-    """An order-independent digest of the rows' data columns (meta columns, which a copy rewrites,
-    left out): the sum of each row's SHA-256 modulo 2**256, so equal multisets of rows give equal
-    digests whatever their order or file layout. Columns are taken by name."""
+def _row_hashes(t: pa.Table) -> Iterable[int]:
+    """Each row's SHA-256 as an integer: its (column name, value) pairs of the data columns in name
+    order, null values left out (see :func:`digest`)."""
     body = _body(t)
     names = sorted(body.column_names)
-    total = 0
     for batch in body.select(names).to_batches(max_chunksize=65536):
         cols = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
         for row in zip(*cols):
-            h = hashlib.sha256(repr(row).encode("utf-8", "surrogatepass")).digest()
-            total = (total + int.from_bytes(h, "big")) % (1 << 256)
+            pairs = tuple((n, v) for n, v in zip(names, row) if v is not None)
+            yield int.from_bytes(hashlib.sha256(repr(pairs).encode("utf-8", "surrogatepass")).digest(), "big")
+
+
+def digest(t: pa.Table) -> str:
+    """An order-independent digest of the rows' data columns (meta columns, which a copy rewrites,
+    left out): the sum of each row's SHA-256 modulo 2**256, so equal multisets of rows give equal
+    digests whatever their order or file layout. A row is hashed as its (column name, value) pairs
+    in name order, null values left out: a column a table gained later, null in the rows written
+    before (what a read of them returns), does not change their digest. Being a sum, the digest of
+    two multisets together is the sum of theirs (a move of a table without record keys relies on it)."""
+    total = 0
+    for h in _row_hashes(t):
+        total = (total + h) % (1 << 256)
     return f"{total:064x}"
 
 
@@ -226,10 +239,17 @@ class PartitionCopy:
     rows: int
     digest: str
     instant: Optional[str] = None
+    # A move: the cold partition's whole content afterwards (the moved rows plus what earlier moves
+    # put there), which the next move of the partition compares the cold table with.
+    cold_rows: Optional[int] = None
+    cold_digest: Optional[str] = None
 
     def to_json(self) -> dict:
         """How the TTL commit's extraMetadata and ``--json`` show it."""
-        return {"rows": self.rows, "digest": self.digest, "instant": self.instant}
+        out: dict = {"rows": self.rows, "digest": self.digest, "instant": self.instant}
+        if self.cold_rows is not None:
+            out.update(cold_rows=self.cold_rows, cold_digest=self.cold_digest)
+        return out
 
 
 def _verify(table: HoodieTable, expected: Mapping[str, PartitionCopy], what: str) -> None:
@@ -239,7 +259,7 @@ def _verify(table: HoodieTable, expected: Mapping[str, PartitionCopy], what: str
     bad = []
     for p, want in sorted(expected.items()):
         rows = got[p]
-        d = digest(rows)
+        d = digest(rows)  # null values do not count: columns the table gained since compare equal
         if rows.num_rows != want.rows or d != want.digest:
             bad.append(f"{p}: {rows.num_rows} row(s) read back, {want.rows} expected"
                        + ("" if rows.num_rows != want.rows else " (content differs)"))
@@ -266,6 +286,9 @@ def cold_write_options(hot: HoodieTable) -> dict[str, str]:
         "hoodie.datasource.write.operation": "insert_overwrite",
         "hoodie.clean.automatic": "false",
         "hoodie.metadata.enable": "false",
+        # A partition moved before the hot table gained a column lacks it in the cold table; rows
+        # merged from there carry it as null (what a read of them returns anyway).
+        "hoodie.write.set.null.for.missing.columns": "true",
     })
     if not o.get("hoodie.datasource.write.recordkey.field"):
         o.pop("hoodie.datasource.write.recordkey.field", None)
@@ -292,24 +315,169 @@ def _live_file_ids(table: HoodieTable, partitions: Iterable[str]) -> dict[str, l
     return out
 
 
+def _conform(t: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``t`` with the data columns of ``schema`` in its order: a column ``t`` lacks is null-filled
+    (rows written before the table gained it), one of another type is cast (a widened column); meta
+    columns are kept as they are. Raises :class:`TTLMoveError` when ``t`` has a data column
+    ``schema`` does not know and that holds a value (dropping it would lose data)."""
+    names = set(schema.names)
+    lost = [c for c in t.column_names if c not in names and c not in META_COLUMNS and t.column(c).null_count < t.num_rows]
+    if lost:
+        raise TTLMoveError(f"the rows hold column(s) {lost} that the table they go to does not have; nothing was "
+                           "written. Add the column(s) to that table (write a batch carrying them) and run again")
+    cols, fields = [], []
+    for f in schema:
+        if f.name in t.column_names:
+            c = t.column(f.name)
+            if f.name not in META_COLUMNS and c.type != f.type:
+                try:
+                    c = c.cast(f.type)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                    raise TTLMoveError(f"column {f.name!r} is {c.type} in the rows and {f.type} in the table they go "
+                                       f"to; it cannot be converted ({e}); nothing was written") from None
+            cols.append(c)
+            fields.append(pa.field(f.name, c.type, True))
+        elif f.name not in META_COLUMNS:
+            cols.append(pa.nulls(t.num_rows, f.type))
+            fields.append(pa.field(f.name, f.type, True))
+    return pa.Table.from_arrays(cols, schema=pa.schema(fields))
+
+
+def _last_move(hot: HoodieTable, partition: str) -> tuple[bool, Optional[dict]]:
+    """What the hot timeline says about ``partition``'s cold copy: (superseded, record). ``record`` is
+    the newest completed TTL move of the partition (its ``hoodie.partition.ttl.moved`` entry, with
+    ``cold_rows``/``cold_digest``: the cold partition's content after that move), or None when the
+    active timeline has none. ``superseded`` is True when a completed commit after that move (or on
+    the whole active timeline when there is none) redefined the partition in the hot table: an
+    ``insert_overwrite`` (a bring-back keeping the cold copy, or a user's), an
+    ``insert_overwrite_table`` or a ``delete_partition`` that is not a TTL move. The hot table then
+    holds the partition's whole content, so the cold copy is replaced, not added to."""
+    from hoodie.services.delete_partition import DELETE_PARTITION
+
+    tl = hot.timeline
+    for inst in reversed(tl.completed().instants):
+        if inst.action not in (I.COMMIT, I.DELTA_COMMIT, I.REPLACE_COMMIT):
+            continue
+        try:
+            meta = tl.commit_metadata(inst)
+        except (FileNotFoundError, ValueError):
+            continue
+        op = (meta.operation_type or "").upper()
+        doc = meta.extra_metadata.get(MOVED_KEY)
+        moved = json.loads(doc) if doc else {}
+        if partition in moved:
+            rec = dict(moved[partition])
+            rec.setdefault("cold_rows", rec.get("rows"))
+            rec.setdefault("cold_digest", rec.get("digest"))  # before cold_digest existed a move replaced the partition
+            return False, rec
+        touched = partition in (meta.partition_to_write_stats or {}) or partition in (meta.partition_to_replace_file_ids or {})
+        if op == "INSERT_OVERWRITE_TABLE" or (touched and op in ("INSERT_OVERWRITE", DELETE_PARTITION)):
+            return True, None
+    return False, None
+
+
+_MOD = 1 << 256
+
+
+def _recorded_cold_rows(cold: HoodieTable, p: str, rec: Mapping[str, Any]) -> Optional[pa.Table]:
+    """Cold partition ``p`` as the hot table's record of its last move left it: read as of that
+    move's cold instant (time travel), returned only when it matches the recorded row count and
+    digest (None when it cannot be read back, e.g. the cleaner removed its files)."""
+    from hoodie.errors import HoodieError
+
+    instant = rec.get("instant")
+    if not instant:
+        return None
+    try:
+        rows = snapshot_rows(cold, [p], as_of=str(instant))[p]
+    except (HoodieError, OSError, ValueError):
+        return None
+    if rows.num_rows == int(rec.get("cold_rows") or 0) and digest(rows) == rec.get("cold_digest"):
+        return rows
+    return None
+
+
+def _cold_content(hot: HoodieTable, p: str, moving: pa.Table, cold_now: pa.Table,
+                  cold: Optional[HoodieTable] = None) -> pa.Table:
+    """The rows cold partition ``p`` must hold once ``moving`` (the hot partition's snapshot rows) is
+    moved into it, where it holds ``cold_now``. A move **adds** to the cold partition: late rows
+    written to the hot partition after an earlier move join that move's rows (issue 31, item 9).
+
+    * the cold partition is empty, or the hot table redefined the partition after its last move
+      (:func:`_last_move`): the moving rows;
+    * a table with record keys: the cold rows whose key the moving rows do not have, plus the moving
+      rows (the hot row is the newer version of a key: it was written after the cold copy). Moving
+      the same rows again yields the same content, so a re-run after a crash between the cold write
+      and the hot commit neither duplicates nor loses a row;
+    * a table without record keys (generated keys differ between the tables): the hot table's
+      record of the partition's last move (``cold_rows``/``cold_digest``) decides. Cold content equal
+      to it gets the moving rows added; equal to it plus the moving rows, it is the re-run of an
+      interrupted later move and stays; otherwise (an interrupted move, then more late rows before
+      the re-run) the cold partition is read as of the recorded move's cold instant and, when that
+      matches the record, gets the moving rows added. Without a record, cold content contained in
+      the moving rows is an interrupted first move (perhaps followed by more late rows): the moving
+      rows. Anything else cannot be told apart from lost or duplicated rows and is refused before
+      writing.
+    """
+    if not cold_now.num_rows:
+        return moving
+    superseded, rec = _last_move(hot, p)
+    if superseded:
+        return moving
+    if hot.record_key_fields:
+        keys = moving.column("_hoodie_record_key").combine_chunks()
+        keep = cold_now.filter(pc.invert(pc.is_in(cold_now.column("_hoodie_record_key"), value_set=keys)))
+        return pa.concat_tables([_body(keep), _body(moving)], promote_options="permissive")
+    d_cold, d_moving = int(digest(cold_now), 16), int(digest(moving), 16)
+    if rec is not None:
+        want_rows, want = int(rec.get("cold_rows") or 0), int(str(rec.get("cold_digest") or "0"), 16)
+        if cold_now.num_rows == want_rows and d_cold == want:
+            return pa.concat_tables([_body(cold_now), _body(moving)], promote_options="permissive")
+        if cold_now.num_rows == want_rows + moving.num_rows and (d_cold - d_moving) % _MOD == want:
+            return cold_now
+        then = _recorded_cold_rows(cold, p, rec) if cold is not None else None
+        if then is not None:
+            return pa.concat_tables([_body(then), _body(moving)], promote_options="permissive")
+    elif cold_now.num_rows <= moving.num_rows and not Counter(_row_hashes(cold_now)) - Counter(_row_hashes(moving)):
+        # No recorded move, and every cold row is among the moving rows: the cold partition is an
+        # interrupted copy of this partition (a first move killed before its hot commit, perhaps
+        # followed by more late rows).
+        return moving
+    raise TTLMoveError(
+        f"partition {p} of the cold table holds {cold_now.num_rows} row(s) that neither the hot table's record of "
+        f"its last move (as recorded, and as the cold table was then: not readable any more) nor the "
+        f"{moving.num_rows} row(s) moving now account for (a table without record keys cannot match rows by "
+        "key). Nothing was written. Compare the partition in both tables, bring the cold copy back or drop it "
+        "(a delete_partition in the cold table), then run TTL again")
+
+
 def copy_to_cold(hot: HoodieTable, partitions: list[str], cfg: MoveConfig) -> dict[str, PartitionCopy]:
-    """Steps 1-3 of the module docstring: copy the partitions' snapshot rows into the cold table
-    and verify them there; returns what was copied, per partition. Writes nothing to the hot table.
-    Raises :class:`TTLMoveError` when the copy does not verify (the hot table is left as it was)."""
+    """Steps 1-3 of the module docstring: add the partitions' snapshot rows to the cold table (one
+    ``insert_overwrite`` of each partition with its new content, :func:`_cold_content`) and verify
+    them there; returns what was moved, per partition. Writes nothing to the hot table. Raises
+    :class:`TTLMoveError` when the copy does not verify (the hot table is left as it was)."""
     from hoodie.services.delete_partition import delete_partitions
 
     data = snapshot_rows(hot, partitions)
     copies = {p: PartitionCopy(p, t.num_rows, digest(t)) for p, t in data.items()}
     st = cfg.storage()
-    with_rows = [data[p] for p in sorted(partitions) if data[p].num_rows]
+    cold_exists = table_exists(st)
+    cold_table = HoodieTable(st.base_uri, storage=st) if cold_exists else None
+    cold_now = snapshot_rows(cold_table, partitions) if cold_table is not None else {}
+    # Every decision is made before the first write: a refusal leaves both tables as they were.
+    content = {p: _cold_content(hot, p, data[p], cold_now[p], cold_table) if p in cold_now else data[p]
+               for p in partitions}
+    for p, c in copies.items():
+        c.cold_rows, c.cold_digest = content[p].num_rows, digest(content[p])
+    with_rows = [content[p] for p in sorted(partitions) if content[p].num_rows]
     instant: Optional[str] = None
     if with_rows:
         rows = pa.concat_tables(with_rows, promote_options="permissive")
         instant = _write_overwrite(cfg.target, cfg.storage_options, rows, cold_write_options(hot))
-    empty = [p for p in partitions if not data[p].num_rows]
-    if empty and table_exists(st):
-        # A partition whose rows were all deleted in the hot table: an older copy in the cold table
-        # (moved, brought back, emptied) must not outlive it there.
+    empty = [p for p in partitions if not content[p].num_rows]
+    if empty and cold_exists:
+        # A partition whose rows were all deleted in the hot table after the hot table redefined it:
+        # an older copy in the cold table (moved, brought back, emptied) must not outlive it there.
         cold = HoodieTable(st.base_uri, storage=st)
         stale = _live_file_ids(cold, empty)
         if stale:
@@ -318,7 +486,8 @@ def copy_to_cold(hot: HoodieTable, partitions: list[str], cfg: MoveConfig) -> di
         c.instant = instant
     fault_point("ttl.move.after_copy")
     if table_exists(st):
-        _verify(HoodieTable(st.base_uri, storage=st), copies, f"the copy of {len(copies)} partition(s)")
+        expected = {p: PartitionCopy(p, c.cold_rows, c.cold_digest) for p, c in copies.items()}
+        _verify(HoodieTable(st.base_uri, storage=st), expected, f"the copy of {len(copies)} partition(s)")
     elif any(c.rows for c in copies.values()):
         raise TTLMoveError(f"the cold table at {cfg.target} was not created; nothing was deleted")
     fault_point("ttl.move.after_verify")
@@ -378,8 +547,10 @@ def bring_back(hot_path: str | HoodieTable, partitions: Iterable[str], *, target
     snapshot rows are written to the hot table as one ``insert_overwrite`` commit, read back and
     compared (rows and digest); then, with ``drop_from_cold``, the partitions are dropped from the
     cold table (a delete_partition there). A partition that holds rows in the hot table is refused
-    (the overwrite would replace them), unless they are exactly the cold rows: then an earlier bring-
-    back was interrupted after its write, and only the cold drop is left to do. Partitions an
+    (the overwrite would replace them), unless they are exactly the cold rows, or the hot table
+    redefined the partition since its last move and still holds every cold row (by key, or by
+    content without keys): then an earlier bring-back was interrupted after its write (and the
+    partition perhaps written since), and only the cold drop is left to do. Partitions an
     earlier run brought back completely (the cold table dropped them, the hot table holds rows in
     them) make a re-run a no-op that lists them in ``already_back``.
     """
@@ -401,8 +572,12 @@ def bring_back(hot_path: str | HoodieTable, partitions: Iterable[str], *, target
     if not table_exists(st):
         raise TTLMoveError(f"there is no cold table at {cfg.target}")
     cold = HoodieTable(st.base_uri, storage=st)
-    cold_rows = snapshot_rows(cold, parts)
     hot_now = snapshot_rows(hot, parts)
+    # The hot table may have gained columns since the move (issue 31, item 10): the cold rows get
+    # them null-filled (what reading them in the hot table would show), a widened column is cast.
+    # Digests and the verification compare these conformed rows.
+    hot_schema = next(iter(hot_now.values())).schema
+    cold_rows = {p: _conform(t, hot_schema) for p, t in snapshot_rows(cold, parts).items()}
     # Already brought back by an earlier run (perhaps killed before it could report): the cold table
     # dropped the partition and the hot table holds rows in it again. Re-running is then a no-op.
     done = [p for p in parts if not cold_rows[p].num_rows and hot_now[p].num_rows and _dropped(cold, p)]
@@ -415,8 +590,9 @@ def bring_back(hot_path: str | HoodieTable, partitions: Iterable[str], *, target
     if missing:
         raise TTLMoveError(f"the cold table {cfg.target} holds no rows in {', '.join(missing)}; nothing was written")
     copies = {p: PartitionCopy(p, t.num_rows, digest(t)) for p, t in cold_rows.items()}
-    already = [p for p in parts if hot_now[p].num_rows and digest(hot_now[p]) == copies[p].digest
-               and hot_now[p].num_rows == copies[p].rows]
+    already = [p for p in parts if hot_now[p].num_rows and (
+        (digest(hot_now[p]) == copies[p].digest and hot_now[p].num_rows == copies[p].rows)
+        or _back_then_written(hot, p, hot_now[p], cold_rows[p]))]
     clash = [p for p in parts if hot_now[p].num_rows and p not in already]
     if clash:
         raise TTLMoveError(
@@ -446,6 +622,21 @@ def bring_back(hot_path: str | HoodieTable, partitions: Iterable[str], *, target
     log.info("brought back %s from %s into %s (commit %s)", ", ".join(parts), cfg.target, hot.base_path,
              res.instant)
     return res
+
+
+def _back_then_written(hot: HoodieTable, p: str, hot_rows: pa.Table, cold_rows: pa.Table) -> bool:
+    """Whether an earlier bring-back of ``p`` wrote the cold rows into the hot table, was stopped
+    before its cold drop, and the partition was written since: the hot table redefined the partition
+    after its last move (the bring-back's insert_overwrite) and still holds every cold row (by
+    record key: a key written since holds its newer version; without keys, by content). Only the
+    cold drop is then left to do; bringing the cold copy back again would overwrite the new rows."""
+    superseded, _ = _last_move(hot, p)
+    if not superseded:
+        return False
+    if hot.record_key_fields:
+        have = set(hot_rows.column("_hoodie_record_key").to_pylist())
+        return all(k in have for k in cold_rows.column("_hoodie_record_key").to_pylist())
+    return not Counter(_row_hashes(cold_rows)) - Counter(_row_hashes(hot_rows))
 
 
 def _dropped(cold: HoodieTable, partition: str) -> bool:

@@ -210,7 +210,9 @@ def base_file_min(storage: Storage, path: str, fld: str, unit: str) -> tuple[Opt
         if not st.has_min_max:
             return None, f"row group {g} has no min/max statistics", True
         try:
-            ms = event_time_millis(pa.array([st.min], arrow_type), fld, unit)[0].as_py()
+            # Both bounds are converted: a value the conversion refuses (digits that read as a
+            # compact date, issue 31 item 11) must stop the run, not make the file look young.
+            ms = event_time_millis(pa.array([st.min, st.max], arrow_type), fld, unit)[0].as_py()
         except (pa.ArrowException, TypeError, ValueError) as e:
             if isinstance(e, EventTimeError):
                 raise
@@ -335,7 +337,12 @@ class RecordTTLOperation(Operation):
         """Find the expired rows; False (no instant) when there are none or for a dry run."""
         table = txn.open_table()
         self.cfg.check_table(table)
-        rows = expired_rows(table, self.cfg, self.result.cutoff_ms, self.result)
+        try:
+            rows = expired_rows(table, self.cfg, self.result.cutoff_ms, self.result)
+        except EventTimeError as e:
+            # The field's values cannot be trusted as times (another unit, compact-date digits...):
+            # refused before the instant, as a configuration error the CLI prints in one line.
+            raise RecordTTLConfigError(f"record TTL: {e} (nothing was written)") from None
         if self.result.dry_run or rows.num_rows == 0:
             return False
         self.wcfg = B.WriteConfig.from_options(self.options, table)

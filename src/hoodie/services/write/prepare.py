@@ -14,7 +14,7 @@ from hoodie.errors import WriteError
 from hoodie.format.avro.schema import arrow_to_avro_schema, avro_to_arrow_schema
 from hoodie.format.keys.generators import auto_record_keys, key_generator_from_config
 from hoodie.format.keys.paths import check_partition_paths
-from hoodie.format.slice.eventtime import EventTimeError, event_time_millis
+from hoodie.format.slice.eventtime import EventTimeError, check_sub_microsecond, event_time_millis
 from hoodie.format.table import META_COLUMNS, HoodieTable, TableError
 from hoodie.services.write.configs import IS_DELETED, SET_NULL_FOR_MISSING_COLUMNS, WriteConfig
 
@@ -44,6 +44,11 @@ def prepare_records(data: pa.Table, cfg: WriteConfig,
     """
     body = data.drop_columns([c for c in data.column_names if c in META_COLUMNS or c == "_hoodie_operation"])
     check_event_times(body, cfg)
+    if cfg.operation not in ("delete", "delete_partition"):
+        try:
+            check_sub_microsecond(body)  # issue 31 item 12: refused here, before an instant starts
+        except EventTimeError as e:
+            raise WriteError(f"{e} (nothing was written)") from None
     kg = key_generator_from_config(cfg.keygen_props, allow_auto_record_keys=cfg.auto_record_keys)
     if cfg.auto_record_keys and cfg.operation == "delete":
         keys, parts = _keys_to_delete(data)
