@@ -4,7 +4,7 @@ compaction (``hoodie.compact.inline`` / ``hoodie.compact.schedule.inline``), par
 also runs record TTL when ``hoodie.record.ttl.retention`` is set), record TTL
 (``hoodie.record.ttl.inline``), then automatic clean
 (``hoodie.clean.automatic``, true by default as in Hudi; the clean policy decides whether anything is
-old enough to delete).
+old enough to delete), then timeline archival (``hoodie.archive.automatic``, true by default as in Hudi).
 
 Each is a post-commit hook of the write's transaction (:func:`post_commit_hooks`): a service that
 fails raises :class:`~hoodie.errors.PostCommitError` naming the committed write.
@@ -17,6 +17,9 @@ from typing import Any, Callable, Mapping, Optional
 from hoodie import configs as C
 from hoodie.configs import ConfigProperty, unknown_keys_checked
 from hoodie.format.table import HoodieTable
+from hoodie.services.archive import config as AC
+from hoodie.services.archive.action import maybe_archive_after_commit
+from hoodie.services.archive.config import ArchivalConfig
 from hoodie.services.clean import CleanConfig, maybe_clean_after_commit
 from hoodie.services.compaction import config as CC
 from hoodie.services.compaction.config import as_config
@@ -58,6 +61,8 @@ def check_inline_options(options: Mapping[str, Any], is_mor: bool,
         RecordTTLConfig.from_options(options, table_props)
     if _flag(options, C.CLEAN_AUTOMATIC):
         CleanConfig.from_options(options)
+    if _flag(options, AC.AUTOMATIC):
+        ArchivalConfig.from_options(options)  # issue 33: refuses windows that would break readers
 
 
 def post_commit_hooks(options: Mapping[str, Any],
@@ -103,4 +108,11 @@ def _services(options: Mapping[str, Any], compaction_executor: Optional[Compacti
         # Hudi's default: clean after every commit.
         ("clean", "clean", _flag(options, C.CLEAN_AUTOMATIC),
          lambda t: maybe_clean_after_commit(t, options)),
+        # --- ARCHIVAL POST-COMMIT STEP (issue 33) -----------------------------------------------------
+        # Hudi's order: after clean (autoArchiveOnCommit). It takes the table lock itself (the commit's
+        # is released by now) and runs inline, or in a background thread with hoodie.archive.async=true.
+        # Re-attach after the commit-path redesign: one hook, after clean, for every committed write.
+        ("archive", "archive", _flag(options, AC.AUTOMATIC),
+         lambda t: maybe_archive_after_commit(t, options)),
+        # --- end of the archival post-commit step ----------------------------------------------------
     ]

@@ -66,6 +66,11 @@ def damaged_file_fix(base_uri: str, inst: I.Instant) -> str:
     return "restore it from a backup, or remove the pending instant with the tool that created it"
 
 
+# The actions of Hudi's commits timeline (getCommitsTimeline), in every state.
+_COMMITS_TIMELINE_ACTIONS = frozenset((I.COMMIT, I.DELTA_COMMIT, I.REPLACE_COMMIT, I.COMPACTION, I.LOG_COMPACTION,
+                                       I.CLUSTERING))
+
+
 def _collapse(instants: Iterable[Instant]) -> list[Instant]:
     """Keep the highest state per (timestamp, comparable action), as Hudi's layout v1 does."""
     best: dict[tuple[str, str], Instant] = {}
@@ -87,11 +92,15 @@ class Timeline(I.InstantSequence):
         self._storage = storage
         self._all_files = all_files or frozenset()
         self.folder = folder  # where the instant files are: .hoodie (layout 1) or .hoodie/timeline (2)
-        # The first instant time of the timeline as listed, kept by every filter: an instant older than it
-        # was archived (hence completed), while one a filter dropped was not (a reader's timeline as of a
+        # The first instant time of the commits timeline as listed, kept by every filter: a write older than
+        # it was archived (hence completed), while one a filter dropped was not (a reader's timeline as of a
         # completion time drops the writes completed later, which may be older than its first instant).
+        # Only commits-timeline instants count, as in Java's isBeforeTimelineStarts: archival moves commits
+        # out while a pending clean or rollback, a restore or a savepoint older than them stays active, and
+        # such an instant must not make the archived writes look uncommitted (issue 33).
         self.start: Optional[str] = start if start is not None else min(
-            (i.timestamp for i in self.instants), default=None)
+            (i.timestamp for i in self.instants if i.action in _COMMITS_TIMELINE_ACTIONS),
+            default=min((i.timestamp for i in self.instants), default=None))
 
     # -- loading ------------------------------------------------------------------------------
     @classmethod

@@ -1,0 +1,319 @@
+"""The archived timeline of timeline layout 1 (table version 6): Hudi 0.x's archive log files.
+
+Reference: ``hudi-v6-format.md`` §3.1/§3.5/§3.6, Hudi's ``HoodieTimelineArchiver`` (0.14/0.15,
+``TimelineArchiverV1`` in 1.x), ``MetadataConversionUtils.createMetaWrapper`` and
+``HoodieArchivedTimeline`` (``ArchivedTimelineV1``).
+
+* Files: ``.hoodie/archived/.commits_.archive.<N>_1-0-1``, Hudi log files (file id ``commits``,
+  empty base instant, extension ``archive``, the default write token). Hudi 0.14+ never appends on
+  object stores: every archival rolls over to version N+1. hoodie writes one file per archival.
+* Blocks: ``AVRO_DATA`` blocks whose header holds only the writer ``SCHEMA``; each holds up to
+  ``hoodie.commits.archival.batch`` records of ``HoodieArchivedMetaEntry``.
+* One record per *instant file* (requested, inflight and completed files each): ``commitTime``,
+  ``actionType``, ``actionState`` (``REQUESTED``/``INFLIGHT``/``COMPLETED``), ``stateTransitionTime``
+  and, by action, the file's content as Avro: ``hoodieCommitMetadata`` (commit and deltacommit, JSON
+  converted to Avro, ``ROLLING_STAT_METADATA`` blanked), ``hoodieReplaceCommitMetadata`` /
+  ``HoodieInflightReplaceMetadata`` / ``hoodieRequestedReplaceMetadata``, ``hoodieCleanMetadata`` /
+  ``hoodieCleanerPlan``, ``hoodieRollbackMetadata``, ``hoodieCompactionPlan``.
+
+The writer schema is ``HoodieArchivedMetaEntry`` without the deprecated ``hoodieCompactionMetadata`` and
+without ``hoodieIndexCommitMetadata`` (hoodie writes neither): Java resolves it against its own
+schema, the missing fields taking their null defaults. Readers use the schema in each block header.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import re
+import struct
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional, Sequence
+
+import fastavro
+
+from hoodie.errors import HoodieError
+from hoodie.format.log.logformat import BlockType, HeaderKey, encode_block, read_log_file
+from hoodie.format.storage import Storage
+from hoodie.format.timeline import instant as I
+from hoodie.format.timeline import plans
+from hoodie.format.timeline.commit_metadata import CommitMetadata
+from hoodie.format.timeline.instant import Instant, State
+
+ARCHIVE_FOLDER = ".hoodie/archived"  # hoodie.archivelog.folder=archived
+FILE_ID = "commits"
+WRITE_TOKEN = "1-0-1"  # HoodieLogFormat.UNKNOWN_WRITE_TOKEN
+# ``.commits_.archive.<version>_<token>``: the log file name pattern with the ``archive`` extension.
+_FILE_RE = re.compile(r"^\.commits_\.archive\.(\d+)(?:_(\d+-\d+-\d+))?$")
+_CONTENT_VERSION = 3  # HoodieAvroDataBlock content version
+# HoodieRollingStatMetadata.ROLLING_STAT_METADATA_KEY: blanked in archived commit metadata, as Java does.
+ROLLING_STAT_METADATA_KEY = "ROLLING_STAT_METADATA"
+
+
+class ArchiveV1Error(HoodieError):
+    """An archive file of a version 6 table cannot be read or written; the message names the file."""
+
+
+def archive_file_name(version: int) -> str:
+    """The name of archive file ``version`` (from 1)."""
+    return f".{FILE_ID}_.archive.{version}_{WRITE_TOKEN}"
+
+
+def archive_file_version(name: str) -> Optional[int]:
+    """The version of an archive file name, or None when ``name`` is not one."""
+    m = _FILE_RE.match(name)
+    return int(m.group(1)) if m else None
+
+
+# -- the schema ---------------------------------------------------------------------------------------
+
+def _dedupe(schema: Any, seen: set[str]) -> Any:
+    """Avro defines each named type once: later occurrences become references by full name."""
+    if isinstance(schema, list):
+        return [_dedupe(s, seen) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    t = schema.get("type")
+    if t == "record":
+        full = f"{schema.get('namespace', plans.NAMESPACE)}.{schema['name']}"
+        if full in seen:
+            return full
+        seen.add(full)
+        out = dict(schema)
+        out["fields"] = [dict(f, type=_dedupe(f["type"], seen)) for f in schema["fields"]]
+        return out
+    if t == "array":
+        return dict(schema, items=_dedupe(schema["items"], seen))
+    if t == "map":
+        return dict(schema, values=_dedupe(schema["values"], seen))
+    return schema
+
+
+def _nullable(name: str, t: Any) -> dict:
+    return {"name": name, "type": ["null", t], "default": None}
+
+
+def archived_meta_entry_schema() -> dict:
+    """``HoodieArchivedMetaEntry`` (fields in Java's order, less the two hoodie never writes)."""
+    s = plans.avro_schema
+    fields = [
+        _nullable("hoodieCommitMetadata", s("HoodieCommitMetadata")),
+        _nullable("hoodieCleanMetadata", s("HoodieCleanMetadata")),
+        _nullable("hoodieRollbackMetadata", s("HoodieRollbackMetadata")),
+        _nullable("hoodieSavePointMetadata", s("HoodieSavepointMetadata")),
+        _nullable("commitTime", "string"),
+        _nullable("actionType", "string"),
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        _nullable("hoodieCompactionPlan", s("HoodieCompactionPlan")),
+        _nullable("hoodieCleanerPlan", s("HoodieCleanerPlan")),
+        _nullable("actionState", "string"),
+        _nullable("hoodieReplaceCommitMetadata", s("HoodieReplaceCommitMetadata")),
+        _nullable("hoodieRequestedReplaceMetadata", s("HoodieRequestedReplaceMetadata")),
+        _nullable("HoodieInflightReplaceMetadata", s("HoodieCommitMetadata")),
+        _nullable("stateTransitionTime", "string"),
+    ]
+    return _dedupe({"type": "record", "name": "HoodieArchivedMetaEntry", "namespace": plans.NAMESPACE,
+                    "fields": fields}, set())
+
+
+_SCHEMA: Optional[dict] = None
+_PARSED: Any = None
+
+
+def _schema() -> tuple[dict, Any]:
+    global _SCHEMA, _PARSED
+    if _SCHEMA is None:
+        _SCHEMA = archived_meta_entry_schema()
+        _PARSED = fastavro.parse_schema(copy.deepcopy(_SCHEMA))
+    return _SCHEMA, _PARSED
+
+
+# -- entries ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class InstantFile:
+    """One file of the active timeline to archive: its instant (in the file's state) and content."""
+
+    instant: Instant
+    content: bytes
+    mtime_ms: Optional[int] = None
+
+
+def _commit_avro(content: bytes, replace: bool) -> dict:
+    meta = CommitMetadata.from_json_bytes(content)
+    record: dict[str, Any] = {
+        "partitionToWriteStats": {p: [s.to_avro() for s in stats] for p, stats in meta.partition_to_write_stats.items()},
+        "compacted": meta.compacted,
+        "extraMetadata": {**meta.extra_metadata, ROLLING_STAT_METADATA_KEY: ""},
+        "version": 1,
+        "operationType": "COMPACT" if meta.compacted else meta.operation_type,
+    }
+    if replace:
+        record["partitionToReplaceFileIds"] = {p: list(ids) for p, ids in
+                                               (meta.partition_to_replace_file_ids or {}).items()}
+    return plans.fill_defaults("HoodieReplaceCommitMetadata" if replace else "HoodieCommitMetadata", record)
+
+
+def _avro(content: bytes, kind: str) -> Optional[dict]:
+    if not content:
+        return None
+    return plans.fill_defaults(kind, plans.read_avro_metadata(content))
+
+
+def meta_entry(f: InstantFile, timezone: str = "UTC") -> dict:
+    """The ``HoodieArchivedMetaEntry`` of one instant file (``createMetaWrapper``)."""
+    inst, data = f.instant, f.content
+    entry: dict[str, Any] = {"commitTime": inst.timestamp, "actionState": inst.state.name, "version": 1,
+                             "actionType": inst.action}
+    if f.mtime_ms is not None:
+        entry["stateTransitionTime"] = I.epoch_ms_to_instant(f.mtime_ms, timezone)
+    a = inst.action
+    if a in (I.COMMIT, I.DELTA_COMMIT):
+        if data:
+            entry["hoodieCommitMetadata"] = _commit_avro(data, replace=False)
+    elif a == I.REPLACE_COMMIT:
+        if inst.is_completed:
+            entry["hoodieReplaceCommitMetadata"] = _commit_avro(data, replace=True) if data else None
+        elif inst.is_inflight:
+            entry["HoodieInflightReplaceMetadata"] = _commit_avro(data, replace=False) if data else None
+        else:
+            entry["hoodieRequestedReplaceMetadata"] = _avro(data, "HoodieRequestedReplaceMetadata")
+    elif a == I.CLEAN:
+        if inst.is_completed:
+            entry["hoodieCleanMetadata"] = _avro(data, "HoodieCleanMetadata")
+        else:
+            entry["hoodieCleanerPlan"] = _avro(data, "HoodieCleanerPlan")
+    elif a == I.ROLLBACK:
+        if inst.is_completed:
+            entry["hoodieRollbackMetadata"] = _avro(data, "HoodieRollbackMetadata")
+    elif a == I.SAVEPOINT:
+        if inst.is_completed:
+            entry["hoodieSavePointMetadata"] = _avro(data, "HoodieSavepointMetadata")
+    elif a in (I.COMPACTION, I.LOG_COMPACTION):
+        entry["hoodieCompactionPlan"] = _avro(data, "HoodieCompactionPlan")
+    return entry
+
+
+def encode_archive_block(entries: Sequence[dict]) -> bytes:
+    """One ``AVRO_DATA`` block of ``HoodieArchivedMetaEntry`` records, header ``{SCHEMA}`` only."""
+    schema, parsed = _schema()
+    parts = [struct.pack(">ii", _CONTENT_VERSION, len(entries))]
+    for e in entries:
+        buf = io.BytesIO()
+        fastavro.schemaless_writer(buf, parsed, e)
+        datum = buf.getvalue()
+        parts.append(struct.pack(">i", len(datum)))
+        parts.append(datum)
+    header = {HeaderKey.SCHEMA: json.dumps(schema, separators=(",", ":"))}
+    return encode_block(BlockType.AVRO_DATA, header, b"".join(parts))
+
+
+def write_archive_file(storage: Storage, files: Sequence[InstantFile], batch: int, *,
+                       folder: str = ARCHIVE_FOLDER, timezone: str = "UTC") -> str:
+    """Write ``files`` (in order) into a new archive file (the next version) of ``folder``, ``batch``
+    records per block; returns its path relative to the table. Create-only: never overwrites."""
+    if not files:
+        raise ValueError("nothing to archive")
+    entries = [meta_entry(f, timezone) for f in files]
+    blocks = [encode_archive_block(entries[i:i + batch]) for i in range(0, len(entries), batch)]
+    names = [s.name for s in storage.list_dir(folder) if not s.is_dir]
+    version = max((v for v in (archive_file_version(n) for n in names) if v is not None), default=0) + 1
+    rel = f"{folder}/{archive_file_name(version)}"
+    storage.create_new(rel, b"".join(blocks))
+    return rel
+
+
+# -- reading ------------------------------------------------------------------------------------------
+
+def read_archive_entries(storage: Storage, rel: str) -> list[dict]:
+    """The ``HoodieArchivedMetaEntry`` records of one archive file, in file order. Corrupt blocks (a
+    crash while writing) are skipped, as Java's reader skips them.
+
+    Raises:
+        ArchiveV1Error: a data block cannot be decoded with its own schema.
+    """
+    out: list[dict] = []
+    for block in read_log_file(storage, rel, warn=False):
+        if block.block_type != BlockType.AVRO_DATA:
+            continue
+        schema_json = block.schema_json
+        if not schema_json:
+            raise ArchiveV1Error(f"{storage.uri(rel)}: an archive block without a SCHEMA header")
+        try:
+            parsed = fastavro.parse_schema(json.loads(schema_json))
+            content = block.read_content()
+            version, count = struct.unpack_from(">ii", content, 0)
+            pos = 8
+            for _ in range(count):
+                (n,) = struct.unpack_from(">i", content, pos)
+                pos += 4
+                out.append(fastavro.schemaless_reader(io.BytesIO(content[pos:pos + n]), parsed))
+                pos += n
+        except (ValueError, struct.error, EOFError, KeyError) as e:
+            raise ArchiveV1Error(f"{storage.uri(rel)} holds an archive block that does not decode ({e}); restore "
+                                 "the file from a backup") from None
+    return out
+
+
+def archive_files(storage: Storage, folder: str = ARCHIVE_FOLDER) -> list[str]:
+    """The archive files of ``folder``, oldest (lowest version) first, as relative paths."""
+    found = []
+    for s in storage.list_dir(folder):
+        v = archive_file_version(s.name) if not s.is_dir else None
+        if v is not None:
+            found.append((v, f"{folder}/{s.name}"))
+    return [p for _, p in sorted(found)]
+
+
+class ArchivedTimelineV1(I.InstantSequence):
+    """The archived instants of a version 6 table, in timeline order: completed instants (one per
+    time and action), with their archived entries. Load it with :meth:`load`."""
+
+    def __init__(self, entries: Iterable[dict], files: Sequence[str] = ()) -> None:
+        self.files = list(files)
+        self._entries: dict[tuple[str, str, str], dict] = {}
+        for e in entries:
+            key = (str(e.get("commitTime")), str(e.get("actionType")), str(e.get("actionState") or "COMPLETED"))
+            self._entries.setdefault(key, e)  # a re-run after a crash may archive an instant twice
+        done = {(ts, a) for ts, a, st in self._entries if st == "COMPLETED"}
+        self.instants: list[Instant] = sorted((Instant(ts, a, State.COMPLETED) for ts, a in done),
+                                              key=Instant.sort_key)
+
+    @classmethod
+    def load(cls, storage: Storage, folder: str = ARCHIVE_FOLDER) -> "ArchivedTimelineV1":
+        """Read every archive file of ``folder`` (absent or empty: an empty timeline)."""
+        files = archive_files(storage, folder)
+        entries: list[dict] = []
+        for rel in files:
+            entries.extend(read_archive_entries(storage, rel))
+        return cls(entries, files)
+
+    def entries(self) -> list[dict]:
+        """Every archived entry (one per instant file), in timeline order."""
+        return [self._entries[k] for k in sorted(self._entries)]
+
+    def entry(self, timestamp: str, action: str, state: str = "COMPLETED") -> Optional[dict]:
+        """The archived entry of one instant file, or None."""
+        return self._entries.get((timestamp, action, state))
+
+    def commit_metadata(self, timestamp: str) -> Optional[CommitMetadata]:
+        """The archived commit metadata of a completed commit, deltacommit or replacecommit, or None."""
+        for action, key in ((I.COMMIT, "hoodieCommitMetadata"), (I.DELTA_COMMIT, "hoodieCommitMetadata"),
+                            (I.REPLACE_COMMIT, "hoodieReplaceCommitMetadata")):
+            e = self.entry(timestamp, action)
+            if e is not None and e.get(key) is not None:
+                meta = dict(e[key])
+                return CommitMetadata.from_json_bytes(json.dumps(meta).encode("utf-8"))
+        return None
+
+
+def archived_keys(storage: Storage, rel: str) -> set[tuple[str, str, str]]:
+    """(time, action, state) of every entry of one archive file (used to make a re-run idempotent)."""
+    return {(str(e.get("commitTime")), str(e.get("actionType")), str(e.get("actionState")))
+            for e in read_archive_entries(storage, rel)}
+
+
+__all__ = ["ARCHIVE_FOLDER", "ArchivedTimelineV1", "ArchiveV1Error", "InstantFile", "archive_file_name",
+           "archive_file_version", "archive_files", "archived_meta_entry_schema", "encode_archive_block",
+           "meta_entry", "read_archive_entries", "write_archive_file", "archived_keys"]
