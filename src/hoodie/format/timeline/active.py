@@ -153,6 +153,11 @@ class Timeline(I.InstantSequence):
         """Whether an instant at ``timestamp`` is on this timeline."""
         return any(i.timestamp == timestamp for i in self.instants)
 
+    @property
+    def file_names(self) -> frozenset[str]:
+        """The names of the files the timeline was listed from (every state of every instant)."""
+        return self._all_files
+
     def has_file(self, name: str) -> bool:
         """Whether a given timeline file was present when the timeline was listed."""
         return name in self._all_files

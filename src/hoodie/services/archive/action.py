@@ -63,6 +63,8 @@ class ArchivalResult:
     active_files: int = 0
     seconds: float = 0.0
     metadata_table: Optional["ArchivalResult"] = None
+    # The active timeline as listed before archiving (reused when nothing was archived).
+    timeline: Optional[Timeline] = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict:
         """A JSON-able summary (CLI ``--json``)."""
@@ -84,16 +86,9 @@ def _parse(layout: int):  # type: ignore[no-untyped-def]
 
 def _instant_files(storage: Storage, layout: int) -> tuple[list[tuple[str, Instant]], Timeline]:
     """One listing of the timeline folder: every instant file (name, parsed instant) and the timeline."""
-    folder = _folder(layout)
-    parse = _parse(layout)
-    files: list[tuple[str, Instant]] = []
-    for s in storage.list_dir(folder):
-        if s.is_dir:
-            continue
-        inst = parse(s.name)
-        if inst is not None:
-            files.append((s.name, inst))
     tl = Timeline.load(storage, layout)
+    parse = _parse(layout)
+    files = [(n, inst) for n, inst in ((n, parse(n)) for n in sorted(tl.file_names)) if inst is not None]
     return files, tl
 
 
@@ -113,6 +108,10 @@ def _latest_clean(storage: Storage, tl: Timeline) -> Optional[CleanFacts]:
 
 def _plan(storage: Storage, tl: Timeline, cfg: ArchivalConfig, *, is_mor: bool, tz: str, layout: int,
           props: Mapping[str, str], data_timeline: Optional[Timeline] = None) -> ArchivalPlan:
+    completed = sum(1 for i in tl.instants if i.is_completed and i.action in I.WRITE_ACTIONS)
+    if completed <= cfg.max_commits:
+        # Nothing to archive whatever the guards say (they only ever keep more): no plan file is read.
+        return plan_archival(tl.instants, cfg, is_mor=is_mor, tz=tz)
     mdt: Any = None
     if data_timeline is None and files_partition_available(dict(props)):
         mdt_tl = Timeline.load(storage.child(METADATA_FOLDER), layout)
@@ -187,7 +186,7 @@ def _archive_timeline(storage: Storage, cfg: ArchivalConfig, *, is_mor: bool, tz
     started = time.monotonic()
     files, tl = _instant_files(storage, layout)
     plan = _plan(storage, tl, cfg, is_mor=is_mor, tz=tz, layout=layout, props=props, data_timeline=data_timeline)
-    result = ArchivalResult(base_path, plan, dry_run)
+    result = ArchivalResult(base_path, plan, dry_run, timeline=tl)
     if plan.instants and not dry_run:
         _archive_one(storage, cfg, plan, files, layout, tz, result)
         result.active_files = len(files) - result.deleted_files
@@ -249,7 +248,8 @@ def _run(table: HoodieTable, cfg: ArchivalConfig, *, dry_run: bool) -> ArchivalR
     if files_partition_available(props) or table.storage.exists(f"{METADATA_FOLDER}/.hoodie/hoodie.properties"):
         mdt_storage = table.storage.child(METADATA_FOLDER)
         if mdt_storage.exists(".hoodie/hoodie.properties"):
-            data_tl = Timeline.load(table.storage, layout)
+            data_tl = res.timeline if not res.archived or dry_run else None
+            data_tl = data_tl if data_tl is not None else Timeline.load(table.storage, layout)
             # The metadata table: merge-on-read, its compaction triggered by its own delta commit count,
             # cleaned by file versions (hoodie's metadata table cleaner).
             mcfg = dataclasses.replace(cfg, cleaner_policy="KEEP_LATEST_FILE_VERSIONS", compaction_trigger="NUM_COMMITS")
