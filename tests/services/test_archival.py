@@ -373,3 +373,52 @@ def test_async_archival_runs_after_the_commit_returns(tmp_path: Path) -> None:
     assert writes[0] not in _active(base)
     assert len(_active(base)) <= 6 + 1
     assert A1.archive_files(Storage(base))
+
+
+# -- operating it: hoodie archive, CALL archive_commits, hoodie show timeline --archived ----------------------
+
+def test_cli_dry_run_says_what_and_why_then_archives(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from hoodie.interfaces.cli import main
+
+    base = str(tmp_path / "t")
+    _history(base, 6, 9)
+    sets = ["--set", "hoodie.keep.min.commits=4", "--set", "hoodie.keep.max.commits=6",
+            "--set", "hoodie.cleaner.commits.retained=2"]
+    before = sorted(os.listdir(Path(base) / ".hoodie"))
+    assert main(["archive", base, "--dry-run", *sets]) == 0
+    out = capsys.readouterr().out
+    assert "would archive" in out and "why not more:" in out and "hoodie.keep.min.commits=4" in out
+    assert sorted(os.listdir(Path(base) / ".hoodie")) == before
+    assert main(["archive", base, "--json", *sets]) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["archived"] and doc["archive_file"].endswith(".commits_.archive.1_1-0-1")
+    assert main(["show", "timeline", base, "--archived", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    archived = [r["instant"] for r in rows if r.get("archived")]
+    assert set(archived) == set(doc["archived"])
+    assert [r["instant"] for r in rows] == sorted(r["instant"] for r in rows)
+
+
+def test_call_archive_commits(tmp_path: Path) -> None:
+    import hoodie.interfaces.procedures  # noqa: F401  (registers the procedures)
+    from hoodie.interfaces.sql_call import PROCEDURES, bind
+
+    base = str(tmp_path / "t")
+    _history(base, 9, 9)
+    proc = PROCEDURES["archive_commits"]
+
+    def call(**kw: Any) -> dict[str, Any]:
+        rows = proc.fn(None, bind(proc, [], {"basePath": base, **kw}))
+        cols = [c.strip().split(" ")[0] for c in proc.output.split(",")]
+        assert len(rows) == 1
+        return dict(zip(cols, rows[0]))
+
+    dry = call(min_commits=4, max_commits=6, retain_commits=2, dry_run=True)
+    assert dry["result"] == 0 and dry["archived"] > 0 and not ArchivedTimeline.load(Storage(base)).instants
+    done = call(min_commits=4, max_commits=6, retain_commits=2)
+    assert done["archived"] == dry["archived"] and done["first_archived"] == dry["first_archived"]
+    assert {i.timestamp for i in ArchivedTimeline.load(Storage(base))} >= {done["first_archived"]}
+    again = call(min_commits=4, max_commits=6, retain_commits=2)
+    assert again["archived"] == 0 and "not more than hoodie.keep.max.commits" in again["message"]

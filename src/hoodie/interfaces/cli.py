@@ -93,12 +93,20 @@ def _show_timeline(args: argparse.Namespace) -> int:
     t = HoodieTable(args.base_path, read_only=True)
     rows = [{"instant": i.timestamp, "action": i.action, "state": i.state.name,
              **({"completion": i.completion} if i.completion else {})} for i in t.timeline]
+    if getattr(args, "archived", False):
+        # The archived timeline first (older), each row marked: hoodie archive moved them there.
+        from hoodie.services.archive import load_archived_timeline
+
+        rows = [{"instant": i.timestamp, "action": i.action, "state": i.state.name, "archived": True,
+                 **({"completion": i.completion} if i.completion else {})}
+                for i in load_archived_timeline(t)] + rows
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
         for r in rows:
             done = f"  completed {r['completion']}" if "completion" in r else ""
-            print(f"{r['instant']}  {r['action']:<14} {r['state']}{done}")
+            print(f"{r['instant']}  {r['action']:<14} {r['state']}{done}" + ("  (archived)" if r.get("archived")
+                                                                              else ""))
     return 0
 
 
@@ -260,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     tl = ssub.add_parser("timeline", help="the instants of the active timeline")
     tl.add_argument("base_path")
     tl.add_argument("--json", action="store_true")
+    tl.add_argument("--archived", action="store_true", help="also the archived timeline's instants (older), marked")
     tl.set_defaults(func=_show_timeline)
     sp = ssub.add_parser("partitions", help="partitions with file group, base and log sizes")
     sp.add_argument("base_path")

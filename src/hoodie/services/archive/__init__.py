@@ -12,10 +12,10 @@ The archived timeline's formats are in :mod:`hoodie.format.timeline.archive_v1` 
 """
 
 from hoodie.services.archive.action import (
-    ArchivalResult, maybe_archive_after_commit, run_archival, wait_for_async_archival,
+    ArchivalResult, load_archived_timeline, maybe_archive_after_commit, run_archival, wait_for_async_archival,
 )
 from hoodie.services.archive.config import ArchivalConfig, ArchivalConfigError
 from hoodie.services.archive.planner import ArchivalPlan, Bound, CleanFacts, plan_archival
 
 __all__ = ["ArchivalConfig", "ArchivalConfigError", "ArchivalPlan", "ArchivalResult", "Bound", "CleanFacts",
-           "plan_archival", "run_archival", "maybe_archive_after_commit", "wait_for_async_archival"]
+           "plan_archival", "load_archived_timeline", "run_archival", "maybe_archive_after_commit", "wait_for_async_archival"]

@@ -260,6 +260,16 @@ def _run(table: HoodieTable, cfg: ArchivalConfig, *, dry_run: bool) -> ArchivalR
     return res
 
 
+def load_archived_timeline(table: HoodieTable) -> I.InstantSequence:
+    """The archived timeline of ``table`` in its version's format: completed instants, oldest first
+    (version 6: :class:`~hoodie.format.timeline.archive_v1.ArchivedTimelineV1`; 8/9: the LSM timeline)."""
+    if table.timeline_layout == 2:
+        from hoodie.format.timeline.archived import ArchivedTimeline
+
+        return ArchivedTimeline.load(table.storage)
+    return A1.ArchivedTimelineV1.load(table.storage)
+
+
 # -- the post-commit step --------------------------------------------------------------------------------
 
 _async_lock = threading.Lock()
@@ -316,4 +326,4 @@ def wait_for_async_archival(table: HoodieTable | str | None = None, timeout: Opt
             raise err
 
 
-__all__ = ["ArchivalResult", "run_archival", "maybe_archive_after_commit", "wait_for_async_archival"]
+__all__ = ["ArchivalResult", "load_archived_timeline", "run_archival", "maybe_archive_after_commit", "wait_for_async_archival"]
