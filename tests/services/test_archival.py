@@ -148,6 +148,24 @@ def test_a_pending_compaction_holds_archival_back(tmp_path: Path) -> None:
     assert res.plan.bounds[0].timestamp == before[-1] and "compaction" in res.plan.bounds[0].reason
 
 
+def test_a_failed_write_holds_archival_back_until_it_is_rolled_back(tmp_path: Path) -> None:
+    """A writer that died leaves its deltacommit requested/inflight: archival (which rolls nothing back)
+    keeps it and everything after it, and the last completed commit before it."""
+    from hoodie.format.timeline import active as T
+
+    base = str(tmp_path / "t")
+    opts = {**_opts(6), "hoodie.compact.inline": "false"}
+    writes = _history(base, 6, 14, opts)
+    failed = writes[5] + "5"  # an instant between writes 5 and 6 (Hudi compares instant times as text)
+    assert writes[5] < failed < writes[6]
+    T.transition_to_inflight(Storage(base), T.create_requested(Storage(base), failed, I.DELTA_COMMIT))
+    res = run_archival(base, opts)
+    assert res.archived and max(res.archived) < writes[5]
+    assert writes[5] in _active(base)
+    assert res.plan.bounds[0].timestamp == writes[5] and "inflight" in res.plan.bounds[0].reason
+    assert HoodieTable(base).timeline.get(failed) is not None
+
+
 def test_a_savepoint_holds_archival_back(tmp_path: Path) -> None:
     base = str(tmp_path / "t")
     writes = _history(base, 6, 5)
