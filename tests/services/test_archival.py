@@ -440,3 +440,25 @@ def test_call_archive_commits(tmp_path: Path) -> None:
     assert {i.timestamp for i in ArchivedTimeline.load(Storage(base))} >= {done["first_archived"]}
     again = call(min_commits=4, max_commits=6, retain_commits=2)
     assert again["archived"] == 0 and "not more than hoodie.keep.max.commits" in again["message"]
+
+
+@pytest.mark.parametrize("stale", [I.CLEAN, I.ROLLBACK])
+def test_a_stale_pending_service_instant_older_than_archived_writes_does_not_hide_them(tmp_path: Path,
+                                                                                     stale: str) -> None:
+    """Java archives commits past a pending clean or rollback (they are not write-timeline instants). Readers
+    take writes older than the first active *commits-timeline* instant as archived (Java's
+    isBeforeTimelineStarts); dating the start by the stale pending instant instead made every archived write
+    after it look uncommitted and dropped its files from reads, in silence."""
+    from hoodie.format.timeline import active as T
+
+    base = str(tmp_path / "t")
+    writes = _history(base, 6, 14, {**_opts(6), "hoodie.compact.inline": "false"})
+    run_archival(base, _opts(6))
+    snapshot = _rows(hoodie.read_table(base))
+    stale_ts = writes[0][:-1] + ("0" if writes[0][-1] != "0" else "1")
+    stale_ts = min(stale_ts, writes[0])[:-3] + "000"
+    assert stale_ts < writes[0]
+    T.create_requested(Storage(base), stale_ts, stale)
+    assert HoodieTable(base).timeline.start > stale_ts
+    assert _rows(hoodie.read_table(base)) == snapshot
+    assert _rows(hoodie.read_table(base, as_of=_active(base)[0])) == _rows(read_hudi_rs(base, as_of=_active(base)[0]))

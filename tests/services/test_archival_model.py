@@ -225,6 +225,13 @@ def test_what_stays_active_starts_after_everything_archived(c: Case) -> None:
     stays = [i for i in c.instants if (i.timestamp, i.action) not in archived
              and i.action in (I.COMMIT, I.DELTA_COMMIT, I.REPLACE_COMMIT, I.COMPACTION)]
     assert all(i.timestamp > last for i in stays)
+    # What readers take as archived (hence completed): every write older than the active timeline's start.
+    # A pending clean or rollback, or a savepoint, that stays must not move the start before an archived
+    # write (the old start, the first instant of any action, hid archived writes after a stale pending clean).
+    from hoodie.format.timeline.active import Timeline
+
+    remaining = Timeline([i for i in c.instants if (i.timestamp, i.action) not in archived])
+    assert remaining.start is None or remaining.start > last
     assert all(i.timestamp > last for i in c.instants if i.action == I.SAVEPOINT)
     completed = [i for i in c.instants if i.is_completed and i.action in I.WRITE_ACTIONS]
     assert len(completed) - len(plan.commits) >= c.cfg.min_commits
