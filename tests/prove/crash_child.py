@@ -112,6 +112,10 @@ def perform(spec: dict[str, Any]) -> Any:
         return run_ttl(path, o).instant
     if op == "bring_back":
         return bring_back(path, spec["partitions"], target=spec["cold"]).instant
+    if op == "archive":
+        from hoodie.services.archive import run_archival
+
+        return len(run_archival(path, options).archived)
     if op == "compaction_recover":
         return recover_compaction(path, options, spec["mode"], spec["since"])
     raise ValueError(f"unknown operation {op!r}")

@@ -74,7 +74,7 @@ KEYS = list(range(16))
 # Half the trials on table version 6, the rest on Hudi 1.0's 8 and 1.1's 9.
 TABLE_VERSIONS = (6, 6, 8, 9)
 OPERATIONS = ("insert", "upsert", "delete", "compaction", "ttl", "clean", "rollback", "restore",
-              "record_ttl", "ttl_move", "bring_back")
+              "record_ttl", "ttl_move", "bring_back", "archive")
 # The operations whose history ends with data in the expiring partitions and runs no partition TTL.
 TTL_OPS = ("ttl", "restore", "ttl_move", "bring_back")
 # Record TTL runs with the smallest retention at now = retention + cutoff: the rows whose event time
@@ -105,6 +105,10 @@ FAULT_POINTS: dict[str, list[tuple[str, int]]] = {
     # The hot table's insert_overwrite (write.*), then the cold table's delete_partition.
     "bring_back": [("write.after_file_group", 2), ("write.before_complete", 1), ("ttl.bring_back.after_write", 1),
                    ("ttl.bring_back.after_verify", 1), ("ttl.bring_back.cold_drop_inflight", 1)],
+    # Timeline archival (issue 33): after the archive file (v6) or the LSM file and its manifest (8/9), and
+    # midway through deleting the archived instants' active files.
+    "archive": [("archive.after_archive_file", 1), ("archive.lsm.after_data_file", 1), ("archive.after_manifest", 1),
+                ("archive.while_deleting", 4)],
 }
 # Added to every operation's points on a table with a metadata table: inside its deltacommit,
 # between it and the data commit, inside its compaction (every third deltacommit) and rollback.
@@ -122,6 +126,7 @@ RECOVERY_POINTS: dict[str, list[tuple[str, int]]] = {
     "record_ttl": [("rollback.after_inflight", 1)] + FAULT_POINTS["record_ttl"],
     "ttl_move": FAULT_POINTS["ttl_move"],
     "bring_back": FAULT_POINTS["bring_back"],
+    "archive": FAULT_POINTS["archive"],
 }
 
 
@@ -284,18 +289,21 @@ def orphan_files(path: str) -> list[str]:
     log files holding a data or delete block of one (what a rollback must have removed)."""
     table = HoodieTable(path)
     done = {i.timestamp for i in table.timeline.completed().instants}
+    start = table.timeline.start  # older writes were archived, hence completed
     out = []
     for part in list_partitions(table.storage):
         for st in table.storage.list_dir(part):
             if st.is_dir:
                 continue
             if N.is_base_file(st.name):
-                if N.parse_base_file(st.name).instant not in done:
+                ts = N.parse_base_file(st.name).instant
+                if ts not in done and not (start is not None and ts < start):
                     out.append(st.path)
             elif N.is_log_file(st.name):
                 for b in read_log_file(table.storage, st.path, warn=False):
                     data = b.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA, BlockType.DELETE)
-                    if data and b.instant_time not in done:
+                    if data and b.instant_time not in done and not (start is not None and b.instant_time
+                                                                     and b.instant_time < start):
                         out.append(st.path)
                         break
     return out
@@ -387,6 +395,11 @@ def compaction_options(rng: random.Random, version: int = 6) -> dict[str, str]:
     return o
 
 
+def archive_options() -> dict[str, str]:
+    """A small archival window, so that short histories archive (the cleaner's retention below it)."""
+    return {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
+
+
 def clean_options(rng: random.Random) -> dict[str, str]:
     if rng.random() < 0.5:
         return {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"}
@@ -476,6 +489,10 @@ def build_history(rng: random.Random, path: str, setup: Setup, model: Model, op:
     if op in TTL_OPS:
         # Data in the expiring partitions, so the TTL run has something to delete.
         do_write(path, setup, model, "upsert", random_rows(rng, [k for k in KEYS if part_of(k) in OLD_PARTS][:3]))
+    if op == "archive":
+        # More completed commits than archive_options keeps (keep.max.commits=3).
+        for _ in range(3):
+            do_write(path, setup, model, "upsert", random_rows(rng, sorted(model.rows)[:2] or [0]))
     if op == "compaction":
         # Log files to compact: updates of live keys (MOR appends them to the slices' logs).
         live = sorted(model.rows)
@@ -625,6 +642,9 @@ def run_trial(seed: int, op: str, workdir: Path) -> TrialResult:
         spec = {"op": "bring_back", "path": path, "cold": cold, "partitions": list(OLD_PARTS)}
         ctx.update(all_rows=model.snapshot(), cold_after=[], cold_before=model.partitions(OLD_PARTS))
         points = FAULT_POINTS["bring_back"]
+    elif op == "archive":
+        spec = {"op": "archive", "path": path, "options": archive_options()}
+        points = FAULT_POINTS["archive"]
     elif op == "restore":
         crash_child.perform({"op": "ttl", "path": path, "options": ttl_options(rng, stash=True)})
         ctx["ttl_instant"] = last_ttl_instant(HoodieTable(path))
