@@ -114,7 +114,7 @@ def test_reads_after_archival_equal_reads_before_and_hudi_rs_agrees(tmp_path: Pa
     assert not active & {i.timestamp for i in archived}
 
 
-@pytest.mark.parametrize("version", [6, 9])
+@pytest.mark.parametrize("version", [6, pytest.param(9, marks=pytest.mark.slow)])
 def test_automatic_archival_bounds_the_active_timeline(tmp_path: Path, version: int) -> None:
     base = str(tmp_path / "t")
     opts = _opts(version, hoodie_archive_automatic="true", hoodie_keep_min_commits="3",
@@ -209,7 +209,7 @@ def test_a_replacecommit_is_kept_until_a_clean_passes_it_hudi_7779(tmp_path: Pat
     assert not [r for r in _rows(hoodie.read_table(base)) if r[1] == "p2"]
 
 
-@pytest.mark.parametrize("version", [6, 9])
+@pytest.mark.parametrize("version", [6, pytest.param(9, marks=pytest.mark.slow)])
 def test_the_metadata_table_bounds_archival_and_is_archived_by_its_own_rules(tmp_path: Path, version: int) -> None:
     base = str(tmp_path / "t")
     opts = _opts(version, hoodie_metadata_enable="true", hoodie_metadata_compact_max_delta_commits="6")
@@ -316,7 +316,8 @@ run_archival(sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:]))
 
 
 @pytest.mark.parametrize("version,point", [
-    (6, "archive.after_archive_file"), (6, "archive.while_deleting@3"), (9, "archive.after_manifest"),
+    (6, "archive.after_archive_file"), (9, "archive.after_manifest"),
+    pytest.param(6, "archive.while_deleting@3", marks=pytest.mark.slow),
     pytest.param(9, "archive.lsm.after_data_file", marks=pytest.mark.slow),
     pytest.param(9, "archive.while_deleting@2", marks=pytest.mark.slow)])
 def test_a_killed_archival_loses_nothing_and_the_next_one_finishes_it(tmp_path: Path, version: int,
@@ -442,7 +443,7 @@ def test_call_archive_commits(tmp_path: Path) -> None:
     assert again["archived"] == 0 and "not more than hoodie.keep.max.commits" in again["message"]
 
 
-@pytest.mark.parametrize("stale", [I.CLEAN, I.ROLLBACK])
+@pytest.mark.parametrize("stale", [I.CLEAN, pytest.param(I.ROLLBACK, marks=pytest.mark.slow)])
 def test_a_stale_pending_service_instant_older_than_archived_writes_does_not_hide_them(tmp_path: Path,
                                                                                      stale: str) -> None:
     """Java archives commits past a pending clean or rollback (they are not write-timeline instants). Readers

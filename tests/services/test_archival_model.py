@@ -198,19 +198,19 @@ def _planned(c: Case) -> list[tuple[str, str]]:
     return sorted((i.timestamp, i.action) for i in plan.instants)
 
 
-@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_the_data_table_archives_what_java_archives(c: Case) -> None:
     assert _planned(c) == java_instants_to_archive(c)
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(metadata_table=True))
 def test_the_metadata_table_archives_what_java_archives(c: Case) -> None:
     assert _planned(c) == java_instants_to_archive(c)
 
 
-@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_what_stays_active_starts_after_everything_archived(c: Case) -> None:
     """hoodie's readers take a write older than the first active commits-timeline instant as archived and
