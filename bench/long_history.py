@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import pyarrow as pa  # noqa: E402
 
 from hoodie.format.table import HoodieTable  # noqa: E402
-from hoodie.services.write import write_arrow  # noqa: E402
+from hoodie import write_arrow  # noqa: E402
 
 
 def _batch(rows: int, n: int) -> pa.Table:

@@ -24,7 +24,7 @@ from hoodie.format.slice.reader import ReadError
 from hoodie.services.archive import ArchivalConfigError, run_archival, wait_for_async_archival
 from hoodie.services.clean import run_clean
 from hoodie.services.savepoint import create_savepoint
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import rows_of
 from tests.hudi_rs import read_hudi_rs
 

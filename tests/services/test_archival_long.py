@@ -14,7 +14,7 @@ import pytest
 
 import hoodie
 from hoodie.format.table import HoodieTable
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import rows_of
 from tests.hudi_rs import read_hudi_rs
 

@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+from hoodie.faults import fault_point
 from hoodie.format.storage import Storage
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.archived import (
@@ -142,8 +143,6 @@ def write_level0(storage: Storage, rows: Sequence[LSMRow], folder: str = HISTORY
         storage.delete(rel)  # a crash's leftover, never listed: readers ignore it
     data = _parquet_bytes(rows)
     storage.create_new(rel, data)
-    from hoodie.faults import fault_point
-
     fault_point("archive.lsm.after_data_file")
     _new_manifest(storage, folder, (), ArchivedFile(name, len(data)))
     return name

@@ -38,7 +38,7 @@ from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import lsm_writer as LSM
 from hoodie.format.timeline import plans
 from hoodie.format.timeline.active import METAFOLDER, TIMELINE_FOLDER_V2, Timeline
-from hoodie.format.timeline.archived import HISTORY_FOLDER
+from hoodie.format.timeline.archived import HISTORY_FOLDER, ArchivedTimeline
 from hoodie.format.timeline.instant import Instant, State
 from hoodie.metrics import publish
 from hoodie.services.archive.config import LSM_RETAINED_MANIFESTS, ArchivalConfig
@@ -264,8 +264,6 @@ def load_archived_timeline(table: HoodieTable) -> I.InstantSequence:
     """The archived timeline of ``table`` in its version's format: completed instants, oldest first
     (version 6: :class:`~hoodie.format.timeline.archive_v1.ArchivedTimelineV1`; 8/9: the LSM timeline)."""
     if table.timeline_layout == 2:
-        from hoodie.format.timeline.archived import ArchivedTimeline
-
         return ArchivedTimeline.load(table.storage)
     return A1.ArchivedTimelineV1.load(table.storage)
 

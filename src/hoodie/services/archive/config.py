@@ -15,6 +15,8 @@ from typing import Any, Mapping, Optional
 from hoodie import configs as C
 from hoodie.configs import BOOLEAN, Int, define, read
 from hoodie.errors import HoodieError
+from hoodie.services.compaction import config as CC
+from hoodie.services.metadata.config import COMPACT_MAX_DELTA_COMMITS
 
 log = logging.getLogger(__name__)
 
@@ -135,9 +137,6 @@ class ArchivalConfig:
         if r.get(MERGE_ENABLE):
             log.warning("%s=true has no effect: hoodie, like Hudi 1.x for table version 6, writes one archive file "
                         "per archival and never merges them", MERGE_ENABLE.key)
-        from hoodie.services.compaction import config as CC
-        from hoodie.services.metadata.config import COMPACT_MAX_DELTA_COMMITS
-
         return cls(
             automatic=r.get(AUTOMATIC), run_async=r.get(ASYNC), min_commits=lo, max_commits=hi,
             batch=r.get(BATCH), lsm_compaction_batch=r.get(TIMELINE_COMPACTION_BATCH_SIZE),
