@@ -89,9 +89,7 @@ def test_steps_run_in_order_with_hooks_around_the_commit(tmp_path: Path) -> None
     assert seen == ["begin", "lock", "prepare", "metadata table", "rollback failed writes", "check",
                     "start", "execute",
                     "pre-commit recorder", "complete", "finalize", "unlock",
-                    "post-commit publishing the write's metrics", "post-commit recorder",
-                    # Timeline archival (hoodie.archive.automatic, on by default as in Hudi), last.
-                    "post-commit archive"]
+                    "post-commit publishing the write's metrics", "post-commit recorder"]
     assert HoodieTable(path).timeline.get(instant).is_completed
 
 
