@@ -161,15 +161,34 @@ def test_unknown_lock_provider_is_refused(tmp_path: Path, provider: str, message
 
 
 
-def _contend(uri: str, storage_options: dict, wait_ms: int) -> subprocess.CompletedProcess:
-    """Another process tries to take the lock of ``uri``; prints "took" or the LockError."""
-    code = ("import json, sys\nfrom hoodie.format.lock import LockError, table_lock\n"
+class _Contender:
+    """Another process that tries to take the lock of ``uri`` each time it is asked, printing "took"
+    or the LockError. It starts (imports, a first request to the store) before the test's lease
+    does, so a loaded machine's slow interpreter start cannot run the lease out before the first try."""
+
+    CODE = ("import json, sys\nfrom hoodie.format.lock import LockError, table_lock\n"
             "from hoodie.format.storage import Storage\n"
-            "try:\n    with table_lock(Storage(sys.argv[1], json.loads(sys.argv[2])), "
-            "{'hoodie.write.lock.wait_time_ms': sys.argv[3]}, 'contender'):\n        print('took')\n"
-            "except LockError as e:\n    print(e)\n")
-    return subprocess.run([sys.executable, "-c", code, uri, json.dumps(storage_options), str(wait_ms)],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+            "st = Storage(sys.argv[1], json.loads(sys.argv[2]))\nst.exists('.hoodie/lock')\n"
+            "print('ready', flush=True)\n"
+            "for line in sys.stdin:\n"
+            "    try:\n        with table_lock(st, {'hoodie.write.lock.wait_time_ms': line.strip()}, 'contender'):\n"
+            "            pass\n        print('took', flush=True)\n"
+            "    except LockError as e:\n        print(str(e).replace('\\n', ' '), flush=True)\n")
+
+    def __init__(self, uri: str, storage_options: dict) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", self.CODE, uri, json.dumps(storage_options)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO)
+        assert self.proc.stdout is not None and self.proc.stdout.readline().strip() == "ready"
+
+    def attempt(self, wait_ms: int) -> str:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"{wait_ms}\n")
+        self.proc.stdin.flush()
+        return self.proc.stdout.readline().strip()
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=30)
 
 
 def test_s3_lock_uses_conditional_puts(moto_s3: dict, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
@@ -183,17 +202,18 @@ def test_s3_lock_uses_conditional_puts(moto_s3: dict, monkeypatch: pytest.Monkey
     uri = f"s3://hoodie-test/lock-{uuid.uuid4().hex[:8]}"
     st = Storage(uri, moto_s3)
     monkeypatch.setattr(L._Holding, "start_heartbeat", lambda self: None)  # a holder paused (never renews)
+    contender = _Contender(uri, moto_s3)
     held = TableLock(st, {"hoodie.write.lock.storage.validity.timeout.secs": "3",
                           "hoodie.write.lock.storage.heartbeat.poll.secs": "1"}, "first holder")
     held.acquire()
     try:
         assert st.exists(".hoodie/lock")
-        out = _contend(uri, moto_s3, 300)
-        assert "timed out after 300 ms" in out.stdout and "held by first holder" in out.stdout, out
+        out = contender.attempt(300)
+        assert "timed out after 300 ms" in out and "held by first holder" in out, out
         time.sleep(3.2)  # the lease (3 s, never renewed) expires
-        out = _contend(uri, moto_s3, 5000)
-        assert out.stdout.strip() == "took", out
+        assert contender.attempt(5000) == "took"
     finally:
+        contender.stop()
         with pytest.raises(LockError, match="taken from this process"):
             held.release()
     assert not st.exists(".hoodie/lock")
@@ -203,11 +223,15 @@ def test_s3_lock_lease_is_renewed_while_held(moto_s3: dict) -> None:  # noqa: F8
     import uuid
 
     uri = f"s3://hoodie-test/lock-{uuid.uuid4().hex[:8]}"
-    with table_lock(Storage(uri, moto_s3), {"hoodie.write.lock.storage.validity.timeout.secs": "3",
-                                            "hoodie.write.lock.storage.heartbeat.poll.secs": "1"}, "renewing"):
-        time.sleep(4)  # past the first lease: only renewals keep it
-        out = _contend(uri, moto_s3, 300)
-        assert "held by renewing" in out.stdout, out
+    contender = _Contender(uri, moto_s3)
+    try:
+        with table_lock(Storage(uri, moto_s3), {"hoodie.write.lock.storage.validity.timeout.secs": "3",
+                                                "hoodie.write.lock.storage.heartbeat.poll.secs": "1"}, "renewing"):
+            time.sleep(4)  # past the first lease: only renewals keep it
+            out = contender.attempt(300)
+            assert "held by renewing" in out, out
+    finally:
+        contender.stop()
 
 
 def test_s3_lock_of_a_killed_writer_on_this_host_is_taken_over(moto_s3: dict) -> None:  # noqa: F811

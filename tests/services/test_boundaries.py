@@ -941,7 +941,9 @@ def test_clean_result_json_for_a_recovered_and_a_new_clean(tmp_path: Path) -> No
     res = run_clean(path, {**cfg, "hoodie.cleaner.fileversions.retained": "1"})
     out = res.to_json()
     assert sorted(out) == ["deleted_files", "deleted_partitions", "dry_run", "failed_files", "instant", "plan",
-                           "recovered_cleans", "stash_purged", "total_deleted"]
+                           "reason", "recovered_cleans", "stash_purged", "total_deleted"]
+    assert out["reason"] == f"deleted {res.total_deleted} file(s) in clean {res.instant} (KEEP_LATEST_FILE_VERSIONS); " \
+        "finished 1 interrupted clean(s)"
     (rec,) = out["recovered_cleans"]
     assert rec == {
         "instant": ts, "dry_run": False,
