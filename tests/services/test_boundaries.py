@@ -951,7 +951,8 @@ def test_clean_result_json_for_a_recovered_and_a_new_clean(tmp_path: Path) -> No
                  "last_completed_commit": hist[-1][0], "files_to_delete": doomed, "total_files": 2,
                  "partitions_to_delete": [], "notes": []},
         "deleted_files": doomed, "total_deleted": 2, "failed_files": {}, "deleted_partitions": [],
-        "recovered_cleans": [], "stash_purged": []}
+        "recovered_cleans": [], "stash_purged": [],
+        "reason": f"deleted 2 file(s) in clean {ts} (KEEP_LATEST_FILE_VERSIONS)"}
     assert out["instant"] == res.instant and out["instant"] > ts and out["dry_run"] is False
     assert out["total_deleted"] == 2 == sum(len(v) for v in out["deleted_files"].values())
     assert out["plan"]["total_files"] == 2 and sorted(out["plan"]["files_to_delete"]) == ["p0", "p1"]
