@@ -154,7 +154,7 @@ def test_catalog_read_sees_commits_of_every_entry_point(spark, tmp_path: Path) -
 
     name, path = make(spark, tmp_path, "id INT, v STRING")
     sql(spark, f"INSERT INTO {name} VALUES (1, 'a')")
-    first = HoodieTable(path).timeline.completed_writes()[-1].timestamp
+    first = HoodieTable(path).timeline.completed_writes().instants[-1].timestamp
 
     def by_name() -> list[tuple]:
         return sorted(tuple(r) for r in sql(spark, f"SELECT id, v FROM {name}").collect())
@@ -166,9 +166,9 @@ def test_catalog_read_sees_commits_of_every_entry_point(spark, tmp_path: Path) -
     opts = {"hoodie.table.name": HoodieTable(path).name, "hoodie.datasource.write.operation": "upsert"}
     write_arrow(path, pa.table({"id": pa.array([2], pa.int32()), "v": ["b"]}), opts)
     assert by_name() == by_api() == [(1, "a"), (2, "b")]
-    import hoodie.spark
+    from hoodie.spark import write as spark_write
 
-    hoodie.spark.write(spark.createDataFrame([(3, "c")], "id int, v string"), path, opts)
+    spark_write(spark.createDataFrame([(3, "c")], "id int, v string"), path, opts)
     assert by_name() == by_api() == [(1, "a"), (2, "b"), (3, "c")]
     out = sql(spark, f"CALL create_savepoint(table => '{name}', commit_time => '{first}')").collect()[0]
     assert out.create_savepoint_result, out.message

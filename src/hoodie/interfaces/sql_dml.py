@@ -42,6 +42,7 @@ from hoodie.interfaces.sql_call import SqlError
 
 RESULT_SCHEMA = "instant string, operation string, rows long, note string"
 INSERT_INTO_OPERATION = "hoodie.spark.sql.insert.into.operation"
+OVERWRITE_MODE = "hoodie.datasource.overwrite.mode"
 PATH_DATABASES = ("hoodie", "hudi")
 
 
@@ -77,8 +78,35 @@ def _target(spark: Any, table_exp: Any) -> Optional[Target]:
     try:
         base = resolve_table_path(spark, full)
     except CatalogError:
+        refuse_plain_spark_table(spark, full)
         return None
     return Target(base, full, HoodieTable(base, read_only=True), alias)
+
+
+def refuse_plain_spark_table(spark: Any, name: str) -> None:
+    """Refuse a catalog table that plain ``spark.sql("CREATE TABLE ... USING hudi|hoodie")`` made: Spark 4.3
+    accepts that statement without calling the data source and keeps neither LOCATION nor properties, so
+    the name reads and writes nothing. Named with the fix rather than left to fail inside Spark."""
+    from hoodie.interfaces.catalog import _split
+
+    try:
+        db, tbl = _split(name, spark)
+        if not spark.catalog.databaseExists(db) or not spark.catalog.tableExists(f"`{db}`.`{tbl}`"):
+            return
+        # DESCRIBE leaves the provider of a Python data source table out; SHOW TABLE EXTENDED has it.
+        found = [r for r in spark.sql(f"SHOW TABLE EXTENDED IN `{db}` LIKE '{tbl}'").collect()
+                 if not r.isTemporary and r.tableName.lower() == tbl.lower()]
+        info = {k.strip().lower(): v.strip() for k, _, v in
+                (line.partition(":") for line in (found[0].information if found else "").splitlines()) if v}
+    except Exception:  # a name Spark cannot describe: not such a table
+        return
+    if info.get("provider", "").lower() in PATH_DATABASES and info.get("type", "").upper() != "VIEW":
+        raise SqlError(
+            f"{db}.{tbl} was made by plain spark.sql(\"CREATE TABLE ... USING {info['provider']}\"), which Spark 4.3 "
+            "accepts without the data source and keeps no LOCATION, keys or properties for: nothing can read or "
+            f"write it. DROP TABLE {db}.{tbl}, then create the table through hoodie.sql (CREATE TABLE ... USING "
+            "hudi [TBLPROPERTIES (primaryKey = ...)] [LOCATION '/path']) or register an existing one "
+            f"(CREATE TABLE {db}.{tbl} USING hudi LOCATION '/path/to/table')")
 
 
 def _result(spark: Any, instant: Optional[str], operation: str, rows: int, note: str):
@@ -170,12 +198,43 @@ def _insert(spark: Any, stmt: Any, t: Target):
         given.update({c: F.lit(None) for c in missing})
     df = src.select(*[given[c].cast(typ).alias(c) for c, typ in cols])
     overwrite = bool(stmt.args.get("overwrite"))
+    extra: dict[str, str] = {}
+    commit_empty = False
     if overwrite:
-        op = "insert_overwrite" if (static or dynamic) and t.table.is_partitioned else "insert_overwrite_table"
+        dynamic_mode = overwrite_mode(spark, t) == "DYNAMIC"
+        # Hudi's rule (and Spark's): a non-partitioned table, or static mode without a partition spec,
+        # replaces the whole table; otherwise only partitions are replaced: in dynamic mode those the rows
+        # go to, in static mode also every existing partition the spec's static values name (all of them
+        # for a spec without static values), whether or not the query writes to it.
+        if not t.table.is_partitioned or (not dynamic_mode and not (static or dynamic)):
+            op, commit_empty = "insert_overwrite_table", True
+        else:
+            op = "insert_overwrite"
+            if not dynamic_mode:
+                from hoodie.format.file_group.fsview import FileSystemView
+
+                existing = set(FileSystemView(t.table.storage, t.table.timeline).partitions())
+                named = sorted(_matching_partitions(t.table, existing, static))
+                extra["hoodie.write.static.overwrite.partitions"] = ",".join(named)
+                commit_empty = bool(named)
     else:
         op = (spark.conf.get(INSERT_INTO_OPERATION, None) or "insert").lower()
-    return _commit_rows(spark, df, t, op, "nothing to insert: the query returned no row",
-                        lambda n: f"{op} of {n} row(s) into {t.name or t.base_path}", commit_empty=overwrite)
+    return _commit_rows(spark, df, t, op, "nothing to insert: the query returned no row" if not overwrite else
+                        "nothing to overwrite: the query returned no row and no existing partition matches",
+                        lambda n: f"{op} of {n} row(s) into {t.name or t.base_path}", commit_empty=commit_empty,
+                        extra=extra)
+
+
+def overwrite_mode(spark: Any, t: Target) -> str:
+    """STATIC or DYNAMIC: ``hoodie.datasource.overwrite.mode`` (session conf, then the table's properties),
+    else ``spark.sql.sources.partitionOverwriteMode``, as Hudi's SQL resolves it."""
+    mode = spark.conf.get(OVERWRITE_MODE, None) or t.table.props.get(OVERWRITE_MODE) \
+        or spark.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
+    mode = str(mode).strip().upper()
+    if mode not in ("STATIC", "DYNAMIC"):
+        raise SqlError(f"{OVERWRITE_MODE} (or spark.sql.sources.partitionOverwriteMode) is {mode!r}: use STATIC or "
+                       "DYNAMIC. Nothing was written")
+    return mode
 
 
 # -- UPDATE / DELETE ---------------------------------------------------------------------------------------
@@ -223,7 +282,7 @@ def _matching(spark: Any, stmt: Any, t: Target):
 
 
 def _commit_rows(spark: Any, df: Any, t: Target, operation: str, empty: str, done: Callable[[int], str],
-                 commit_empty: bool = False):
+                 commit_empty: bool = False, extra: Optional[dict[str, str]] = None):
     """Write ``df`` as one ``operation`` commit and say what happened; no rows commit nothing (unless
     ``commit_empty``: an overwrite with no rows still replaces)."""
     df = df.cache()
@@ -231,7 +290,7 @@ def _commit_rows(spark: Any, df: Any, t: Target, operation: str, empty: str, don
         n = df.count()
         if n == 0 and not commit_empty:
             return _result(spark, None, operation, 0, empty)
-        instant = _write(df, t, operation)
+        instant = _write(df, t, operation, extra)
     finally:
         df.unpersist()
     return _result(spark, instant, operation, n, done(n))
@@ -586,6 +645,7 @@ def _create(spark: Any, stmt: Any):
     from hoodie.format.table import table_exists
 
     db, tbl = _split(name, spark)
+    refuse_plain_spark_table(spark, f"{db}.{tbl}")
     if spark.catalog.tableExists(tbl, db):
         if stmt.args.get("exists"):
             return _result(spark, None, "create", 0, f"{db}.{tbl} already exists (IF NOT EXISTS): nothing done")
@@ -684,6 +744,10 @@ def run(spark: Any, text: str):
         return None
     if isinstance(stmt, (exp.Select, exp.Union)) and any(t.args.get("version") for t in stmt.find_all(exp.Table)):
         return _time_travel(spark, stmt)
+    if isinstance(stmt, exp.Query):
+        for table in stmt.find_all(exp.Table):
+            if table.name and "/" not in table.name:
+                refuse_plain_spark_table(spark, f"{table.db}.{table.name}" if table.db else table.name)
     table_exp = stmt.this
     if isinstance(stmt, exp.Insert) and isinstance(table_exp, exp.Schema):
         table_exp = table_exp.this

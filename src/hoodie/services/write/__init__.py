@@ -195,8 +195,11 @@ class WriteOperation(Operation):
         fault_point("write.before_complete")
         replaced = None
         if cfg.operation in OVERWRITE_OPERATIONS:
+            # A static overwrite also replaces the partitions its spec names that it writes no row to.
+            static = [p.strip() for p in str(self.options.get("hoodie.write.static.overwrite.partitions") or "")
+                      .split(",") if p.strip()]
             parts = (FileSystemView(table.storage, table.timeline).partitions()
-                     if cfg.operation == "insert_overwrite_table" else sorted(result.partitions))
+                     if cfg.operation == "insert_overwrite_table" else sorted(set(result.partitions) | set(static)))
             replaced = replaced_file_groups(table, parts)
         return W.commit_metadata_for(result.stats, avro_schema=self.avro_schema, operation_type=self.operation_type,
                                      replaced=replaced)
