@@ -7,23 +7,46 @@ statement on a table that is not a hoodie table, goes to ``spark.sql`` unchanged
 through hoodie's one commit path as one instant (``hoodie.spark.write``), so a statement is atomic.
 
 * ``INSERT INTO t [PARTITION (p = v, ...)] [(cols)] SELECT ... | VALUES ...``: operation
-  ``hoodie.spark.sql.insert.into.operation`` (Hudi's key; default ``insert``, as Hudi 0.14+);
-* ``INSERT OVERWRITE [TABLE] t [PARTITION (...)] ...``: ``insert_overwrite_table`` without a partition
-  spec, ``insert_overwrite`` (the partitions written) with one;
+  ``hoodie.spark.sql.insert.into.operation`` (Hudi's key; default ``insert``, as Hudi 0.14+). Columns are
+  taken by position, except that a query whose output names are exactly the expected columns in another
+  order is aligned by name (as Hudi's tests expect: ``PARTITION (dt = 'x') SELECT 20 AS price, 2 AS id ...``);
+* ``INSERT OVERWRITE [TABLE] t [PARTITION (...)] ...``, Hudi's rules: ``hoodie.datasource.overwrite.mode``
+  (session conf or table property), else ``spark.sql.sources.partitionOverwriteMode`` (default STATIC).
+  A non-partitioned table, or STATIC without a partition spec, replaces the whole table
+  (``insert_overwrite_table``, also with no row). STATIC with a spec replaces every existing partition
+  its static values name (``PARTITION (yr = 2024, mo)``: every ``yr=2024`` partition; a spec without
+  static values: all), also when the query returns no row. DYNAMIC replaces only the partitions the rows
+  go to (``insert_overwrite``);
 * ``UPDATE t SET col = expr, ... [WHERE cond]``: the matching rows, changed, as one upsert;
 * ``DELETE FROM t [WHERE cond]``: the matching keys, as one delete;
 * ``MERGE INTO t USING s ON cond WHEN MATCHED [AND c] THEN UPDATE SET ... | UPDATE SET * | DELETE
   WHEN NOT MATCHED [AND c] THEN INSERT (cols) VALUES (...) | INSERT *``: clauses apply in order, the
   first whose condition holds wins; updates, inserts and deletes commit as one upsert (deletes as
-  ``_hoodie_is_deleted`` markers that are not added to the table schema);
-* ``CREATE TABLE t (cols) USING hudi|hoodie [PARTITIONED BY (cols)] TBLPROPERTIES (primaryKey = 'id',
-  preCombineField | orderingFields = 'ts', type = 'cow' | 'mor', hoodie.* = ...) [LOCATION 'path']`` and
-  ``CREATE TABLE t USING hudi ... AS SELECT ...``: a new table (under the warehouse folder without
-  LOCATION), registered in the catalog;
+  ``_hoodie_is_deleted`` markers that are not added to the table schema). Hudi's rules: ``ON`` is a
+  conjunction of equalities ``t.k = s.col`` (a source column, possibly cast) covering every record key
+  field, partition fields optional; anything else (``t.id = s.id + 1``, ``t.name = s.name``, ``t.x > 1``)
+  is refused. An update (``SET *`` or explicit) that really changes a matched row's record key or
+  partition is refused; an assignment equal to the matched value (``SET id = s.id``) is not a change;
+* column names resolve case-insensitively unless ``spark.sql.caseSensitive=true`` (``SET *``/``INSERT *``
+  take each table column from the source column of that name; a source lacking one is refused);
+* ``CREATE TABLE t (cols) USING hudi|hoodie [PARTITIONED BY (cols)] TBLPROPERTIES | OPTIONS (primaryKey =
+  'id', preCombineField | orderingFields = 'ts', type = 'cow' | 'mor', hoodie.* = ...) [LOCATION 'path']``
+  and ``CREATE TABLE t USING hudi ... AS SELECT ...``: a new table (under the warehouse folder without
+  LOCATION), registered in the catalog. Without ``primaryKey`` the table has no record key fields and
+  its keys are generated per row, as Hudi 1.x does: INSERT INTO and DELETE FROM (by the stored keys)
+  work, UPDATE and MERGE are refused (Hudi runs them as an upsert by the stored keys, which hoodie
+  does not do);
 * ``ALTER TABLE t DROP [IF EXISTS] PARTITION (p = v, ...)``: a delete_partition replacecommit;
 * ``SHOW PARTITIONS t``: the table's partition paths;
 * ``SELECT ... FROM t TIMESTAMP AS OF 'instant'`` (or ``VERSION AS OF``): time travel (by completion time
-  on table versions 8/9, as Hudi 1.x defines it).
+  on table versions 8/9, as Hudi 1.x defines it), also as the source of INSERT and MERGE
+  (``INSERT INTO t2 SELECT ... FROM t1 TIMESTAMP AS OF '<instant>'``).
+
+A name in a statement is bound to the table afresh for each statement, so a read by catalog name sees
+every commit made before it, by any entry point (``write_arrow``, ``hoodie.spark.write``, procedures).
+A catalog table that plain ``spark.sql("CREATE TABLE t (cols) USING hudi")`` made (Spark 4.3 accepts it
+without calling the data source and keeps no location or properties) is named with the fix
+(``DROP TABLE``, then create it through ``hoodie.sql``).
 
 ``t`` is a catalog name registered as a hoodie table, or ``hoodie.`/path/to/table``` (also
 ``hudi.`...```). Each statement returns one row: the instant committed (null when nothing changed),
