@@ -249,3 +249,39 @@ def test_sql_statements_match_the_reference_engines(spark, tmp_path_factory, cas
     for i, s in enumerate(stmts):
         run(w, s)
         check(w, f"statement {i} ({s.kind}) of {stmts}")
+
+
+ENTRY_POINTS = ["write_arrow", "spark_write", "sql_insert", "sql_delete", "compaction", "rollback"]
+
+
+@settings(max_examples=examples(2), suppress_health_check=list(HealthCheck))
+@given(steps=st.lists(st.tuples(st.sampled_from(ENTRY_POINTS), st.integers(0, 9)), min_size=3, max_size=6))
+def test_catalog_read_equals_read_table_after_any_entry_point(spark, tmp_path_factory, steps) -> None:
+    """After a commit by any entry point (write_arrow, hoodie.spark.write, hoodie.sql DML, CALL
+    run_compaction, CALL rollback_to_instant), a read by catalog name equals hoodie.read_table."""
+    from hoodie.spark import write as spark_write
+
+    n = next(_n)
+    name, path = f"default.cat_{n}", str(tmp_path_factory.mktemp("cat") / f"cat_{n}")
+    sql(spark, f"CREATE TABLE {name} (id INT, v INT) USING hudi TBLPROPERTIES (primaryKey = 'id', type = 'mor') "
+               f"LOCATION '{path}'")
+    sql(spark, f"INSERT INTO {name} VALUES (100, 0)")
+    opts = {"hoodie.table.name": HoodieTable(path).name, "hoodie.datasource.write.operation": "upsert"}
+    for i, (kind, k) in enumerate(steps):
+        if kind == "write_arrow":
+            write_arrow(path, pa.table({"id": pa.array([k], pa.int32()), "v": pa.array([i], pa.int32())}), opts)
+        elif kind == "spark_write":
+            spark_write(spark.createDataFrame([(k, i)], "id int, v int"), path, opts)
+        elif kind == "sql_insert":
+            sql(spark, f"INSERT INTO {name} SELECT {k} + 10, {i}")
+        elif kind == "sql_delete":
+            sql(spark, f"DELETE FROM {name} WHERE id = {k}")
+        elif kind == "compaction":
+            sql(spark, f"CALL run_compaction(op => 'scheduleAndExecute', table => '{name}', "
+                       "options => 'hoodie.compact.inline.max.delta.commits=1')")
+        else:
+            last = HoodieTable(path).timeline.completed_writes().instants[-1].timestamp
+            sql(spark, f"CALL rollback_to_instant(table => '{name}', instant_time => '{last}')")
+        want = norm(hoodie.read_table(path, columns=["id", "v"]).to_pylist(), ["id", "v"])
+        got = norm([r.asDict() for r in sql(spark, f"SELECT id, v FROM {name}").collect()], ["id", "v"])
+        assert got == want, f"catalog read after step {i} ({kind}) of {steps}"
