@@ -58,7 +58,7 @@ SERVICE_CONFIG_MODULES = (
     "hoodie.services.ttl.config",
     "hoodie.services.compaction.config",
     "hoodie.services.clean",
-    "hoodie.services.metadata.config", "hoodie.services.archive.config",
+    "hoodie.services.metadata.config", "hoodie.services.archive.config", "hoodie.services.write.configs",
 )
 
 JAVA_INT_MIN, JAVA_INT_MAX = -(2**31), 2**31 - 1
@@ -598,12 +598,6 @@ OPERATION = define("hoodie.datasource.write.operation", "upsert", ", ".join(OPER
 PARTITIONS_TO_DELETE = define(
     "hoodie.datasource.write.partitions.to.delete", None,
     "delete_partition: comma-separated partition paths (default: the partitions of the input rows).", W, type=LIST)
-STATIC_OVERWRITE_PARTITIONS = define(
-    "hoodie.write.static.overwrite.partitions", None,
-    "insert_overwrite: comma-separated partition paths replaced in addition to the partitions of the input rows "
-    "(hoodie.sql's static INSERT OVERWRITE ... PARTITION (p = v) sets it to every partition the static spec "
-    "names, so they are replaced also when the query returns no row; Hudi passes the same list internally as "
-    "HoodieInternalConfig.STATIC_OVERWRITE_PARTITION_PATHS).", W, type=LIST)
 WRITE_TABLE_VERSION = define(
     "hoodie.write.table.version", 6,
     "Table version of tables this write creates: 6 (Hudi 0.14/0.15, the default), 8 (Hudi 1.0) or 9 (Hudi 1.1). On an "

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 import hoodie
 from hoodie.format.table import HoodieTable
 from hoodie.interfaces.sql import SqlError, sql
-from hoodie.services.write import write_arrow
+from hoodie import write_arrow
 from tests.helpers import examples
 from tests.hudi_rs import read_hudi_rs
 

@@ -150,7 +150,7 @@ def test_dynamic_overwrite_replaces_only_partitions_written(spark, tmp_path: Pat
 # -- item 6: catalog reads are planned at each query ---------------------------------------------------------
 
 def test_catalog_read_sees_commits_of_every_entry_point(spark, tmp_path: Path) -> None:
-    from hoodie.services.write import write_arrow
+    from hoodie import write_arrow
 
     name, path = make(spark, tmp_path, "id INT, v STRING")
     sql(spark, f"INSERT INTO {name} VALUES (1, 'a')")
