@@ -58,7 +58,7 @@ SERVICE_CONFIG_MODULES = (
     "hoodie.services.ttl.config",
     "hoodie.services.compaction.config",
     "hoodie.services.clean",
-    "hoodie.services.metadata.config", "hoodie.services.archive.config",
+    "hoodie.services.metadata.config", "hoodie.services.archive.config", "hoodie.services.write.configs",
 )
 
 JAVA_INT_MIN, JAVA_INT_MAX = -(2**31), 2**31 - 1

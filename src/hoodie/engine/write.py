@@ -151,6 +151,10 @@ class SparkWriteExecutor:
         return pa.schema([f for f in _arrow_schema_of(self.df)
                           if f.name not in META_COLUMNS and f.name != "_hoodie_operation"])
 
+    def input_columns(self) -> list[str]:
+        """The input's column names, meta columns included."""
+        return list(self.df.columns)
+
     def body(self) -> Any:
         """The input without meta columns."""
         return self.df.select(*self.schema.names)

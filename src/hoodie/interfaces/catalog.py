@@ -35,6 +35,8 @@ RO_SUFFIX = "_ro"
 
 # Per-session map: (db, view) -> temp view name, filled by attach().
 _ATTACHED: dict[int, dict[tuple[str, str], str]] = {}
+# Per-session map: (db, view) -> (base path, query type) of each attached view, to plan it again.
+_SOURCES: dict[int, dict[tuple[str, str], tuple[str, str]]] = {}
 
 
 class CatalogError(HoodieError, LookupError):
@@ -173,14 +175,22 @@ def attach(spark: Any, database: Optional[str] = None) -> dict[tuple[str, str], 
             path = props.get(BASE_PATH_PROP)
             if not path:
                 continue
-            df = spark.read.format("hoodie").option("hoodie.datasource.query.type",
-                                                    props.get(QUERY_TYPE_PROP, "snapshot")).load(path)
             temp = f"__hoodie_{db}_{view}"
-            df.createOrReplaceTempView(temp)
-            if db == spark.catalog.currentDatabase():
-                df.createOrReplaceTempView(view)  # unqualified names in the current database
+            qt = props.get(QUERY_TYPE_PROP, "snapshot")
+            _bind(spark, path, qt, [temp] + ([view] if db == spark.catalog.currentDatabase() else []))
             attached[(db.lower(), view.lower())] = temp
+            _SOURCES.setdefault(id(spark), {})[(db.lower(), view.lower())] = (path, qt)
     return dict(attached)
+
+
+def _bind(spark: Any, path: str, query_type: str, views: list[str]) -> None:
+    """(Re)create session views reading the table now. Spark keeps a Python data source's read plan
+    (its partitions) with the DataFrame a temporary view holds, so a view made once would answer
+    every later query with the files of its first plan: hoodie.sql binds the views a statement names
+    again before running it (:func:`rewrite_names`)."""
+    df = spark.read.format("hoodie").option("hoodie.datasource.query.type", query_type).load(path)
+    for v in views:
+        df.createOrReplaceTempView(v)
 
 
 def session(master: Optional[str] = None, app_name: str = "hoodie", conf: Optional[dict[str, Any]] = None,
@@ -203,11 +213,25 @@ def rewrite_names(spark: Any, text: str) -> str:
     attached = _ATTACHED.get(id(spark))
     if not attached:
         return text
+    sources = _SOURCES.get(id(spark), {})
+    current = None
     parts = re.split(r"('(?:[^'\\]|\\.|'')*')", text)
+    used: dict[tuple[str, str], list[str]] = {}
     for i in range(0, len(parts), 2):
         for (db, view), temp in attached.items():
             pat = re.compile(rf"(?<![\w.`])`?{re.escape(db)}`?\.`?{re.escape(view)}`?(?![\w`])", re.IGNORECASE)
-            parts[i] = pat.sub(temp, parts[i])
+            parts[i], n = pat.subn(temp, parts[i])
+            if n:
+                used.setdefault((db, view), []).append(temp)
+            # An unqualified name of the current database's view (attach made it too).
+            if re.search(rf"(?<![\w.`])`?{re.escape(view)}`?(?![\w`.])", parts[i], re.IGNORECASE):
+                current = current or spark.catalog.currentDatabase().lower()
+                if db == current:
+                    used.setdefault((db, view), []).extend([temp, view])
+    # Catalog reads are planned at each statement: bind every view the statement names afresh.
+    for key, views in used.items():
+        if key in sources:
+            _bind(spark, *sources[key], sorted(set(views)))
     return "".join(parts)
 
 

@@ -150,9 +150,22 @@ def sql(spark: Any, text: str):
     proc = PROCEDURES.get(name.lower())
     if proc is None:
         raise SqlError(f"unknown procedure {name!r}; available: {', '.join(sorted({p.name for p in PROCEDURES.values()}))}")
+    # Hudi 1.x procedures take filter => "<predicate over the output columns>": the rows it keeps.
+    fkey = next((k for k in named if k.lower() == "filter"), None)
+    where = named.pop(fkey) if fkey is not None and not any(p.name.lower() == "filter" for p in proc.params) else None
+    if where is not None and not isinstance(where, str):
+        raise SqlError(f"filter => must be a SQL predicate string over {proc.name}'s output columns, got {where!r}")
     args = bind(proc, positional, named)
     rows = proc.fn(spark, args)
-    return spark.createDataFrame(rows, proc.output)
+    out = spark.createDataFrame(rows, proc.output)
+    if where:
+        try:
+            out = out.where(where)
+            out.schema  # analyze now: an unknown column is named here, not at collect
+        except Exception as e:
+            raise SqlError(f"filter => {where!r} is not a predicate over {proc.name}'s output columns "
+                           f"({proc.output}): {str(e).splitlines()[0]}") from None
+    return out
 
 
 __all__ = ["sql", "create_table", "parse_create_table", "CreateTable", "SqlError", "Param", "Procedure",

@@ -64,7 +64,7 @@ def procedure(name: str, params: list[Param], output: str, doc: str, aliases: tu
 
 _CALL = re.compile(r"^\s*call\s+([A-Za-z_][\w.]*)\s*\((.*)\)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
 _TOKEN = re.compile(
-    r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<arrow>=>)|(?P<comma>,)|(?P<num>[-+]?\d+(?:\.\d+)?)"
+    r"\s*(?:(?P<str>'(?:[^']|'')*')" r'|(?P<dstr>"(?:[^"\\]|\\.|"")*")' r"|(?P<arrow>=>)|(?P<comma>,)|(?P<num>[-+]?\d+(?:\.\d+)?)"
     r"|(?P<word>[A-Za-z_][\w.]*))",
     re.DOTALL,
 )
@@ -90,6 +90,8 @@ def parse_call(text: str) -> Optional[tuple[str, list[Any], dict[str, Any]]]:
         val = t.group(kind)
         if kind == "str":
             tokens.append(("value", val[1:-1].replace("''", "'")))
+        elif kind == "dstr":  # Spark SQL takes "..." as a string literal too (Hudi's docs write filter => "...")
+            tokens.append(("value", re.sub(r'\\(.)', r"\1", val[1:-1].replace('""', '"'))))
         elif kind == "num":
             tokens.append(("value", float(val) if "." in val else int(val)))
         elif kind == "word":

@@ -7,23 +7,46 @@ statement on a table that is not a hoodie table, goes to ``spark.sql`` unchanged
 through hoodie's one commit path as one instant (``hoodie.spark.write``), so a statement is atomic.
 
 * ``INSERT INTO t [PARTITION (p = v, ...)] [(cols)] SELECT ... | VALUES ...``: operation
-  ``hoodie.spark.sql.insert.into.operation`` (Hudi's key; default ``insert``, as Hudi 0.14+);
-* ``INSERT OVERWRITE [TABLE] t [PARTITION (...)] ...``: ``insert_overwrite_table`` without a partition
-  spec, ``insert_overwrite`` (the partitions written) with one;
+  ``hoodie.spark.sql.insert.into.operation`` (Hudi's key; default ``insert``, as Hudi 0.14+). Columns are
+  taken by position, except that a query whose output names are exactly the expected columns in another
+  order is aligned by name (as Hudi's tests expect: ``PARTITION (dt = 'x') SELECT 20 AS price, 2 AS id ...``);
+* ``INSERT OVERWRITE [TABLE] t [PARTITION (...)] ...``, Hudi's rules: ``hoodie.datasource.overwrite.mode``
+  (session conf or table property), else ``spark.sql.sources.partitionOverwriteMode`` (default STATIC).
+  A non-partitioned table, or STATIC without a partition spec, replaces the whole table
+  (``insert_overwrite_table``, also with no row). STATIC with a spec replaces every existing partition
+  its static values name (``PARTITION (yr = 2024, mo)``: every ``yr=2024`` partition; a spec without
+  static values: all), also when the query returns no row. DYNAMIC replaces only the partitions the rows
+  go to (``insert_overwrite``);
 * ``UPDATE t SET col = expr, ... [WHERE cond]``: the matching rows, changed, as one upsert;
 * ``DELETE FROM t [WHERE cond]``: the matching keys, as one delete;
 * ``MERGE INTO t USING s ON cond WHEN MATCHED [AND c] THEN UPDATE SET ... | UPDATE SET * | DELETE
   WHEN NOT MATCHED [AND c] THEN INSERT (cols) VALUES (...) | INSERT *``: clauses apply in order, the
   first whose condition holds wins; updates, inserts and deletes commit as one upsert (deletes as
-  ``_hoodie_is_deleted`` markers that are not added to the table schema);
-* ``CREATE TABLE t (cols) USING hudi|hoodie [PARTITIONED BY (cols)] TBLPROPERTIES (primaryKey = 'id',
-  preCombineField | orderingFields = 'ts', type = 'cow' | 'mor', hoodie.* = ...) [LOCATION 'path']`` and
-  ``CREATE TABLE t USING hudi ... AS SELECT ...``: a new table (under the warehouse folder without
-  LOCATION), registered in the catalog;
+  ``_hoodie_is_deleted`` markers that are not added to the table schema). Hudi's rules: ``ON`` is a
+  conjunction of equalities ``t.k = s.col`` (a source column, possibly cast) covering every record key
+  field, partition fields optional; anything else (``t.id = s.id + 1``, ``t.name = s.name``, ``t.x > 1``)
+  is refused. An update (``SET *`` or explicit) that really changes a matched row's record key or
+  partition is refused; an assignment equal to the matched value (``SET id = s.id``) is not a change;
+* column names resolve case-insensitively unless ``spark.sql.caseSensitive=true`` (``SET *``/``INSERT *``
+  take each table column from the source column of that name; a source lacking one is refused);
+* ``CREATE TABLE t (cols) USING hudi|hoodie [PARTITIONED BY (cols)] TBLPROPERTIES | OPTIONS (primaryKey =
+  'id', preCombineField | orderingFields = 'ts', type = 'cow' | 'mor', hoodie.* = ...) [LOCATION 'path']``
+  and ``CREATE TABLE t USING hudi ... AS SELECT ...``: a new table (under the warehouse folder without
+  LOCATION), registered in the catalog. Without ``primaryKey`` the table has no record key fields and
+  its keys are generated per row, as Hudi 1.x does: INSERT INTO and DELETE FROM (by the stored keys)
+  work, UPDATE and MERGE are refused (Hudi runs them as an upsert by the stored keys, which hoodie
+  does not do);
 * ``ALTER TABLE t DROP [IF EXISTS] PARTITION (p = v, ...)``: a delete_partition replacecommit;
 * ``SHOW PARTITIONS t``: the table's partition paths;
 * ``SELECT ... FROM t TIMESTAMP AS OF 'instant'`` (or ``VERSION AS OF``): time travel (by completion time
-  on table versions 8/9, as Hudi 1.x defines it).
+  on table versions 8/9, as Hudi 1.x defines it), also as the source of INSERT and MERGE
+  (``INSERT INTO t2 SELECT ... FROM t1 TIMESTAMP AS OF '<instant>'``).
+
+A name in a statement is bound to the table afresh for each statement, so a read by catalog name sees
+every commit made before it, by any entry point (``write_arrow``, ``hoodie.spark.write``, procedures).
+A catalog table that plain ``spark.sql("CREATE TABLE t (cols) USING hudi")`` made (Spark 4.3 accepts it
+without calling the data source and keeps no location or properties) is named with the fix
+(``DROP TABLE``, then create it through ``hoodie.sql``).
 
 ``t`` is a catalog name registered as a hoodie table, or ``hoodie.`/path/to/table``` (also
 ``hudi.`...```). Each statement returns one row: the instant committed (null when nothing changed),
@@ -34,102 +57,15 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from hoodie.interfaces.catalog import CatalogError, quote_name, register_table, resolve_table_path, rewrite_names
+from hoodie.interfaces.catalog import quote_name, register_table, rewrite_names
 from hoodie.interfaces.sql_call import SqlError
-
-RESULT_SCHEMA = "instant string, operation string, rows long, note string"
-INSERT_INTO_OPERATION = "hoodie.spark.sql.insert.into.operation"
-PATH_DATABASES = ("hoodie", "hudi")
-
-
-@dataclass
-class Target:
-    """A hoodie table a statement writes: its base path, catalog name (if any) and the table."""
-
-    base_path: str
-    name: Optional[str]
-    table: Any
-    alias: Optional[str]
-
-
-def _parse(text: str) -> Any:
-    import sqlglot
-    from sqlglot.errors import ParseError
-
-    try:
-        return sqlglot.parse_one(text, read="spark")
-    except ParseError:
-        return None
-
-
-def _target(spark: Any, table_exp: Any) -> Optional[Target]:
-    """The hoodie table a Table expression names, or None for any other table (left to Spark)."""
-    from hoodie.format.table import HoodieTable
-
-    name, db = table_exp.name, table_exp.db
-    alias = table_exp.alias or None
-    if db and db.lower() in PATH_DATABASES and "/" in name:
-        return Target(name, None, HoodieTable(name, read_only=True), alias)
-    full = f"{db}.{name}" if db else name
-    try:
-        base = resolve_table_path(spark, full)
-    except CatalogError:
-        return None
-    return Target(base, full, HoodieTable(base, read_only=True), alias)
-
-
-def _result(spark: Any, instant: Optional[str], operation: str, rows: int, note: str):
-    return spark.createDataFrame([(instant, operation, int(rows), note)], RESULT_SCHEMA)
-
-
-def _data_columns(t: Target) -> list[Any]:
-    """(name, spark type) of the table's data columns, in table order."""
-    from hoodie.engine.datasource import spark_schema_for
-
-    return [(f.name, f.dataType) for f in spark_schema_for(t.table.arrow_schema(with_meta=False)).fields]
-
-
-def _write(df: Any, t: Target, operation: str, extra: Optional[dict[str, str]] = None) -> str:
-    from hoodie.engine.write import write
-
-    opts = {"hoodie.table.name": t.table.name, "hoodie.datasource.write.operation": operation, **(extra or {})}
-    instant = write(df, t.base_path, opts)
-    _refresh(df.sparkSession, t)
-    return instant
-
-
-def _refresh(spark: Any, t: Target) -> None:
-    """Re-create the session views of a catalog table, so that queries after the commit do not
-    reuse a plan listed before it."""
-    if t.name:
-        from hoodie.interfaces.catalog import _split, attach
-
-        attach(spark, _split(t.name, spark)[0])
-
-
-def _read_target(spark: Any, t: Target):
-    from hoodie.engine.read import read
-
-    cols = [c for c, _ in _data_columns(t)]
-    df = read(spark, t.base_path).select(*cols)
-    return df.alias(t.alias) if t.alias else df.alias(t.table.name)
-
-
-def _sql(e: Any) -> str:
-    return e.sql(dialect="spark")
-
-
-def _refuse_key_updates(t: Target, columns: list[str], what: str) -> None:
-    fixed = set(t.table.record_key_fields) | set(t.table.partition_fields)
-    bad = [c for c in columns if c in fixed]
-    if bad:
-        raise SqlError(f"{what} sets {', '.join(bad)}, a record key or partition column of {t.name or t.base_path}; "
-                       "Hudi refuses that (the row would move to another key or partition). Delete the row and "
-                       "insert it anew instead")
-
+from hoodie.interfaces.sql_common import (  # noqa: F401  (RESULT_SCHEMA and the keys: this module's names too)
+    INSERT_INTO_OPERATION, OVERWRITE_MODE, PATH_DATABASES, RESULT_SCHEMA, Target, _as_of_views, _data_columns,
+    _parse, _read_target, _refresh, _refuse_key_updates, _result, _sql, _target, _write, case_sensitive,
+    refuse_keyless, refuse_plain_spark_table, resolver)
+from hoodie.interfaces.sql_merge import _merge
 
 # -- INSERT ----------------------------------------------------------------------------------------------
 
@@ -151,15 +87,33 @@ def _insert(spark: Any, stmt: Any, t: Target):
         else:
             dynamic.append(eq.name)
     source = stmt.expression
+    if any(x.args.get("version") is not None for x in source.find_all(exp.Table)) and not _as_of_views(spark, source):
+        raise SqlError("INSERT ... SELECT ... TIMESTAMP AS OF reads a table that is not a hoodie table; hoodie.sql "
+                       "time travels hoodie tables only")
     src = spark.sql(rewrite_names(spark, _sql(source))) if not isinstance(source, exp.Values) else \
         spark.sql(f"SELECT * FROM {_sql(source)}")
     cols = _data_columns(t)
     names = [c for c, _ in cols]
+    tcol = resolver(names, case_sensitive(spark))
+    if columns:
+        columns = [tcol(c) or c for c in columns]
+    static = {(tcol(k) or k): v for k, v in static.items()}
     unknown = [c for c in list(static) + (columns or []) if c not in names]
     if unknown:
         raise SqlError(f"INSERT names column(s) {unknown} that {t.name or t.base_path} does not have "
                        f"(columns: {', '.join(names)})")
     by_position = columns or [c for c in names if c not in static]
+    if not columns and len(src.columns) == len(by_position):
+        # Hudi aligns the query by name when its output names are exactly the expected columns in another
+        # order (its tests: PARTITION (dt = '...') SELECT 20 AS price, 2000 AS ts, 2 AS id, 'a2' AS name);
+        # any other query is taken by position, as Spark does.
+        try:
+            named = [tcol(c) for c in src.columns]
+        except SqlError:
+            named = []
+        if sorted(n for n in named if n) == sorted(by_position) and len(set(named)) == len(named) \
+                and named != by_position:
+            by_position = named
     if len(src.columns) != len(by_position):
         raise SqlError(f"INSERT into {t.name or t.base_path}: the query gives {len(src.columns)} column(s) but "
                        f"{len(by_position)} are expected ({', '.join(by_position)})")
@@ -170,12 +124,43 @@ def _insert(spark: Any, stmt: Any, t: Target):
         given.update({c: F.lit(None) for c in missing})
     df = src.select(*[given[c].cast(typ).alias(c) for c, typ in cols])
     overwrite = bool(stmt.args.get("overwrite"))
+    extra: dict[str, str] = {}
+    commit_empty = False
     if overwrite:
-        op = "insert_overwrite" if (static or dynamic) and t.table.is_partitioned else "insert_overwrite_table"
+        dynamic_mode = overwrite_mode(spark, t) == "DYNAMIC"
+        # Hudi's rule (and Spark's): a non-partitioned table, or static mode without a partition spec,
+        # replaces the whole table; otherwise only partitions are replaced: in dynamic mode those the rows
+        # go to, in static mode also every existing partition the spec's static values name (all of them
+        # for a spec without static values), whether or not the query writes to it.
+        if not t.table.is_partitioned or (not dynamic_mode and not (static or dynamic)):
+            op, commit_empty = "insert_overwrite_table", True
+        else:
+            op = "insert_overwrite"
+            if not dynamic_mode:
+                from hoodie.format.file_group.fsview import FileSystemView
+
+                existing = set(FileSystemView(t.table.storage, t.table.timeline).partitions())
+                named = sorted(_matching_partitions(t.table, existing, static))
+                extra["hoodie.write.static.overwrite.partitions"] = ",".join(named)
+                commit_empty = bool(named)
     else:
         op = (spark.conf.get(INSERT_INTO_OPERATION, None) or "insert").lower()
-    return _commit_rows(spark, df, t, op, "nothing to insert: the query returned no row",
-                        lambda n: f"{op} of {n} row(s) into {t.name or t.base_path}", commit_empty=overwrite)
+    return _commit_rows(spark, df, t, op, "nothing to insert: the query returned no row" if not overwrite else
+                        "nothing to overwrite: the query returned no row and no existing partition matches",
+                        lambda n: f"{op} of {n} row(s) into {t.name or t.base_path}", commit_empty=commit_empty,
+                        extra=extra)
+
+
+def overwrite_mode(spark: Any, t: Target) -> str:
+    """STATIC or DYNAMIC: ``hoodie.datasource.overwrite.mode`` (session conf, then the table's properties),
+    else ``spark.sql.sources.partitionOverwriteMode``, as Hudi's SQL resolves it."""
+    mode = spark.conf.get(OVERWRITE_MODE, None) or t.table.props.get(OVERWRITE_MODE) \
+        or spark.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
+    mode = str(mode).strip().upper()
+    if mode not in ("STATIC", "DYNAMIC"):
+        raise SqlError(f"{OVERWRITE_MODE} (or spark.sql.sources.partitionOverwriteMode) is {mode!r}: use STATIC or "
+                       "DYNAMIC. Nothing was written")
+    return mode
 
 
 # -- UPDATE / DELETE ---------------------------------------------------------------------------------------
@@ -183,13 +168,17 @@ def _insert(spark: Any, stmt: Any, t: Target):
 def _update(spark: Any, stmt: Any, t: Target):
     from pyspark.sql import functions as F
 
-    assign = {eq.this.name: eq.expression for eq in stmt.expressions}
-    _refuse_key_updates(t, list(assign), "UPDATE")
+    refuse_keyless(t, "UPDATE")
+
     cols = _data_columns(t)
     names = [c for c, _ in cols]
-    unknown = [c for c in assign if c not in names]
+    tcol = resolver(names, case_sensitive(spark))
+    unknown = [eq.this.name for eq in stmt.expressions if tcol(eq.this.name) is None]
     if unknown:
-        raise SqlError(f"UPDATE sets column(s) {unknown} that {t.name or t.base_path} does not have")
+        raise SqlError(f"UPDATE sets column(s) {unknown} that {t.name or t.base_path} does not have "
+                       f"(columns: {', '.join(names)})")
+    assign = {tcol(eq.this.name): eq.expression for eq in stmt.expressions}
+    _refuse_key_updates(t, list(assign), "UPDATE")
     mode = t.table.merge_mode
     if mode.use_ordering and mode.ordering_field in assign:
         # Under EVENT_TIME_ORDERING the stored record outranks a lower ordering value: the update would
@@ -207,7 +196,18 @@ def _update(spark: Any, stmt: Any, t: Target):
 
 
 def _delete(spark: Any, stmt: Any, t: Target):
-    return _commit_rows(spark, _matching(spark, stmt, t), t, "delete", "nothing to delete: no row matches",
+    rows = _matching(spark, stmt, t)
+    if not t.table.record_key_fields:
+        # A table without record key fields: the delete takes each row's stored key (Hudi's delete prepped).
+        from pyspark.sql import functions as F
+
+        from hoodie.engine.read import read
+
+        keys = read(spark, t.base_path).select("_hoodie_record_key", "_hoodie_partition_path",
+                                               *[c for c, _ in _data_columns(t)])
+        where = stmt.args.get("where")
+        rows = keys.where(F.expr(_sql(where.this))) if where is not None else keys
+    return _commit_rows(spark, rows, t, "delete", "nothing to delete: no row matches",
                         lambda n: f"deleted {n} row(s)")
 
 
@@ -221,7 +221,7 @@ def _matching(spark: Any, stmt: Any, t: Target):
 
 
 def _commit_rows(spark: Any, df: Any, t: Target, operation: str, empty: str, done: Callable[[int], str],
-                 commit_empty: bool = False):
+                 commit_empty: bool = False, extra: Optional[dict[str, str]] = None):
     """Write ``df`` as one ``operation`` commit and say what happened; no rows commit nothing (unless
     ``commit_empty``: an overwrite with no rows still replaces)."""
     df = df.cache()
@@ -229,110 +229,13 @@ def _commit_rows(spark: Any, df: Any, t: Target, operation: str, empty: str, don
         n = df.count()
         if n == 0 and not commit_empty:
             return _result(spark, None, operation, 0, empty)
-        instant = _write(df, t, operation)
+        instant = _write(df, t, operation, extra)
     finally:
         df.unpersist()
     return _result(spark, instant, operation, n, done(n))
 
 
 # -- MERGE INTO ----------------------------------------------------------------------------------------------
-
-def _merge(spark: Any, stmt: Any, t: Target):
-    from pyspark.sql import functions as F
-    from sqlglot import exp
-
-    cols = _data_columns(t)
-    names = [c for c, _ in cols]
-    t_alias = t.alias or t.table.name
-    using = stmt.args["using"]
-    s_alias = using.alias_or_name
-    if isinstance(using, exp.Subquery):
-        source = spark.sql(rewrite_names(spark, _sql(using.this)))
-    else:
-        source = spark.sql(rewrite_names(spark, f"SELECT * FROM {_sql(exp.table_(using.name, db=using.db or None))}"))
-    src_cols = source.columns
-    tgt = _read_target(spark, t).withColumn("__hoodie_matched", F.lit(True)).alias(t_alias)
-    src = source.withColumn("__hoodie_src_row", F.monotonically_increasing_id()).alias(s_alias)
-    joined = src.join(tgt, F.expr(_sql(stmt.args["on"])), "left")
-    matched = F.col(f"`{t_alias}`.`__hoodie_matched`").isNotNull()
-    whens = stmt.args["whens"].expressions
-    # The first clause whose condition holds decides a row's action (its index), as Hudi and Spark do.
-    action = F.lit(None).cast("int")
-    for i in reversed(range(len(whens))):
-        w = whens[i]
-        cond = matched if w.args.get("matched") else ~matched
-        if w.args.get("condition") is not None:
-            cond = cond & F.coalesce(F.expr(_sql(w.args["condition"])), F.lit(False))
-        action = F.when(cond, F.lit(i)).otherwise(action)
-    joined = joined.withColumn("__hoodie_action", action).where(F.col("__hoodie_action").isNotNull()).cache()
-    try:
-        dup = (joined.where(matched).groupBy(*[F.col(f"`{t_alias}`.`{k}`") for k in t.table.record_key_fields])
-               .count().where("count > 1").limit(1).collect())
-        if dup:
-            raise SqlError(f"MERGE INTO {t.name or t.base_path}: several source rows match one target row "
-                           f"({dict(dup[0].asDict())}); Hudi refuses an ambiguous merge. Make the ON condition match "
-                           "each target row at most once")
-        has_delete = any(isinstance(w.args.get("then"), exp.Var) and w.args["then"].name.upper() == "DELETE"
-                         for w in whens)
-        rows_by_clause = []
-        for i, w in enumerate(whens):
-            then = w.args.get("then")
-            part = joined.where(F.col("__hoodie_action") == i)
-            if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
-                sel = [F.col(f"`{t_alias}`.`{c}`").cast(typ).alias(c) for c, typ in cols]
-                sel.append(F.lit(True).alias("_hoodie_is_deleted"))
-            elif isinstance(then, exp.Update):
-                if len(then.expressions) == 1 and isinstance(then.expressions[0], exp.Star):
-                    assign = {c: exp.column(c, table=s_alias) for c in names if c in src_cols}
-                else:
-                    assign = {eq.this.name: eq.expression for eq in then.expressions}
-                    _refuse_key_updates(t, list(assign), "MERGE INTO ... UPDATE SET")
-                unknown = [c for c in assign if c not in names]
-                if unknown:
-                    raise SqlError(f"MERGE INTO ... UPDATE sets column(s) {unknown} that the table does not have")
-                sel = [(F.expr(_sql(assign[c])) if c in assign else F.col(f"`{t_alias}`.`{c}`")).cast(typ).alias(c)
-                       for c, typ in cols]
-                if has_delete:
-                    sel.append(F.lit(False).alias("_hoodie_is_deleted"))
-            elif isinstance(then, exp.Insert):
-                if isinstance(then.this, exp.Star):
-                    values = {c: exp.column(c, table=s_alias) for c in names if c in src_cols}
-                else:
-                    targets = [c.name for c in then.this.expressions]
-                    values = dict(zip(targets, then.expression.expressions))
-                unknown = [c for c in values if c not in names]
-                if unknown:
-                    raise SqlError(f"MERGE INTO ... INSERT names column(s) {unknown} that the table does not have")
-                absent = [k for k in t.table.record_key_fields if k not in values]
-                if absent:
-                    raise SqlError(f"MERGE INTO ... INSERT gives no value for the record key {', '.join(absent)}")
-                sel = [(F.expr(_sql(values[c])) if c in values else F.lit(None)).cast(typ).alias(c) for c, typ in cols]
-                if has_delete:
-                    sel.append(F.lit(False).alias("_hoodie_is_deleted"))
-            else:
-                raise SqlError(f"MERGE INTO: unsupported clause {_sql(w)}")
-            rows_by_clause.append(part.select(*sel))
-        out = rows_by_clause[0]
-        for more in rows_by_clause[1:]:
-            out = out.unionByName(more)
-        out = out.cache()
-        counts = {k: 0 for k in ("updated", "deleted", "inserted")}
-        for r in joined.groupBy("__hoodie_action").count().collect():
-            then = whens[r[0]].args.get("then")
-            kind = ("deleted" if isinstance(then, exp.Var) else "updated" if isinstance(then, exp.Update)
-                    else "inserted")
-            counts[kind] += r[1]
-        n = sum(counts.values())
-        if n == 0:
-            return _result(spark, None, "upsert", 0, "nothing to merge: no clause applies to any row")
-        extra = {"hoodie.write.delete.marker.transient": "true"} if has_delete else {}
-        instant = _write(out, t, "upsert", extra)
-        out.unpersist()
-    finally:
-        joined.unpersist()
-    note = ", ".join(f"{v} {k}" for k, v in counts.items())
-    return _result(spark, instant, "upsert", n, f"merged: {note}")
-
 
 # -- DDL -------------------------------------------------------------------------------------------------
 
@@ -408,7 +311,11 @@ def _create(spark: Any, stmt: Any):
     location = None
     partitioned: list[str] = []
     using = None
+    given = []
     for p in (stmt.args.get("properties").expressions if stmt.args.get("properties") else []):
+        # OPTIONS (...) carries the same keys as TBLPROPERTIES in Hudi's CREATE TABLE (its tests use both).
+        given.extend(p.expressions if isinstance(p, exp.OptionsProperty) else [p])
+    for p in given:
         if isinstance(p, exp.FileFormatProperty):
             using = p.this.name if hasattr(p.this, "name") else str(p.this)
         elif isinstance(p, exp.LocationProperty):
@@ -425,8 +332,7 @@ def _create(spark: Any, stmt: Any):
     query = stmt.expression
     has_columns = isinstance(schema_exp, exp.Schema) and any(isinstance(c, exp.ColumnDef)
                                                               for c in schema_exp.expressions)
-    if (not has_columns and query is None) or any(isinstance(p, exp.OptionsProperty)
-                                                  for p in stmt.args["properties"].expressions):
+    if not has_columns and query is None:
         return None  # registering an existing table (or a clause refused there): hoodie.interfaces.sql
     table_exp = schema_exp.this if isinstance(schema_exp, exp.Schema) else schema_exp
     name = f"{table_exp.db}.{table_exp.name}" if table_exp.db else table_exp.name
@@ -442,6 +348,7 @@ def _create(spark: Any, stmt: Any):
     from hoodie.format.table import table_exists
 
     db, tbl = _split(name, spark)
+    refuse_plain_spark_table(spark, f"{db}.{tbl}")
     if spark.catalog.tableExists(tbl, db):
         if stmt.args.get("exists"):
             return _result(spark, None, "create", 0, f"{db}.{tbl} already exists (IF NOT EXISTS): nothing done")
@@ -454,10 +361,8 @@ def _create(spark: Any, stmt: Any):
                        f"{'AS SELECT' if query is not None else 'a column list'} makes a new one. Register the "
                        f"existing table with CREATE TABLE {db}.{tbl} USING hoodie LOCATION '{location}' (no column "
                        "list, no AS SELECT), write into it with INSERT INTO, or DROP it (delete the folder) first")
-    if not key:
-        raise SqlError(f"CREATE TABLE {name} USING hudi needs TBLPROPERTIES (primaryKey = 'col'): hoodie tables "
-                       "have a record key")
-    opts = {"hoodie.table.name": tbl, "hoodie.datasource.write.recordkey.field": key,
+    # Without primaryKey the table has no record key fields: Hudi 1.x generates a key per row (auto keys).
+    opts = {"hoodie.table.name": tbl, **({"hoodie.datasource.write.recordkey.field": key} if key else {}),
             "hoodie.datasource.write.table.type": ttype,
             "hoodie.datasource.write.partitionpath.field": ",".join(partitioned),
             "hoodie.datasource.write.hive_style_partitioning": "true", **props}
@@ -480,9 +385,10 @@ def _create(spark: Any, stmt: Any):
 
     create_table(location, table_name=tbl, table_type=ttype, record_key_fields=cfg.record_key_fields,
                  partition_fields=cfg.partition_fields, precombine_field=cfg.precombine_field,
-                 keygen_class=key_generator_from_config(cfg.keygen_props).java_class_name,
+                 keygen_class=key_generator_from_config(cfg.keygen_props,
+                                                        allow_auto_record_keys=not key).java_class_name,
                  hive_style=cfg.hive_style, avro_schema=avro, timeline_timezone=cfg.timeline_timezone,
-                 database=db, table_version=cfg.table_version)
+                 database=db, table_version=cfg.table_version, auto_record_keys=not key)
     register_table(spark, quote_name(db, tbl), location)
     return _result(spark, None, "create", 0, f"created {db}.{tbl} at {location}: {json.dumps(dict(cols))}")
 
@@ -491,30 +397,8 @@ def _time_travel(spark: Any, stmt: Any):
     """``SELECT ... FROM t TIMESTAMP AS OF 'instant'`` (or ``VERSION AS OF``) on hoodie tables: each such
     table becomes the table as of that instant (completion time on table versions 8/9), as Hudi's SQL
     time travel reads it."""
-    import uuid
-
-    from sqlglot import exp
-
-    from hoodie.engine.read import read
-
-    for n, table in enumerate(list(stmt.find_all(exp.Table))):
-        version = table.args.get("version")
-        if version is None:
-            continue
-        t = _target(spark, table)
-        if t is None:
-            return None  # not a hoodie table: Spark's own time travel (or its error)
-        when = version.args["expression"]
-        instant = when.name if getattr(when, "is_string", False) else _sql(when)
-        view = f"__hoodie_as_of_{uuid.uuid4().hex[:8]}_{n}"
-        read(spark, t.base_path, {"as.of.instant": instant}).createOrReplaceTempView(view)
-        # Column references qualified by the table's name keep resolving through an alias.
-        alias = table.alias or table.name
-        table.set("version", None)
-        table.set("db", None)
-        table.set("catalog", None)
-        table.set("this", exp.to_identifier(view))
-        table.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+    if not _as_of_views(spark, stmt):
+        return None  # not a hoodie table: Spark's own time travel (or its error)
     return spark.sql(rewrite_names(spark, _sql(stmt)))
 
 
@@ -540,6 +424,10 @@ def run(spark: Any, text: str):
         return None
     if isinstance(stmt, (exp.Select, exp.Union)) and any(t.args.get("version") for t in stmt.find_all(exp.Table)):
         return _time_travel(spark, stmt)
+    if isinstance(stmt, exp.Query):
+        for table in stmt.find_all(exp.Table):
+            if table.name and "/" not in table.name:
+                refuse_plain_spark_table(spark, f"{table.db}.{table.name}" if table.db else table.name)
     table_exp = stmt.this
     if isinstance(stmt, exp.Insert) and isinstance(table_exp, exp.Schema):
         table_exp = table_exp.this

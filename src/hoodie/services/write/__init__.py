@@ -135,6 +135,7 @@ class WriteOperation(Operation):
             existing.merge_mode  # a merge hoodie cannot do Hudi's way is refused before anything is written
         self.existing = existing
         cfg = WriteConfig.from_options(self.options, existing, overwrite=self.mode == "overwrite")
+        _refuse_prepped_upsert(cfg, self.options, self.executor, existing)
         replace = self.mode == "overwrite" and existing is not None
         if replace:
             cfg = overwrite_config(cfg)
@@ -195,8 +196,11 @@ class WriteOperation(Operation):
         fault_point("write.before_complete")
         replaced = None
         if cfg.operation in OVERWRITE_OPERATIONS:
+            # A static overwrite also replaces the partitions its spec names that it writes no row to.
+            static = [p.strip() for p in str(self.options.get("hoodie.write.static.overwrite.partitions") or "")
+                      .split(",") if p.strip()]
             parts = (FileSystemView(table.storage, table.timeline).partitions()
-                     if cfg.operation == "insert_overwrite_table" else sorted(result.partitions))
+                     if cfg.operation == "insert_overwrite_table" else sorted(set(result.partitions) | set(static)))
             replaced = replaced_file_groups(table, parts)
         return W.commit_metadata_for(result.stats, avro_schema=self.avro_schema, operation_type=self.operation_type,
                                      replaced=replaced)
@@ -264,6 +268,28 @@ def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict]
     )
 
 
+def _refuse_prepped_upsert(cfg: WriteConfig, options: Mapping[str, Any], executor: Any,
+                           existing: Optional[HoodieTable]) -> None:
+    """Rows read back from a table without record key fields carry ``_hoodie_record_key``. Written with
+    the default operation, Hudi 1.x takes them as an update of those records (``canDoPreppedWrites``:
+    upsert_prepped by the incoming meta columns), where hoodie's default for such tables (bulk_insert,
+    Hudi's choice for rows without meta columns) would add every row again beside the one it came from.
+    hoodie does not write prepped upserts, so the write is refused before anything is written."""
+    if not cfg.auto_record_keys or "hoodie.datasource.write.operation" in options:
+        return
+    columns = executor.input_columns() if hasattr(executor, "input_columns") else []
+    if "_hoodie_record_key" not in columns:
+        return
+    where = existing.base_path if existing is not None else "this table"
+    raise WriteError(
+        f"the rows carry _hoodie_record_key and {where} has no record key fields (auto-generated keys): Hudi 1.x "
+        "writes such rows with the default operation as an update of the records those keys name (upsert "
+        "prepped), which hoodie does not do, and adding them with new keys would store every row twice. To "
+        "add them as new rows, drop the _hoodie_* columns or set hoodie.datasource.write.operation=insert; to "
+        "change rows, delete them (operation=delete takes the keys from these columns) and insert the new "
+        "values, or give the table a record key. Nothing was written")
+
+
 class ArrowWriteExecutor:
     """The pure-Python write executor: plans and writes every file group in this process."""
 
@@ -271,6 +297,10 @@ class ArrowWriteExecutor:
         self.data = data
         self.options = options
         self.records: Optional[pa.Table] = None
+
+    def input_columns(self) -> list[str]:
+        """The input's column names, meta columns included."""
+        return list(self.data.column_names)
 
     def body_schema(self) -> pa.Schema:
         """The input's schema without meta columns."""

@@ -18,6 +18,13 @@ from hoodie.format.slice.bloom import BloomSpec
 from hoodie.format.slice.eventtime import DEFAULT_UNIT
 from hoodie.format.table import HoodieTable, TableError, check_payload_class
 
+STATIC_OVERWRITE_PARTITIONS = C.define(
+    "hoodie.write.static.overwrite.partitions", None,
+    "insert_overwrite: comma-separated partition paths replaced in addition to the partitions of the input rows "
+    "(hoodie.sql's static INSERT OVERWRITE ... PARTITION (p = v) sets it to every partition the static spec "
+    "names, so they are replaced also when the query returns no row; Hudi passes the same list internally as "
+    "HoodieInternalConfig.STATIC_OVERWRITE_PARTITION_PATHS).", C.W, type=C.LIST)
+
 
 OPERATIONS = ("insert", "bulk_insert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table",
               "delete_partition")

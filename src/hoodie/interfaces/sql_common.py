@@ -1,0 +1,196 @@
+"""What hoodie.sql's statements share (:mod:`hoodie.interfaces.sql_dml`, :mod:`hoodie.interfaces.sql_merge`):
+the target table of a statement, the result row, the write of one statement as one commit, Spark's
+column-name resolution, and time travel in a statement's sources."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from hoodie.interfaces.catalog import CatalogError, resolve_table_path
+from hoodie.interfaces.sql_call import SqlError
+
+RESULT_SCHEMA = "instant string, operation string, rows long, note string"
+INSERT_INTO_OPERATION = "hoodie.spark.sql.insert.into.operation"
+OVERWRITE_MODE = "hoodie.datasource.overwrite.mode"
+PATH_DATABASES = ("hoodie", "hudi")
+
+
+@dataclass
+class Target:
+    """A hoodie table a statement writes: its base path, catalog name (if any) and the table."""
+
+    base_path: str
+    name: Optional[str]
+    table: Any
+    alias: Optional[str]
+
+
+def _parse(text: str) -> Any:
+    import sqlglot
+    from sqlglot.errors import ParseError
+
+    try:
+        return sqlglot.parse_one(text, read="spark")
+    except ParseError:
+        return None
+
+
+def _target(spark: Any, table_exp: Any) -> Optional[Target]:
+    """The hoodie table a Table expression names, or None for any other table (left to Spark)."""
+    from hoodie.format.table import HoodieTable
+
+    name, db = table_exp.name, table_exp.db
+    alias = table_exp.alias or None
+    if db and db.lower() in PATH_DATABASES and "/" in name:
+        return Target(name, None, HoodieTable(name, read_only=True), alias)
+    full = f"{db}.{name}" if db else name
+    try:
+        base = resolve_table_path(spark, full)
+    except CatalogError:
+        refuse_plain_spark_table(spark, full)
+        return None
+    return Target(base, full, HoodieTable(base, read_only=True), alias)
+
+
+def refuse_plain_spark_table(spark: Any, name: str) -> None:
+    """Refuse a catalog table that plain ``spark.sql("CREATE TABLE ... USING hudi|hoodie")`` made: Spark 4.3
+    accepts that statement without calling the data source and keeps neither LOCATION nor properties, so
+    the name reads and writes nothing. Named with the fix rather than left to fail inside Spark."""
+    from hoodie.interfaces.catalog import _split
+
+    try:
+        db, tbl = _split(name, spark)
+        if not spark.catalog.databaseExists(db) or not spark.catalog.tableExists(f"`{db}`.`{tbl}`"):
+            return
+        # DESCRIBE leaves the provider of a Python data source table out; SHOW TABLE EXTENDED has it.
+        found = [r for r in spark.sql(f"SHOW TABLE EXTENDED IN `{db}` LIKE '{tbl}'").collect()
+                 if not r.isTemporary and r.tableName.lower() == tbl.lower()]
+        info = {k.strip().lower(): v.strip() for k, _, v in
+                (line.partition(":") for line in (found[0].information if found else "").splitlines()) if v}
+    except Exception:  # a name Spark cannot describe: not such a table
+        return
+    if info.get("provider", "").lower() in PATH_DATABASES and info.get("type", "").upper() != "VIEW":
+        raise SqlError(
+            f"{db}.{tbl} was made by plain spark.sql(\"CREATE TABLE ... USING {info['provider']}\"), which Spark 4.3 "
+            "accepts without the data source and keeps no LOCATION, keys or properties for: nothing can read or "
+            f"write it. DROP TABLE {db}.{tbl}, then create the table through hoodie.sql (CREATE TABLE ... USING "
+            "hudi [TBLPROPERTIES (primaryKey = ...)] [LOCATION '/path']) or register an existing one "
+            f"(CREATE TABLE {db}.{tbl} USING hudi LOCATION '/path/to/table')")
+
+
+def _result(spark: Any, instant: Optional[str], operation: str, rows: int, note: str):
+    return spark.createDataFrame([(instant, operation, int(rows), note)], RESULT_SCHEMA)
+
+
+def _data_columns(t: Target) -> list[Any]:
+    """(name, spark type) of the table's data columns, in table order."""
+    from hoodie.engine.datasource import spark_schema_for
+
+    return [(f.name, f.dataType) for f in spark_schema_for(t.table.arrow_schema(with_meta=False)).fields]
+
+
+def _write(df: Any, t: Target, operation: str, extra: Optional[dict[str, str]] = None) -> str:
+    from hoodie.engine.write import write
+
+    opts = {"hoodie.table.name": t.table.name, "hoodie.datasource.write.operation": operation, **(extra or {})}
+    instant = write(df, t.base_path, opts)
+    _refresh(df.sparkSession, t)
+    return instant
+
+
+def _refresh(spark: Any, t: Target) -> None:
+    """Re-create the session views of a catalog table, so that queries after the commit do not
+    reuse a plan listed before it."""
+    if t.name:
+        from hoodie.interfaces.catalog import _split, attach
+
+        attach(spark, _split(t.name, spark)[0])
+
+
+def _read_target(spark: Any, t: Target):
+    from hoodie.engine.read import read
+
+    cols = [c for c, _ in _data_columns(t)]
+    df = read(spark, t.base_path).select(*cols)
+    return df.alias(t.alias) if t.alias else df.alias(t.table.name)
+
+
+def _sql(e: Any) -> str:
+    return e.sql(dialect="spark")
+
+
+def _refuse_key_updates(t: Target, columns: list[str], what: str) -> None:
+    fixed = set(t.table.record_key_fields) | set(t.table.partition_fields)
+    bad = [c for c in columns if c in fixed]
+    if bad:
+        raise SqlError(f"{what} sets {', '.join(bad)}, a record key or partition column of {t.name or t.base_path}; "
+                       "Hudi refuses that (the row would move to another key or partition). Delete the row and "
+                       "insert it anew instead")
+
+
+def refuse_keyless(t: Target, what: str) -> None:
+    """UPDATE and MERGE need a record key: on a table without one Hudi rewrites the stored records by
+    their generated keys (upsert prepped), which hoodie does not do."""
+    if not t.table.record_key_fields:
+        raise SqlError(f"{what} on {t.name or t.base_path}, a table without record key fields (auto-generated keys): "
+                       "Hudi runs it as an upsert of the stored records by their generated keys (upsert prepped), "
+                       "which hoodie does not do. DELETE FROM and INSERT INTO work on this table; to change rows, "
+                       "DELETE them and INSERT the new values, or create the table with TBLPROPERTIES (primaryKey = "
+                       "'col'). Nothing was written")
+
+
+def case_sensitive(spark: Any) -> bool:
+    """``spark.sql.caseSensitive``: column names resolve case-insensitively unless it is true (Spark's rule)."""
+    return str(spark.conf.get("spark.sql.caseSensitive", "false")).strip().lower() == "true"
+
+
+def resolver(names: list[str], sensitive: bool) -> Callable[[str], Optional[str]]:
+    """A function mapping a column name as written to the one of ``names`` it means (None when none),
+    with Spark's case rule; a name two columns share under that rule is refused as ambiguous."""
+    if sensitive:
+        exact = set(names)
+        return lambda n: n if n in exact else None
+    folded: dict[str, list[str]] = {}
+    for n in names:
+        folded.setdefault(n.lower(), []).append(n)
+
+    def resolve(n: str) -> Optional[str]:
+        hits = folded.get(n.lower(), [])
+        if len(hits) > 1:
+            raise SqlError(f"column {n!r} is ambiguous: {hits} differ only in case (spark.sql.caseSensitive is "
+                           "false); rename one of them, or set spark.sql.caseSensitive=true")
+        return hits[0] if hits else None
+
+    return resolve
+
+
+def _as_of_views(spark: Any, stmt: Any) -> bool:
+    """Replace each ``t TIMESTAMP AS OF 'instant'`` (or ``VERSION AS OF``) of a hoodie table in ``stmt``
+    (a query, or the source of an INSERT or MERGE) with a session view of the table as of that instant.
+    False when a versioned table is not a hoodie table (left to Spark)."""
+    import uuid
+
+    from sqlglot import exp
+
+    from hoodie.engine.read import read
+
+    for n, table in enumerate(list(stmt.find_all(exp.Table))):
+        version = table.args.get("version")
+        if version is None:
+            continue
+        t = _target(spark, table)
+        if t is None:
+            return False
+        when = version.args["expression"]
+        instant = when.name if getattr(when, "is_string", False) else _sql(when)
+        view = f"__hoodie_as_of_{uuid.uuid4().hex[:8]}_{n}"
+        read(spark, t.base_path, {"as.of.instant": instant}).createOrReplaceTempView(view)
+        # Column references qualified by the table's name keep resolving through an alias.
+        alias = table.alias or table.name
+        table.set("version", None)
+        table.set("db", None)
+        table.set("catalog", None)
+        table.set("this", exp.to_identifier(view))
+        table.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+    return True
