@@ -30,7 +30,7 @@ from typing import Any, Iterator, Optional
 import pyarrow as pa
 
 from hoodie import configs as C
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 from hoodie.errors import WriteError
 from hoodie.format.slice.reader import check_read_options
@@ -46,6 +46,9 @@ SPLIT_BYTES_KEY = "hoodie.datasource.read.split.target.bytes"
 # hoodie.spark.read hands the slices it does not scan natively to this source as the driver's plan
 # (base64 pickle of a ReadTask), so both halves of one read see the same snapshot.
 PLAN_KEY = "__hoodie.read.plan"
+# The streaming source's start (Hudi's key; hoodie.services.streaming.START_OFFSET). Spark hands Python data
+# sources their option keys in lower case, so it is looked up case-insensitively.
+STREAM_START_KEY = "hoodie.datasource.streaming.startOffset"
 STORAGE_PREFIX = "hoodie.storage."
 READ_KEYS = (QUERY_TYPE_KEY, BEGIN_KEY, END_KEY, AS_OF_KEY, SPLIT_BYTES_KEY, "path")
 _QUERY_ALIASES = {"snapshot": "snapshot", "read_optimized": "read_optimized", "incremental": "incremental",
@@ -87,6 +90,19 @@ def _no_writer_error(name: str, options: Any) -> Exception:
         "\"Why there is no df.write.format('hoodie')\"). Nothing was written")
 
 
+def _no_stream_writer_error(name: str, options: Any) -> Exception:
+    """Why ``df.writeStream.format("hoodie"|"hudi")`` does not write, and what does."""
+    path = options.get("path") if options is not None else None
+    target = repr(path) if path else "path"
+    return WriteError(
+        f"df.writeStream.format({name!r}) does not write: stream into a hoodie table with "
+        f"hoodie.spark.write_stream(df, {target}, options, checkpoint_location=...) (import hoodie.spark), which "
+        "writes each micro-batch as one hoodie.spark.write, exactly once across restarts (docs/streaming.md). "
+        "Spark's Python stream writer gives each task an arbitrary slice of the batch and no shuffle, and a "
+        "correct upsert needs every version of a key in one place. The query stopped before its first "
+        "micro-batch; nothing was written")
+
+
 def _storage_options(options: Any) -> Optional[dict[str, str]]:
     so = {k[len(STORAGE_PREFIX):]: v for k, v in options.items() if k.lower().startswith(STORAGE_PREFIX)}
     return so or None
@@ -99,7 +115,8 @@ HOLLOW_POLICY_KEYS = (C.HOLLOW_COMMIT_POLICY.key, *C.HOLLOW_COMMIT_POLICY.aliase
 def _read_args(options: Any) -> dict[str, Any]:
     # Every Spark read option, before it is narrowed to what planning takes: unknown keys warn, and
     # options hoodie cannot honour (a CDC query, incremental path filters) are refused.
-    check_read_options({str(k): v for k, v in dict(options).items() if str(k) not in (PLAN_KEY, "path")})
+    check_read_options({str(k): v for k, v in dict(options).items()
+                        if str(k) not in (PLAN_KEY, "path") and str(k).lower() != STREAM_START_KEY.lower()})
     qt = str(options.get(QUERY_TYPE_KEY, "snapshot")).lower()
     if qt not in _QUERY_ALIASES:
         raise ValueError(f"{QUERY_TYPE_KEY}={qt!r}: use snapshot, read_optimized or incremental")
@@ -176,8 +193,17 @@ class HoodieDataSource(DataSource):
         raise _no_writer_error(self.name(), self.options)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
-        """``df.writeStream.format("hoodie")``: refused like :meth:`writer`."""
-        raise _no_writer_error(self.name(), self.options)
+        """``df.writeStream.format("hoodie")``: refused, naming ``hoodie.spark.write_stream``. Spark calls this
+        when the query initializes, before its first micro-batch: the query stops with this error and
+        nothing is written (``awaitTermination`` / ``exception()`` show it)."""
+        raise _no_stream_writer_error(self.name(), self.options)
+
+    def streamReader(self, schema: StructType) -> "HoodieStreamReader":
+        """``spark.readStream.format("hoodie")``: each micro-batch an incremental read between two
+        completed instants (:class:`HoodieStreamReader`)."""
+        if not self.options.get("path"):
+            raise _no_path_error("cannot stream this hoodie table")
+        return HoodieStreamReader(dict(self.options), schema)
 
 
 class HudiDataSource(HoodieDataSource):
@@ -244,6 +270,88 @@ class HoodieReader(DataSourceReader):
             if t.num_rows == 0:
                 continue
             yield from t.cast(target).to_batches()
+
+
+OFFSET_KEY = "instant"  # a stream offset: {"instant": <the last completed instant read>}
+
+
+class HoodieStreamReader(DataSourceStreamReader):
+    """``spark.readStream.format("hoodie")``: offsets are completed instants of the table (completion times
+    on table versions 8/9, instant times on version 6), and each micro-batch is the incremental read of
+    the writes completed in ``(start, end]`` (the latest version, as of ``end``, of every record they
+    changed), planned on the driver and read by Spark tasks as a batch read is.
+
+    ``hoodie.datasource.streaming.startOffset`` (Hudi's key) says where a new query starts: ``earliest``
+    (every record), ``latest`` (writes completed after the query starts) or an instant time. A start
+    before the active timeline (archived writes) reads every latest slice and keeps the records
+    committed after it (Hudi's full-scan fallback). Spark keeps the offsets in its checkpoint, so a
+    restarted query reads each range once: the replayed range is the same range, and its rows the same.
+
+    On version 6, where a write's records carry its requested instant time, an offset never passes a
+    write still pending: the stream waits for it (its rows would otherwise fall behind the offset). A
+    pending write left by a killed writer is rolled back by the next write."""
+
+    def __init__(self, options: dict[str, str], schema: StructType) -> None:
+        self.options = options
+        self.spark_schema = schema
+
+    def _table(self):
+        from hoodie.format.table import HoodieTable
+
+        return HoodieTable(self.options["path"], _storage_options(self.options), read_only=True)
+
+    def _latest(self) -> Optional[str]:
+        """The newest offset a micro-batch can end at now, or None (no completed write)."""
+        from hoodie.format.timeline import instant as I
+
+        table = self._table()
+        writes = [i for i in table.timeline.instants if i.action in I.WRITE_ACTIONS]
+        done = [i for i in writes if i.is_completed]
+        if table.timeline_layout == 2:  # versions 8/9: completion times order incremental reads
+            return max((i.completion or i.timestamp for i in done), default=None)
+        pending = [i.timestamp for i in writes if not i.is_completed]
+        cap = min(pending, default=None)
+        return max((i.timestamp for i in done if cap is None or i.timestamp < cap), default=None)
+
+    def initialOffset(self) -> dict:
+        """Where a new query starts (``hoodie.datasource.streaming.startOffset``)."""
+        from hoodie.format.slice.reader import _normalize_instant
+        from hoodie.services.streaming import START_OFFSET, StreamingError
+
+        given = {k: v for k, v in self.options.items() if str(k).lower() == STREAM_START_KEY.lower()}
+        start = str(START_OFFSET.get({START_OFFSET.key: next(iter(given.values()), None)})).strip()
+        if start.lower() == "earliest":
+            return {OFFSET_KEY: "0"}
+        if start.lower() == "latest":
+            return {OFFSET_KEY: self._latest() or "0"}
+        try:
+            return {OFFSET_KEY: _normalize_instant(start, START_OFFSET.key)}
+        except ValueError as e:
+            raise StreamingError(f"{START_OFFSET.key}={start!r}: use earliest, latest or an instant time "
+                                 f"(yyyyMMddHHmmss[SSS]) ({e})") from e
+
+    def latestOffset(self, start: Optional[dict] = None, limit: Any = None) -> dict:
+        """The newest completed instant (or ``start`` when nothing completed since)."""
+        latest = self._latest()
+        begin = (start or {}).get(OFFSET_KEY, "0")
+        if latest is None or latest <= begin:
+            return {OFFSET_KEY: begin}
+        return {OFFSET_KEY: latest}
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        """The incremental read of ``(start, end]``, split as a batch read is."""
+        if start[OFFSET_KEY] == end[OFFSET_KEY]:
+            return []
+        opts = dict(self.options)
+        opts.update({QUERY_TYPE_KEY: "incremental", BEGIN_KEY: start[OFFSET_KEY], END_KEY: end[OFFSET_KEY]})
+        return [p for p in HoodieReader(opts, self.spark_schema).partitions() if p.value.slices]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """One task's slices of the range."""
+        return HoodieReader(self.options, self.spark_schema).read(partition)
+
+    def commit(self, end: dict) -> None:
+        """Nothing to release: a range is read again from the table (Spark keeps the offsets)."""
 
 
 def _given_plan(options: Any) -> Optional[ReadTask]:

@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Optional, Protocol, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodie import configs as C
 from hoodie.faults import fault_point
 from hoodie.errors import PostCommitError, WriteError
 from hoodie.format.file_group.fsview import FileSystemView, check_partition_nesting
@@ -203,7 +204,7 @@ class WriteOperation(Operation):
                      if cfg.operation == "insert_overwrite_table" else sorted(set(result.partitions) | set(static)))
             replaced = replaced_file_groups(table, parts)
         return W.commit_metadata_for(result.stats, avro_schema=self.avro_schema, operation_type=self.operation_type,
-                                     replaced=replaced)
+                                     extra=commit_extra_metadata(self.options), replaced=replaced)
 
     def finalize(self, txn: Transaction) -> None:
         """Nothing to do after the commit but the crash tests' fault point."""
@@ -225,6 +226,18 @@ class WriteOperation(Operation):
                                  stats, int((time.monotonic() - self.started) * 1000), self.options)
 
         return Hook(METRICS_HOOK, publish)
+
+
+def commit_extra_metadata(options: Mapping[str, Any]) -> dict[str, str]:
+    """The write options stored in the commit's extraMetadata: those whose key begins with
+    ``hoodie.datasource.write.commitmeta.key.prefix`` (``_`` by default), as Hudi's Spark writer stores
+    them. The streaming sink's checkpoint (``_hudi_streaming_sink_checkpoint``) travels this way, so it
+    completes in the same instant file as the micro-batch's data (one atomic step)."""
+    prefix = C.COMMIT_METADATA_KEY_PREFIX.get(options)
+    if not prefix:
+        return {}
+    return {str(k): str(v) for k, v in options.items()
+            if isinstance(k, str) and k.startswith(prefix) and v is not None and k != "schema"}
 
 
 def run_write(storage: Storage, options: Mapping[str, Any], executor: WriteExecutor, *, mode: str = "append",
@@ -339,5 +352,6 @@ class ArrowWriteExecutor:
         """Nothing: the instant stays pending and the next writer rolls it back."""
 
 
-__all__ = ["run_write", "OptionCheck", "WriteOperation", "WriteExecutor", "WriteOutcome", "ArrowWriteExecutor",
+__all__ = ["run_write", "commit_extra_metadata", "OptionCheck", "WriteOperation", "WriteExecutor", "WriteOutcome",
+           "ArrowWriteExecutor",
            "PostCommitError", "WriteError", "METRICS_HOOK"]

@@ -1,0 +1,265 @@
+"""Structured Streaming into and out of hoodie tables, in the run's Spark session.
+
+A crash between the table's commit and Spark's commit log is reproduced exactly by deleting the
+batch's entry from the checkpoint's ``commits/`` folder: Spark then replays that batch on restart, as
+it does after such a crash (the kills themselves are in test_streaming_kills.py, in child drivers).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import hoodie
+from hoodie.format.table import HoodieTable
+from hoodie.services import streaming as S
+from tests.hudi_rs import read_hudi_rs
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "id long, p string, ts long, v string"
+OPTS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.datasource.write.operation": "insert"}
+
+
+def _add_file(src: Path, n: int, ids: range, ts: int = 1) -> None:
+    src.mkdir(parents=True, exist_ok=True)
+    ids = list(ids)
+    pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), "p": ["a" if i % 2 else "b" for i in ids],
+                             "ts": pa.array([ts] * len(ids), pa.int64()), "v": [f"v{ts}_{i}" for i in ids]}),
+                   src / f"f{n:04d}.parquet")
+
+
+def _stream(spark, src: Path):
+    return spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(src))
+
+
+def _run(spark, src: Path, table: str, ck: Path, opts: dict = OPTS) -> object:
+    import hoodie.spark as hs
+
+    q = hs.write_stream(_stream(spark, src), table, opts, checkpoint_location=str(ck))
+    q.processAllAvailable()
+    q.stop()
+    return q
+
+
+def _forget_commit_log(ck: Path, batch: int) -> None:
+    """Spark's commit log loses ``batch``: as after a crash right after the table committed it."""
+    for name in (str(batch), f".{batch}.crc"):
+        p = ck / "commits" / name
+        if p.exists():
+            p.unlink()
+
+
+def _ids(table: str) -> list[int]:
+    return sorted(hoodie.read_table(table, columns=["id"]).column("id").to_pylist())
+
+
+def _checkpoints(table: str) -> list[tuple[str, str]]:
+    tl = HoodieTable(table).timeline
+    out = []
+    for i in tl.completed_writes().instants:
+        extra = tl.commit_metadata(i).extra_metadata
+        if S.SINK_CHECKPOINT_KEY in extra:
+            out.append((extra[S.SINK_CHECKPOINT_KEY], extra.get(S.QUERY_ID_KEY)))
+    return out
+
+
+def test_replayed_batch_is_skipped(spark, tmp_path: Path) -> None:
+    """Insert-only micro-batches; Spark replays the last one (its commit log lost): the table holds every
+    row once. Without the sink's lookup the replay inserts its 10 rows twice."""
+    src, table, ck = tmp_path / "src", str(tmp_path / "t"), tmp_path / "ck"
+    for n in range(3):
+        _add_file(src, n, range(n * 10, n * 10 + 10))
+    q = _run(spark, src, table, ck)
+    assert _ids(table) == list(range(30))
+    cps = _checkpoints(table)
+    assert [c for c, _ in cps] == ['{"default_single_writer":"0"}', '{"default_single_writer":"1"}',
+                                   '{"default_single_writer":"2"}']
+    assert {qid for _, qid in cps} == {str(q.id)}
+    _forget_commit_log(ck, 2)
+    _add_file(src, 3, range(30, 40))
+    _run(spark, src, table, ck)
+    assert _ids(table) == list(range(40))
+    assert [c for c, _ in _checkpoints(table)][-1] == '{"default_single_writer":"3"}'
+    assert len(_checkpoints(table)) == 4  # the replay of batch 2 wrote nothing
+    theirs = read_hudi_rs(table)
+    assert sorted(theirs.column("id").to_pylist()) == list(range(40))
+
+
+def test_two_queries_keep_separate_ids(spark, tmp_path: Path) -> None:
+    """Two queries into one table, each under its own identifier: each one's replay is recognised by its
+    own batches (query b's batch 0 is not skipped because query a committed batch 1)."""
+    table = str(tmp_path / "t")
+    src_a, src_b, ck_a, ck_b = tmp_path / "sa", tmp_path / "sb", tmp_path / "cka", tmp_path / "ckb"
+    for n in range(2):
+        _add_file(src_a, n, range(n * 10, n * 10 + 10))
+    _add_file(src_b, 0, range(100, 110))
+    opts_a = {**OPTS, S.CHECKPOINT_IDENTIFIER.key: "a"}
+    opts_b = {**OPTS, S.CHECKPOINT_IDENTIFIER.key: "b"}
+    _run(spark, src_a, table, ck_a, opts_a)
+    _run(spark, src_b, table, ck_b, opts_b)
+    assert _ids(table) == list(range(20)) + list(range(100, 110))
+    _forget_commit_log(ck_a, 1)
+    _forget_commit_log(ck_b, 0)
+    _add_file(src_b, 1, range(110, 120))
+    _run(spark, src_a, table, ck_a, opts_a)
+    _run(spark, src_b, table, ck_b, opts_b)
+    assert _ids(table) == list(range(20)) + list(range(100, 120))
+    assert [c for c, _ in _checkpoints(table)] == ['{"a":"0"}', '{"a":"1"}', '{"b":"0"}', '{"b":"1"}']
+
+
+def test_second_query_under_the_same_identifier_fails_before_writing(spark, tmp_path: Path) -> None:
+    import hoodie.spark as hs
+
+    table = str(tmp_path / "t")
+    src_a, src_b = tmp_path / "sa", tmp_path / "sb"
+    for n in range(2):
+        _add_file(src_a, n, range(n * 10, n * 10 + 10))
+    _add_file(src_b, 0, range(100, 110))
+    _run(spark, src_a, table, tmp_path / "cka")
+    q = hs.write_stream(_stream(spark, src_b), table, OPTS, checkpoint_location=str(tmp_path / "ckb"))
+    with pytest.raises(Exception, match="hoodie.datasource.write.streaming.checkpoint.identifier"):
+        q.awaitTermination(120)
+    assert _ids(table) == list(range(20))
+
+
+@pytest.mark.parametrize("name", ["hoodie", "hudi"])
+def test_write_stream_format_refused(spark, tmp_path: Path, name: str) -> None:
+    src = tmp_path / "src"
+    _add_file(src, 0, range(5))
+    q = _stream(spark, src).writeStream.format(name).option("checkpointLocation", str(tmp_path / "ck")) \
+        .start(str(tmp_path / "t"))
+    with pytest.raises(Exception, match="write_stream") as e:
+        q.awaitTermination(120)
+    assert "nothing was written" in str(e.value)
+    assert not (tmp_path / "t").exists()
+
+
+def test_write_stream_refuses_bad_arguments(spark, tmp_path: Path) -> None:
+    import hoodie.spark as hs
+
+    src = tmp_path / "src"
+    _add_file(src, 0, range(5))
+    with pytest.raises(S.StreamingError, match="checkpoint_location"):
+        hs.write_stream(_stream(spark, src), str(tmp_path / "t"), OPTS, checkpoint_location="")
+    with pytest.raises(S.StreamingError, match="hoodie.spark.write"):
+        hs.write_stream(spark.read.parquet(str(src)), str(tmp_path / "t"), OPTS, checkpoint_location="x")
+    with pytest.raises(ValueError, match="retry.count"):
+        hs.write_stream(_stream(spark, src), str(tmp_path / "t"),
+                        {**OPTS, "hoodie.datasource.write.streaming.retry.count": "many"}, checkpoint_location="x")
+    assert not (tmp_path / "t").exists()
+
+
+def test_failed_service_is_reported_and_the_stream_goes_on(spark, tmp_path: Path, monkeypatch, caplog) -> None:
+    """Inline compaction after each micro-batch; it fails after batch 0's commit: the batch stays committed,
+    the failure is logged and listed, and batch 1 is written and compacted."""
+    import hoodie.spark as hs
+    from hoodie.services import inline
+
+    real = inline.maybe_compact_inline
+    calls = []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("disk full (injected)")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(inline, "maybe_compact_inline", flaky)
+    src, table = tmp_path / "src", str(tmp_path / "t")
+    _add_file(src, 0, range(10))
+    _add_file(src, 1, range(5, 15), ts=2)
+    opts = {**OPTS, "hoodie.datasource.write.operation": "upsert", "hoodie.compact.inline": "true",
+            "hoodie.compact.inline.max.delta.commits": "1"}
+    with caplog.at_level(logging.ERROR, logger="hoodie.engine.stream"):
+        q = hs.write_stream(_stream(spark, src), table, opts, checkpoint_location=str(tmp_path / "ck"))
+        q.processAllAvailable()
+        q.stop()
+    failures = hs.service_failures(q)
+    assert [(f.batch_id, "disk full" in f.error) for f in failures] == [(0, True)]
+    assert any("failed; the stream goes on" in r.getMessage() for r in caplog.records)
+    t = HoodieTable(table)
+    assert len(t.timeline.completed_writes().instants) >= 3  # two deltacommits and a compaction commit
+    got = hoodie.read_table(table, columns=["id", "ts"])
+    assert dict(zip(got.column("id").to_pylist(), got.column("ts").to_pylist())) == \
+        {i: (2 if i >= 5 else 1) for i in range(15)}
+
+
+def test_source_reads_each_commit_once_across_restarts(spark, tmp_path: Path) -> None:
+    """readStream.format('hoodie'): each micro-batch the rows of the writes completed in its range; a query
+    restarted from its checkpoint neither misses nor repeats a commit, also across a compaction; a
+    replayed range returns the same rows."""
+    from hoodie.services.write import write_arrow
+
+    table, ck = str(tmp_path / "t"), tmp_path / "ck"
+    wopts = {**OPTS, "hoodie.datasource.write.operation": "upsert", "hoodie.compact.inline": "true",
+             "hoodie.compact.inline.max.delta.commits": "3"}
+
+    def commit(ids: range, ts: int = 1) -> None:
+        write_arrow(table, pa.table({"id": pa.array(list(ids), pa.int64()), "p": ["a"] * len(ids),
+                                     "ts": pa.array([ts] * len(ids), pa.int64()), "v": ["x"] * len(ids)}), wopts)
+
+    got: dict[int, list[int]] = {}
+
+    def collect(df, batch_id):
+        got[batch_id] = sorted(r.id for r in df.select("id").collect())
+
+    def run():
+        q = spark.readStream.format("hoodie").load(table).writeStream.foreachBatch(collect) \
+            .option("checkpointLocation", str(ck)).start()
+        q.processAllAvailable()
+        q.stop()
+
+    commit(range(0, 5))
+    commit(range(5, 10))
+    run()
+    first = dict(got)
+    assert sorted(i for ids in first.values() for i in ids) == list(range(10))
+    commit(range(0, 3), ts=2)  # updates: a log file; the third deltacommit, after which compaction runs
+    commit(range(10, 15))
+    assert any(i.action == "commit" for i in HoodieTable(table).timeline.completed().instants)
+    run()
+    later = sorted(i for b, ids in got.items() if b not in first for i in ids)
+    assert later == sorted([0, 1, 2] + list(range(10, 15)))  # the updated records and the new ones, once
+    # Spark replays the last range when its commit log lost it: the same rows again, under the same id.
+    last = max(got)
+    rows = got.pop(last)
+    _forget_commit_log(ck, last)
+    run()
+    assert got[last] == rows
+
+
+def test_source_start_offsets(spark, tmp_path: Path) -> None:
+    from hoodie.services.write import write_arrow
+
+    table = str(tmp_path / "t")
+
+    def commit(ids: range) -> str:
+        return write_arrow(table, pa.table({"id": pa.array(list(ids), pa.int64()), "p": ["a"] * len(ids),
+                                            "ts": pa.array([1] * len(ids), pa.int64()),
+                                            "v": ["x"] * len(ids)}), OPTS)
+
+    t0 = commit(range(0, 5))
+    commit(range(5, 10))
+
+    def ids(start: str, ck: str) -> list[int]:
+        got: list[int] = []
+        q = spark.readStream.format("hoodie").option(S.START_OFFSET.key, start).load(table).writeStream \
+            .foreachBatch(lambda df, _: got.extend(r.id for r in df.select("id").collect())) \
+            .option("checkpointLocation", str(tmp_path / ck)).start()
+        q.processAllAvailable()
+        q.stop()
+        return sorted(got)
+
+    assert ids("earliest", "c1") == list(range(10))
+    assert ids(t0, "c2") == list(range(5, 10))
+    assert ids("latest", "c3") == []
+    with pytest.raises(Exception, match="startOffset"):
+        ids("yesterday", "c4")
