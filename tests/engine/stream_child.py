@@ -1,9 +1,10 @@
 """A streaming query in a child driver, for the kill tests (tests/engine/test_streaming_kills.py).
 
-usage: python -m tests.engine.stream_child SOURCE_DIR TABLE CHECKPOINT OPTIONS_JSON
+usage: python -m tests.engine.stream_child SOURCE TABLE CHECKPOINT OPTIONS_JSON
 
-Streams the Parquet files of SOURCE_DIR (one file per micro-batch) into TABLE with
-``hoodie.spark.write_stream`` until every file present at start is written (``availableNow``), then
+Streams the Parquet files of the folder SOURCE (one file per micro-batch), or with ``hoodie:PATH`` the
+commits of the hoodie table at PATH (``spark.readStream.format("hoodie")``), into TABLE with
+``hoodie.spark.write_stream`` until everything present at start is written (``availableNow``), then
 exits 0. ``HOODIE_FAULT_POINTS`` (hoodie.faults) kills the driver at a named point: inside a
 micro-batch, between the table's commit and Spark's commit log (``stream.after_commit``), or inside an
 inline service. Prints one JSON line when done.
@@ -20,7 +21,11 @@ def main() -> None:
     import hoodie.spark as hs
 
     spark = hs.session("local[1]", app_name="hoodie-stream-child")
-    df = spark.readStream.schema("id long, p string, ts long, v string").option("maxFilesPerTrigger", 1).parquet(src)
+    if src.startswith("hoodie:"):
+        df = spark.readStream.format("hoodie").load(src[len("hoodie:"):]).select("id", "p", "ts", "v")
+    else:
+        df = spark.readStream.schema("id long, p string, ts long, v string").option("maxFilesPerTrigger", 1) \
+            .parquet(src)
     q = hs.write_stream(df, table, opts, checkpoint_location=ck, trigger={"availableNow": True})
     q.awaitTermination()
     print(json.dumps({"done": True, "failures": [f.service for f in hs.service_failures(q)]}))

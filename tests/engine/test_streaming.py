@@ -263,3 +263,27 @@ def test_source_start_offsets(spark, tmp_path: Path) -> None:
     assert ids("latest", "c3") == []
     with pytest.raises(Exception, match="startOffset"):
         ids("yesterday", "c4")
+
+
+def test_empty_micro_batch_and_ttl_per_batch(spark, tmp_path: Path) -> None:
+    """A micro-batch without rows (an empty source file) does not stop the stream, and inline partition TTL
+    runs after the micro-batches' commits: partitions older than the retention are gone once a batch
+    committed after they expired."""
+    import hoodie.spark as hs
+
+    src, table = tmp_path / "src", str(tmp_path / "t")
+    src.mkdir()
+    day = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "p": ["2020-01-01", "2020-01-01", "2099-01-01"],
+                    "ts": pa.array([1, 1, 1], pa.int64()), "v": ["a", "b", "c"]})
+    pq.write_table(day, src / "f0000.parquet")
+    pq.write_table(day.slice(0, 0), src / "f0001.parquet")
+    pq.write_table(day.slice(2, 1).set_column(0, "id", pa.array([4], pa.int64())), src / "f0002.parquet")
+    opts = {**OPTS, "hoodie.partition.ttl.inline": "true", "hoodie.partition.ttl.strategy.days.retain": "30",
+            "hoodie.partition.ttl.management.strategy.type": "KEEP_BY_EVENT_TIME",
+            "hoodie.partition.ttl.strategy.event.time.format": "yyyy-MM-dd"}
+    q = hs.write_stream(_stream(spark, src), table, opts, checkpoint_location=str(tmp_path / "ck"))
+    q.processAllAvailable()
+    q.stop()
+    assert q.exception() is None
+    assert hs.service_failures(q) == []
+    assert _ids(table) == [3, 4]  # 1 and 2 lived in 2020-01-01, expired by TTL after a commit

@@ -63,7 +63,7 @@ def _source(src: Path, operation: str, rng: random.Random) -> dict[int, int]:
     return model
 
 
-def _child(src: Path, table: Path, ck: Path, opts: dict, fault: str | None) -> int:
+def _child(src: "Path | str", table: Path, ck: Path, opts: dict, fault: str | None) -> int:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("HOODIE_FAULT_POINTS", None)
@@ -141,3 +141,30 @@ def test_killed_stream_random_points(tmp_path: Path, operation: str, table_type:
     for seed in range(seeds):
         faults = _trial(tmp_path / f"trial{seed}", seed, operation, table_type, kills=2)
         print(seed, faults)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", ["stream.before_write@1", "write.before_complete@1", "stream.after_commit@1"])
+def test_killed_hoodie_source_resumes_without_missing_or_repeating(tmp_path: Path, point: str) -> None:
+    """readStream.format('hoodie') from table A into table B (insert): the child is killed in its first
+    micro-batch (before B's write, before B's commit, or between B's commit and Spark's commit log), A
+    gains a commit, the child restarts from its checkpoint: Spark replays the logged range of A, then
+    reads the new commit; B holds every row of A once."""
+    from hoodie.services.write import write_arrow
+
+    a, b, ck = tmp_path / "a", tmp_path / "b", tmp_path / "ck"
+    a_opts = {**_options("insert", "MERGE_ON_READ"), "hoodie.table.name": "a"}
+
+    def commit(ids: range) -> None:
+        write_arrow(str(a), pa.table({"id": pa.array(list(ids), pa.int64()), "p": [f"p{i % 3}" for i in ids],
+                                      "ts": pa.array([1] * len(ids), pa.int64()), "v": [str(i) for i in ids]}), a_opts)
+
+    commit(range(0, 20))
+    commit(range(20, 40))
+    opts = _options("insert", "COPY_ON_WRITE")
+    assert _child(f"hoodie:{a}", b, ck, opts, point) == -signal.SIGKILL
+    commit(range(40, 60))
+    assert _child(f"hoodie:{a}", b, ck, opts, None) == 0
+    got = hoodie.read_table(str(b), columns=["id"]).column("id").to_pylist()
+    assert sorted(got) == list(range(60))
+    assert sorted(read_hudi_rs(str(b)).column("id").to_pylist()) == list(range(60))

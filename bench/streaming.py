@@ -1,0 +1,139 @@
+"""Benchmark: a 10,000-row micro-batch into a merge-on-read table (``hoodie.spark.write_stream``) against
+Spark's own Parquet file sink (``writeStream.format("parquet")``) on the same micro-batches, in one run,
+and the added time of each inline service.
+
+    python bench/streaming.py [--rows 10000] [--batches 8] [--master local[2]]
+
+The source is a folder of Parquet files, one per micro-batch (``maxFilesPerTrigger=1``): the first
+holds ``rows`` new keys, each later one half updates of earlier keys and half new keys, over 8 daily
+partitions. Each query runs with ``availableNow``; a batch's time is Spark's ``addBatch`` duration
+from the query's progress (the sink's own work: for hoodie the whole write with its commit and inline
+services; for the Parquet sink the file write and its metadata log). The first batch of each query is
+a warm-up and not counted; the median of the rest is reported. Variants: hoodie with every service off
+(``hoodie.clean.automatic=false``), with automatic clean (Hudi's default), with inline compaction
+after every batch. Prints one JSON document; ratio = hoodie / Parquet sink.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+BASE_OPTS = {
+    "hoodie.table.name": "stream_bench", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.datasource.write.operation": "upsert", "hoodie.datasource.write.recordkey.field": "id",
+    "hoodie.datasource.write.partitionpath.field": "day", "hoodie.datasource.write.precombine.field": "ts",
+}
+VARIANTS = {
+    "services off": {"hoodie.clean.automatic": "false"},
+    "automatic clean (default)": {},
+    "inline compaction every batch": {"hoodie.clean.automatic": "false", "hoodie.compact.inline": "true",
+                                      "hoodie.compact.inline.max.delta.commits": "1"},
+}
+SCHEMA = "id long, day string, ts long, v1 string, v2 double, v3 long"
+
+
+def make_source(folder: str, rows: int, batches: int) -> None:
+    """One Parquet file per micro-batch (see the module docstring)."""
+    os.makedirs(folder)
+    rng = np.random.default_rng(7)
+    next_id = 0
+    for b in range(batches):
+        if b == 0:
+            ids = np.arange(rows)
+            next_id = rows
+        else:
+            upd = rng.choice(next_id, rows // 2, replace=False)
+            new = np.arange(next_id, next_id + rows - rows // 2)
+            next_id += len(new)
+            ids = np.concatenate([upd, new])
+        n = len(ids)
+        pq.write_table(pa.table({
+            "id": pa.array(ids, pa.int64()),
+            "day": pa.array([f"2025-01-0{1 + int(i) % 8}" for i in ids]),
+            "ts": pa.array(np.full(n, b), pa.int64()),
+            "v1": pa.array([f"value-{int(i)}-{b}" for i in ids]),
+            "v2": pa.array(rng.random(n)),
+            "v3": pa.array(rng.integers(0, 1 << 40, n), pa.int64()),
+        }), os.path.join(folder, f"batch-{b:04d}.parquet"))
+
+
+def batch_times(query) -> list[float]:
+    """Seconds of ``addBatch`` per micro-batch, in batch order."""
+    out = []
+    for p in sorted(query.recentProgress, key=lambda p: p["batchId"]):
+        if p.get("numInputRows", 0) and "addBatch" in p.get("durationMs", {}):
+            out.append(p["durationMs"]["addBatch"] / 1000)
+    return out
+
+
+def run_hoodie(spark, src: str, work: str, name: str, extra: dict) -> list[float]:
+    import hoodie.spark as hs
+
+    df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(src)
+    tag = name.split()[0]
+    q = hs.write_stream(df, os.path.join(work, f"hoodie-{tag}"), {**BASE_OPTS, **extra},
+                        checkpoint_location=os.path.join(work, f"ck-hoodie-{tag}"), trigger={"availableNow": True})
+    q.awaitTermination()
+    return batch_times(q)
+
+
+def run_parquet(spark, src: str, work: str, tag: str) -> list[float]:
+    df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(src)
+    q = df.writeStream.format("parquet").partitionBy("day").option("checkpointLocation", os.path.join(work, f"ck-pq-{tag}")) \
+        .trigger(availableNow=True).start(os.path.join(work, f"parquet-{tag}"))
+    q.awaitTermination()
+    return batch_times(q)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--rows", type=int, default=10_000)
+    ap.add_argument("--batches", type=int, default=8)
+    ap.add_argument("--master", default="local[2]")
+    args = ap.parse_args()
+    import hoodie.spark as hs
+
+    spark = hs.session(args.master, app_name="bench-streaming")
+    spark.conf.set("spark.sql.shuffle.partitions", "4")
+    work = tempfile.mkdtemp(prefix="hoodie-bench-stream-")
+    try:
+        src = os.path.join(work, "src")
+        make_source(src, args.rows, args.batches)
+        results: dict = {"rows_per_batch": args.rows, "batches": args.batches, "master": args.master}
+        # Alternate the sinks so load on a shared machine hits both alike.
+        parquet_runs, hoodie_runs = [], {}
+        for i, (name, extra) in enumerate(VARIANTS.items()):
+            parquet_runs.append(run_parquet(spark, src, work, str(i)))
+            hoodie_runs[name] = run_hoodie(spark, src, work, name, extra)
+        pq_times = [t for run in parquet_runs for t in run[1:]]
+        pq_median = statistics.median(pq_times)
+        results["parquet sink median s"] = round(pq_median, 3)
+        base = None
+        for name, times in hoodie_runs.items():
+            med = statistics.median(times[1:])
+            base = med if base is None else base
+            results[f"hoodie ({name}) median s"] = round(med, 3)
+            results[f"hoodie ({name}) ratio"] = round(med / pq_median, 2)
+            results[f"hoodie ({name}) added over services off s"] = round(med - base, 3)
+            results[f"hoodie ({name}) batch s"] = [round(t, 3) for t in times]
+        results["parquet sink batch s"] = [[round(t, 3) for t in run] for run in parquet_runs]
+        print(json.dumps(results, indent=1))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        spark.stop()
+
+
+if __name__ == "__main__":
+    main()
