@@ -287,3 +287,63 @@ def test_empty_micro_batch_and_ttl_per_batch(spark, tmp_path: Path) -> None:
     assert q.exception() is None
     assert hs.service_failures(q) == []
     assert _ids(table) == [3, 4]  # 1 and 2 lived in 2020-01-01, expired by TTL after a commit
+
+
+def test_failed_write_is_retried_without_duplicates(spark, tmp_path: Path, monkeypatch) -> None:
+    """hoodie.datasource.write.streaming.retry.count: a write failing before its commit is retried; one
+    reported as failed after its data committed (a broken writer) is found in the table by the retry's
+    lookup and not written again; input the writer refuses is not retried; ignore.failed.batch=true drops
+    the batch with an error and the stream goes on."""
+    import hoodie.engine.write as EW
+    import hoodie.spark as hs
+    from hoodie.format.batch_write import WriteError
+
+    real = EW.write
+    calls: list[str] = []
+
+    def flaky(df, path, opts, **kw):
+        calls.append(opts[S.SINK_CHECKPOINT_KEY])
+        n = len(calls)
+        if n == 1:
+            raise RuntimeError("executor lost (injected, before the commit)")
+        if n == 2:
+            real(df, path, opts, **kw)
+            raise RuntimeError("connection reset (injected, after the commit)")
+        return real(df, path, opts, **kw)
+
+    monkeypatch.setattr(EW, "write", flaky)
+    src, table = tmp_path / "src", str(tmp_path / "t")
+    _add_file(src, 0, range(10))
+    _add_file(src, 1, range(10, 20))
+    opts = {**OPTS, "hoodie.datasource.write.streaming.retry.interval.ms": "10"}
+    q = hs.write_stream(_stream(spark, src), table, opts, checkpoint_location=str(tmp_path / "ck"))
+    q.processAllAvailable()
+    q.stop()
+    # batch 0: failed, retried and committed but reported failed, found on the next retry; batch 1: once.
+    assert calls == ['{"default_single_writer":"0"}'] * 2 + ['{"default_single_writer":"1"}']
+    assert _ids(table) == list(range(20))
+
+    def refused(df, path, opts, **kw):
+        calls.append("refused")
+        raise WriteError("record key field 'id' is null (injected)")
+
+    monkeypatch.setattr(EW, "write", refused)
+    calls.clear()
+    _add_file(src, 2, range(20, 30))
+    q = hs.write_stream(_stream(spark, src), table, opts, checkpoint_location=str(tmp_path / "ck"))
+    with pytest.raises(Exception, match="injected"):
+        q.awaitTermination(120)
+    assert calls == ["refused"]  # not retried
+
+    def broken(df, path, opts, **kw):
+        raise RuntimeError("still broken (injected)")
+
+    monkeypatch.setattr(EW, "write", broken)
+    q = hs.write_stream(_stream(spark, src), table,
+                        {**opts, "hoodie.datasource.write.streaming.ignore.failed.batch": "true",
+                         "hoodie.datasource.write.streaming.retry.count": "2"},
+                        checkpoint_location=str(tmp_path / "ck"))
+    q.processAllAvailable()
+    q.stop()
+    assert q.exception() is None
+    assert _ids(table) == list(range(20))  # batch 2 dropped, as the option says
