@@ -23,6 +23,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -78,14 +79,40 @@ def batch_times(query) -> list[float]:
     return out
 
 
+PROFILES: dict[str, list[dict]] = {}
+
+
 def run_hoodie(spark, src: str, work: str, name: str, extra: dict) -> list[float]:
+    import hoodie.engine.stream as ES
+    import hoodie.engine.write as EW
     import hoodie.spark as hs
 
-    df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(src)
-    tag = name.split()[0]
-    q = hs.write_stream(df, os.path.join(work, f"hoodie-{tag}"), {**BASE_OPTS, **extra},
-                        checkpoint_location=os.path.join(work, f"ck-hoodie-{tag}"), trigger={"availableNow": True})
-    q.awaitTermination()
+    # Where each micro-batch's write spent its time (hoodie.engine.write.last_write_profile), and the sink's
+    # own lookup of the stream's last batch in the table.
+    real_write, real_committed = EW.write, ES.HoodieStreamSink._committed
+    profiles = PROFILES.setdefault(name, [])
+
+    def write(*a, **k):
+        out = real_write(*a, **k)
+        profiles.append(EW.last_write_profile().get("driver", {}))
+        return out
+
+    def committed(self, *a, **k):
+        t0 = time.perf_counter()
+        try:
+            return real_committed(self, *a, **k)
+        finally:
+            profiles.append({"sink lookup": round(time.perf_counter() - t0, 4)})
+
+    EW.write, ES.HoodieStreamSink._committed = write, committed
+    try:
+        df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(src)
+        tag = name.split()[0]
+        q = hs.write_stream(df, os.path.join(work, f"hoodie-{tag}"), {**BASE_OPTS, **extra},
+                            checkpoint_location=os.path.join(work, f"ck-hoodie-{tag}"), trigger={"availableNow": True})
+        q.awaitTermination()
+    finally:
+        EW.write, ES.HoodieStreamSink._committed = real_write, real_committed
     return batch_times(q)
 
 
@@ -129,6 +156,15 @@ def main() -> None:
             results[f"hoodie ({name}) added over services off s"] = round(med - base, 3)
             results[f"hoodie ({name}) batch s"] = [round(t, 3) for t in times]
         results["parquet sink batch s"] = [[round(t, 3) for t in run] for run in parquet_runs]
+        # Medians over the counted batches of each write phase (driver wall seconds) and of the sink's lookup.
+        for name, profs in PROFILES.items():
+            writes = [p for p in profs if "total" in p][1:]
+            lookups = [p["sink lookup"] for p in profs if "sink lookup" in p][1:]
+            phases = {k: round(statistics.median([p.get(k, 0.0) for p in writes]), 3)
+                      for k in ("total", "check", "stage", "reconcile")} if writes else {}
+            if lookups:
+                phases["sink lookup"] = round(statistics.median(lookups), 4)
+            results[f"hoodie ({name}) write phases s"] = phases
         print(json.dumps(results, indent=1))
     finally:
         shutil.rmtree(work, ignore_errors=True)
