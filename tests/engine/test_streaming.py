@@ -347,3 +347,32 @@ def test_failed_write_is_retried_without_duplicates(spark, tmp_path: Path, monke
     q.stop()
     assert q.exception() is None
     assert _ids(table) == list(range(20))  # batch 2 dropped, as the option says
+
+
+def test_source_refuses_a_range_the_cleaner_passed(spark, tmp_path: Path) -> None:
+    """A replayed range read as of an end the cleaner no longer keeps (commits.retained=1, several
+    copy-on-write rewrites since): refused with the way out, instead of a short read."""
+    from hoodie.services.write import write_arrow
+
+    table, ck = str(tmp_path / "t"), tmp_path / "ck"
+    wopts = {**OPTS, "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+             "hoodie.datasource.write.operation": "upsert", "hoodie.cleaner.commits.retained": "1"}
+
+    def commit(ts: int) -> None:
+        write_arrow(table, pa.table({"id": pa.array([1, 2], pa.int64()), "p": ["a", "a"],
+                                     "ts": pa.array([ts, ts], pa.int64()), "v": ["x", "y"]}), wopts)
+
+    def run():
+        q = spark.readStream.format("hoodie").load(table).writeStream.foreachBatch(lambda df, _: df.count()) \
+            .option("checkpointLocation", str(ck)).start()
+        q.processAllAvailable()
+        q.stop()
+
+    commit(1)
+    run()
+    _forget_commit_log(ck, 0)
+    for ts in (2, 3, 4):
+        commit(ts)
+    assert any(i.action == "clean" for i in HoodieTable(table).timeline.instants)
+    with pytest.raises(Exception, match="hoodie.cleaner.commits.retained"):
+        run()

@@ -338,10 +338,41 @@ class HoodieStreamReader(DataSourceStreamReader):
             return {OFFSET_KEY: begin}
         return {OFFSET_KEY: latest}
 
+    def _refuse_cleaned(self, end: str) -> None:
+        """A range is read as of its end; once the cleaner retains file versions only from a later commit
+        (the last clean's earliest commit to retain, KEEP_LATEST_COMMITS), versions that end needs may be
+        deleted and the read would come back short. Refused instead (a replayed range after a long stop).
+        Other clean policies record no such commit and are not checked."""
+        from hoodie.format.timeline import instant as I
+        from hoodie.services.clean.planner import CleanPlan
+        from hoodie.services.streaming import StreamingError
+
+        table = self._table()
+        tl = table.timeline
+        cleans = [i for i in tl.instants if i.action == I.CLEAN]
+        if not cleans:
+            return
+        last = max(cleans, key=lambda i: i.timestamp)
+        plan = CleanPlan.from_avro(tl.read_avro(I.Instant(last.timestamp, I.CLEAN, I.State.REQUESTED)), table.storage)
+        ectr = plan.earliest_instant_to_retain
+        if ectr is None:
+            return
+        # The newest write the range's end includes, by requested time (an end is a completion time on 8/9).
+        ends = [i.timestamp for i in tl.instants if i.is_completed and i.action in I.WRITE_ACTIONS
+                and (i.completion or i.timestamp) <= end]
+        if ends and max(ends) < ectr.timestamp:
+            raise StreamingError(
+                f"streaming from {table.storage.uri()}: the micro-batch reads the commits up to {end} as of {end}, "
+                f"but clean {last.timestamp} keeps file versions only for commits from {ectr.timestamp} on, so rows of "
+                "the range may be gone. Restart the query from a new checkpoint location with "
+                f"hoodie.datasource.streaming.startOffset={ectr.timestamp} (or earliest), and retain more commits "
+                "(hoodie.cleaner.commits.retained) than a stopped query may fall behind")
+
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         """The incremental read of ``(start, end]``, split as a batch read is."""
         if start[OFFSET_KEY] == end[OFFSET_KEY]:
             return []
+        self._refuse_cleaned(end[OFFSET_KEY])
         opts = dict(self.options)
         opts.update({QUERY_TYPE_KEY: "incremental", BEGIN_KEY: start[OFFSET_KEY], END_KEY: end[OFFSET_KEY]})
         return [p for p in HoodieReader(opts, self.spark_schema).partitions() if p.value.slices]
