@@ -717,10 +717,6 @@ TRANSIENT_DELETE_MARKER = define(
     "hoodie.write.delete.marker.transient", False,
     "true: a _hoodie_is_deleted column in the batch only marks deletes (hoodie.sql's MERGE INTO ... DELETE) and "
     "is not added to the table schema when the table lacks it.", W, type=BOOLEAN)
-COMMIT_METADATA_KEY_PREFIX = define(
-    "hoodie.datasource.write.commitmeta.key.prefix", "_",
-    "Write options whose key begins with this prefix are stored in the commit's extraMetadata, as Hudi stores "
-    "them (the streaming sink records its checkpoint, _hudi_streaming_sink_checkpoint, this way).", W)
 WRITE_INSTANT = define("hoodie.write.instant", None, "Use this instant time for the write (testing/backfills).", W)
 KEYGEN_TIMEBASED = tuple(
     define(_k, None, "Timestamp-based key generator setting (as in Hudi).", W)

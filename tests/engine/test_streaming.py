@@ -196,7 +196,7 @@ def test_source_reads_each_commit_once_across_restarts(spark, tmp_path: Path) ->
     """readStream.format('hoodie'): each micro-batch the rows of the writes completed in its range; a query
     restarted from its checkpoint neither misses nor repeats a commit, also across a compaction; a
     replayed range returns the same rows."""
-    from hoodie.services.write import write_arrow
+    from hoodie.interfaces.python_io import write_arrow
 
     table, ck = str(tmp_path / "t"), tmp_path / "ck"
     wopts = {**OPTS, "hoodie.datasource.write.operation": "upsert", "hoodie.compact.inline": "true",
@@ -237,7 +237,7 @@ def test_source_reads_each_commit_once_across_restarts(spark, tmp_path: Path) ->
 
 
 def test_source_start_offsets(spark, tmp_path: Path) -> None:
-    from hoodie.services.write import write_arrow
+    from hoodie.interfaces.python_io import write_arrow
 
     table = str(tmp_path / "t")
 
@@ -296,7 +296,7 @@ def test_failed_write_is_retried_without_duplicates(spark, tmp_path: Path, monke
     the batch with an error and the stream goes on."""
     import hoodie.engine.write as EW
     import hoodie.spark as hs
-    from hoodie.format.batch_write import WriteError
+    from hoodie.errors import WriteError
 
     real = EW.write
     calls: list[str] = []
@@ -352,7 +352,7 @@ def test_failed_write_is_retried_without_duplicates(spark, tmp_path: Path, monke
 def test_source_refuses_a_range_the_cleaner_passed(spark, tmp_path: Path) -> None:
     """A replayed range read as of an end the cleaner no longer keeps (commits.retained=1, several
     copy-on-write rewrites since): refused with the way out, instead of a short read."""
-    from hoodie.services.write import write_arrow
+    from hoodie.interfaces.python_io import write_arrow
 
     table, ck = str(tmp_path / "t"), tmp_path / "ck"
     wopts = {**OPTS, "hoodie.datasource.write.table.type": "COPY_ON_WRITE",

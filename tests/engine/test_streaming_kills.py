@@ -150,7 +150,7 @@ def test_killed_hoodie_source_resumes_without_missing_or_repeating(tmp_path: Pat
     micro-batch (before B's write, before B's commit, or between B's commit and Spark's commit log), A
     gains a commit, the child restarts from its checkpoint: Spark replays the logged range of A, then
     reads the new commit; B holds every row of A once."""
-    from hoodie.services.write import write_arrow
+    from hoodie.interfaces.python_io import write_arrow
 
     a, b, ck = tmp_path / "a", tmp_path / "b", tmp_path / "ck"
     a_opts = {**_options("insert", "MERGE_ON_READ"), "hoodie.table.name": "a"}

@@ -10,7 +10,7 @@ import json
 import pyarrow as pa
 import pytest
 
-from hoodie.services.write import write_arrow
+from hoodie.interfaces.python_io import write_arrow
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable
 from hoodie.services import streaming as S

@@ -37,6 +37,10 @@ from hoodie.format.slice.reader import check_read_options
 from hoodie.format.table import HoodieTable
 from hoodie.format.slice.reader import plan_read
 from hoodie.format.slice.reader import iter_plan
+from hoodie.format.slice.reader import _normalize_instant
+from hoodie.format.timeline import instant as I
+from hoodie.services.clean.planner import CleanPlan
+from hoodie.services.streaming import START_OFFSET, StreamingError
 
 QUERY_TYPE_KEY = "hoodie.datasource.query.type"
 BEGIN_KEY = "hoodie.datasource.read.begin.instanttime"
@@ -296,14 +300,10 @@ class HoodieStreamReader(DataSourceStreamReader):
         self.spark_schema = schema
 
     def _table(self):
-        from hoodie.format.table import HoodieTable
-
         return HoodieTable(self.options["path"], _storage_options(self.options), read_only=True)
 
     def _latest(self) -> Optional[str]:
         """The newest offset a micro-batch can end at now, or None (no completed write)."""
-        from hoodie.format.timeline import instant as I
-
         table = self._table()
         writes = [i for i in table.timeline.instants if i.action in I.WRITE_ACTIONS]
         done = [i for i in writes if i.is_completed]
@@ -315,9 +315,6 @@ class HoodieStreamReader(DataSourceStreamReader):
 
     def initialOffset(self) -> dict:
         """Where a new query starts (``hoodie.datasource.streaming.startOffset``)."""
-        from hoodie.format.slice.reader import _normalize_instant
-        from hoodie.services.streaming import START_OFFSET, StreamingError
-
         given = {k: v for k, v in self.options.items() if str(k).lower() == STREAM_START_KEY.lower()}
         start = str(START_OFFSET.get({START_OFFSET.key: next(iter(given.values()), None)})).strip()
         if start.lower() == "earliest":
@@ -343,10 +340,6 @@ class HoodieStreamReader(DataSourceStreamReader):
         (the last clean's earliest commit to retain, KEEP_LATEST_COMMITS), versions that end needs may be
         deleted and the read would come back short. Refused instead (a replayed range after a long stop).
         Other clean policies record no such commit and are not checked."""
-        from hoodie.format.timeline import instant as I
-        from hoodie.services.clean.planner import CleanPlan
-        from hoodie.services.streaming import StreamingError
-
         table = self._table()
         tl = table.timeline
         cleans = [i for i in tl.instants if i.action == I.CLEAN]

@@ -32,6 +32,8 @@ from hoodie.errors import HoodieError
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, table_exists
 from hoodie.format.timeline import instant as I
+from hoodie.format.timeline.archived import ArchivedTimeline
+from hoodie.format.timeline.commit_metadata import CommitMetadata
 
 log = logging.getLogger(__name__)
 
@@ -134,9 +136,6 @@ def last_committed_batch(storage: Storage, identifier: str) -> Optional[SinkChec
         if found is not None:
             return found
     if table.timeline_layout == 2:
-        from hoodie.format.timeline.archived import ArchivedTimeline
-        from hoodie.format.timeline.commit_metadata import CommitMetadata
-
         archived = ArchivedTimeline.load(storage)
         done = [i for i in archived.instants if i.action in I.WRITE_ACTIONS]
         done.sort(key=lambda i: (i.completion or i.timestamp, i.timestamp), reverse=True)

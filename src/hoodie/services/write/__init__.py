@@ -31,7 +31,6 @@ from typing import Any, Callable, Mapping, Optional, Protocol, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hoodie import configs as C
 from hoodie.faults import fault_point
 from hoodie.errors import PostCommitError, WriteError
 from hoodie.format.file_group.fsview import FileSystemView, check_partition_nesting
@@ -45,6 +44,7 @@ from hoodie.metrics import publish_write
 from hoodie.services.delete_partition import DeletePartitionOperation
 from hoodie.services.transaction import Hook, Operation, Transaction
 from hoodie.services.write.configs import (
+    COMMIT_METADATA_KEY_PREFIX,
     OPERATION_TYPES, OVERWRITE_OPERATIONS, PARTITIONS_TO_DELETE, WriteConfig, overwrite_config,
 )
 from hoodie.services.write.execution import write_file_groups
@@ -233,7 +233,7 @@ def commit_extra_metadata(options: Mapping[str, Any]) -> dict[str, str]:
     ``hoodie.datasource.write.commitmeta.key.prefix`` (``_`` by default), as Hudi's Spark writer stores
     them. The streaming sink's checkpoint (``_hudi_streaming_sink_checkpoint``) travels this way, so it
     completes in the same instant file as the micro-batch's data (one atomic step)."""
-    prefix = C.COMMIT_METADATA_KEY_PREFIX.get(options)
+    prefix = COMMIT_METADATA_KEY_PREFIX.get(options)
     if not prefix:
         return {}
     return {str(k): str(v) for k, v in options.items()

@@ -26,6 +26,12 @@ STATIC_OVERWRITE_PARTITIONS = C.define(
     "HoodieInternalConfig.STATIC_OVERWRITE_PARTITION_PATHS).", C.W, type=C.LIST)
 
 
+COMMIT_METADATA_KEY_PREFIX = C.define(
+    "hoodie.datasource.write.commitmeta.key.prefix", "_",
+    "Write options whose key begins with this prefix are stored in the commit's extraMetadata, as Hudi stores "
+    "them (the streaming sink records its checkpoint, _hudi_streaming_sink_checkpoint, this way).", C.W)
+
+
 OPERATIONS = ("insert", "bulk_insert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table",
               "delete_partition")
 
