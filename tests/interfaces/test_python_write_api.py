@@ -262,3 +262,18 @@ def test_every_service_result_says_why_nothing_happened(tmp_path: Path) -> None:
     assert ttl.instant is None and ttl.reason.startswith("no partition expired: 2 evaluated by KEEP_BY_TIME")
     ttl = t.ttl.dry_run({"hoodie.partition.ttl.strategy.days.retain": "1"}, instant_time="20991231000000")
     assert ttl.reason == "would delete 2 partition(s)"
+
+
+def test_cdc_on_write_is_refused_with_its_reason_not_a_guessed_key(tmp_path: Path) -> None:
+    """hoodie.table.cdc.enabled=true named hoodie.ttl.async.enabled as the likely key; now it says CDC
+    is not written and what to use; false is accepted silently."""
+    import warnings
+
+    base = tmp_path / "t"
+    with pytest.raises(WriteError, match=r"cdc.enabled=true: hoodie does not write change data.*incremental"):
+        hoodie.write_table(str(base), rows([1], "a", 1), {**OPTS, "hoodie.table.cdc.enabled": "true"})
+    assert not base.exists()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hoodie.write_table(str(base), rows([1], "a", 1), {**OPTS, "hoodie.table.cdc.enabled": "false"})
+    assert hoodie.read_table(str(base)).num_rows == 1

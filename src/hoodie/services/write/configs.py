@@ -32,6 +32,16 @@ COMMIT_METADATA_KEY_PREFIX = C.define(
     "them (the streaming sink records its checkpoint, _hudi_streaming_sink_checkpoint, this way).", C.W)
 
 
+# Accepted so that false is a no-op and true is refused with its reason (an unknown key would only be
+# warned about, with a guess at another key, and the table written without change data).
+CDC_ENABLED = C.define(
+    "hoodie.table.cdc.enabled", "false",
+    "Change data capture on write (Java Hudi's CDC log files with before/after images). hoodie does not write "
+    "CDC log files: true is refused before anything is written; incremental queries "
+    "(hoodie.read_table(query_type='incremental')) give the records changed in a range of commits.",
+    C.W, type=C.BOOLEAN)
+
+
 OPERATIONS = ("insert", "bulk_insert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table",
               "delete_partition")
 
@@ -133,6 +143,12 @@ class WriteConfig:
         cfg = read(merged, WriteError)
 
         op = cfg.get(C.OPERATION)
+        if cfg.get(CDC_ENABLED):
+            raise WriteError(
+                "hoodie.table.cdc.enabled=true: hoodie does not write change data (Java Hudi's CDC log files), so a "
+                "table created or written with it would answer CDC queries without hoodie's changes. Drop the option "
+                "(or set it false); for the records changed between two commits use an incremental query, "
+                "hoodie.read_table(path, query_type='incremental', begin=...). Nothing was written")
         # Only checked: hoodie's one index behaves as Hudi's BLOOM/SIMPLE; any other type is refused here.
         cfg.get(C.INDEX_TYPE)
         version = cfg.get(C.WRITE_TABLE_VERSION)
