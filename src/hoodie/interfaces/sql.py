@@ -108,7 +108,7 @@ def create_table(spark: Any, stmt: CreateTable):
     existing = []
     if spark.catalog.databaseExists(db):
         for view in (tbl, tbl + RO_SUFFIX):
-            if spark.catalog.tableExists(view, db):
+            if spark.catalog.tableExists(f"`{db}`.`{view}`"):
                 hoodie_view = BASE_PATH_PROP in table_properties(spark, quote_name(db, view))
                 if not hoodie_view:
                     raise SqlError(f"{db}.{view} already exists and is not a hoodie registration; drop it first "

@@ -4,6 +4,7 @@ column-name resolution, and time travel in a statement's sources."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -30,10 +31,17 @@ def _parse(text: str) -> Any:
     import sqlglot
     from sqlglot.errors import ParseError
 
+    # sqlglot logs a warning ("unsupported syntax, falling back to parsing as a Command") for every
+    # statement it does not model (CALL, SET, ...); hoodie handles those itself, so the warning is noise.
+    sqlglot_log = logging.getLogger("sqlglot")
+    level = sqlglot_log.level
+    sqlglot_log.setLevel(logging.ERROR)
     try:
         return sqlglot.parse_one(text, read="spark")
     except ParseError:
         return None
+    finally:
+        sqlglot_log.setLevel(level)
 
 
 def _target(spark: Any, table_exp: Any) -> Optional[Target]:

@@ -349,7 +349,7 @@ def _create(spark: Any, stmt: Any):
 
     db, tbl = _split(name, spark)
     refuse_plain_spark_table(spark, f"{db}.{tbl}")
-    if spark.catalog.tableExists(tbl, db):
+    if spark.catalog.tableExists(f"`{db}`.`{tbl}`"):
         if stmt.args.get("exists"):
             return _result(spark, None, "create", 0, f"{db}.{tbl} already exists (IF NOT EXISTS): nothing done")
         raise SqlError(f"{db}.{tbl} already exists; use CREATE TABLE IF NOT EXISTS to keep it, or DROP it first")
