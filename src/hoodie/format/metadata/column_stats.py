@@ -49,7 +49,10 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import fastavro
+import pyarrow as pa
+import pyarrow.compute as pc
 
+from hoodie.format.hfile import HFileWriter
 from hoodie.format.metadata.errors import LIST_THROUGH_STORAGE, MetadataTableError
 
 COLUMN_STATS_PARTITION = "column_stats"
@@ -446,6 +449,76 @@ def columns_to_index(field_names: Sequence[str], props: Mapping[str, str], optio
     data = [f for f in field_names if not f.startswith("_hoodie_")][:limit]
     meta = [f for f in META_COLUMNS_TO_INDEX if f in field_names]
     return meta + data
+
+
+def _arrow_kind(t: Any) -> Optional[tuple[str, Optional[str]]]:
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "string", None
+    if pa.types.is_boolean(t):
+        return "boolean", None
+    if pa.types.is_int32(t) or pa.types.is_int16(t) or pa.types.is_int8(t):
+        return "int", None
+    if pa.types.is_int64(t):
+        return "long", None
+    if pa.types.is_float32(t):
+        return "float", None
+    if pa.types.is_float64(t):
+        return "double", None
+    if pa.types.is_date32(t):
+        return "date", None
+    if pa.types.is_timestamp(t):
+        return {"ms": ("ts_millis", None), "us": ("ts_micros", None)}.get(t.unit)
+    if pa.types.is_decimal(t):
+        return "decimal", f"{t.precision},{t.scale}"
+    return None
+
+
+def records_column_stats(table: Any, file_name: str, partition: str, columns: Optional[Sequence[str]],
+                         version: int) -> list[ColumnStats]:
+    """Column statistics of records (a ``pyarrow.Table``, e.g. the data blocks a commit appended to a
+    log file), as Java's append handle records them: min, max, null count, value count = records,
+    sizes 0."""
+    names = [f.name for f in table.schema]
+    wanted = names if columns is None else [c for c in columns if c in names]
+    out: list[ColumnStats] = []
+    for name in wanted:
+        col = table.column(name)
+        kind_extra = _arrow_kind(col.type)
+        if kind_extra is None:
+            continue
+        kind, extra = kind_extra
+        nulls = col.null_count
+        lo = hi = None
+        if len(col) > nulls:
+            if kind in ("ts_millis", "ts_micros"):
+                col = col.cast(pa.int64())
+            elif kind == "date":
+                col = col.cast(pa.int32())
+            mm = pc.min_max(col)
+            a, b = mm["min"].as_py(), mm["max"].as_py()
+            if kind == "decimal":
+                scale = int(extra.split(",")[1])
+                a, b = int(a.scaleb(scale)), int(b.scaleb(scale))
+            elif kind == "string":
+                # Java compares strings as UTF-8 bytes (Parquet's order), Arrow by code point: the same.
+                a, b = a.encode("utf-8"), b.encode("utf-8")
+            if kind in ("float", "double") and (a != a or b != b):
+                a = b = None
+            if a is not None:
+                lo, hi = wrap_value(kind, extra, a, version), wrap_value(kind, extra, b, version)
+        vt = (_VALUE_TYPES[kind], extra if kind == "decimal" else None) if version >= 9 else None
+        out.append(ColumnStats(file_name, name, lo, hi, len(col), nulls, 0, 0, value_type=vt, partition=partition))
+    return out
+
+
+def stats_hfile(stats: Iterable[ColumnStats], schema_json: str, version: int) -> bytes:
+    """A whole HFile of column-stats records (sorted by key; one per key, the last given wins)."""
+    parsed = fastavro.parse_schema(json.loads(schema_json))
+    by_key = {s.key: s for s in stats}
+    w = HFileWriter(schema=schema_json)
+    for k in sorted(by_key, key=lambda k: k.encode("utf-8")):
+        w.append(k, encode_stats_value(by_key[k], parsed, version))
+    return w.getvalue()
 
 
 def group_by_file_group(stats: Iterable[ColumnStats], count: int) -> dict[str, list[ColumnStats]]:
