@@ -225,6 +225,38 @@ def _unwrap(v: Optional[tuple[str, Any]], value_type: Optional[tuple[int, Option
     return value
 
 
+def has_unbounded_values(s: ColumnStats) -> bool:
+    """Values without a known range: non-null values but no min or max."""
+    return s.value_count > s.null_count and (s.min_value is None or s.max_value is None)
+
+
+def merge_stats(older: ColumnStats, newer: ColumnStats) -> Optional[ColumnStats]:
+    """Two records of one key merged as ``HoodieMetadataPayload`` does: a tombstone wins (None: the
+    key is gone); otherwise the range widens to cover both and the counts and sizes add up. When
+    either side has values without bounds, or the bounds do not compare (a column's type changed),
+    the merged range is unknown (min and max None) rather than too narrow."""
+    if newer.is_deleted:
+        return None
+    if older.is_deleted:
+        return newer
+    lo, hi = older.min_value, older.max_value
+    if has_unbounded_values(older) or has_unbounded_values(newer):
+        lo = hi = None
+    else:
+        try:
+            if newer.min_value is not None and (lo is None or newer.python_min() < older.python_min()):
+                lo = newer.min_value
+            if newer.max_value is not None and (hi is None or newer.python_max() > older.python_max()):
+                hi = newer.max_value
+        except TypeError:
+            lo = hi = None
+    return ColumnStats(newer.file_name, newer.column_name, lo, hi, older.value_count + newer.value_count,
+                       older.null_count + newer.null_count, older.total_size + newer.total_size,
+                       older.total_uncompressed_size + newer.total_uncompressed_size, False,
+                       older.is_tight_bound and newer.is_tight_bound, newer.value_type or older.value_type,
+                       newer.partition)
+
+
 def deleted_stats(file_name: str, column: str, partition: str, version: int) -> ColumnStats:
     """The tombstone Java writes for a deleted file's column (``isDeleted`` true, no values)."""
     return ColumnStats(file_name, column, None, None, 0, 0, 0, 0, is_deleted=True, partition=partition,
@@ -530,7 +562,7 @@ def group_by_file_group(stats: Iterable[ColumnStats], count: int) -> dict[str, l
 
 
 __all__ = [
-    "COLUMN_STATS_PARTITION", "ColumnStats", "StatsDecoder", "TYPE_COLUMN_STATS", "column_stats_key",
+    "COLUMN_STATS_PARTITION", "ColumnStats", "has_unbounded_values", "merge_stats", "StatsDecoder", "TYPE_COLUMN_STATS", "column_stats_key",
     "columns_to_index", "decode_column_stats", "deleted_stats", "encode_stats_value", "file_group_id",
     "file_group_index", "footer_column_stats", "group_by_file_group", "java_string_hash", "xxhash64",
 ]

@@ -1,8 +1,9 @@
 """Reading the ``column_stats`` partition of a metadata table: every file group's latest slice (base
 HFile, then the valid log blocks in log order), merged per key.
 
-Merging (``HoodieMetadataPayload`` for type 3): a newer record for a key replaces the older one, a
-tombstone (``isDeleted``) removes it, and a DELETE block's key removes it. The slices and the valid
+Merging (``HoodieMetadataPayload`` for type 3, :func:`~hoodie.format.metadata.column_stats.merge_stats`):
+a newer record for a key widens the older one's range and adds its counts, a tombstone
+(``isDeleted``) removes the key, and so does a DELETE block's key. The slices and the valid
 blocks follow the ``files`` partition's rules (:class:`~hoodie.format.metadata.table.MetadataTable`).
 """
 
@@ -12,7 +13,7 @@ from typing import Any, Optional
 
 from hoodie.format.hfile import HFileError, HFileReader
 from hoodie.format.log.logformat import BlockType, LogFormatError
-from hoodie.format.metadata.column_stats import COLUMN_STATS_PARTITION, ColumnStats, StatsDecoder
+from hoodie.format.metadata.column_stats import COLUMN_STATS_PARTITION, ColumnStats, StatsDecoder, merge_stats
 from hoodie.format.metadata.errors import LIST_THROUGH_STORAGE, MetadataTableError
 from hoodie.format.metadata.table import PARTITIONS_PROP, MetadataTable
 
@@ -30,6 +31,19 @@ def _hfile_stats(reader: HFileReader, schema: Optional[str], where: str) -> list
     return [dec.decode(k, v) for k, v in reader.items()]
 
 
+def _merge_into(out: dict[str, ColumnStats], key: str, s: ColumnStats) -> None:
+    old = out.get(key)
+    if old is None:
+        if not s.is_deleted:
+            out[key] = s
+        return
+    merged = merge_stats(old, s)
+    if merged is None:
+        del out[key]
+    else:
+        out[key] = merged
+
+
 def read_column_stats(mdt: MetadataTable) -> dict[str, ColumnStats]:
     """key -> the live column statistics of the ``column_stats`` partition.
 
@@ -44,7 +58,7 @@ def read_column_stats(mdt: MetadataTable) -> dict[str, ColumnStats]:
                 with HFileReader.from_storage(st, sl.base_file) as reader:
                     for k, s in zip((k.decode() for k, _ in reader.items()),
                                     _hfile_stats(reader, reader.schema, st.uri(sl.base_file))):
-                        out[k] = s
+                        _merge_into(out, k, s)
             except HFileError as e:
                 raise MetadataTableError(f"{e}. {LIST_THROUGH_STORAGE}") from None
         for block in scan.blocks:
@@ -64,10 +78,7 @@ def read_column_stats(mdt: MetadataTable) -> dict[str, ColumnStats]:
             except HFileError as e:
                 raise MetadataTableError(f"{e}. {LIST_THROUGH_STORAGE}") from None
             for k, s in zip(keys, stats):
-                if s.is_deleted:
-                    out.pop(k, None)
-                else:
-                    out[k] = s
+                _merge_into(out, k, s)
     return out
 
 

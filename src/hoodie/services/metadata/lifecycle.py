@@ -41,7 +41,7 @@ def prepare_metadata_table(table: HoodieTable, options: Optional[Mapping[str, An
                        f"{table.base_path}: dropped its metadata table because hoodie.metadata.enable=false, as Hudi "
                        "does (hoodie.table.metadata.partitions cleared, .hoodie/metadata deleted); readers list files")
         return False
-    drop_index_partitions(table)
+    drop_index_partitions(table, options)
     state = metadata_table_state(table)
     if state == "none":
         return enable is True
