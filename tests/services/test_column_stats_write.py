@@ -189,3 +189,33 @@ class _nothing:
 
     def __exit__(self, *a):
         return False
+
+
+def test_validate_finds_wrong_statistics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`hoodie metadata validate` recomputes the statistics from the files: a recorded range narrower
+    than a file's (data skipping would then drop its rows) is reported, exit 1."""
+    import dataclasses
+    import subprocess
+    import sys
+
+    from hoodie.services.metadata import column_stats as SCS
+
+    path = str(tmp_path / "t")
+    on = {**OPTS, "hoodie.datasource.write.table.type": "COPY_ON_WRITE"}
+    write_arrow(path, _rows([1, 2, 3], "a", 1), on)
+    assert validate_metadata_table(HoodieTable(path)).equal
+    real = SCS.CS.footer_column_stats
+
+    def narrowed(*a, **kw):  # a writer that records too narrow a range for id
+        return [dataclasses.replace(s, min_value=("LongWrapper", 101)) if s.column_name == "id" else s
+                for s in real(*a, **kw)]
+
+    monkeypatch.setattr(SCS.CS, "footer_column_stats", narrowed)
+    write_arrow(path, _rows([100, 101], "b", 2), on)
+    monkeypatch.undo()
+    res = validate_metadata_table(HoodieTable(path))
+    assert not res.equal and any(m.startswith("b/") and " id:" in m for m in res.column_stats_mismatches), \
+        res.to_dict()
+    out = subprocess.run([sys.executable, "-m", "hoodie.interfaces.cli", "metadata", "validate", path],
+                         capture_output=True, text=True)
+    assert out.returncode == 1 and "column statistics differ" in out.stdout, out.stdout + out.stderr
