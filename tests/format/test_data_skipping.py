@@ -182,3 +182,17 @@ def test_java_written_statistics_skip_without_changing_reads(z: Path, tmp_path: 
                 skipped += len(plan_read(table, filters=flt, options=OFF).slices) - len(
                     plan_read(table, filters=flt).slices)
     assert skipped > 0
+
+
+def test_skipping_asked_for_without_statistics_warns_and_skips_nothing(tmp_path: Path):
+    path = str(tmp_path / "t")
+    opts = {**OPTS, "hoodie.metadata.index.column.stats.enable": "false", "hoodie.datasource.write.table.type":
+            "COPY_ON_WRITE"}
+    for k in range(2):
+        rows = [{"id": 10 * k + j, "p": "a", "ts": 1, "i": k, "s": None, "x": None, "d": None, "m": None}
+                for j in range(3)]
+        write_arrow(path, _table(rows), {**opts, "hoodie.datasource.write.operation": "insert"})
+    with pytest.warns(UserWarning, match="no file is skipped, the table's metadata table has no column_stats"):
+        plan = plan_read(HoodieTable(path), filters=[("id", "=", 1)], options=ON)
+    assert len(plan.slices) == 2
+    assert len(plan_read(HoodieTable(path), filters=[("id", "=", 1)]).slices) == 2  # v6 default: off, no warning
