@@ -16,6 +16,7 @@ a contiguous block of ids. Measured in one run:
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
 import shutil
 import statistics
@@ -46,22 +47,25 @@ def batch(commit: int, rows: int, partitions: int) -> pa.Table:
     """Ids ``commit * rows ...``, in blocks of ``rows / partitions`` per day partition."""
     start = commit * rows
     ids = pa.array(range(start, start + rows), pa.int64())
-    per = max(1, rows // partitions)
-    days = [f"2025-{1 + (i // per) % partitions // 28 % 12:02d}-{1 + (i // per) % partitions % 28:02d}"
-            for i in range(rows)]
+    per = -(-rows // partitions)
+    first = dt.date(2025, 1, 1)
+    names = [(first + dt.timedelta(days=d)).isoformat() for d in range(partitions)]
+    days = [names[(i // per) % partitions] for i in range(rows)]
     return pa.table({"id": ids, "day": days, "ts": pa.array([commit] * rows, pa.int64()),
                      "amount": pa.array([(i * 37) % 1000 / 10 for i in range(start, start + rows)], pa.float64()),
                      "note": [f"n{i % 977}" for i in range(start, start + rows)]})
 
 
-def build(path: str, args: argparse.Namespace, column_stats: bool) -> list[float]:
-    opts = {**OPTS, "hoodie.metadata.index.column.stats.enable": "true" if column_stats else "false"}
-    times = []
+def build(with_cs: str, without: str, args: argparse.Namespace) -> tuple[list[float], list[float]]:
+    """The same commits into both tables, interleaved (the machine's load hits both alike)."""
+    on = {**OPTS, "hoodie.metadata.index.column.stats.enable": "true"}
+    off = {**OPTS, "hoodie.metadata.index.column.stats.enable": "false"}
+    t_with, t_without = [], []
     for c in range(args.commits):
         data = batch(c, args.rows, args.partitions)
-        s, _ = timed(lambda: write_arrow(path, data, opts))
-        times.append(s)
-    return times
+        t_with.append(timed(lambda: write_arrow(with_cs, data, on))[0])
+        t_without.append(timed(lambda: write_arrow(without, data, off))[0])
+    return t_with, t_without
 
 
 def files_read(table: HoodieTable, flt: list, options: dict) -> int:
@@ -78,8 +82,7 @@ def main() -> None:
     try:
         with_cs = os.path.join(root, "with")
         without = os.path.join(root, "without")
-        t_with = build(with_cs, args, True)
-        t_without = build(without, args, False)
+        t_with, t_without = build(with_cs, without, args)
         table = HoodieTable(with_cs)
         target = args.rows * (args.commits // 2) + args.rows // 3
         flt = [("id", "=", target)]

@@ -219,3 +219,30 @@ def test_validate_finds_wrong_statistics(tmp_path: Path, monkeypatch: pytest.Mon
     out = subprocess.run([sys.executable, "-m", "hoodie.interfaces.cli", "metadata", "validate", path],
                          capture_output=True, text=True)
     assert out.returncode == 1 and "column statistics differ" in out.stdout, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("stash", ["true", "false"])
+def test_ttl_restore_overwrite_and_delete_partition_keep_column_stats(tmp_path: Path, stash: str) -> None:
+    from hoodie.services.ttl import restore, run_ttl
+
+    path = str(tmp_path / "t")
+    on = {**OPTS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    write_arrow(path, _rows([1, 2], "2020-01-01", 1), {**on, "hoodie.datasource.write.operation": "insert"},
+                instant="20200101000000000")  # old enough to expire
+    write_arrow(path, _rows([3, 4], "2099-01-01", 1), on)
+    write_arrow(path, _rows([2, 3], "2099-01-01", 2), on)  # an update: a log file
+    check_column_stats(path)
+    ttl = run_ttl(path, {"hoodie.partition.ttl.strategy.days.retain": "10",
+                         "hoodie.partition.ttl.stash.enabled": stash}).instant
+    assert ttl is not None
+    check_column_stats(path)
+    if stash == "true":
+        restore(path, ttl)
+        check_column_stats(path)
+    write_arrow(path, _rows([5], "2099-01-01", 3), {**on, "hoodie.datasource.write.operation": "insert_overwrite"})
+    check_column_stats(path)
+    write_arrow(path, _rows([], "2099-01-01", 4), {**on, "hoodie.datasource.write.operation": "delete_partition",
+                                                   "hoodie.datasource.write.partitions.to.delete": "2099-01-01"})
+    check_column_stats(path)
+    run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"})
+    check_column_stats(path)
