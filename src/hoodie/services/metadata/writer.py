@@ -276,6 +276,7 @@ class MetadataWriter:
         if column_stats_listed(self.table.props):
             for part, stat in self.col_stats.write(self.col_stats.records(records, ts), ts):
                 meta.add_write_stat(part, stat)
+            fault_point("metadata.column_stats.after_log")
         commit(self.storage, inflight, meta)
         fault_point("metadata.after_deltacommit")
         return rel
