@@ -290,3 +290,15 @@ def test_a_kill_at_each_step_leaves_column_stats_repaired_by_the_next_commit(tmp
     write_arrow(path, _rows([3], "a", 6), on)
     check_column_stats(path, exact_logs=False)
     assert sorted(hoodie.read_table(path, filters=[("id", "=", 3)], options=skip).column("id").to_pylist()) == [3]
+
+
+def test_a_clean_with_another_column_list_removes_every_recorded_column(tmp_path: Path) -> None:
+    """Files the cleaner deletes lose the statistics of every column recorded for them, not only of the
+    columns the clean's own column list names (they would stay behind as statistics of unlisted files)."""
+    path = str(tmp_path / "t")
+    on = {**OPTS, "hoodie.datasource.write.table.type": "COPY_ON_WRITE"}
+    write_arrow(path, _rows([1, 2], "a", 1), on)
+    write_arrow(path, _rows([1, 2], "a", 2), on)  # rewrites the file group: the old base file is cleanable
+    run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1",
+                     "hoodie.metadata.index.column.stats.column.list": "id"})
+    check_column_stats(path)

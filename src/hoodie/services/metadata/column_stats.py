@@ -35,6 +35,7 @@ from hoodie.format.log import logformat as L
 from hoodie.format.metadata import column_stats as CS
 from hoodie.format.metadata import writer as MW
 from hoodie.format.metadata.errors import MetadataTableError
+from hoodie.format.metadata.index_reader import read_column_stats, stats_by_file
 from hoodie.format.metadata.records import FilesRecord, partition_name
 from hoodie.format.metadata.table import PARTITIONS_INFLIGHT_PROP, PARTITIONS_PROP, MetadataTable
 from hoodie.format.storage import Storage
@@ -129,12 +130,18 @@ class ColumnStatsWriter:
             return self.log_file_stats(partition, name, instant, skip)
         return []
 
-    def tombstones(self, partition: str, name: str) -> list[CS.ColumnStats]:
-        """A deleted file's tombstones, one per indexed column."""
-        return [CS.deleted_stats(name, c, partition, self.version) for c in self.columns()]
+    def tombstones(self, partition: str, name: str, recorded: Iterable[str] = ()) -> list[CS.ColumnStats]:
+        """A deleted file's tombstones, one per indexed column and per column ``recorded`` for it (an
+        earlier column list, or a Java writer's, may have indexed others)."""
+        cols = list(dict.fromkeys([*self.columns(), *sorted(recorded)]))
+        return [CS.deleted_stats(name, c, partition, self.version) for c in cols]
 
     def records(self, files_records: Iterable[FilesRecord], instant: str) -> list[CS.ColumnStats]:
         """The column-stats records of one deltacommit from its ``files`` records."""
+        files_records = list(files_records)
+        recorded: dict[str, dict[str, Any]] = {}
+        if any(fi.is_deleted for r in files_records if r.type == 2 for fi in r.files.values()):
+            recorded = stats_by_file(read_column_stats(MetadataTable(self.table)))
         out: list[CS.ColumnStats] = []
         for rec in files_records:
             if rec.type != 2:
@@ -142,7 +149,7 @@ class ColumnStatsWriter:
             part = partition_name(rec.key)
             for name, fi in sorted(rec.files.items()):
                 if fi.is_deleted:
-                    out.extend(self.tombstones(part, name))
+                    out.extend(self.tombstones(part, name, recorded.get(name, {})))
                 else:
                     out.extend(self.file_stats(part, name, instant))
         return out
