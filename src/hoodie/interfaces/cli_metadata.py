@@ -57,7 +57,8 @@ def _validate(args: argparse.Namespace) -> int:
                          ("partitions in the metadata table only", res.extra_partitions),
                          ("files on storage only", res.missing_files),
                          ("files in the metadata table only", res.extra_files),
-                         ("sizes differ", res.size_mismatches)):
+                         ("sizes differ", res.size_mismatches),
+                         ("column statistics differ from the files' own", res.column_stats_mismatches)):
         if items:
             print(f"  {label} ({len(items)}):")
             for x in items[:20]:

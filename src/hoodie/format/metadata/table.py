@@ -291,7 +291,7 @@ class MetadataTable:
         logs = sorted(sl.log_files, key=lambda lf: lf.parsed.sort_key())
         return FilesSlice(sl.base_file.path if sl.base_file else None, [lf.path for lf in logs], sl.base_instant)
 
-    def _slice_layout2(self, names: Sequence[Any]) -> FilesSlice:
+    def _slice_layout2(self, names: Sequence[Any], partition: str = FILES_PARTITION) -> FilesSlice:
         tl = self.timeline
         completed = {i.timestamp: i for i in tl.of_actions(_COMMITS_ACTIONS, tl.completed())}
         first = tl.completed()[0].timestamp if tl.completed() else None
@@ -328,7 +328,7 @@ class MetadataTable:
             slice_logs.setdefault(owner, []).append((lf, s.path))
         if not keys:
             raise MetadataTableError(
-                f"{self.storage.uri(FILES_PARTITION)} has no committed file slice. {LIST_THROUGH_STORAGE}")
+                f"{self.storage.uri(partition)} has no committed file slice. {LIST_THROUGH_STORAGE}")
         latest = keys[-1]
         logs = sorted(slice_logs.get(latest, []), key=lambda x: x[0].sort_key())
         base = bases.get(latest)
@@ -339,6 +339,41 @@ class MetadataTable:
             logs = sorted(slice_logs.get(prev, []), key=lambda x: x[0].sort_key()) + logs
             base, base_instant = bases.get(prev), prev
         return FilesSlice(base, [p for _, p in logs], base_instant)
+
+    def partition_slices(self, partition: str) -> list[FilesSlice]:
+        """The latest merged slice of every file group of an index partition (``column_stats``...),
+        chosen by the same rules as the ``files`` slice.
+
+        Raises:
+            MetadataTableError: the partition's folder holds no file group.
+        """
+        names = [s for s in self.storage.list_dir(partition) if not s.is_dir]
+        groups: dict[str, list[Any]] = {}
+        for s in names:
+            if N.is_base_file(s.name):
+                groups.setdefault(N.parse_base_file(s.name).file_id, []).append(s)
+            elif N.is_log_file(s.name):
+                groups.setdefault(N.parse_log_file(s.name).file_id, []).append(s)
+        if not groups:
+            raise MetadataTableError(
+                f"{self.storage.uri(partition)} holds no base or log file, but {PARTITIONS_PROP} of the data table "
+                f"says the {partition} partition is initialised. {LIST_THROUGH_STORAGE}")
+        if self.timeline.layout == 1:
+            view = FileSystemView(self.storage, Timeline.load(self.storage))
+            return [FilesSlice(sl.base_file.path if sl.base_file else None, [lf.path for lf in sl.log_files],
+                               sl.base_instant) for sl in view.latest_file_slices(partition)]
+        return [self._slice_layout2(members, partition) for _, members in sorted(groups.items())]
+
+    def index_blocks(self, partition: str) -> list[tuple[FilesSlice, Any]]:
+        """(slice, surviving log scan) of every file group of ``partition``, validated as the ``files``
+        slice is (stale MDT, valid instants, corrupt blocks)."""
+        self.check_in_sync()
+        out = []
+        for sl in self.partition_slices(partition):
+            scan = self._scan_logs(sl.log_files)
+            self._check_corrupt(sl, scan)
+            out.append((sl, scan))
+        return out
 
     # -- scanning and merging --------------------------------------------------------------------
     def _scan_logs(self, logs: Sequence[str]) -> LogScan:

@@ -22,6 +22,7 @@ from hoodie.format.slice.merge import (
     IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_ordering,
 )
 from hoodie.format.slice.pruning import prune_partitions
+from hoodie.format.slice.skipping import skip_slices
 from hoodie.format.schema_on_read import SchemaOnRead, SchemaOnReadError, apply_mapping, base_file_instant
 from hoodie.format.storage import Storage
 from hoodie.format.table import (META_COLUMNS, METADATA_BOOTSTRAP_INSTANT, OPERATION_COLUMN, HoodieTable,
@@ -543,11 +544,9 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
               options: Optional[dict[str, Any]] = None) -> ReadPlan:
     """Resolve a query into the file slices to read (pure metadata work, no data read).
 
-    ``filters`` filter rows and prune partitions: a partition is skipped only when its folder
-    provably holds no passing row (:mod:`hoodie.format.slice.pruning`). ``options`` are Hudi read
-    options; ``hoodie.metadata.enable=true`` lists through the metadata table when its ``files``
-    partition is available (:mod:`hoodie.format.metadata.listing`).
-    """
+    ``filters`` filter rows, prune partitions (:mod:`~hoodie.format.slice.pruning`) and slices by column stats
+    (:mod:`~hoodie.format.slice.skipping`), only where no row can pass. ``options``: Hudi read options
+    (``hoodie.metadata.enable=true`` lists through the metadata table, :mod:`hoodie.format.metadata.listing`)."""
     if query_type not in QUERY_TYPES:
         raise ReadError(f"query_type {query_type!r} is not one of {', '.join(QUERY_TYPES)}")
     check_read_options(options)
@@ -660,6 +659,7 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
             for sl in view.latest_file_slices(p, end):
                 if (p, sl.file_id) in touched:
                     slices.append(sl)
+    slices = skip_slices(table, slices, flt, full_schema, options, query_type == "read_optimized") if flt else slices
     skeleton = next((sl for sl in slices if sl.base_file is not None
                      and sl.base_file.instant == METADATA_BOOTSTRAP_INSTANT), None)
     if skeleton is not None:

@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from hoodie.format.metadata.errors import MetadataTableError
-from hoodie.format.metadata.table import MetadataTable
+from hoodie.format.metadata.index_reader import read_column_stats, stats_by_file
+from hoodie.format.metadata.table import METADATA_FOLDER, MetadataTable
 from hoodie.format.table import HoodieTable
 from hoodie.format.timeline.active import Timeline
+from hoodie.services.metadata.column_stats import ColumnStatsWriter, column_stats_listed
 from hoodie.services.metadata.config import enable_option
 from hoodie.services.metadata.writer import (
     drop_index_partitions, drop_metadata_table, metadata_table_state, storage_listing, warn_once,
@@ -41,7 +43,7 @@ def prepare_metadata_table(table: HoodieTable, options: Optional[Mapping[str, An
                        f"{table.base_path}: dropped its metadata table because hoodie.metadata.enable=false, as Hudi "
                        "does (hoodie.table.metadata.partitions cleared, .hoodie/metadata deleted); readers list files")
         return False
-    drop_index_partitions(table)
+    drop_index_partitions(table, options)
     state = metadata_table_state(table)
     if state == "none":
         return enable is True
@@ -103,6 +105,8 @@ class ValidationResult:
     missing_files: list[str] = field(default_factory=list)  # partition/name on storage only
     extra_files: list[str] = field(default_factory=list)  # partition/name in the metadata table only
     size_mismatches: list[str] = field(default_factory=list)  # "partition/name: metadata X, storage Y"
+    # column_stats against statistics recomputed from the files: "partition/name column: what differs"
+    column_stats_mismatches: list[str] = field(default_factory=list)
     error: Optional[str] = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -154,9 +158,68 @@ def validate_metadata_table(table: HoodieTable) -> ValidationResult:
         res.extra_files += [f"{p}/{n}" for n in sorted(set(m) - set(s))]
         res.size_mismatches += [f"{p}/{n}: metadata {m[n]}, storage {s[n]}" for n in sorted(set(s) & set(m))
                                 if m[n] != s[n]]
+    if column_stats_listed(table.props):
+        try:
+            res.column_stats_mismatches = validate_column_stats(table, meta)
+        except MetadataTableError as e:
+            res.column_stats_mismatches = [f"column_stats cannot be read: {e}"]
     res.equal = not (res.missing_partitions or res.extra_partitions or res.missing_files or res.extra_files
-                     or res.size_mismatches)
+                     or res.size_mismatches or res.column_stats_mismatches)
     return res
+
+
+def _show(v: Any) -> str:
+    return "none" if v is None else repr(v)
+
+
+def validate_column_stats(table: HoodieTable, listing: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """The ``column_stats`` partition against statistics recomputed from the files ``listing`` names
+    (Java's validator for column stats): a base file's min, max, counts and sizes must be equal for
+    every column both have; a log file's range must cover its records' (a rolled-back block's records
+    may stay in a version-6 log file's range, which is safe); a base file with statistics recomputed
+    but none recorded, and statistics of files the table does not list, are reported too."""
+    writer = ColumnStatsWriter(table, table.storage.child(METADATA_FOLDER), table.table_version, {})
+    recorded = stats_by_file(read_column_stats(MetadataTable(table)))
+    out: list[str] = []
+    listed: set[str] = set()
+    for part, names in sorted(listing.items()):
+        for name in sorted(names):
+            listed.add(name)
+            where = f"{part}/{name}" if part else name
+            mine = {s.column_name: s for s in writer.file_stats(part, name, None)}
+            theirs = recorded.get(name, {})
+            if mine and not theirs and N.is_base_file(name):
+                out.append(f"{where}: no statistics recorded")
+                continue
+            for col in sorted(set(mine) & set(theirs)):
+                m, t = mine[col], theirs[col]
+                if N.is_base_file(name):
+                    a = (m.python_min(), m.python_max(), m.value_count, m.null_count, m.total_size,
+                         m.total_uncompressed_size)
+                    b = (t.python_min(), t.python_max(), t.value_count, t.null_count, t.total_size,
+                         t.total_uncompressed_size)
+                    if a != b:
+                        out.append(f"{where} {col}: recorded (min, max, values, nulls, size, uncompressed) {b}, "
+                                   f"the file has {a}")
+                elif not _covers(t, m):
+                    out.append(f"{where} {col}: recorded range [{_show(t.python_min())}, {_show(t.python_max())}] "
+                               f"does not cover the records' [{_show(m.python_min())}, {_show(m.python_max())}]")
+    for name in sorted(set(recorded) - listed):
+        out.append(f"{name}: statistics of a file the table does not list")
+    return out
+
+
+def _covers(recorded: Any, actual: Any) -> bool:
+    """Whether a recorded range is no narrower than the actual one (an unknown bound covers all)."""
+    if actual.value_count <= actual.null_count:
+        return True
+    lo, hi = recorded.python_min(), recorded.python_max()
+    if recorded.value_count > recorded.null_count and (lo is None or hi is None):
+        return True
+    try:
+        return lo is not None and hi is not None and lo <= actual.python_min() and hi >= actual.python_max()
+    except TypeError:
+        return False
 
 
 def _committed_file(name: str, completed: set[str], start: str, layout2: bool) -> bool:

@@ -54,7 +54,10 @@ from hoodie.format.timeline.active import METAFOLDER, Timeline
 from hoodie.format.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie.format.timeline.instant import Instant, InstantGenerator, State
 from hoodie.services.commit import commit
-from hoodie.services.metadata.config import max_delta_commits
+from hoodie.services.metadata.column_stats import (
+    PARTITION as COLUMN_STATS, ColumnStatsWriter, column_stats_listed, mark_listed,
+)
+from hoodie.services.metadata.config import column_stats_option, max_delta_commits
 from hoodie.services.metadata.records import action_records
 
 log = logging.getLogger("hoodie.services.metadata")
@@ -68,7 +71,7 @@ TOKEN = "0-0-0"
 # extraMetadata marker of a TTL replacecommit whose replaced files are moved to the stash.
 TTL_STASH_KEY = "hoodie.partition.ttl.stash"
 # Metadata-table partitions hoodie maintains; the others (indexes) are dropped on write.
-MAINTAINED = (FILES_PARTITION,)
+MAINTAINED = (FILES_PARTITION, COLUMN_STATS)
 SLICES_RETAINED = 2
 
 
@@ -109,6 +112,8 @@ class MetadataWriter:
         self.data = table.storage
         self.storage: Storage = table.storage.child(METADATA_FOLDER)
         self.max_delta_commits = max_delta_commits(options)
+        self.col_stats = ColumnStatsWriter(table, self.storage, version, options)
+        self.col_stats_wanted = column_stats_option(options)
 
     # -- state -----------------------------------------------------------------------------------
     def timeline(self) -> Timeline:
@@ -176,6 +181,9 @@ class MetadataWriter:
         compaction = clean = None
         if tl.get(ts) is None:
             compaction, clean = self._maybe_compact(tl, ts)
+            tl = self.timeline()
+        if self.col_stats_wanted and not column_stats_listed(self.table.props):
+            self.bootstrap_column_stats(skip=ts)
             tl = self.timeline()
         log_file = self._deltacommit(tl, ts, records, "UPSERT_PREPPED")
         rollbacks: list[str] = []
@@ -265,6 +273,10 @@ class MetadataWriter:
             file_id=fid, path=rel, partition_path=FILES_PARTITION, prev_commit=base_instant,
             num_writes=len(records), num_update_writes=len(records), total_write_bytes=size, file_size_in_bytes=size,
             total_log_blocks=1, is_delta=True, log_version=version, base_file=base_name or "", log_files=[name]))
+        if column_stats_listed(self.table.props):
+            for part, stat in self.col_stats.write(self.col_stats.records(records, ts), ts):
+                meta.add_write_stat(part, stat)
+            fault_point("metadata.column_stats.after_log")
         commit(self.storage, inflight, meta)
         fault_point("metadata.after_deltacommit")
         return rel
@@ -384,11 +396,19 @@ class MetadataWriter:
         fid, version = self._next_log(base_instant)
         rel = f"{FILES_PARTITION}/{N.log_file_name(fid, base_instant, version, TOKEN)}"
         size = L.write_log_file(self.storage, rel, [L.encode_command_block(inflight.timestamp, target)])
+        per_part = {FILES_PARTITION: plans.rollback_partition_metadata(FILES_PARTITION, [], [],
+                                                                      {self.storage.uri(rel): size})}
+        if column_stats_listed(self.table.props) and self.storage.exists(COLUMN_STATS):
+            # The failed instant's column-stats blocks go too: a command block in every file group.
+            written: dict[str, int] = {}
+            for cfid, (cbase, _) in sorted(self.col_stats.file_groups().items()):
+                crel = f"{COLUMN_STATS}/{N.log_file_name(cfid, cbase, self.col_stats._next_version(cfid, cbase), TOKEN)}"
+                written[self.storage.uri(crel)] = L.write_log_file(
+                    self.storage, crel, [L.encode_command_block(inflight.timestamp, target)])
+            per_part[COLUMN_STATS] = plans.rollback_partition_metadata(COLUMN_STATS, [], [], written)
         fault_point("metadata.rollback.after_command_block")
         meta = plans.rollback_metadata(
-            inflight.timestamp, int((time.monotonic() - started) * 1000), [(target, I.DELTA_COMMIT)],
-            {FILES_PARTITION: plans.rollback_partition_metadata(FILES_PARTITION, [], [],
-                                                                {self.storage.uri(rel): size})})
+            inflight.timestamp, int((time.monotonic() - started) * 1000), [(target, I.DELTA_COMMIT)], per_part)
         commit(self.storage, inflight, plans.write_avro_metadata("HoodieRollbackMetadata", meta))
         T.delete_instant_files(self.storage, target, I.DELTA_COMMIT, (State.COMPLETED, State.INFLIGHT, State.REQUESTED))
 
@@ -447,10 +467,12 @@ class MetadataWriter:
         done = inst.completion or inst.timestamp
         return any(c.timestamp > done for c in tl.completed().by_actions(I.COMMIT))
 
-    def _logs_of(self, instants: Iterable[str]) -> list[str]:
+    def _logs_of(self, instants: Iterable[str], partition: str = FILES_PARTITION) -> list[str]:
         """The MDT log files written by the deltacommits ``instants`` (1.x names them by instant)."""
         wanted = set(instants)
-        return sorted(s.name for s in self.storage.list_dir(FILES_PARTITION)
+        if partition != FILES_PARTITION and not self.storage.exists(partition):
+            return []
+        return sorted(s.name for s in self.storage.list_dir(partition)
                       if N.is_log_file(s.name) and N.parse_log_file(s.name).base_instant in wanted)
 
     def _finish_rollback_v8(self, inflight: Instant, plan: Mapping[str, Any],
@@ -465,14 +487,18 @@ class MetadataWriter:
                     name = path.rsplit("/", 1)[-1]
                     if N.is_log_file(name) and N.parse_log_file(name).base_instant not in targets:
                         targets.append(N.parse_log_file(name).base_instant)
-        names = self._logs_of(targets)
-        for n in names:
-            self.storage.delete(f"{FILES_PARTITION}/{n}")
+        per_part = {}
+        for part in (FILES_PARTITION, COLUMN_STATS):
+            names = self._logs_of(targets, part)
+            for n in names:
+                self.storage.delete(f"{part}/{n}")
+            if names or part == FILES_PARTITION:
+                uris = [self.storage.uri(f"{part}/{n}") for n in names]
+                per_part[part] = plans.rollback_partition_metadata(part, uris, [], {})
         fault_point("metadata.rollback.after_command_block")
-        uris = [self.storage.uri(f"{FILES_PARTITION}/{n}") for n in names]
         meta = plans.rollback_metadata(
             inflight.timestamp, int((time.monotonic() - started) * 1000), [(t, I.DELTA_COMMIT) for t in targets],
-            {FILES_PARTITION: plans.rollback_partition_metadata(FILES_PARTITION, uris, [], {})})
+            per_part)
         commit(self.storage, inflight, plans.write_avro_metadata("HoodieRollbackMetadata", meta))
         for t in targets:
             T.delete_instant_files(self.storage, t, I.DELTA_COMMIT, (State.COMPLETED, State.INFLIGHT, State.REQUESTED))
@@ -537,8 +563,34 @@ class MetadataWriter:
         fault_point("metadata.bootstrap.before_property")
         parts = sorted(set(_partitions_prop(self.table.props)) | {FILES_PARTITION})
         update_table_properties(self.table, {PARTITIONS_PROP: ",".join(parts), PARTITIONS_INFLIGHT_PROP: ""})
+        if self.col_stats_wanted:
+            self.bootstrap_column_stats()
         log.info("created the metadata table of %s at %s (%d partitions, %d files)", self.table.base_path, init,
                  len(listing), sum(len(f) for f in listing.values()))
+        return init
+
+
+    def bootstrap_column_stats(self, skip: Optional[str] = None) -> str:
+        """Create the ``column_stats`` partition from the ``files`` listing (module doc of
+        :mod:`hoodie.services.metadata.column_stats`); returns its initialisation instant. Log
+        blocks of ``skip`` (the instant being recorded) are left to that instant's deltacommit."""
+        tl = self.timeline()
+        done = self._data_timeline().completed().last()
+        upto = done.timestamp if done is not None else SOLO_COMMIT_TIMESTAMP
+        init = self.col_stats.init_instant({i.timestamp for i in tl}, upto)
+        listing = MetadataTable(self.table).listing()
+        update_table_properties(self.table, {PARTITIONS_INFLIGHT_PROP: ",".join(
+            sorted(set(_partitions_prop(self.table.props, PARTITIONS_INFLIGHT_PROP)) | {COLUMN_STATS}))})
+        req = T.create_requested(self.storage, init, I.DELTA_COMMIT)
+        inflight = T.transition_to_inflight(self.storage, req)
+        stats, count = self.col_stats.bootstrap_files(init, listing, skip)
+        meta = CommitMetadata(operation_type="BULK_INSERT", extra_metadata={"schema": MW.schema_json(self.version)})
+        for part, stat in stats:
+            meta.add_write_stat(part, stat)
+        commit(self.storage, inflight, meta)
+        mark_listed(self.table, update_table_properties)
+        log.info("created column_stats in the metadata table of %s at %s (%d records)", self.table.base_path, init,
+                 count)
         return init
 
 
@@ -628,29 +680,48 @@ def drop_metadata_table(table: HoodieTable, reason: str = "") -> bool:
     return True
 
 
-def drop_index_partitions(table: HoodieTable) -> list[str]:
-    """Drop the MDT partitions hoodie does not maintain (column_stats, bloom_filters, record_index,
-    partition_stats, secondary and expression indexes) as Java does when an index is disabled: remove
-    them from the data table's properties, then delete their folders. Returns the partitions dropped."""
+def drop_index_partitions(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> list[str]:
+    """Drop the MDT partitions hoodie does not maintain (bloom_filters, record_index, partition_stats,
+    secondary and expression indexes), and column_stats when ``hoodie.metadata.index.column.stats.enable``
+    is false or it is not fully there (only inflight, or its folder missing), as Java does when an
+    index is disabled: remove them from the data table's properties, then delete their folders.
+    Returns the partitions dropped."""
     props = table.props
     listed = _partitions_prop(props)
     inflight = _partitions_prop(props, PARTITIONS_INFLIGHT_PROP)
     mdt = table.storage.child(METADATA_FOLDER)
     folders = [s.name for s in mdt.list_dir("") if s.is_dir and s.name != METAFOLDER] if mdt.exists("") else []
-    others = sorted({p for p in listed + inflight + folders if p not in MAINTAINED})
+    keep = {FILES_PARTITION}
+    if (column_stats_option(options) is not False and COLUMN_STATS in listed and COLUMN_STATS not in inflight
+            and COLUMN_STATS in folders and _column_stats_readable(table)):
+        keep.add(COLUMN_STATS)
+    others = sorted({p for p in listed + inflight + folders if p not in keep})
     if not others:
         return []
     update_table_properties(table, {
-        PARTITIONS_PROP: ",".join(p for p in listed if p in MAINTAINED),
-        PARTITIONS_INFLIGHT_PROP: ",".join(p for p in inflight if p in MAINTAINED)})
+        PARTITIONS_PROP: ",".join(p for p in listed if p in keep),
+        PARTITIONS_INFLIGHT_PROP: ",".join(p for p in inflight if p in keep)})
     for p in others:
         if mdt.exists(p):
             mdt.delete_dir(p)
+    if others == [COLUMN_STATS] and column_stats_option(options) is False:
+        warn_once(table, "column_stats", f"{table.base_path}: dropped the metadata table's column_stats partition "
+                  "because hoodie.metadata.index.column.stats.enable=false, as Hudi does")
+        return others
     warn_once(table, "indexes",
                f"{table.base_path}: dropped the metadata-table partitions {', '.join(others)}, which hoodie does not "
-               "maintain (it keeps the files partition up to date); Java Hudi rebuilds them on its next write with "
-               "the index enabled (docs/metadata-table.md)")
+               "maintain (it keeps files and column_stats up to date) or which were not fully built; Java Hudi "
+               "rebuilds them on its next write with the index enabled (docs/metadata-table.md)")
     return others
+
+
+def _column_stats_readable(table: HoodieTable) -> bool:
+    """Whether the column_stats folder holds file groups hoodie can write into (else it is dropped
+    rather than failing the commit)."""
+    try:
+        return bool(MetadataTable(table).partition_slices(COLUMN_STATS))
+    except (MetadataTableError, ValueError, OSError):
+        return False
 
 
 def table_props_fresh(table: HoodieTable) -> dict[str, str]:
