@@ -49,8 +49,9 @@ from hoodie.format.table import HoodieTable
 ENABLE_DATA_SKIPPING = define(
     "hoodie.enable.data.skipping", None,
     "Reads: skip file slices the metadata table's column statistics prove hold no row passing the filters "
-    "(docs/metadata-table.md). Default as Hudi's readers: false for table version 6 (Hudi 0.14/0.15), true for "
-    "8/9 (Hudi 1.x).", "reads", type=BOOLEAN)
+    "(docs/metadata-table.md). Default false for every table version (opt in): hoodie's reading of Java-written "
+    "statistics is verified on the fixtures' types only, and a misread statistic would drop rows silently.",
+    "reads", type=BOOLEAN)
 
 
 def data_skipping_enabled(table: HoodieTable, options: Optional[Mapping[str, Any]]) -> Optional[bool]:
@@ -134,7 +135,7 @@ def skip_slices(table: HoodieTable, slices: Sequence[FileSlice], filters: Sequen
     """The slices of ``slices`` that may hold a row passing every filter (module doc); all of them
     when data skipping is off or the statistics are not usable."""
     given = data_skipping_enabled(table, options)
-    enabled = given if given is not None else table.table_version >= 8
+    enabled = bool(given)  # off unless asked for: see ENABLE_DATA_SKIPPING's doc
     if not enabled or not filters or not slices:
         return list(slices)
     why = _usable(table)
