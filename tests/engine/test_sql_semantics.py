@@ -57,7 +57,7 @@ def refused(spark, path: str, text: str, match: str) -> None:
 
 # -- items 1 and 2: MERGE star forms, key and partition changes, ON conditions ----------------------------
 
-@pytest.mark.parametrize("ttype", ["cow", "mor"])
+@pytest.mark.parametrize("ttype", ["cow", pytest.param("mor", marks=pytest.mark.slow)])
 def test_merge_refuses_on_non_key_and_real_key_or_partition_changes(spark, tmp_path: Path, ttype: str) -> None:
     name, path = make(spark, tmp_path, "id INT, name STRING, price DOUBLE, dt STRING", part="dt", ttype=ttype)
     sql(spark, f"INSERT INTO {name} VALUES (1, 'a1', 10.0, 'd1'), (2, 'a2', 20.0, 'd1')")
@@ -127,7 +127,7 @@ def test_static_overwrite_replaces_named_partitions_even_when_empty(spark, tmp_p
     assert rows(path, cols) == [(3, "c", 2023, 1), (7, "x", 2024, 5)]
 
 
-@pytest.mark.parametrize("how", ["spark", "hudi"])
+@pytest.mark.parametrize("how", ["spark", pytest.param("hudi", marks=pytest.mark.slow)])
 def test_dynamic_overwrite_replaces_only_partitions_written(spark, tmp_path: Path, how: str) -> None:
     name, path = make(spark, tmp_path, "id INT, v STRING, dt STRING", part="dt")
     sql(spark, f"INSERT INTO {name} VALUES (1, 'a', 'd1'), (2, 'b', 'd2'), (3, 'c', 'd3')")

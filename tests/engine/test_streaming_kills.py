@@ -122,6 +122,8 @@ def _trial(tmp: Path, seed: int, operation: str, table_type: str, kills: int) ->
     return faults
 
 
+@pytest.mark.slow  # a child driver and its own JVM (about 50 s); the default run's replay test is
+# test_streaming.py::test_replayed_batch_is_skipped
 def test_killed_stream_resumes_exactly_once(tmp_path: Path) -> None:
     """One kill between the table's commit and Spark's commit log (the case only the sink's checkpoint
     catches), insert-only into merge-on-read: without the sink's lookup the replayed batch doubles."""
