@@ -49,14 +49,29 @@ def done_file(path: str) -> Path:
 
 
 def ttl_events(table: HoodieTable) -> list[tuple[str, list[str]]]:
-    """(instant, expired partitions) of the completed TTL replacecommits."""
-    out = []
+    """(instant, expired partitions) of the completed TTL replacecommits, active and archived (archival
+    moves old replacecommits out of the active timeline; the model must still replay them)."""
+    from hoodie.format.timeline.archive_v1 import ArchivedTimelineV1
+    from hoodie.format.timeline.commit_metadata import CommitMetadata
+    from hoodie.services.archive import load_archived_timeline
+
+    metas: dict[str, CommitMetadata] = {}
+    archived = load_archived_timeline(table)
+    for inst in archived.instants:
+        if inst.action != I.REPLACE_COMMIT:
+            continue
+        if isinstance(archived, ArchivedTimelineV1):
+            meta = archived.commit_metadata(inst.timestamp)
+        else:
+            raw = archived.metadata_bytes(inst.timestamp)
+            meta = CommitMetadata.from_json_bytes(raw) if raw else None
+        if meta is not None:
+            metas[inst.timestamp] = meta
     tl = table.timeline
     for inst in tl.completed().by_actions(I.REPLACE_COMMIT).instants:
-        meta = tl.commit_metadata(inst)
-        if meta.operation_type == "DELETE_PARTITION":
-            out.append((inst.timestamp, sorted((meta.partition_to_replace_file_ids or {}).keys())))
-    return out
+        metas[inst.timestamp] = tl.commit_metadata(inst)
+    return [(ts, sorted((meta.partition_to_replace_file_ids or {}).keys()))
+            for ts, meta in sorted(metas.items()) if meta.operation_type == "DELETE_PARTITION"]
 
 
 def replay(writes: list[dict[str, Any]], ttls: list[tuple[str, list[str]]]) -> Model:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -240,9 +241,16 @@ def test_any_partition_value_is_listed_through_the_metadata_table_as_on_storage(
     """Partition paths are the metadata table's record keys: any value a write accepts is listed
     through it exactly as on storage (UTF-8 byte order, non-BMP characters, dots, separators); a value
     it cannot hold as a key (the partition list's own key) is refused before anything is committed."""
+    root = tempfile.mkdtemp(prefix="mdt_parts_")
+    try:
+        _check_partition_values_listed(root + "/t", values)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _check_partition_values_listed(path: str, values: list[str]) -> None:
     from hoodie.errors import HoodieError
 
-    path = tempfile.mkdtemp(prefix="mdt_parts_") + "/t"
     data = pa.table({"id": pa.array(range(len(values)), pa.int64()), "p": values,
                      "ts": pa.array([1] * len(values), pa.int64())})
     try:

@@ -23,14 +23,11 @@ log = logging.getLogger(__name__)
 _G = "archival"
 
 AUTOMATIC = define(
-    "hoodie.archive.automatic", False,
-    "Archive the timeline after each commit (a post-commit step under the table lock). Off by default in hoodie "
-    "(Hudi's default is true): with a writer, compaction, TTL and the cleaner in separate processes, automatic "
-    "archival made snapshot reads differ from the model (tests/prove/test_concurrency.py's long run, 3 of 3 "
-    "seeds), so it is opt-in until that race is fixed. When on: completed instants older "
-    "than the newest hoodie.keep.min.commits commits move to the archived timeline once more than "
-    "hoodie.keep.max.commits are active, within Hudi's guards (pending instants, savepoints, the cleaner's "
-    "earliest commit to retain, the metadata table).", _G, type=BOOLEAN)
+    "hoodie.archive.automatic", True,
+    "Archive the timeline after each commit (a post-commit step under the table lock), as Hudi does by default: "
+    "completed instants older than the newest hoodie.keep.min.commits commits move to the archived timeline "
+    "once more than hoodie.keep.max.commits are active, within Hudi's guards (pending instants, savepoints, the "
+    "cleaner's earliest commit to retain, the metadata table).", _G, type=BOOLEAN)
 ASYNC = define(
     "hoodie.archive.async", False,
     "With hoodie.archive.automatic: archive in a background thread after the commit returns instead of inline "
