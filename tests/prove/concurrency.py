@@ -116,7 +116,11 @@ def writer(path: str, rng: random.Random, rounds: int, out: Path) -> None:
         with table_lock(storage, SERVICE_LOCK, "concurrency check"):
             table = HoodieTable(path)
             model = replay(writes, ttl_events(table))
-            got = snapshot(path)
+            try:
+                got = snapshot(path)
+            except FileNotFoundError:
+                _dump_state(path, out)
+                raise
             keys_seen = [row[0] for row in got]
             if len(keys_seen) != len(set(keys_seen)):
                 raise AssertionError(f"round {r}: duplicated keys in the snapshot: {got}")
@@ -126,6 +130,23 @@ def writer(path: str, rng: random.Random, rounds: int, out: Path) -> None:
             checks += 1
     out.write_text(json.dumps({"writes": writes, "checks": checks}))
     done_file(path).write_text("done")
+
+
+def _dump_state(path: str, out: Path) -> None:
+    """DEBUG: what the reader saw when a file it planned was gone."""
+    import os
+    from hoodie.format.metadata import MetadataTable
+    lines = []
+    for root, _, files in os.walk(path):
+        for f in sorted(files):
+            lines.append(os.path.relpath(os.path.join(root, f), path))
+    try:
+        mt = MetadataTable(HoodieTable(path))
+        lines.append("MDT listing: " + json.dumps(mt.listing(), sort_keys=True))
+        lines.append("valid: " + json.dumps(sorted(mt.valid_instants())))
+    except Exception as e:  # noqa: BLE001
+        lines.append(f"MDT error {e!r}")
+    Path(str(out) + ".dump").write_text("\n".join(sorted(lines)))
 
 
 def service(role: str, path: str, rng: random.Random, out: Path) -> None:

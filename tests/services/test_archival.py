@@ -463,3 +463,36 @@ def test_a_stale_pending_service_instant_older_than_archived_writes_does_not_hid
     assert HoodieTable(base).timeline.start > stale_ts
     assert _rows(hoodie.read_table(base)) == snapshot
     assert _rows(hoodie.read_table(base, as_of=_active(base)[0])) == _rows(read_hudi_rs(base, as_of=_active(base)[0]))
+
+
+def test_a_compaction_completing_after_later_writes_is_never_archived_out_of_the_metadata_tables_sight(
+        tmp_path: Path) -> None:
+    """Version 6 names the metadata table's compaction after its latest deltacommit; a data compaction that
+    completes after later writes (it runs without the table lock) records its deltacommit below that name.
+    Had the metadata table compacted just before recording it, archival (guard 4: nothing at or after the
+    metadata table's latest compaction) could archive the data compaction while its record sat only in a
+    log file, where readers no longer count it: its base files vanished from the listing (seen with a
+    writer, compaction and cleaner in separate processes)."""
+    from hoodie.services.compaction import run_compaction, schedule_compaction
+    from hoodie.services.metadata.lifecycle import validate_metadata_table
+
+    base = str(tmp_path / "t")
+    opts = _opts(6, hoodie_metadata_enable="true", hoodie_metadata_compact_max_delta_commits="4",
+                 hoodie_compact_inline="false", hoodie_keep_min_commits="2", hoodie_keep_max_commits="3",
+                 hoodie_cleaner_commits_retained="1")
+    opts["hoodie.compact.inline.trigger.strategy"] = "TIME_ELAPSED"  # no deltacommit-count guard
+    _history(base, 6, 3, opts)
+    c = schedule_compaction(base, opts, check_trigger=False)
+    assert c is not None
+    for i in range(5):  # later writes: metadata-table deltacommits above c; its compaction waits for c
+        write_arrow(base, _batch(10 + i), opts)
+    run_compaction(base, c, opts)
+    for i in range(2):
+        write_arrow(base, _batch(20 + i), opts)
+    run_clean(base, opts)
+    res = run_archival(base, opts)
+    expected = _rows(hoodie.read_table(base, options={"hoodie.metadata.enable": "false"}))
+    assert _rows(hoodie.read_table(base, options={"hoodie.metadata.enable": "true"})) == expected
+    check = validate_metadata_table(HoodieTable(base))
+    assert check.equal, (res.archived, check.to_dict())
+    assert _rows(read_hudi_rs(base)) == expected

@@ -437,6 +437,46 @@ def test_live_symlink_targets_survive_and_links_go_with_their_slice(tmp_path: Pa
     assert rows(hoodie.read_table(path)) == rows(batch([(1, "a", 100), (2, "a", 20)]))
 
 
+def test_archival_keeps_a_compaction_whose_links_are_live_so_the_cleaner_still_sees_them(tmp_path: Path) -> None:
+    """The links' only record is the compaction's commit: archived, the cleaner no longer knew the symlink's
+    target was live and deleted it under the link (seen with a writer, compaction and cleaner in separate
+    processes). Archival stops before such a compaction until its links are gone."""
+    from hoodie.services.archive import run_archival
+
+    path = str(tmp_path / "t")
+    mor = options("MERGE_ON_READ")
+    write_arrow(path, batch([(1, "a", 1), (2, "a", 2)]), mor)
+    write_arrow(path, batch([(1, "a", 10)]), mor)
+    write_arrow(path, batch([(2, "a", 20)]), mor)
+    c, link = _symlink_compaction(path)
+    for i in range(8):  # commits elsewhere: the linked slice in "a" stays the latest
+        write_arrow(path, batch([(100 + i, "b", i)]), mor)
+    cfg = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1",
+           "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"}
+    run_clean(path, cfg)
+    res = run_archival(path, cfg)
+    assert res.archived and all(ts < c for ts in res.archived)
+    assert res.plan.bounds[0].timestamp == c and "links" in res.plan.bounds[0].reason
+    assert c in [i.timestamp for i in HoodieTable(path).timeline.completed().instants]
+    run_clean(path, cfg)
+    base = tmp_path / "t"
+    assert (base / link.target_path).exists(), "a live symlink's target was deleted"
+    expected = rows(batch([(1, "a", 10), (2, "a", 20)] + [(100 + i, "b", i) for i in range(8)]))
+    assert rows(hoodie.read_table(path)) == expected
+    # A full compaction of the file group and a clean end the links: archival then passes the compaction.
+    write_arrow(path, batch([(1, "a", 100)]), mor)
+    compact_all(path)
+    run_clean(path, cfg)
+    assert not os.path.lexists(base / link.link_path)
+    for i in range(4):
+        write_arrow(path, batch([(200 + i, "b", i)]), mor)
+    res = run_archival(path, cfg)
+    assert c in res.archived
+    assert rows(hoodie.read_table(path)) == rows(batch([(1, "a", 100), (2, "a", 20)]
+                                                      + [(100 + i, "b", i) for i in range(8)]
+                                                      + [(200 + i, "b", i) for i in range(4)]))
+
+
 def test_java_fixture_overwrite_table(fixture_copy, fixtures_root: Path) -> None:
     import pyarrow.parquet as pq
 

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from hoodie.errors import HoodieError
 from hoodie.format import properties as P
 from hoodie.format.file_group.naming import PARTITION_METAFILES
-from hoodie.format.timeline.instant import InstantGenerator
+from hoodie.format.timeline.instant import Instant, InstantGenerator
 from hoodie.format.storage import Storage
 from hoodie.format.timeline.active import METAFOLDER, Timeline
 from hoodie.format.keys.common import _TYPE_TO_CLASS
@@ -300,6 +300,13 @@ class HoodieTable:
         """Use ``timeline`` (a listing made elsewhere, such as the Spark driver's, so that every
         task sees the same instants) until :meth:`reload`; returns ``self``."""
         self._timeline = timeline
+        return self
+
+    def wrote(self, *instants: Instant) -> "HoodieTable":
+        """Record instant files this process just wrote in the cached timeline (:meth:`Timeline.written`)
+        rather than listing again; with no cached timeline the next access lists anyway. Returns ``self``."""
+        if self._timeline is not None:
+            self._timeline = self._timeline.written(*instants)
         return self
 
     def reload(self) -> "HoodieTable":

@@ -394,6 +394,7 @@ def rollback_failed_writes(table: HoodieTable, exclude: Iterable[str] = (), *,
     skip = set(exclude) | live_instants(table.storage.uri())
     done: Commit = commit or functools.partial(commit_point, table.storage, table=table)
     results = []
-    for inst in pending_failed_writes(table.reload(), skip):
+    # ``table`` is the transaction's, listed under the lock in its prepare step: no listing again.
+    for inst in pending_failed_writes(table, skip):
         results.append(WriteRollback(table, inst).run(done))
     return results

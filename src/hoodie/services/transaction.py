@@ -268,12 +268,13 @@ class Transaction:
             # Before anything is committed: drop what hoodie does not maintain, or a metadata table
             # that is broken or stale (rebuilt below), or all of it when hoodie.metadata.enable=false.
             self._step("metadata table")
+            # (The metadata table's own timeline and the table's properties change here, not the data
+            # timeline: the table's listing from prepare stays the transaction's snapshot.)
             create_mdt = prepare_metadata_table(self.table, self.options)
-            self.table.reload()
         if op.rollback_failed_writes:
             self._step("rollback failed writes")
-            rollback_failed_writes(self.table, commit=self.commit)
-            self.table.reload()
+            if rollback_failed_writes(self.table, commit=self.commit):
+                self.table.reload()
         if create_mdt:
             self._step("create metadata table")
             MetadataWriter(self.table, self.options).bootstrap()

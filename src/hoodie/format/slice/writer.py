@@ -341,7 +341,7 @@ def start_commit(table: HoodieTable, action: str, instant: Optional[str] = None,
     req = T.create_requested(table.storage, ts, action, requested_content)
     meta = inflight or CommitMetadata(operation_type=operation_type)
     inf = T.transition_to_inflight(table.storage, req, meta)
-    table.reload()
+    table.wrote(req, inf)
     return inf
 
 

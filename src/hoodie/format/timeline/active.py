@@ -125,6 +125,13 @@ class Timeline(I.InstantSequence):
         """A timeline of ``instants`` over the same files (a view built as of a chosen state)."""
         return self._new(sorted(instants, key=Instant.sort_key))
 
+    def written(self, *instants: Instant) -> "Timeline":
+        """This timeline as a listing would show it after this process wrote the files of ``instants``:
+        the snapshot a transaction keeps under the table lock instead of listing the folder again (no one
+        else changes the timeline while the lock is held)."""
+        names = self._all_files | {i.file_name for i in instants}
+        return Timeline(_collapse([*self.instants, *instants]), self._storage, frozenset(names), self.folder)
+
     def filter(self, pred: Callable[[Instant], bool]) -> "Timeline":
         """Instants matching a predicate."""
         return self._new(i for i in self.instants if pred(i))

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from hoodie.faults import fault_point
+from hoodie.format.file_group import links as LK
 from hoodie.format.lock import TableLock
 from hoodie.format.metadata.table import METADATA_FOLDER, files_partition_available
 from hoodie.format.storage import Storage
@@ -119,7 +120,20 @@ def _plan(storage: Storage, tl: Timeline, cfg: ArchivalConfig, *, is_mor: bool, 
         completion = {i.timestamp: i.completion for i in tl.instants if i.completion}
         mdt = (layout == 2, last.timestamp if last is not None else None, completion.get)
     return plan_archival(tl.instants, cfg, is_mor=is_mor, tz=tz, latest_clean=_latest_clean(storage, tl),
-                         metadata_table=mdt, data_timeline=data_timeline.instants if data_timeline is not None else None)
+                         metadata_table=mdt, data_timeline=data_timeline.instants if data_timeline is not None else None,
+                         live_links=_earliest_live_links(storage, tl) if data_timeline is None and is_mor else None)
+
+
+def _earliest_live_links(storage: Storage, tl: Timeline) -> Optional[str]:
+    """The earliest completed compaction whose partial-compaction links still exist on storage (the
+    planner's guard 6), or None."""
+    for inst in tl.completed().by_actions(I.COMMIT).instants:
+        if not tl.is_compaction_commit(inst):
+            continue
+        links = LK.links_from_metadata(tl.commit_metadata(inst))
+        if any(storage.exists(link.link_path) for link in links):
+            return inst.timestamp
+    return None
 
 
 def _state_order(inst: Instant) -> int:

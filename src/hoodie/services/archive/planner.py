@@ -24,6 +24,13 @@ its step 5, to the metadata table:
      before its first one): instants after it exist only in the metadata table's log files;
   5. a metadata table: the data table's first commits-timeline instant and its first pending
      instant of any action (``TimelineUtils.getEarliestInstantForMetadataArchival``);
+  6. hoodie's own: a completed partial compaction whose links (:mod:`hoodie.format.file_group.links`)
+     still exist. Its commit metadata is the only record that a link stands for an older log file:
+     the cleaner must not delete a live link's target, and incremental reads must not return a linked
+     log's records as new. Archived, the record would be out of the cleaner's sight (a symlink's
+     target was deleted under a live link; tests/prove/test_concurrency.py's long run). The links die
+     when the cleaner removes the slice holding them, so the guard lifts with the next compaction of
+     those file groups and the clean after it.
 
 * never a commit at or after the first savepoint (``hoodie.archive.beyond.savepoint=false``);
 * completed cleans and rollbacks older than the newest archived commit go with the commits.
@@ -182,7 +189,8 @@ def _replace_bound(instants: Sequence[Instant], clean: Optional[CleanFacts], cle
 def plan_archival(instants: Sequence[Instant], cfg: ArchivalConfig, *, is_mor: bool, tz: str = "UTC",
                   latest_clean: Optional[CleanFacts] = None,
                   metadata_table: Optional[tuple[bool, Optional[str], Callable[[str], Optional[str]]]] = None,
-                  data_timeline: Optional[Sequence[Instant]] = None) -> ArchivalPlan:
+                  data_timeline: Optional[Sequence[Instant]] = None,
+                  live_links: Optional[str] = None) -> ArchivalPlan:
     """The instants one archival moves, by Java's rule (module docstring).
 
     Args:
@@ -194,6 +202,7 @@ def plan_archival(instants: Sequence[Instant], cfg: ArchivalConfig, *, is_mor: b
         metadata_table: for a data table with a metadata table: ``(layout 2, latest MDT compaction or None,
             completion time of a data instant)``; None without one.
         data_timeline: when ``instants`` are a metadata table's: the data table's active timeline.
+        live_links: the earliest completed compaction whose partial-compaction links still exist (guard 6).
     """
     instants = sorted(instants, key=Instant.sort_key)
     completed = [i for i in instants if i.is_completed and i.action in I.WRITE_ACTIONS]
@@ -244,6 +253,10 @@ def plan_archival(instants: Sequence[Instant], cfg: ArchivalConfig, *, is_mor: b
         if cands:
             first = min(cands, key=Instant.sort_key)
             bounds.append(Bound(first.timestamp, f"the data table's active timeline starts at {first.timestamp}"))
+    # 6. a partial compaction whose links are live
+    if live_links is not None:
+        bounds.append(Bound(live_links, f"compaction {live_links} keeps log files visible through links that "
+                                        f"still exist (its commit records which log file each one stands for)"))
     bounds.sort(key=lambda b: b.timestamp)
     plan.bounds = bounds
     savepoint = next((i for i in instants if i.action == I.SAVEPOINT and i.is_completed), None)

@@ -276,8 +276,9 @@ class CleanOperation(Operation):
         """Finish interrupted cleans, settle TTL stashes, plan; False when nothing is to delete."""
         table = txn.open_table()
         self.recovered = _finish_pending_cleans(table, txn.commit)
-        self.purged = _stash_housekeeping(table, self.cfg)
-        table.reload()
+        finished, self.purged = _stash_housekeeping(table, self.cfg)
+        if self.recovered or finished or self.purged:  # they changed the table; otherwise the listing stands
+            table.reload()
         self.started = time.monotonic()
         self.now = table.new_instant_time()
         self.plan = plan_clean(table, self.cfg, self.now)
@@ -316,11 +317,11 @@ class CleanOperation(Operation):
         _log_done(txn.instant, self.outcome)
 
 
-def _stash_housekeeping(table: HoodieTable, cfg: CleanConfig) -> list[str]:
-    """Finish interrupted TTL stashes (before their files could be cleaned) and drop expired ones."""
+def _stash_housekeeping(table: HoodieTable, cfg: CleanConfig) -> tuple[list[str], list[str]]:
+    """Finish interrupted TTL stashes (before their files could be cleaned) and drop expired ones;
+    returns (stashes finished, stashes purged)."""
     retain = stash_retain_ms(cfg.options)
-    finish_pending_stashes(table, retain)
-    return purge_expired_stashes(table, retain)
+    return finish_pending_stashes(table, retain), purge_expired_stashes(table, retain)
 
 
 def commits_since_last_clean(table: HoodieTable) -> int:

@@ -293,7 +293,13 @@ class MetadataWriter:
             return None, None
         latest = max(i.timestamp for i in deltas)
         data_tl = self._data_timeline()
-        blocking = [i for i in data_tl.pending() if i.timestamp[:17] <= latest[:17] and i.timestamp != current]
+        # Layout 1 names the compaction after ``latest``; a data instant at or before it (the current one
+        # too: a long compaction completing after later writes) would land its block in the new slice
+        # under a time below the compaction's, and archival (guard 4) could then archive it while its
+        # block is still only in a log file, where readers no longer count it as valid (Java:
+        # validateTimelineBeforeSchedulingCompaction). Layout 2 orders slices by completion time.
+        blocking = [i for i in data_tl.pending() if i.timestamp[:17] <= latest[:17]
+                    and (i.timestamp != current or self.layout == 1)]
         if blocking:
             log.info("metadata table compaction waits: data instant(s) %s pending", [str(i) for i in blocking[:3]])
             return None, None

@@ -158,7 +158,6 @@ class WriteOperation(Operation):
         """Pending compaction plans must be readable; a delete_partition resolves its partitions."""
         assert txn.table is not None
         check_compaction_plans(txn.table)
-        txn.table.reload()
         if self.config.operation != "delete_partition":
             return
         parts = self.executor.partitions_to_delete(self)

@@ -99,7 +99,7 @@ def check_compaction_plans(table: HoodieTable) -> None:
     routed by them, so a damaged plan file stops the write before anything is written (the error
     names the file and how to remove the plan)."""
     if table.is_mor:
-        FileSystemView(table.storage, table.reload().timeline).pending_compaction_file_groups()
+        FileSystemView(table.storage, table.timeline).pending_compaction_file_groups()
 
 
 
