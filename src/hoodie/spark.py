@@ -13,8 +13,8 @@ require_pyspark()  # before the imports below, which fail on a missing pyspark l
 
 from hoodie.engine.datasource import HoodieDataSource, register  # noqa: E402
 from hoodie.engine.read import read  # noqa: E402
-from hoodie.engine.stream import service_failures, write_stream  # noqa: E402
+from hoodie.engine.stream import service_failures, stop_services, write_stream  # noqa: E402
 from hoodie.engine.write import write  # noqa: E402
 from hoodie.interfaces.catalog import session  # noqa: E402
 
-__all__ = ["read", "write", "write_stream", "service_failures", "register", "session", "HoodieDataSource"]
+__all__ = ["read", "write", "write_stream", "service_failures", "stop_services", "register", "session", "HoodieDataSource"]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import hoodie
 from hoodie.interfaces import cli
 from tests.interfaces.test_quickstart import check_quickstart
 
@@ -55,3 +56,34 @@ def check_readme_cli_examples(base: str, capsys: pytest.CaptureFixture[str]) -> 
         if " ttl run " in line:
             assert "day=" in out.out, out.out
 
+
+
+def test_streaming_quickstart_small(spark, tmp_path: Path) -> None:
+    """``hoodie quickstart --streaming``: every arrival one micro-batch, compaction and TTL inline beside the
+    stream; the table holds exactly the model's live events outside the expired days, as hudi-rs reads it."""
+    from hoodie.interfaces.quickstart import generate_batches
+    from hoodie.interfaces.quickstart_stream import run_stream_quickstart
+    from tests.hudi_rs import read_hudi_rs
+
+    base = str(tmp_path / "qs")
+    lines: list[str] = []
+    res = run_stream_quickstart(base, rows=1000, days=10, batches=10, spark=spark, log=lines.append)
+    live: dict[str, dict] = {}
+    for op, recs in generate_batches(1000, 10, 10):
+        for r in recs:
+            if op == "delete":
+                live.pop(r["event_id"], None)
+            elif r["event_id"] not in live or r["updated_at"] >= live[r["event_id"]]["updated_at"]:
+                live[r["event_id"]] = r
+    assert len(res.ttl_expired) == 2  # 10 days of events, 7 kept: the oldest 2 days expire
+    cols = ["event_id", "day", "status", "updated_at"]
+    model = sorted((r["event_id"], r["day"], r["status"], r["updated_at"]) for r in live.values()
+                   if f"day={r['day']}" not in res.ttl_expired and r["day"] not in res.ttl_expired)
+
+    def plain(t) -> list[tuple]:
+        return sorted(tuple(r[c] for c in cols) for r in t.select(cols).to_pylist())
+
+    assert plain(hoodie.read_table(base)) == model
+    assert plain(read_hudi_rs(base)) == model
+    assert len(res.commits) == 10 and res.compactions
+    assert sum("micro-batch ->" in line and "W=" in line for line in lines) == 10

@@ -376,3 +376,46 @@ def test_source_refuses_a_range_the_cleaner_passed(spark, tmp_path: Path) -> Non
     assert any(i.action == "clean" for i in HoodieTable(table).timeline.instants)
     with pytest.raises(Exception, match="hoodie.cleaner.commits.retained"):
         run()
+
+
+def test_async_compaction_beside_the_stream_by_default(spark, tmp_path: Path) -> None:
+    """Hudi's sink default (hoodie.datasource.compaction.async.enable=true) on a merge-on-read table: each
+    micro-batch only schedules; a background thread runs the plans, the stream never waits for a compaction,
+    and the thread stops with the query. Every row is in the table once, as hudi-rs reads it too."""
+    import hoodie.spark as hs
+
+    src, table = tmp_path / "src", str(tmp_path / "t")
+    for n in range(6):
+        _add_file(src, n, range(n * 3, n * 3 + 6), ts=n + 1)  # overlapping keys: updates in log files
+    opts = {**OPTS, "hoodie.datasource.write.operation": "upsert", "hoodie.compact.inline.max.delta.commits": "2",
+            "hoodie.compaction.async.interval.seconds": "30"}
+    q = hs.write_stream(_stream(spark, src), table, opts, checkpoint_location=str(tmp_path / "ck"))
+    q.processAllAvailable()
+    q.stop()
+    hs.stop_services(q)
+    assert hs.service_failures(q) == []
+    t = HoodieTable(table)
+    compactions = [i for i in t.timeline.completed().by_actions("commit").instants if t.timeline.is_compaction_commit(i)]
+    assert compactions, "no compaction ran beside the stream"
+    # Every compaction ran in the background: no write's own instant window holds one (the writes only
+    # scheduled), and the stream went on while the plans were pending.
+    deltas = t.timeline.completed().by_actions("deltacommit").instants
+    assert len(deltas) == 6
+    expected = {i: max(n + 1 for n in range(6) if n * 3 <= i < n * 3 + 6) for i in range(21)}
+    got = hoodie.read_table(table, columns=["id", "ts"])
+    assert dict(zip(got.column("id").to_pylist(), got.column("ts").to_pylist())) == expected
+    rs = read_hudi_rs(table)
+    assert dict(zip(rs.column("id").to_pylist(), rs.column("ts").to_pylist())) == expected
+
+
+def test_inline_compaction_keeps_the_stream_in_charge_and_async_off_runs_nothing_beside_it(spark, tmp_path: Path) -> None:
+    """hoodie.compact.inline=true (or async off) means no background thread: Hudi's rule."""
+    from hoodie.engine.stream import HoodieStreamSink
+
+    assert HoodieStreamSink(str(tmp_path / "t"), {**OPTS, "hoodie.compact.inline": "true"}).async_compaction is False
+    assert HoodieStreamSink(str(tmp_path / "t"), {**OPTS, "hoodie.datasource.compaction.async.enable": "false"}
+                            ).async_compaction is False
+    sink = HoodieStreamSink(str(tmp_path / "t"), OPTS)
+    assert sink.async_compaction is True and sink._merge_on_read()
+    cow = HoodieStreamSink(str(tmp_path / "c"), {**OPTS, "hoodie.datasource.write.table.type": "COPY_ON_WRITE"})
+    assert not cow._merge_on_read()

@@ -133,7 +133,8 @@ def writer(path: str, rng: random.Random, rounds: int, out: Path) -> None:
 
 
 def _dump_state(path: str, out: Path) -> None:
-    """DEBUG: what the reader saw when a file it planned was gone."""
+    """Write what the reader saw when a file it planned was gone (OUT.dump: every file, the metadata
+    table's listing and valid instants), for the diagnosis of a failed run."""
     import os
     from hoodie.format.metadata import MetadataTable
     lines = []

@@ -22,6 +22,13 @@ writer refuses (a ``ValueError``) is not retried. A failure of an inline service
 the failure is logged as an error and kept in :func:`service_failures`, and the service runs again after
 the next batch's commit.
 
+On a merge-on-read table the sink manages compaction as Hudi's does
+(``hoodie.datasource.compaction.async.enable``, default true, unless ``hoodie.compact.inline=true``):
+each micro-batch's write schedules a compaction when its trigger says so, and a background thread of
+the driver (:class:`~hoodie.services.compaction.CompactionAsyncService` with the Spark executor) runs
+the plans, under the table lock only for its commit. A failed round is reported like a failed inline
+service and retried in the next round; the thread stops when the query terminates.
+
 ``df.writeStream.format("hoodie")`` is refused (see :meth:`hoodie.engine.datasource.HoodieDataSource.streamWriter`).
 """
 
@@ -37,7 +44,10 @@ from hoodie.configs import warn_unknown_keys
 from hoodie.errors import HoodieError
 from hoodie.faults import fault_point
 from hoodie.format.storage import Storage
+from hoodie.format.table import HoodieTable, table_exists
 from hoodie.services import streaming as S
+from hoodie.services.compaction import CompactionAsyncService
+from hoodie.services.compaction.config import INLINE as INLINE_COMPACTION, SCHEDULE_INLINE
 from hoodie.services.write import PostCommitError, WriteError
 
 log = logging.getLogger(__name__)
@@ -83,6 +93,47 @@ class HoodieStreamSink:
         self.retries = int(S.RETRY_COUNT.get(self.options))
         self.interval_ms = int(S.RETRY_INTERVAL_MS.get(self.options))
         self.ignore_failed = bool(S.IGNORE_FAILED_BATCH.get(self.options))
+        self.async_compaction = bool(S.ASYNC_COMPACTION.get(self.options)) and not INLINE_COMPACTION.get(self.options)
+        self.compactor: Optional[CompactionAsyncService] = None
+        self._errors_seen = 0
+        self._last_batch = -1
+
+    def _merge_on_read(self) -> bool:
+        storage = Storage(self.path, self.storage_options)
+        if table_exists(storage):
+            return HoodieTable(self.path, storage=storage).is_mor
+        table_type = str(self.options.get("hoodie.datasource.write.table.type")
+                         or self.options.get("hoodie.table.type") or "COPY_ON_WRITE")
+        return table_type.upper() == "MERGE_ON_READ"
+
+    def _start_compactor(self, spark: Any, query_id: Optional[str]) -> None:
+        """The background compaction of a merge-on-read table (once per sink), stopped with the query."""
+        if self.compactor is not None:
+            return
+        from hoodie.engine.compaction import spark_executor
+
+        self.compactor = CompactionAsyncService(self.path, self.options, executor=spark_executor(spark),
+                                                storage_options=self.storage_options).start()
+        if query_id:
+            _stop_with_query(spark, query_id, self)
+
+    def _report_compactor_errors(self, query_id: Optional[str]) -> None:
+        if self.compactor is None:
+            return
+        with self.compactor._lock:
+            new = self.compactor.errors[self._errors_seen:]
+            self._errors_seen += len(new)
+        for e in new:
+            failure = ServiceFailure(self._last_batch, "", "async compaction", str(e))
+            log.error("%s: the async compaction beside the stream failed; it runs again in its next round and "
+                      "the stream goes on: %s", self.path, e)
+            with _FAILURES_LOCK:
+                _FAILURES.setdefault(str(query_id), []).append(failure)
+
+    def stop_services(self, timeout: float = 60.0) -> None:
+        """Stop the background compaction (after its current round)."""
+        if self.compactor is not None:
+            self.compactor.stop(timeout)
 
     def _committed(self, batch_id: int, query_id: Optional[str]) -> bool:
         last = S.last_committed_batch(Storage(self.path, self.storage_options), self.identifier)
@@ -98,6 +149,11 @@ class HoodieStreamSink:
                         self.identifier)
             return
         opts = dict(self.options)
+        background = self.async_compaction and self._merge_on_read()
+        if background:
+            # The write only schedules; the background thread executes (Hudi's sink: inline off, async on).
+            opts[INLINE_COMPACTION.key] = "false"
+            opts[SCHEDULE_INLINE.key] = "true"
         opts[S.SINK_CHECKPOINT_KEY] = S.checkpoint_value(self.identifier, batch_id)
         if query_id:
             opts[S.QUERY_ID_KEY] = query_id
@@ -129,6 +185,11 @@ class HoodieStreamSink:
             else:
                 log.info("%s: micro-batch %d committed as %s", self.path, batch_id, instant)
                 break
+        self._last_batch = batch_id
+        if background:
+            self._start_compactor(batch_df.sparkSession, query_id)
+            self.compactor.wake()  # type: ignore[union-attr]
+            self._report_compactor_errors(query_id)
         # Between the table's commit and Spark's commit log: a kill here makes Spark replay the batch.
         fault_point("stream.after_commit")
 
@@ -140,6 +201,49 @@ class HoodieStreamSink:
                   "again after the next micro-batch: %s", self.path, batch_id, error.instant, error.service, error)
         with _FAILURES_LOCK:
             _FAILURES.setdefault(str(query_id), []).append(failure)
+
+
+_SINKS_BY_QUERY: dict[str, list[HoodieStreamSink]] = {}
+_LISTENING: set[int] = set()
+
+
+def _stop_with_query(spark: Any, query_id: str, sink: HoodieStreamSink) -> None:
+    """Stop ``sink``'s background services when its query terminates (a listener per Spark session)."""
+    with _FAILURES_LOCK:
+        _SINKS_BY_QUERY.setdefault(query_id, []).append(sink)
+        if id(spark) in _LISTENING:
+            return
+        _LISTENING.add(id(spark))
+    from pyspark.sql.streaming import StreamingQueryListener
+
+    class _StopServices(StreamingQueryListener):
+        def onQueryStarted(self, event: Any) -> None:
+            pass
+
+        def onQueryProgress(self, event: Any) -> None:
+            pass
+
+        def onQueryIdle(self, event: Any) -> None:
+            pass
+
+        def onQueryTerminated(self, event: Any) -> None:
+            with _FAILURES_LOCK:
+                sinks = _SINKS_BY_QUERY.pop(str(event.id), [])
+            for s in sinks:
+                s.stop_services()
+
+    spark.streams.addListener(_StopServices())
+
+
+def stop_services(query: Any, timeout: float = 60.0) -> None:
+    """Stop the background services of the sinks of ``query`` (a ``StreamingQuery`` or its id) now and wait
+    for them; they also stop by themselves when the query terminates. Call it after ``query.stop()`` to be
+    sure no compaction is still committing (before deleting the table, say)."""
+    qid = str(getattr(query, "id", query))
+    with _FAILURES_LOCK:
+        sinks = _SINKS_BY_QUERY.pop(qid, [])
+    for s in sinks:
+        s.stop_services(timeout)
 
 
 def write_stream(df: Any, path: str, options: Mapping[str, Any], *, checkpoint_location: str,
@@ -181,4 +285,4 @@ def write_stream(df: Any, path: str, options: Mapping[str, Any], *, checkpoint_l
     return writer.start()
 
 
-__all__ = ["write_stream", "service_failures", "ServiceFailure", "HoodieStreamSink"]
+__all__ = ["write_stream", "service_failures", "stop_services", "ServiceFailure", "HoodieStreamSink"]

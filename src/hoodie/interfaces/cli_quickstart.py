@@ -13,10 +13,17 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(f"--rows {args.rows} is too small for a meaningful run; use at least 100")
     import sys
 
+    log = (lambda s: None) if args.json else print
     try:
-        res = run_quickstart(args.base_path, rows=args.rows, days=args.days, batches=args.batches,
-                             retain_days=args.retain_days, log=(lambda s: None) if args.json else print,
-                             progress=not args.json and sys.stdout.isatty(), overwrite=args.overwrite or None)
+        if args.streaming:
+            from hoodie.interfaces.quickstart_stream import run_stream_quickstart
+
+            res = run_stream_quickstart(args.base_path, rows=args.rows, days=args.days, batches=args.batches,
+                                        retain_days=args.retain_days, log=log, overwrite=args.overwrite or None)
+        else:
+            res = run_quickstart(args.base_path, rows=args.rows, days=args.days, batches=args.batches,
+                                 retain_days=args.retain_days, log=log,
+                                 progress=not args.json and sys.stdout.isatty(), overwrite=args.overwrite or None)
     finally:
         _stop_spark()
     if args.json:
@@ -53,6 +60,10 @@ def register(sub: Any, show: Any) -> None:
     q.add_argument("--batches", type=int, default=10)
     q.add_argument("--retain-days", type=int, default=7)
     q.add_argument("--json", action="store_true")
+    q.add_argument("--streaming", action="store_true",
+                   help="the same events through Structured Streaming (hoodie.spark.write_stream, one micro-batch "
+                        "per arrival) with event-time compaction and partition TTL inline; prints the freshness "
+                        "watermark after each micro-batch")
     q.add_argument("--overwrite", action="store_true",
                    help="delete whatever --base-path holds (by default only a table an earlier quickstart or "
                         "demo made there is replaced, and any other non-empty folder is refused)")

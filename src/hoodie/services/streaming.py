@@ -54,6 +54,12 @@ RETRY_COUNT = define("hoodie.datasource.write.streaming.retry.count", 3,
 RETRY_INTERVAL_MS = define("hoodie.datasource.write.streaming.retry.interval.ms", 2000,
                            "Wait before the first retry of a failed micro-batch; doubled after each attempt.",
                            _S, type=C.Int(minimum=0, bits=64))
+ASYNC_COMPACTION = define(
+    "hoodie.datasource.compaction.async.enable", True,
+    "Merge-on-read tables written by a stream: schedule compaction after each micro-batch (its trigger "
+    "permitting) and execute the plans in a background thread of the driver, so a compaction never holds up "
+    "the stream (Hudi's streaming sink default). Off, or with hoodie.compact.inline=true, compaction runs "
+    "inline after the micro-batch's commit instead.", _S, type=C.BOOLEAN)
 IGNORE_FAILED_BATCH = define(
     "hoodie.datasource.write.streaming.ignore.failed.batch", False,
     "true: a micro-batch whose write still fails after the retries is logged as an error and the stream goes "

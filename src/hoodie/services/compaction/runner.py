@@ -468,7 +468,7 @@ def _service_loop(base_path: str, options: dict[str, str], interval: float, sche
                   storage_options: Optional[dict[str, Any]], stop: Any,
                   on_result: Optional[Callable[[list[CompactionResult]], None]] = None,
                   on_error: Optional[Callable[[BaseException], None]] = None,
-                  executor: Optional[Executor] = None) -> None:
+                  executor: Optional[Executor] = None, wake: Optional[threading.Event] = None) -> None:
     while not stop.is_set():
         try:
             results = run_compaction(base_path, None, options, executor, storage_options=storage_options,
@@ -479,7 +479,11 @@ def _service_loop(base_path: str, options: dict[str, str], interval: float, sche
             log.exception("async compaction round on %s failed", base_path)
             if on_error is not None:
                 on_error(e)
-        stop.wait(interval)
+        if wake is None:
+            stop.wait(interval)
+        else:  # a thread's loop also wakes early when asked (a writer just scheduled a plan)
+            wake.wait(interval)
+            wake.clear()
 
 
 def _process_main(base_path: str, options: dict[str, str], interval: float, schedule: bool,
@@ -525,6 +529,7 @@ class CompactionAsyncService:
         self._thread: Optional[threading.Thread] = None
         self._process: Optional[Any] = None
         self._stop: Any = None
+        self._wake: Optional[threading.Event] = None
 
     def _record(self, results: list[CompactionResult]) -> None:
         with self._lock:
@@ -547,10 +552,11 @@ class CompactionAsyncService:
             return self
         if self.mode == "thread":
             self._stop = threading.Event()
+            self._wake = threading.Event()
             self._thread = threading.Thread(
                 target=_service_loop, name=f"hoodie-compaction-{self.base_path}", daemon=True,
                 args=(self.base_path, self.options, self.interval, self.schedule, self.storage_options, self._stop,
-                      self._record, self._error, self.executor))
+                      self._record, self._error, self.executor, self._wake))
             self._thread.start()
         else:
             ctx = multiprocessing.get_context("spawn")
@@ -569,10 +575,17 @@ class CompactionAsyncService:
             return self._process.is_alive()
         return False
 
+    def wake(self) -> None:
+        """Start the next round now rather than after the interval (thread mode; a no-op otherwise)."""
+        if self._wake is not None:
+            self._wake.set()
+
     def stop(self, timeout: float = 60.0) -> None:
         """Ask the loop to stop after its current round and wait for it (up to ``timeout`` s)."""
         if self._stop is not None:
             self._stop.set()
+        if self._wake is not None:
+            self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
