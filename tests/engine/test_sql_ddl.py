@@ -8,9 +8,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 import hoodie
+from hoodie.interfaces.python_io import write_arrow
 from hoodie.format.table import HoodieTable
 from hoodie.interfaces.catalog import table_properties
 from hoodie.interfaces.sql import SqlError
@@ -23,8 +25,11 @@ def _create(spark, name: str, location: str | None = None) -> str:
     loc = f"LOCATION '{location}'" if location else ""
     hoodie.sql(spark, f"CREATE TABLE {name} (id bigint, v string, p string) USING hudi PARTITIONED BY (p) "
                       f"TBLPROPERTIES (primaryKey = 'id') {loc}")
-    hoodie.sql(spark, f"INSERT INTO {name} VALUES (1, 'a', 'x'), (2, 'b', 'y')")
-    return _prop(spark, name.split(".")[-1], "hoodie.base.path")
+    base = _prop(spark, name.split(".")[-1], "hoodie.base.path")
+    # The rows are written in this process (no Spark job): the statements under test are the DDL.
+    write_arrow(base, pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["a", "b"], "p": ["x", "y"]}),
+                {"hoodie.table.name": name.split(".")[-1], "hoodie.datasource.write.operation": "insert"})
+    return base
 
 
 def _prop(spark, name: str, key: str) -> str:
@@ -59,6 +64,20 @@ def test_drop_table_managed_external_purge(spark, tmp_path: Path) -> None:
         hoodie.sql(spark, "DROP TABLE default.ddl_ro_ro")
     hoodie.sql(spark, "DROP TABLE default.ddl_ro")
     assert os.path.exists(tmp_path / "ro")
+
+    # Never outside the table's own folder: a managed entry naming the warehouse, or a folder without a table.
+    warehouse = spark.conf.get("spark.sql.warehouse.dir").replace("file:", "")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "keep.txt").write_text("x")
+    for where in (warehouse, str(plain)):
+        spark.sql(f"CREATE OR REPLACE VIEW default.ddl_bad TBLPROPERTIES ('hoodie.base.path' = '{where}', "
+                  "'hoodie.catalog.managed' = 'true') AS SELECT 1 AS x")
+        with pytest.raises(SqlError, match="its data folder is not deleted: .*(warehouse|no hoodie table).*Nothing"):
+            hoodie.sql(spark, "DROP TABLE default.ddl_bad")
+        assert "ddl_bad" in _names(spark)
+    assert (plain / "keep.txt").exists() and os.path.isdir(warehouse)
+    spark.sql("DROP VIEW default.ddl_bad")
 
 
 def test_rename_and_table_properties(spark, tmp_path: Path) -> None:
@@ -97,9 +116,15 @@ def test_rename_and_table_properties(spark, tmp_path: Path) -> None:
             hoodie.sql(spark, f"ALTER TABLE ddl_new SET TBLPROPERTIES ('{key}' = 'v')")
     with pytest.raises(SqlError, match="do not read hoodie.keep.max.commits from the table: pass it as a write"):
         hoodie.sql(spark, "ALTER TABLE ddl_new SET TBLPROPERTIES ('hoodie.keep.max.commits' = '10')")
-    with pytest.raises(SqlError, match="ADD COLUMNS \\(x STRING\\) is not supported.*hoodie.spark.write"):
-        hoodie.sql(spark, "ALTER TABLE ddl_new ADD COLUMNS (x string)")
+    n_commits = len(HoodieTable(path).timeline.completed_writes())
+    with pytest.raises(SqlError, match="has a column 'V' already"):
+        hoodie.sql(spark, "ALTER TABLE ddl_new ADD COLUMNS (w string, V int)")
+    with pytest.raises(SqlError, match="must be nullable"):
+        hoodie.sql(spark, "ALTER TABLE ddl_new ADD COLUMNS (w string NOT NULL)")
+    with pytest.raises(SqlError, match="hoodie adds columns at the end"):
+        hoodie.sql(spark, "ALTER TABLE ddl_new ADD COLUMNS (w string FIRST)")
     assert HoodieTable(path).props == before  # nothing was changed by the refusals
+    assert len(HoodieTable(path).timeline.completed_writes()) == n_commits
 
     # hudi_table_changes: the incremental read after begin; cdc refused.
     commits = [r.commit_time for r in hoodie.sql(spark, f"CALL show_commits(table => '{path}')").collect()]
@@ -113,5 +138,18 @@ def test_rename_and_table_properties(spark, tmp_path: Path) -> None:
     assert [x.id for x in got.collect()] == [3]
     with pytest.raises(SqlError, match="'latest_state', 'earliest'\\): the latest state"):
         hoodie.sql(spark, "SELECT * FROM hudi_table_changes('ddl_new', 'cdc', 'earliest')")
+
+    # ADD COLUMNS (Hudi's schema evolution example): a commit without records whose schema has the columns.
+    r = hoodie.sql(spark, "ALTER TABLE ddl_new ADD COLUMNS (ext0 string, ext1 int COMMENT 'n')").collect()[0]
+    assert r.operation == "add columns" and r.instant
+    table = HoodieTable(path)
+    assert table.arrow_schema(with_meta=False).names == ["id", "v", "p", "ext0", "ext1"]
+    assert '"ext1"' in table.timeline.commit_metadata(table.timeline.completed_writes().last()).schema
+    hoodie.sql(spark, "INSERT INTO ddl_new VALUES (4, 'd', 'x', 'e', 7)")
+    got = sorted(tuple(x) for x in hoodie.sql(spark, "SELECT id, ext0, ext1 FROM ddl_new").collect())
+    assert got == [(1, None, None), (3, None, None), (4, "e", 7), (9, None, None)]
+    theirs = read_hudi_rs(path)
+    assert sorted(zip(theirs.column("id").to_pylist(), theirs.column("ext1").to_pylist())) == \
+        [(1, None), (3, None), (4, 7), (9, None)]
     hoodie.sql(spark, "DROP TABLE ddl_new")
-    assert read_hudi_rs(path).num_rows == 3  # external: kept
+    assert read_hudi_rs(path).num_rows == 4  # external: kept

@@ -10,6 +10,9 @@
 * ``ALTER TABLE t RENAME TO t2``: ``hoodie.table.name`` becomes ``t2`` (as Hudi writes it) and the catalog
   entries move; a managed table's folder moves to the new name's warehouse folder (local storage),
   an external one stays where it is.
+* ``ALTER TABLE t ADD COLUMNS (c type [COMMENT '...'], ...)``: new nullable columns at the end, recorded as
+  Hudi records a schema change: a commit without records whose metadata carries the new schema; rows
+  written before read null in them. A column the table has, ``NOT NULL`` and ``FIRST``/``AFTER`` are refused.
 * ``ALTER TABLE t SET TBLPROPERTIES ('k' = 'v', ...)`` / ``UNSET TBLPROPERTIES [IF EXISTS] ('k', ...)``:
   the table-level SQL options hoodie's statements read from the table (``hoodie.datasource.overwrite.mode``,
   ``hoodie.write.set.null.for.missing.columns``) are written to ``hoodie.properties`` under the table lock;
@@ -164,6 +167,51 @@ def rename_table(spark: Any, stmt: Any, rename: Any):
                                  + (f"; its folder moved to {base}" if managed else f"; its data stays at {base}"))
 
 
+def add_columns(spark: Any, db: str, tbl: str, base: str, columns: list[Any]):
+    """``ALTER TABLE t ADD COLUMNS (c type [COMMENT '...'], ...)``: new nullable columns at the end of the
+    schema, recorded as Hudi records a schema change: a commit without records whose metadata carries the
+    new schema (later writes and every reader take the table schema from there; rows written before read
+    null in the new columns). Refused, before anything is written: a column the table has, NOT NULL, and
+    FIRST/AFTER positions (hoodie adds columns at the end only)."""
+    import pyarrow as pa
+    from pyspark.sql.types import _parse_datatype_string
+    from sqlglot import exp
+
+    from hoodie.engine.datasource import arrow_schema_for
+    from hoodie.format.table import HoodieTable
+    from hoodie.interfaces.python_io import write_arrow
+
+    table = HoodieTable(base)
+    current = table.arrow_schema(with_meta=False)
+    have = {n.lower() for n in current.names}
+    where = f"ALTER TABLE {db}.{tbl} ADD COLUMNS"
+    defs = []
+    for c in columns:
+        name = c.name
+        if name.lower() in have or name.lower() in {d[0].lower() for d in defs}:
+            raise SqlError(f"{where}: {db}.{tbl} has a column {name!r} already (columns: {', '.join(current.names)}). "
+                           "Nothing was changed")
+        if c.args.get("position") is not None:
+            raise SqlError(f"{where}: {c.args['position'].sql(dialect='spark')} is not supported; hoodie adds "
+                           f"columns at the end: ALTER TABLE {db}.{tbl} ADD COLUMNS ({name} "
+                           f"{c.args['kind'].sql(dialect='spark')}). Nothing was changed")
+        for con in c.args.get("constraints") or []:
+            if not isinstance(con.args.get("kind"), exp.CommentColumnConstraint):
+                raise SqlError(f"{where}: {name} {con.sql(dialect='spark')}: a new column must be nullable (rows "
+                               f"written before read null in it); drop the constraint. Nothing was changed")
+        defs.append((name, c.args["kind"].sql(dialect="spark")))
+    added = arrow_schema_for(_parse_datatype_string(", ".join(f"`{n}` {t}" for n, t in defs)))
+    schema = pa.schema(list(current) + [f.with_nullable(True) for f in added])
+    instant = write_arrow(base, schema.empty_table(), {"hoodie.table.name": table.name,
+                                                       "hoodie.datasource.write.operation": "insert"})
+    from hoodie.interfaces.catalog import attach
+
+    attach(spark, db)  # the session views read the new schema
+    return spark.createDataFrame([(instant, "add columns", 0, f"added {', '.join(n for n, _ in defs)} to "
+                                  f"{db}.{tbl}: a commit without records whose metadata records the new schema")],
+                                 RESULT_SCHEMA)
+
+
 def _refusal(db: str, tbl: str, key: str) -> Optional[str]:
     k = key.lower()
     if k in _CONFIG_ALIASES or k.startswith(("hoodie.table.", "hoodie.timeline.", "hoodie.populate.",
@@ -258,12 +306,8 @@ def run(spark: Any, text: str):
         found = _registration(spark, f"{t.db}.{t.name}" if t.db else t.name)
         if found is None:
             return None
-        cols = ", ".join(c.sql(dialect="spark") for a in actions for c in a.expressions)
-        raise SqlError(f"ALTER TABLE {found[0]}.{found[1]} ADD COLUMNS ({cols}) is not supported by hoodie.sql yet. "
-                       "Instead write rows that carry the new column(s): hoodie's write adds new nullable columns to "
-                       f"the table schema and records it in the commit, e.g. hoodie.spark.write(df_with_new_columns, "
-                       f"'{found[2][BASE_PATH_PROP]}', {{'hoodie.datasource.write.operation': 'upsert'}}). Nothing "
-                       "was changed")
+        return add_columns(spark, found[0], found[1], found[2][BASE_PATH_PROP],
+                           [c for a in actions for c in a.expressions])
     if len(actions) == 1 and isinstance(actions[0], exp.AlterSet):
         t = stmt.this
         found = _registration(spark, f"{t.db}.{t.name}" if t.db else t.name)
