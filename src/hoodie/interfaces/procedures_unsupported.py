@@ -62,8 +62,8 @@ UNSUPPORTED: dict[str, str] = {
     "delete_marker": "nothing: hoodie removes an instant's markers when it commits, and CALL rollback_to_instant("
                      "table => ..., instant_time => ...) removes a failed write with its markers",
     "sync_validate": "SELECT count(*) over each table with hoodie.sql and compare; hoodie syncs no Hive tables",
-    "hive_sync": "hoodie.catalog.register_table(spark, 'db.name', path) or hoodie.sql(spark, \"CREATE TABLE db.name "
-                 "USING hudi LOCATION '/path'\"): hoodie registers tables in Spark's session catalog itself",
+    "hive_sync": "hoodie.catalog.register_table(spark, 'db.name', path), or CREATE TABLE db.name USING hudi LOCATION "
+                 "'/path/to/table' through hoodie.sql: hoodie registers tables in Spark's session catalog itself",
     "hdfs_parquet_import": "write the Parquet data with hoodie.spark.write(spark.read.parquet(src), path, options) "
                            "or hoodie.write_table(path, pyarrow.parquet.read_table(src), options)",
     "run_bootstrap": "write the existing data as a new table: hoodie.spark.write(df, path, {..., "

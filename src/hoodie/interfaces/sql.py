@@ -131,17 +131,25 @@ _SET = re.compile(r"^\s*set\s+(?P<key>[^\s=;]+)\s*=\s*(?P<val>'(?:[^'\\]|\\.|'')
                   r"\s*;?\s*$", re.IGNORECASE | re.DOTALL)
 
 
-def set_quoted(spark: Any, text: str):
-    """``SET key = 'value'`` (or ``"value"``) sets ``value`` without its quotes, as Hudi's SQL docs mean it
-    (``SET hoodie.spark.sql.insert.into.operation = 'bulk_insert'``); None for any other statement."""
+def parse_set(text: str) -> Optional[tuple[str, str]]:
+    """(key, value without its quotes) of ``SET key = 'value'`` (or ``"value"``; a doubled quote or a
+    backslash escapes one); None for any other statement, an unquoted value included (Spark's as written)."""
     m = _SET.match(text)
     if not m:
         return None
     lit = m.group("val")
     q = lit[0]
-    value = re.sub(r"\\(.)", r"\1", lit[1:-1].replace(q + q, q))
-    spark.conf.set(m.group("key"), value)
-    return spark.createDataFrame([(m.group("key"), value)], "key string, value string")
+    return m.group("key"), re.sub(r"\\(.)|" + q + q, lambda x: x.group(1) if x.group(1) is not None else q, lit[1:-1])
+
+
+def set_quoted(spark: Any, text: str):
+    """``SET key = 'value'`` sets ``value`` without its quotes, as Hudi's SQL docs mean it
+    (``SET hoodie.spark.sql.insert.into.operation = 'bulk_insert'``); None for any other statement."""
+    parsed = parse_set(text)
+    if parsed is None:
+        return None
+    spark.conf.set(*parsed)
+    return local_frame(spark, [parsed], "key string, value string")
 
 
 def local_frame(spark: Any, rows: list[tuple], ddl: str):

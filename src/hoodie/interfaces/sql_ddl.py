@@ -1,5 +1,6 @@
 """DDL on hoodie tables registered in the catalog, through ``hoodie.sql(spark, text)``: Hudi's
-``DROP TABLE``, ``ALTER TABLE ... RENAME TO`` and ``ALTER TABLE ... SET | UNSET TBLPROPERTIES``.
+``DROP TABLE``, ``ALTER TABLE ... RENAME TO``, ``ADD COLUMNS`` and ``SET | UNSET TBLPROPERTIES`` (and, in
+:func:`table_changes`, the ``hudi_table_changes`` table-valued function).
 
 * ``DROP TABLE [IF EXISTS] t [PURGE]``: the catalog entries ``t`` and ``t_ro`` go. Spark's and Hudi's rule
   for the data: a managed table (created by ``CREATE TABLE`` without ``LOCATION``, in the warehouse
@@ -16,7 +17,8 @@
 * ``ALTER TABLE t SET TBLPROPERTIES ('k' = 'v', ...)`` / ``UNSET TBLPROPERTIES [IF EXISTS] ('k', ...)``:
   the table-level SQL options hoodie's statements read from the table (``hoodie.datasource.overwrite.mode``,
   ``hoodie.write.set.null.for.missing.columns``) are written to ``hoodie.properties`` under the table lock;
-  keys without a ``hoodie.`` prefix (``comment``, ``owner``...) are kept on the catalog entries. The table's
+  keys without a ``hoodie.`` prefix (``team``, ``description``...) are kept on the catalog entries (Spark
+  refuses its reserved ones, ``owner``, ``location``...). The table's
   own configuration (keys, partitioning, type, version, ``primaryKey``...) is refused: changing it needs a
   new table (``CREATE TABLE ... AS SELECT``); so is any other ``hoodie.*`` key, which hoodie's writes take
   as write options, not from the table.
