@@ -90,13 +90,6 @@ def test_rename_and_table_properties(spark, tmp_path: Path) -> None:
     hoodie.sql(spark, "INSERT INTO ddl_new VALUES (3, 'c', 'x')")
     assert sorted(read_hudi_rs(path).column("id").to_pylist()) == [1, 2, 3]
 
-    managed = _create(spark, "ddl_mold")
-    hoodie.sql(spark, "ALTER TABLE ddl_mold RENAME TO ddl_mnew")
-    moved = _prop(spark, "ddl_mnew", "hoodie.base.path")
-    assert not os.path.exists(managed) and moved.endswith("/ddl_mnew") and read_hudi_rs(moved).num_rows == 2
-    hoodie.sql(spark, "DROP TABLE ddl_mnew")
-    assert not os.path.exists(moved)
-
     # A table-level SQL option goes to hoodie.properties, where INSERT OVERWRITE reads it.
     hoodie.sql(spark, "ALTER TABLE ddl_new SET TBLPROPERTIES ('hoodie.datasource.overwrite.mode' = 'dynamic', "
                       "'team' = 'ops')")
@@ -153,3 +146,16 @@ def test_rename_and_table_properties(spark, tmp_path: Path) -> None:
         [(1, None), (3, None), (4, 7), (9, None)]
     hoodie.sql(spark, "DROP TABLE ddl_new")
     assert read_hudi_rs(path).num_rows == 4  # external: kept
+
+
+@pytest.mark.slow
+def test_rename_of_a_managed_table_moves_its_folder(spark) -> None:
+    """Spark's rule for managed tables: the folder follows the name (default-run counterpart of the rename:
+    test_rename_and_table_properties, an external table)."""
+    managed = _create(spark, "ddl_mold")
+    hoodie.sql(spark, "ALTER TABLE ddl_mold RENAME TO ddl_mnew")
+    moved = _prop(spark, "ddl_mnew", "hoodie.base.path")
+    assert not os.path.exists(managed) and moved.endswith("/ddl_mnew") and read_hudi_rs(moved).num_rows == 2
+    assert HoodieTable(moved).name == "ddl_mnew"
+    hoodie.sql(spark, "DROP TABLE ddl_mnew")
+    assert not os.path.exists(moved)

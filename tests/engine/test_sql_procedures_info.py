@@ -142,7 +142,10 @@ def test_every_hudi_procedure_answers_or_names_what_to_use(spark, tmp_path: Path
         hoodie.sql(spark, "CALL no_such_proc()")
 
 
+@pytest.mark.slow
 def test_copy_to_temp_view(spark, tmp_path: Path) -> None:
+    """Reads through the view (snapshot, then incremental); its default-run counterpart is the documented
+    example in tests/engine/test_sql_examples.py, which defines the view."""
     path = str(tmp_path / "t")
     a, b, _ = _table(path)
     hoodie.sql(spark, f"CALL copy_to_temp_view(table => '{path}', view_name => 'info_copy')").collect()
@@ -192,3 +195,22 @@ def test_hudi_documented_sql_that_used_to_fail(spark, tmp_path: Path) -> None:
         assert got == want, day
         df = spark.read.format("hoodie").option("as.of.instant", day).load(tt)
         assert sorted(r.id for r in df.collect()) == want, day
+
+
+def test_show_timeline_with_the_archived_timeline(spark, tmp_path: Path) -> None:
+    """showArchived => true adds the archived instants (version 6 archive files), marked ARCHIVED."""
+    from hoodie.services.archive.action import run_archival
+
+    path = str(tmp_path / "t")
+    opts = {**OPTS, "hoodie.datasource.write.table.type": "COPY_ON_WRITE", "hoodie.cleaner.commits.retained": "1",
+            "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.archive.automatic": "false"}
+    for i in range(6):
+        write_arrow(path, _rows([i], 1, i), {**opts, "hoodie.datasource.write.operation": "upsert"})
+    res = run_archival(path, opts)
+    assert res.archived
+    rows = _call(spark, f"CALL show_timeline(table => '{path}', showArchived => true, limit => 100)")
+    archived = sorted(r["instant_time"] for r in rows if r["timeline_type"] == "ARCHIVED")
+    assert archived == sorted(res.archived)
+    assert all(r["state"] == "COMPLETED" and r["completed_time"] for r in rows if r["timeline_type"] == "ARCHIVED")
+    active = _call(spark, f"CALL show_timeline(table => '{path}', limit => 100)")
+    assert {r["instant_time"] for r in active}.isdisjoint(archived)

@@ -86,8 +86,8 @@ UNSUPPORTED: dict[str, str] = {
     "downgrade_table": "hoodie writes table versions 6, 8 and 9 as they are; downgrade with Hudi's own "
                        "downgrade_table",
     "drop_partition": "ALTER TABLE t DROP PARTITION (col = value) (hoodie.sql): the same delete_partition commit",
-    "truncate_table": "INSERT OVERWRITE TABLE t SELECT * FROM t WHERE false (hoodie.sql): one "
-                      "insert_overwrite_table commit that replaces every file group, as TRUNCATE does in Hudi",
+    "truncate_table": "INSERT OVERWRITE TABLE t SELECT <the table's data columns> FROM t WHERE false (hoodie.sql): "
+                      "one insert_overwrite_table commit that replaces every file group, as TRUNCATE does in Hudi",
     "run_rollback_inflight_tableservice": "CALL rollback_to_instant(table => ..., instant_time => ...) rolls back a "
                                           "pending write or removes a pending compaction plan",
 }
