@@ -80,6 +80,16 @@ def _write_template(path: str, cold: str) -> None:
                    "hoodie.partition.ttl.move.target": cold, "hoodie.partition.ttl.predicate": "productid = 4"},
             instant_time="20240601000000000")
     create_savepoint(path, "20240430000000000", "docs", "the documented table's savepoint")
+    # A write rolled back at 20240602000000001 (show_rollbacks, show_rollback_detail, show_timeline examples).
+    write_arrow(path, rows.slice(0, 1), {**OPTS, "hoodie.datasource.write.operation": "upsert"},
+                instant="20240602000000000")
+    from unittest import mock
+
+    from hoodie.format.table import HoodieTable
+    from hoodie.services.rollback import rollback
+
+    with mock.patch.object(HoodieTable, "new_instant_time", return_value="20240602000000001"):
+        rollback(path, "20240602000000000")
 
 
 @pytest.fixture(scope="module")

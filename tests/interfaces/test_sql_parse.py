@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -97,3 +99,36 @@ def test_create_table_statements_using_hoodie(replace: bool, ine: bool, name: st
     assert (got.name, got.if_not_exists, got.replace, got.using.lower()) == (name, ine, replace, using.lower())
     assert got.location == (location.replace("''", "'") if location is not None else None)
     assert got.refused == clause, text
+
+
+# -- Hudi's documented forms that Spark 4.3 read otherwise (no Spark here) ---------------------------------
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(key=st.from_regex(r"[a-z][a-z0-9_]{0,8}(\.[a-z0-9_]{1,8}){0,4}", fullmatch=True),
+       value=st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=20),
+       double=st.booleans(), spaces=st.sampled_from(["", " ", "  "]), semi=st.booleans())
+def test_set_with_a_quoted_value_sets_it_without_the_quotes(key: str, value: str, double: bool, spaces: str,
+                                                            semi: bool) -> None:
+    """SET k = 'v' (Hudi's docs quote every value): the value as the literal means it, whatever it holds."""
+    from hoodie.interfaces.sql import parse_set
+
+    q = '"' if double else "'"
+    lit = q + value.replace("\\", "\\\\").replace(q, q + q) + q
+    assert parse_set(f"SET {key}{spaces}={spaces}{lit}{' ;' if semi else ''}") == (key, value)
+    assert parse_set(f"SET {key} = bulk_insert") is None  # unquoted: Spark's, as written
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(day=st.dates(min_value=dt.date(1970, 1, 2), max_value=dt.date(2999, 12, 31)))
+def test_as_of_a_date_is_that_days_midnight(day: dt.date) -> None:
+    """as_of 'yyyy-MM-dd' (TIMESTAMP AS OF, as.of.instant) is the day's 00:00:00 instant, as Hudi's
+    formatQueryInstant reads it; as begin/end a date stays refused (Hudi formats only time travel)."""
+    from hoodie.format.slice.filters import ReadError
+    from hoodie.format.slice.reader import _normalize_instant
+
+    text = day.isoformat()
+    assert _normalize_instant(text, "as_of") == day.strftime("%Y%m%d") + "000000000"
+    assert _normalize_instant(text + " 00:00:00", "as_of") == day.strftime("%Y%m%d") + "000000"
+    with pytest.raises(ReadError, match="is not an instant time"):
+        _normalize_instant(text, "begin")

@@ -32,6 +32,7 @@ QUERY_TYPE_PROP = "hoodie.query.type"
 THRESHOLD_PROP = "hoodie.ro.freshness.threshold"
 WATERMARK_PROP = "hoodie.ro.freshness.watermark"
 RO_SUFFIX = "_ro"
+MANAGED_PROP = "hoodie.catalog.managed"  # "true": created in the warehouse folder (DROP TABLE deletes the data)
 
 # Per-session map: (db, view) -> temp view name, filled by attach().
 _ATTACHED: dict[int, dict[tuple[str, str], str]] = {}
@@ -111,10 +112,13 @@ def _q(v: str) -> str:
     return "'" + str(v).replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def register_table(spark: Any, name: str, base_path: str, storage_options: Optional[dict] = None) -> list[str]:
+def register_table(spark: Any, name: str, base_path: str, storage_options: Optional[dict] = None, *,
+                   managed: bool = False, extra: Optional[dict[str, str]] = None) -> list[str]:
     """Register a hoodie table as ``db.name`` (snapshot) and ``db.name_ro`` (read-optimized).
 
-    Returns the registered view names. Re-registering replaces the views.
+    ``managed`` marks a table ``CREATE TABLE`` made in the warehouse folder (``DROP TABLE`` deletes its data,
+    as Spark does for managed tables); ``extra`` are further catalog properties (``ALTER TABLE ... SET
+    TBLPROPERTIES`` of non-hoodie keys). Returns the registered view names. Re-registering replaces the views.
     """
     from hoodie.engine.datasource import ensure_registered
     from hoodie.format.table import HoodieTable
@@ -127,6 +131,7 @@ def register_table(spark: Any, name: str, base_path: str, storage_options: Optio
         BASE_PATH_PROP: t.base_path, "hoodie.table.name": t.name, "hoodie.table.type": t.table_type,
         "hoodie.partition.fields": ",".join(t.partition_fields),
         "hoodie.datasource.write.hive_style_partitioning": str(t.hive_style).lower(),
+        **({MANAGED_PROP: "true"} if managed else {}), **(extra or {}),
     }
     out = []
     for view, qt in ((tbl, "snapshot"), (tbl + RO_SUFFIX, "read_optimized")):

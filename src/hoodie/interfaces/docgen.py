@@ -123,6 +123,25 @@ def sql_md() -> str:
 
     # The statements hoodie.sql runs on hoodie tables, from the module that runs them.
     lines += ["", "## Statements (DDL and DML on hoodie tables)", "", *_unindent(sql_dml.__doc__ or "")]
+    from hoodie.interfaces import sql_ddl
+    from hoodie.interfaces.procedures_unsupported import UNSUPPORTED
+
+    lines += ["", "## Catalog DDL", "", *_unindent(sql_ddl.__doc__ or "")]
+    lines += ["", "## Hudi's SQL forms", "",
+              "* `SET key = 'value'` (or `\"value\"`) sets the value without its quotes, as Hudi's docs mean it",
+              "  (`SET hoodie.spark.sql.insert.into.operation = 'bulk_insert'`); unquoted values go to Spark as written.",
+              "* `SELECT ... FROM hudi_table_changes('t' | '/path', 'latest_state', 'begin' | 'earliest'[, 'end'])`:",
+              "  the incremental read after `begin` (exclusive) up to `end` (inclusive); `'cdc'` is refused (hoodie",
+              "  writes no change-data logs).",
+              "* `TIMESTAMP AS OF` and `as.of.instant` take `yyyyMMddHHmmss[SSS]`, `yyyy-MM-dd HH:mm:ss[.SSS]` and",
+              "  `yyyy-MM-dd` (that day's 00:00:00), as Hudi's `formatQueryInstant`.",
+              "* `CALL system.<name>(...)` is `CALL <name>(...)`; `CALL help()` lists the procedures and",
+              "  `CALL help(cmd => 'name')` shows one's parameters and output columns in Hudi's layout.",
+              "* Procedures that read metadata build their rows in the driver from Arrow: they start no Spark job.",
+              "", "## Hudi procedures hoodie does not have", "",
+              "`CALL` of one of these is refused before anything is read or written, with what to use instead:", "",
+              "| Hudi procedure | instead |", "|---|---|"]
+    lines += [f"| `{name}` | {_cell(UNSUPPORTED[name])} |" for name in sorted(UNSUPPORTED)]
     for proc in sorted({id(p): p for p in PROCEDURES.values()}.values(), key=lambda p: p.name.lower()):
         lines += ["", f"## `{proc.name}`", "", proc.doc, "", "| argument | type | default |", "|---|---|---|"]
         for prm in proc.params:

@@ -418,5 +418,6 @@ def _validate_metadata_table_files(spark: Any, a: dict[str, Any]) -> list[tuple]
 
 # The procedures of these modules register on import: importing this module registers them all.
 import hoodie.interfaces.procedures_archive  # noqa: E402,F401
+import hoodie.interfaces.procedures_info  # noqa: E402,F401
 import hoodie.interfaces.procedures_savepoint  # noqa: E402,F401
 import hoodie.interfaces.procedures_views  # noqa: E402,F401

@@ -126,6 +126,47 @@ def create_table(spark: Any, stmt: CreateTable):
     return register_table(spark, quote_name(db, tbl), stmt.location)
 
 
+# SET key = 'value': Spark 4.3 keeps the quotes as part of the value; Hudi's docs quote values.
+_SET = re.compile(r"^\s*set\s+(?P<key>[^\s=;]+)\s*=\s*(?P<val>'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.|\"\")*\")"
+                  r"\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+
+
+def parse_set(text: str) -> Optional[tuple[str, str]]:
+    """(key, value without its quotes) of ``SET key = 'value'`` (or ``"value"``; a doubled quote or a
+    backslash escapes one); None for any other statement, an unquoted value included (Spark's as written)."""
+    m = _SET.match(text)
+    if not m:
+        return None
+    lit = m.group("val")
+    q = lit[0]
+    return m.group("key"), re.sub(r"\\(.)|" + q + q, lambda x: x.group(1) if x.group(1) is not None else q, lit[1:-1])
+
+
+def set_quoted(spark: Any, text: str):
+    """``SET key = 'value'`` sets ``value`` without its quotes, as Hudi's SQL docs mean it
+    (``SET hoodie.spark.sql.insert.into.operation = 'bulk_insert'``); None for any other statement."""
+    parsed = parse_set(text)
+    if parsed is None:
+        return None
+    spark.conf.set(*parsed)
+    return local_frame(spark, [parsed], "key string, value string")
+
+
+def local_frame(spark: Any, rows: list[tuple], ddl: str):
+    """A DataFrame of ``rows`` (schema ``ddl``) built from Arrow in the driver: collecting it runs no Spark job
+    (``createDataFrame`` of a Python list does one, through an RDD), so the procedures that read metadata
+    cost no job."""
+    import pyarrow as pa
+    from pyspark.sql.types import _parse_datatype_string
+
+    from hoodie.engine.datasource import arrow_schema_for
+
+    schema = _parse_datatype_string(ddl)
+    arrow = arrow_schema_for(schema)
+    data = pa.table([pa.array([r[i] for r in rows], type=f.type) for i, f in enumerate(arrow)], schema=arrow)
+    return spark.createDataFrame(data, schema=schema)
+
+
 def sql(spark: Any, text: str):
     """Run ``CALL procedure(...)`` (returns a DataFrame), register a table with ``CREATE TABLE name
     USING hoodie LOCATION 'path'`` (returns the registered views), or pass any other statement to
@@ -133,11 +174,19 @@ def sql(spark: Any, text: str):
     from hoodie.engine.datasource import ensure_registered
 
     ensure_registered(spark)
+    done = set_quoted(spark, text)
+    if done is not None:
+        return done
     create = parse_create_table(text)
     if create is not None and create.refused is None:
         return spark.createDataFrame([(v,) for v in create_table(spark, create)], "view string")
-    from hoodie.interfaces import sql_dml
+    from hoodie.interfaces import sql_ddl, sql_dml
 
+    done = sql_ddl.run(spark, text)
+    if done is None:
+        done = sql_ddl.table_changes(spark, text)
+    if done is not None:
+        return done
     done = sql_dml.run(spark, text)
     if done is not None:
         return done
@@ -147,17 +196,26 @@ def sql(spark: Any, text: str):
     if parsed is None:
         return spark.sql(rewrite_names(spark, text))
     name, positional, named = parsed
+    # Hudi's docs write CALL system.procedure_name(...): "system" has no meaning there, nor here.
+    if name.lower().startswith("system."):
+        name = name[len("system."):]
     proc = PROCEDURES.get(name.lower())
     if proc is None:
-        raise SqlError(f"unknown procedure {name!r}; available: {', '.join(sorted({p.name for p in PROCEDURES.values()}))}")
+        from hoodie.interfaces.procedures_unsupported import UNSUPPORTED, refusal
+
+        if name.lower() in UNSUPPORTED:
+            raise SqlError(refusal(name.lower()))
+        raise SqlError(f"unknown procedure {name!r}; available: {', '.join(sorted({p.name for p in PROCEDURES.values()}))}"
+                       " (CALL help() lists them)")
     # Hudi 1.x procedures take filter => "<predicate over the output columns>": the rows it keeps.
     fkey = next((k for k in named if k.lower() == "filter"), None)
-    where = named.pop(fkey) if fkey is not None and not any(p.name.lower() == "filter" for p in proc.params) else None
+    where = named.pop(fkey) if fkey is not None else None
     if where is not None and not isinstance(where, str):
         raise SqlError(f"filter => must be a SQL predicate string over {proc.name}'s output columns, got {where!r}")
     args = bind(proc, positional, named)
+    where = where or args.pop("filter", None) or None  # a procedure with Hudi's positional filter parameter
     rows = proc.fn(spark, args)
-    out = spark.createDataFrame(rows, proc.output)
+    out = local_frame(spark, rows, proc.output)
     if where:
         try:
             out = out.where(where)

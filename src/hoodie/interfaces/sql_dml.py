@@ -117,7 +117,11 @@ def _insert(spark: Any, stmt: Any, t: Target):
     if len(src.columns) != len(by_position):
         raise SqlError(f"INSERT into {t.name or t.base_path}: the query gives {len(src.columns)} column(s) but "
                        f"{len(by_position)} are expected ({', '.join(by_position)})")
-    given = {c: F.col(f"`{s}`") for c, s in zip(by_position, src.columns)}
+    # By position: Spark names unaliased literals by their text, so SELECT 10, 'a10', 1100, '2021-12-09', '10'
+    # has two columns named 10 (AMBIGUOUS_REFERENCE by name); each column is renamed to its position first.
+    positions = [f"__hoodie_c{i}" for i in range(len(src.columns))]
+    src = src.toDF(*positions)
+    given = {c: F.col(f"`{s}`") for c, s in zip(by_position, positions)}
     given.update({c: F.expr(_sql(v)) for c, v in static.items()})
     missing = [c for c in names if c not in given]
     if missing and not t.table.props.get("hoodie.write.set.null.for.missing.columns"):
@@ -353,6 +357,7 @@ def _create(spark: Any, stmt: Any):
         if stmt.args.get("exists"):
             return _result(spark, None, "create", 0, f"{db}.{tbl} already exists (IF NOT EXISTS): nothing done")
         raise SqlError(f"{db}.{tbl} already exists; use CREATE TABLE IF NOT EXISTS to keep it, or DROP it first")
+    managed = location is None  # in the warehouse folder: DROP TABLE deletes the data (interfaces/sql_ddl.py)
     if location is None:
         warehouse = spark.conf.get("spark.sql.warehouse.dir").replace("file:", "")
         location = os.path.join(warehouse, f"{db}.db" if db != "default" else "", tbl)
@@ -373,7 +378,7 @@ def _create(spark: Any, stmt: Any):
 
         df = spark.sql(rewrite_names(spark, _sql(query)))
         instant = write(df, location, {**opts, "hoodie.datasource.write.operation": "bulk_insert"})
-        register_table(spark, quote_name(db, tbl), location)
+        register_table(spark, quote_name(db, tbl), location, managed=managed)
         return _result(spark, instant, "bulk_insert", df.count(), f"created {db}.{tbl} at {location}")
     cols = [(c.name, c.args["kind"].sql(dialect="spark")) for c in schema_exp.expressions
             if isinstance(c, exp.ColumnDef)]
@@ -389,7 +394,7 @@ def _create(spark: Any, stmt: Any):
                                                         allow_auto_record_keys=not key).java_class_name,
                  hive_style=cfg.hive_style, avro_schema=avro, timeline_timezone=cfg.timeline_timezone,
                  database=db, table_version=cfg.table_version, auto_record_keys=not key)
-    register_table(spark, quote_name(db, tbl), location)
+    register_table(spark, quote_name(db, tbl), location, managed=managed)
     return _result(spark, None, "create", 0, f"created {db}.{tbl} at {location}: {json.dumps(dict(cols))}")
 
 

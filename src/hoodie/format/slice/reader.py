@@ -749,11 +749,11 @@ def _out_columns(schema: pa.Schema, columns: Optional[Sequence[str]]) -> list[st
 def _normalize_instant(value: Any, name: str) -> str:
     s = str(value).strip()
     digits = s.replace("-", "").replace(":", "").replace(" ", "").replace("T", "").replace(".", "")
-    if digits.isdigit() and set(digits) == {"0"}:
-        return digits  # "0", "000": before every instant
-    if not digits.isdigit() or len(digits) < 14:
+    # "0", "000": before every instant; as_of 'yyyy-MM-dd' is that day's 00:00:00 (Hudi's formatQueryInstant).
+    day = name == "as_of" and len(s) == 10 and s[4] == s[7] == "-" and len(digits) == 8 and digits.isdigit()
+    if not digits.isdigit() or (len(digits) < 14 and not day and set(digits) != {"0"}):
         raise ReadError(f"{name}={value!r} is not an instant time; use yyyyMMddHHmmss[SSS], e.g. 20240101000000")
-    return digits[:17]
+    return digits if set(digits) == {"0"} else (digits + "000000000" if day else digits)[:17]
 
 
 def iter_plan(plan: ReadPlan, slices: Optional[Sequence[FileSlice]] = None) -> Iterator[pa.Table]:
