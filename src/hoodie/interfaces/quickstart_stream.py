@@ -56,7 +56,7 @@ def run_stream_quickstart(base_path: str, rows: int = 20000, days: int = 10, bat
     from hoodie.engine.session import require_pyspark
 
     require_pyspark()
-    import hoodie.spark as hs
+    from hoodie.engine import stream as hs
     from hoodie.format.slice.reader import read_table
     from hoodie.interfaces.catalog import session
 
