@@ -129,3 +129,25 @@ def test_checkpoint_found_in_v9_archived_timeline(tmp_path) -> None:
             st.delete(f.path)
     found = S.last_committed_batch(Storage(path), "a")
     assert found is not None and (found.batch_id, found.instant, found.archived) == (3, t0, True)
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_checkpoint_found_after_archival_moved_it(tmp_path, version: int) -> None:
+    """The stream's last batch was committed, then other writers' commits pushed it out of the active timeline
+    and archival moved it (version 6: .hoodie/archived, 8/9: the LSM history): a replay of that batch is
+    still recognised, not written twice."""
+    from hoodie.services.archive import run_archival
+
+    path = str(tmp_path / "t")
+    ck = S.SINK_CHECKPOINT_KEY
+    opts = {**OPTS, "hoodie.write.table.version": str(version), "hoodie.keep.min.commits": "2",
+            "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
+    t0 = write_arrow(path, _batch(range(2)), {**opts, ck: S.checkpoint_value("a", 5), S.QUERY_ID_KEY: "q"})
+    for n in range(6):
+        write_arrow(path, _batch(range(10 + n, 11 + n)), opts)
+    run_archival(path, opts)  # (automatic archival after each write may have moved it already)
+    assert HoodieTable(path).timeline.get(t0) is None
+    found = S.last_committed_batch(Storage(path), "a")
+    assert found is not None and (found.batch_id, found.instant, found.archived) == (5, t0, True)
+    assert S.check_batch(found, 5, "q", "a", path) is True
+    assert S.last_committed_batch(Storage(path), "other") is None

@@ -32,6 +32,7 @@ from hoodie.errors import HoodieError
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, table_exists
 from hoodie.format.timeline import instant as I
+from hoodie.format.timeline.archive_v1 import ArchivedTimelineV1
 from hoodie.format.timeline.archived import ArchivedTimeline
 from hoodie.format.timeline.commit_metadata import CommitMetadata
 
@@ -125,10 +126,9 @@ def last_committed_batch(storage: Storage, identifier: str) -> Optional[SinkChec
     (no table, or no such write).
 
     The active timeline is searched newest first (the stream's last commit is usually the newest or
-    close to it); then, on table versions 8/9, the archived (LSM) timeline. A version-6 table's
-    archived commits are not read: when the identifier is in no active commit and the table has
-    archived commits, a warning says so (the replay of a batch whose commit was already archived is
-    then not recognised)."""
+    close to it); then the archived timeline (version 6: ``.hoodie/archived``; 8/9: the LSM history),
+    read only when no active commit holds the identifier (a stream restarted after other writers'
+    commits pushed its own out of the active timeline)."""
     if not table_exists(storage):
         return None
     table = HoodieTable(storage.base_uri, storage=storage, read_only=True)
@@ -141,22 +141,20 @@ def last_committed_batch(storage: Storage, identifier: str) -> Optional[SinkChec
         found = _from_extra(tl.commit_metadata(inst).extra_metadata, identifier, inst.timestamp, False)
         if found is not None:
             return found
-    if table.timeline_layout == 2:
-        archived = ArchivedTimeline.load(storage)
-        done = [i for i in archived.instants if i.action in I.WRITE_ACTIONS]
-        done.sort(key=lambda i: (i.completion or i.timestamp, i.timestamp), reverse=True)
-        for inst in done:
+    archived: Any = ArchivedTimeline.load(storage) if table.timeline_layout == 2 else ArchivedTimelineV1.load(storage)
+    done = [i for i in archived.instants if i.action in I.WRITE_ACTIONS]
+    done.sort(key=lambda i: (i.completion or i.timestamp, i.timestamp), reverse=True)
+    for inst in done:
+        if table.timeline_layout == 2:
             blob = archived.metadata_bytes(inst.timestamp)
-            if not blob:
-                continue
-            meta = CommitMetadata.from_json_bytes(blob)  # JSON or Avro, as the active timeline's
-            found = _from_extra(meta.extra_metadata, identifier, inst.timestamp, True)
-            if found is not None:
-                return found
-    elif storage.exists(".hoodie/archived") and storage.list_dir(".hoodie/archived"):
-        log.warning("%s: no active commit holds a streaming checkpoint for %r and the table has archived commits "
-                    "(.hoodie/archived), which hoodie does not read on table version 6: a replayed micro-batch "
-                    "whose commit was archived would not be recognised", storage.uri(), identifier)
+            meta = CommitMetadata.from_json_bytes(blob) if blob else None  # JSON or Avro, as the active's
+        else:
+            meta = archived.commit_metadata(inst.timestamp)
+        if meta is None:
+            continue
+        found = _from_extra(meta.extra_metadata, identifier, inst.timestamp, True)
+        if found is not None:
+            return found
     return None
 
 
