@@ -411,13 +411,19 @@ def _symlink_compaction(path: str) -> tuple[str, Link]:
     return c, link
 
 
-def test_live_symlink_targets_survive_and_links_go_with_their_slice(tmp_path: Path) -> None:
-    path = str(tmp_path / "t")
-    mor = options("MERGE_ON_READ")
+def _linked_table(path: str, mor: dict[str, str]) -> tuple[str, Link]:
+    """A merge-on-read file group in partition "a" with two log files, partially compacted by hand: the
+    second log stays visible through a symlink (:func:`_symlink_compaction`)."""
     write_arrow(path, batch([(1, "a", 1), (2, "a", 2)]), mor)
     write_arrow(path, batch([(1, "a", 10)]), mor)
     write_arrow(path, batch([(2, "a", 20)]), mor)
-    c, link = _symlink_compaction(path)
+    return _symlink_compaction(path)
+
+
+def test_live_symlink_targets_survive_and_links_go_with_their_slice(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    mor = options("MERGE_ON_READ")
+    c, link = _linked_table(path, mor)
     expected = rows(batch([(1, "a", 10), (2, "a", 20)]))
     assert rows(hoodie.read_table(path)) == expected
     cfg = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"}
@@ -445,10 +451,7 @@ def test_archival_keeps_a_compaction_whose_links_are_live_so_the_cleaner_still_s
 
     path = str(tmp_path / "t")
     mor = options("MERGE_ON_READ")
-    write_arrow(path, batch([(1, "a", 1), (2, "a", 2)]), mor)
-    write_arrow(path, batch([(1, "a", 10)]), mor)
-    write_arrow(path, batch([(2, "a", 20)]), mor)
-    c, link = _symlink_compaction(path)
+    c, link = _linked_table(path, mor)
     for i in range(8):  # commits elsewhere: the linked slice in "a" stays the latest
         write_arrow(path, batch([(100 + i, "b", i)]), mor)
     cfg = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1",

@@ -28,6 +28,17 @@ from hoodie.format.storage import Storage
 from hoodie.format.table import table_exists
 
 EVENT_TIME_STRATEGY = "org.apache.hudi.table.action.compact.strategy.EventTimeBasedCompactionStrategy"
+# The quickstart table (batch and streaming): events keyed by id, day partitions, the newest update wins.
+TABLE_OPTIONS = {
+    "hoodie.table.name": "quickstart_events",
+    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.datasource.write.recordkey.field": "event_id",
+    "hoodie.datasource.write.partitionpath.field": "day",
+    "hoodie.datasource.write.precombine.field": "updated_at",
+    "hoodie.datasource.write.hive_style_partitioning": "true",
+    "hoodie.payload.event.time.field": "event_ts",
+    "hoodie.table.timeline.timezone": "UTC",
+}
 
 
 @dataclass
@@ -208,17 +219,7 @@ def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: i
     res = QuickstartResult(base_path)
     stream = generate_batches(rows, days, batches)
     res.expected_rows = expected_live_rows(stream)
-    opts = {
-        "hoodie.table.name": "quickstart_events",
-        "hoodie.datasource.write.table.type": "MERGE_ON_READ",
-        "hoodie.datasource.write.recordkey.field": "event_id",
-        "hoodie.datasource.write.partitionpath.field": "day",
-        "hoodie.datasource.write.precombine.field": "updated_at",
-        "hoodie.datasource.write.hive_style_partitioning": "true",
-        "hoodie.payload.event.time.field": "event_ts",
-        "hoodie.table.timeline.timezone": "UTC",
-        "hoodie.clean.automatic": "false",  # the pipeline cleans explicitly at the end
-    }
+    opts = {**TABLE_OPTIONS, "hoodie.clean.automatic": "false"}  # the pipeline cleans explicitly at the end
     compaction_opts = {
         "hoodie.compaction.strategy": EVENT_TIME_STRATEGY,
         "hoodie.compact.inline.trigger.strategy": "EVENT_TIME_TRIGGER",

@@ -26,7 +26,7 @@ from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, table_exists
 from hoodie.services.compaction import freshness
 from hoodie.interfaces.quickstart import (
-    EVENT_TIME_STRATEGY, SCHEMA, QuickstartResult, _watermark_text, claim_base_path, expected_live_rows,
+    EVENT_TIME_STRATEGY, SCHEMA, TABLE_OPTIONS, QuickstartResult, _watermark_text, claim_base_path, expected_live_rows,
     generate_batches,
 )
 
@@ -72,15 +72,8 @@ def run_stream_quickstart(base_path: str, rows: int = 20000, days: int = 10, bat
     for n, t in enumerate(files):
         claim.storage.write_bytes(f"{AUX}/events/arrival-{n:04d}.parquet", _parquet_bytes(t))
     opts = {
-        "hoodie.table.name": "quickstart_events",
-        "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+        **TABLE_OPTIONS,
         "hoodie.datasource.write.operation": "upsert",
-        "hoodie.datasource.write.recordkey.field": "event_id",
-        "hoodie.datasource.write.partitionpath.field": "day",
-        "hoodie.datasource.write.precombine.field": "updated_at",
-        "hoodie.datasource.write.hive_style_partitioning": "true",
-        "hoodie.payload.event.time.field": "event_ts",
-        "hoodie.table.timeline.timezone": "UTC",
         # The services inline, after each micro-batch's commit (the stream's own thread).
         "hoodie.compact.inline": "true",
         "hoodie.compaction.strategy": EVENT_TIME_STRATEGY,
