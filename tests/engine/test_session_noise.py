@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from hoodie.engine.session import LOG4J_CONFIG, session_settings
 
 NOISE = ("Using Spark's default log4j profile", "NativeCodeLoader", "Namespace default was created concurrently",
@@ -34,6 +36,7 @@ def test_progress_bar_only_at_a_terminal(monkeypatch) -> None:
     assert session_settings("local[1]")["spark.ui.showConsoleProgress"] == "false"
 
 
+@pytest.mark.slow  # a new JVM with a metastore (78 s loaded); default run: the two settings tests above
 def test_a_new_session_with_a_metastore_starts_quietly(tmp_path: Path) -> None:
     code = ("from hoodie.engine.session import get_session\n"
             f"s = get_session('local[1]', metastore={str(tmp_path / 'ms')!r})\n"

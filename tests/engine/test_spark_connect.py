@@ -22,6 +22,7 @@ pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # starts a Spark Connect server (93 s loaded)
 def test_every_api_on_spark_connect(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.run([sys.executable, "-m", "tests.engine.connect_job", "local[2]", str(tmp_path)], cwd=REPO,

@@ -58,6 +58,7 @@ def _check_cluster_table(base: str) -> None:
     assert dict(zip(theirs.column("id").to_pylist(), theirs.column("v").to_pylist())) == expected
 
 
+@pytest.mark.slow  # a second Spark application (117 s loaded); default run: every engine test's executors
 def test_local_cluster_two_executors(tmp_path: Path) -> None:
     """local-cluster gives separate executor JVMs and Python workers, each in a working directory of
     its own under Spark's work folder: nothing may rely on driver state, and the table is given as a
@@ -105,6 +106,7 @@ def _check_recovered(tmp_path: Path, base: str, failed: str) -> None:
     assert not any(failed in p.name for p in (tmp_path / "t" / ".hoodie").iterdir())
 
 
+@pytest.mark.slow  # a child driver killed; default run: tests/prove/test_crash.py kills every write step
 def test_driver_killed_mid_write_then_recovers(spark, tmp_path: Path) -> None:
     """The killed write runs in a child driver; the write before it and the recovering write after
     it run in this run's session."""

@@ -113,6 +113,9 @@ def test_lock_taken_over_after_holder_died(store: tuple[str, dict]) -> None:
     assert lock_status(st) is None
 
 
+# Azurite's end to end takes 87 s on a loaded machine: -m slow runs it (the Azure lock and capability tests
+# run in the default run, and the same end to end on the GCS emulator).
+@pytest.mark.parametrize("store", ["gcs", pytest.param("azure", marks=pytest.mark.slow)], indirect=True)
 def test_end_to_end(store: tuple[str, dict], tmp_path: Path) -> None:
     uri, so = store
     pair = Pair(uri, so, str(tmp_path / "local"))
