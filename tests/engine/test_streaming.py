@@ -419,3 +419,20 @@ def test_inline_compaction_keeps_the_stream_in_charge_and_async_off_runs_nothing
     assert sink.async_compaction is True and sink._merge_on_read()
     cow = HoodieStreamSink(str(tmp_path / "c"), {**OPTS, "hoodie.datasource.write.table.type": "COPY_ON_WRITE"})
     assert not cow._merge_on_read()
+
+
+def test_a_failed_async_compaction_round_is_reported_once(tmp_path: Path) -> None:
+    """A background compaction round that failed is listed by service_failures (service "async compaction"),
+    once, with the micro-batch after which it was seen; the stream goes on."""
+    import hoodie.spark as hs
+    from hoodie.engine.stream import HoodieStreamSink
+    from hoodie.services.compaction import CompactionAsyncService
+
+    sink = HoodieStreamSink(str(tmp_path / "t"), OPTS)
+    sink.compactor = CompactionAsyncService(str(tmp_path / "t"), {})
+    sink._last_batch = 4
+    sink.compactor._error(RuntimeError("disk full (injected)"))
+    sink._report_compactor_errors("query-x")
+    sink._report_compactor_errors("query-x")
+    failures = hs.service_failures("query-x")
+    assert [(f.batch_id, f.service, "disk full" in f.error) for f in failures] == [(4, "async compaction", True)]

@@ -120,9 +120,8 @@ class HoodieStreamSink:
     def _report_compactor_errors(self, query_id: Optional[str]) -> None:
         if self.compactor is None:
             return
-        with self.compactor._lock:
-            new = self.compactor.errors[self._errors_seen:]
-            self._errors_seen += len(new)
+        new = self.compactor.errors_after(self._errors_seen)
+        self._errors_seen += len(new)
         for e in new:
             failure = ServiceFailure(self._last_batch, "", "async compaction", str(e))
             log.error("%s: the async compaction beside the stream failed; it runs again in its next round and "

@@ -539,6 +539,11 @@ class CompactionAsyncService:
         with self._lock:
             self.errors.append(e)
 
+    def errors_after(self, seen: int) -> list[BaseException]:
+        """The errors of failed rounds after the first ``seen`` (a caller reporting each failure once)."""
+        with self._lock:
+            return list(self.errors[seen:])
+
     def run_once(self) -> list[CompactionResult]:
         """One round in the calling thread."""
         results = run_compaction(self.base_path, None, self.options, self.executor,
