@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import hoodie
+from hoodie import write_arrow
 from hoodie.format.timeline import instant as I
 from hoodie.format.log import logformat as L
 from hoodie.format.file_group import naming as N
@@ -32,7 +33,8 @@ from hoodie.services.compaction import partial as P
 from tests.hudi_rs import read_hudi_rs
 from tests.s3 import moto_s3  # noqa: F401
 from tests.services.test_compaction_support import (
-    UNBOUNDED, Setup, event_time_config, latest_slices, log_names, read_optimized, rows, snapshot, write,
+    UNBOUNDED, Setup, batch, event_time_config, latest_slices, log_names, options, read_optimized, rows, snapshot,
+    write,
 )
 
 
@@ -492,3 +494,33 @@ def test_clean_after_partial_compaction_keeps_what_links_need(tmp_path: Path, mo
     assert ({l.target for l in res.links} <= names) == (mode == "symlink")
     assert snapshot(path) == expected and read_optimized(path) == expected_ro
     _hudi_rs_agrees(path)
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_threshold_survives_archival_of_the_compaction_that_published_it(tmp_path: Path, version: int) -> None:
+    """T is read from the last event-time compaction that covered the table; archival moving it (and every
+    later compaction) out of the active timeline must not make the read-optimized view's T unknown."""
+    from hoodie.services.archive import run_archival
+    from hoodie.services.clean import run_clean
+
+    path = str(tmp_path / "t")
+    extra = {"hoodie.write.table.version": str(version)}
+    s = Setup()
+
+    def write_v(op: str, rs: list[tuple[int, int, int]]) -> str:
+        return write_arrow(path, batch(rs, s), {**options(s, op), **extra})
+
+    write_v("insert", [(1, 1, 0), (2, 1, 0)])
+    write_v("upsert", [(1, 10, 1)])
+    c = schedule_compaction(path, event_time_config(15, **extra))
+    run_compaction(path, c, event_time_config(15, **extra))
+    assert freshness(path)["threshold"]["epoch_ms"] == 15
+    for n in range(8):  # later writes, no compaction: the compaction ages out of the active window
+        write_v("upsert", [(2, 100 + n, n)])
+    arch = {**event_time_config(), **extra, "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+            "hoodie.cleaner.commits.retained": "1"}
+    run_clean(path, arch)
+    run_archival(path, arch)
+    assert HoodieTable(path).timeline.get(c) is None, "the test needs the compaction archived"
+    f = freshness(path)
+    assert (f["threshold"]["epoch_ms"], f["threshold_instant"]) == (15, c)

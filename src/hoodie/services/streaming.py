@@ -32,8 +32,7 @@ from hoodie.errors import HoodieError
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, table_exists
 from hoodie.format.timeline import instant as I
-from hoodie.format.timeline.archive_v1 import ArchivedTimelineV1
-from hoodie.format.timeline.archived import ArchivedTimeline
+from hoodie.format.timeline.archive_v1 import load_archived
 from hoodie.format.timeline.commit_metadata import CommitMetadata
 
 log = logging.getLogger(__name__)
@@ -141,18 +140,12 @@ def last_committed_batch(storage: Storage, identifier: str) -> Optional[SinkChec
         found = _from_extra(tl.commit_metadata(inst).extra_metadata, identifier, inst.timestamp, False)
         if found is not None:
             return found
-    archived: Any = ArchivedTimeline.load(storage) if table.timeline_layout == 2 else ArchivedTimelineV1.load(storage)
+    archived = load_archived(storage, table.timeline_layout)
     done = [i for i in archived.instants if i.action in I.WRITE_ACTIONS]
     done.sort(key=lambda i: (i.completion or i.timestamp, i.timestamp), reverse=True)
     for inst in done:
-        if table.timeline_layout == 2:
-            blob = archived.metadata_bytes(inst.timestamp)
-            meta = CommitMetadata.from_json_bytes(blob) if blob else None  # JSON or Avro, as the active's
-        else:
-            meta = archived.commit_metadata(inst.timestamp)
-        if meta is None:
-            continue
-        found = _from_extra(meta.extra_metadata, identifier, inst.timestamp, True)
+        meta = archived.commit_metadata(inst.timestamp)
+        found = _from_extra(meta.extra_metadata, identifier, inst.timestamp, True) if meta is not None else None
         if found is not None:
             return found
     return None

@@ -38,6 +38,7 @@ from hoodie.format.log.logformat import BlockType, HeaderKey, encode_block, read
 from hoodie.format.storage import Storage
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
+from hoodie.format.timeline.archived import ArchivedTimeline
 from hoodie.format.timeline.commit_metadata import CommitMetadata
 from hoodie.format.timeline.instant import Instant, State
 
@@ -314,6 +315,14 @@ def archived_keys(storage: Storage, rel: str) -> set[tuple[str, str, str]]:
             for e in read_archive_entries(storage, rel)}
 
 
-__all__ = ["ARCHIVE_FOLDER", "ArchivedTimelineV1", "ArchiveV1Error", "InstantFile", "archive_file_name",
+def load_archived(storage: Storage, layout: int) -> "ArchivedTimelineV1 | ArchivedTimeline":
+    """The archived timeline of the table at ``storage`` in its layout's format (1: ``.hoodie/archived``,
+    2: the LSM history), completed instants oldest first; both answer ``instants`` and
+    ``commit_metadata(timestamp)``."""
+    return ArchivedTimeline.load(storage) if layout == 2 else ArchivedTimelineV1.load(storage)
+
+
+__all__ = ["load_archived", "ARCHIVE_FOLDER", "ArchivedTimelineV1", "ArchiveV1Error", "InstantFile", "archive_file_name",
            "archive_file_version", "archive_files", "archived_meta_entry_schema", "encode_archive_block",
            "meta_entry", "read_archive_entries", "write_archive_file", "archived_keys"]
+

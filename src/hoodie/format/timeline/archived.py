@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from hoodie.errors import HoodieError
 from hoodie.format.timeline import instant as I
+from hoodie.format.timeline.commit_metadata import CommitMetadata
 from hoodie.format.timeline.instant import Instant, State
 
 if TYPE_CHECKING:  # pyarrow is imported where used: most timelines never archive
@@ -175,6 +176,12 @@ class ArchivedTimeline(I.InstantSequence):
             ArchivedTimelineError: the Parquet file holding the instant became unreadable.
         """
         return self._blob(timestamp, METADATA)
+
+    def commit_metadata(self, timestamp: str) -> Optional[CommitMetadata]:
+        """The archived commit metadata of a completed commit-like instant, or None (the same call as
+        :meth:`hoodie.format.timeline.archive_v1.ArchivedTimelineV1.commit_metadata`)."""
+        blob = self.metadata_bytes(timestamp)
+        return CommitMetadata.from_json_bytes(blob) if blob else None
 
     def plan_bytes(self, timestamp: str) -> Optional[bytes]:
         """The archived instant's plan (compaction or clean plan, requested/inflight replacecommit

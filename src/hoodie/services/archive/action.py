@@ -277,9 +277,7 @@ def _run(table: HoodieTable, cfg: ArchivalConfig, *, dry_run: bool) -> ArchivalR
 def load_archived_timeline(table: HoodieTable) -> I.InstantSequence:
     """The archived timeline of ``table`` in its version's format: completed instants, oldest first
     (version 6: :class:`~hoodie.format.timeline.archive_v1.ArchivedTimelineV1`; 8/9: the LSM timeline)."""
-    if table.timeline_layout == 2:
-        return ArchivedTimeline.load(table.storage)
-    return A1.ArchivedTimelineV1.load(table.storage)
+    return A1.load_archived(table.storage, table.timeline_layout)
 
 
 # -- the post-commit step --------------------------------------------------------------------------------

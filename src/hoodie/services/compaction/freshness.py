@@ -24,6 +24,9 @@ from typing import Any, Iterable, Mapping, Optional, Union
 from hoodie.format.slice.eventtime import MAX_MS, MIN_MS, millis_to_iso
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
+from hoodie.format.timeline.archive_v1 import ARCHIVE_FOLDER, load_archived
+from hoodie.format.timeline.archived import HISTORY_FOLDER
+from hoodie.format.timeline.commit_metadata import CommitMetadata
 
 import hoodie.services.compaction.keys as K
 from hoodie.services.compaction.event_index import EventTimeIndex, min_event_time, unit_problem
@@ -95,16 +98,51 @@ def _int_or_none(v: Optional[str]) -> Optional[int]:
 
 
 def last_threshold(table: HoodieTable) -> tuple[Optional[int], Optional[str]]:
-    """(T, instant) of the last completed event-time compaction whose plan covered the whole table."""
+    """(T, instant) of the last completed event-time compaction whose plan covered the whole table: in the
+    active timeline, else in the archived one (archival may have moved every compaction out while the
+    threshold they published still holds for the read-optimized view)."""
     tl = table.timeline
     for inst in reversed(tl.completed().by_actions("commit").instants):
         if not tl.is_compaction_commit(inst):
             continue
-        extra = tl.commit_metadata(inst).extra_metadata
-        t = _int_or_none(extra.get(K.THRESHOLD_KEY))
-        if t is not None and extra.get(K.THRESHOLD_COMPLETE_KEY) == "true":
-            return t, inst.timestamp
-    return None, None
+        found = _published_threshold(tl.commit_metadata(inst))
+        if found is not None:
+            return found, inst.timestamp
+    return _archived_threshold(table)
+
+
+# Per table, the archive folder's listing when last searched and the T found: the archive changes only
+# when archival runs, so a call costs one listing, not a read of every archive file (version 6 reads them
+# all to load).
+_ARCHIVED_T: dict[tuple[str, int], tuple[tuple[str, ...], tuple[Optional[int], Optional[str]]]] = {}
+
+
+def _archived_threshold(table: HoodieTable) -> tuple[Optional[int], Optional[str]]:
+    layout = table.timeline_layout
+    folder = HISTORY_FOLDER if layout == 2 else ARCHIVE_FOLDER
+    names = tuple(sorted(f.name for f in table.storage.list_dir(folder))) if table.storage.exists(folder) else ()
+    if not names:
+        return None, None
+    key = (table.storage.uri(), layout)
+    cached = _ARCHIVED_T.get(key)
+    if cached is not None and cached[0] == names:
+        return cached[1]
+    found: tuple[Optional[int], Optional[str]] = (None, None)
+    archived = load_archived(table.storage, layout)
+    for inst in reversed([i for i in archived.instants if i.action == "commit"]):
+        meta = archived.commit_metadata(inst.timestamp)
+        t = _published_threshold(meta) if meta is not None else None
+        if t is not None:
+            found = (t, inst.timestamp)
+            break
+    _ARCHIVED_T[key] = (names, found)
+    return found
+
+
+def _published_threshold(meta: CommitMetadata) -> Optional[int]:
+    """T of an event-time compaction that covered the whole table, from its commit metadata."""
+    t = _int_or_none(meta.extra_metadata.get(K.THRESHOLD_KEY))
+    return t if t is not None and meta.extra_metadata.get(K.THRESHOLD_COMPLETE_KEY) == "true" else None
 
 
 def freshness(table_or_path: Union[str, HoodieTable], storage_options: Optional[dict[str, Any]] = None) -> dict:
