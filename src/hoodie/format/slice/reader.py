@@ -560,6 +560,7 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
             "would be empty). Use a snapshot read, or time travel (as_of) to compare two points in time")
     tl = table.timeline
     writes = tl.completed_writes()
+    asked_as_of = as_of  # partition_stats describe the latest snapshot only
     if as_of is not None:
         as_of = _normalize_instant(as_of, "as_of")
         if query_type == "incremental":
@@ -659,7 +660,8 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
             for sl in view.latest_file_slices(p, end):
                 if (p, sl.file_id) in touched:
                     slices.append(sl)
-    slices = skip_slices(table, slices, flt, full_schema, options, query_type == "read_optimized") if flt else slices
+    slices = skip_slices(table, slices, flt, full_schema, options, query_type == "read_optimized",
+                         latest=query_type != "incremental" and asked_as_of is None) if flt else slices
     skeleton = next((sl for sl in slices if sl.base_file is not None
                      and sl.base_file.instant == METADATA_BOOTSTRAP_INSTANT), None)
     if skeleton is not None:

@@ -420,25 +420,39 @@ class RecordIndexWriter:
         cells = dict(RI.encode_locations(puts, MW.schema_json(self.version)))
         return self.groups.write(cells, deletes, instant)
 
+    def scan_locations(self, view: FileSystemView) -> dict[str, list[RI.RecordLocation]]:
+        """key -> every location of the key among the table's latest slices (``view``), oldest slice first
+        (a table written with a non-global index may hold a key in several file groups).
+
+        Raises:
+            MetadataTableError: a table without meta fields.
+        """
+        if not self.table.populate_meta_fields:
+            raise MetadataTableError(
+                f"{self.table.base_path} has virtual keys (hoodie.populate.meta.fields=false): the record index reads "
+                "record keys from _hoodie_record_key, which such a table does not store")
+        found: list[tuple[str, str, str, str]] = []  # (slice base instant, key, partition, file id)
+        for part in view.partitions():
+            for sl in view.latest_file_slices(part):
+                for k in set(slice_record_keys(self.table, sl).to_pylist()):
+                    found.append((sl.base_instant, k, part, sl.file_id))
+        out: dict[str, list[RI.RecordLocation]] = {}
+        for base, k, part, fid in sorted(found):
+            out.setdefault(k, []).append(RI.RecordLocation(part, fid, self._ms(base[:17])))
+        return out
+
     def table_locations(self, view: FileSystemView) -> dict[str, RI.RecordLocation]:
         """key -> location of every live record of the table (``view``: its latest slices).
 
         Raises:
             MetadataTableError: a key in two file groups, or a table without meta fields.
         """
-        if not self.table.populate_meta_fields:
-            raise MetadataTableError(
-                f"{self.table.base_path} has virtual keys (hoodie.populate.meta.fields=false): the record index reads "
-                "record keys from _hoodie_record_key, which such a table does not store")
         out: dict[str, RI.RecordLocation] = {}
-        for part in view.partitions():
-            for sl in view.latest_file_slices(part):
-                ms = self._ms(sl.base_instant[:17])
-                for k in slice_record_keys(self.table, sl).to_pylist():
-                    prev = out.get(k)
-                    if prev is not None and (prev.partition, prev.file_id) != (part, sl.file_id):
-                        raise _dup_error(self.table, k, (prev.partition, prev.file_id), (part, sl.file_id))
-                    out[k] = RI.RecordLocation(part, sl.file_id, ms)
+        for k, locs in self.scan_locations(view).items():
+            if len(locs) > 1:
+                a, b = locs[0], locs[1]
+                raise _dup_error(self.table, k, (a.partition, a.file_id), (b.partition, b.file_id))
+            out[k] = locs[0]
         return out
 
     def bootstrap(self, init: str, locs: Mapping[str, RI.RecordLocation]) -> tuple[list[tuple[str, WriteStat]], int]:
