@@ -690,8 +690,10 @@ INDEX_TYPE = define(
     "before anything is written, since their records would be placed or found differently.",
     W, type=Enum(("BLOOM", "SIMPLE"), what="an index type hoodie implements", refused={
         "GLOBAL_BLOOM": _GLOBAL, "GLOBAL_SIMPLE": _GLOBAL,
-        "RECORD_INDEX": "a global index kept in the metadata table's record_index partition, which hoodie does "
-                        "not maintain",
+        "RECORD_INDEX": "a global index that tags upserts through the metadata table's record_index partition; "
+                        "hoodie keeps that partition up to date (hoodie.metadata.record.index.enable=true) but tags "
+                        "within the record's partition, so a record whose partition changed would be stored twice. "
+                        "Use BLOOM or SIMPLE with keys unique across partitions",
         "BUCKET": "a bucket index stores each key in the file group of its hash bucket; hoodie would write file "
                   "groups a bucket index cannot find",
         "HBASE": "an external index hoodie cannot reach", "INMEMORY": "an index of one Spark job",

@@ -82,7 +82,8 @@ def index_cells(mdt: MetadataTable, partition: str) -> Iterator[tuple[str, Optio
                 yield k, v, schema, where
 
 
-def _merge_into(out: dict[str, ColumnStats], key: str, s: ColumnStats) -> None:
+def merge_stats_into(out: dict[str, ColumnStats], key: str, s: ColumnStats) -> None:
+    """Merge the record ``s`` of ``key`` into ``out`` as a reader does (a tombstone removes the key)."""
     old = out.get(key)
     if old is None:
         if not s.is_deleted:
@@ -107,7 +108,7 @@ def _read_stats(mdt: MetadataTable, partition: str, record_type: int) -> dict[st
         dec = decoders.get((schema, where))
         if dec is None:
             dec = decoders[(schema, where)] = StatsDecoder(schema, where, record_type)
-        _merge_into(out, k, dec.decode(k.encode(), v))
+        merge_stats_into(out, k, dec.decode(k.encode(), v))
     return out
 
 
@@ -158,4 +159,4 @@ def stats_by_file(stats: dict[str, Any]) -> dict[str, dict[str, ColumnStats]]:
 
 
 __all__ = ["column_stats_available", "partition_stats_available", "record_index_available", "index_cells",
-           "read_column_stats", "read_partition_stats", "read_record_index", "stats_by_file"]
+           "read_column_stats", "read_partition_stats", "merge_stats_into", "read_record_index", "stats_by_file"]

@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 import fastavro
 
+from hoodie.format.metadata.column_stats import file_group_index  # the same hash as column_stats
 from hoodie.format.metadata.errors import LIST_THROUGH_STORAGE, MetadataTableError
 
 RECORD_INDEX_PARTITION = "record_index"
@@ -149,7 +150,6 @@ def file_group_count(records: int, min_groups: int = DEFAULT_MIN_FILE_GROUPS,
 
 def keys_by_group(keys: Iterable[str], count: int) -> dict[int, list[str]]:
     """file-group index -> the keys it holds."""
-    from hoodie.format.metadata.column_stats import file_group_index  # the same hash as column_stats
     out: dict[int, list[str]] = {}
     for k in keys:
         out.setdefault(file_group_index(k, count), []).append(k)

@@ -27,8 +27,12 @@ it touched.
 from __future__ import annotations
 
 import copy
+import json
 import logging
 from typing import Any, Iterable, Mapping, Optional
+
+import fastavro
+import pyarrow as pa
 
 from hoodie.configs import read
 from hoodie.format.file_group import naming as N
@@ -38,7 +42,9 @@ from hoodie.format.metadata import column_stats as CS
 from hoodie.format.metadata import record_index as RI
 from hoodie.format.metadata import writer as MW
 from hoodie.format.metadata.errors import MetadataTableError
-from hoodie.format.metadata.index_reader import read_partition_stats, read_record_index, stats_by_file
+from hoodie.format.metadata.index_reader import (
+    merge_stats_into, read_column_stats, read_partition_stats, read_record_index, stats_by_file,
+)
 from hoodie.format.metadata.records import FilesRecord, partition_name
 from hoodie.format.metadata.table import MetadataTable
 from hoodie.format.hfile import HFileWriter
@@ -234,7 +240,6 @@ class IndexFileGroups:
                 header = {L.HeaderKey.INSTANT_TIME: instant, L.HeaderKey.SCHEMA: schema}
                 blocks.append(L.encode_block(L.BlockType.HFILE_DATA, header, hfile(cells, schema)))
             if dels:
-                import pyarrow as pa
                 keys = pa.table({"record_key": pa.array(dels, pa.string()),
                                  "partition_path": pa.array([self.partition] * len(dels), pa.string())})
                 blocks.append(L.encode_delete_block(keys, instant=instant, avro_schema=schema))
@@ -279,9 +284,6 @@ def hfile(cells: Mapping[str, bytes], schema_json: str) -> bytes:
 
 
 def _encode_stats(stats: Iterable[CS.ColumnStats], version: int) -> dict[str, bytes]:
-    import json
-
-    import fastavro
     parsed = fastavro.parse_schema(json.loads(MW.schema_json(version)))
     return {s.key: CS.encode_stats_value(s, parsed, version) for s in stats}
 
@@ -464,10 +466,9 @@ class RecordIndexWriter:
 
 def file_stats_after(table: HoodieTable, new_stats: Iterable[CS.ColumnStats]) -> dict[str, dict[str, CS.ColumnStats]]:
     """file name -> column -> statistics as ``column_stats`` holds them once ``new_stats`` are written."""
-    from hoodie.format.metadata.index_reader import _merge_into, read_column_stats
     merged = read_column_stats(MetadataTable(table))
     for s in new_stats:
-        _merge_into(merged, s.key, s)
+        merge_stats_into(merged, s.key, s)
     return stats_by_file(merged)
 
 
