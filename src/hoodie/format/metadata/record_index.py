@@ -101,13 +101,150 @@ def _record_index_fields(schema: Any) -> set[str]:
     raise ValueError("the metadata record schema has no recordIndexMetadata")
 
 
+# -- a fast codec for the record-index datum ------------------------------------------------------------
+# fastavro costs ~90 us per record either way; a record index holds a record per key. The metadata
+# record's layout is fixed by its schema: every field before and after ``recordIndexMetadata`` of a
+# record-index datum is null (or the empty key and the type), so those bytes are constant and only the
+# ``HoodieRecordIndexInfo`` fields (null/int/long/string unions) are coded here. Any other shape (a
+# field this codec does not know, a non-null prefix) goes through fastavro: same bytes, same values.
+
+class _Unsupported(Exception):
+    pass
+
+
+def _zz(n: int) -> bytes:
+    n = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while n & ~0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _read_long(buf: bytes, pos: int) -> tuple[int, int]:
+    shift = n = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        n |= (b & 0x7F) << shift
+        if not b & 0x80:
+            break
+        shift += 7
+    return (n >> 1) ^ -(n & 1), pos
+
+
+def _kind(t: Any) -> str:
+    """``int``/``long``/``string`` (``?`` suffix: a union with null first), else unsupported."""
+    if isinstance(t, list):
+        if len(t) == 2 and t[0] == "null":
+            return _kind(t[1]) + "?"
+        raise _Unsupported()
+    name = t.get("type") if isinstance(t, dict) else t
+    if name in ("int", "long", "string"):
+        return name
+    raise _Unsupported()
+
+
+class _Codec:
+    """Encodes and decodes record-index datums of one metadata-record schema."""
+
+    def __init__(self, schema_json: str) -> None:
+        self.parsed = fastavro.parse_schema(json.loads(schema_json))
+        raw = json.loads(schema_json)
+        prefix, suffix, info, seen = bytearray(), bytearray(), None, False
+        for f in raw["fields"]:
+            name, t = f["name"], f["type"]
+            if name == "recordIndexMetadata":
+                if not (isinstance(t, list) and len(t) == 2 and t[0] == "null" and isinstance(t[1], dict)):
+                    raise _Unsupported()
+                info = [(g["name"], _kind(g["type"])) for g in t[1]["fields"]]
+                seen = True
+                continue
+            out = suffix if seen else prefix
+            if name == "key":
+                out += _zz(0)  # the empty string
+            elif name == "type":
+                out += _zz(TYPE_RECORD_INDEX)
+            elif isinstance(t, list) and t and t[0] == "null":
+                out += _zz(0)  # null branch
+            else:
+                raise _Unsupported()
+        if info is None:
+            raise _Unsupported()
+        self.prefix, self.suffix, self.info = bytes(prefix), bytes(suffix), info
+
+    def encode(self, fields: Mapping[str, Any]) -> bytes:
+        out = bytearray(self.prefix)
+        out += _zz(1)
+        for name, kind in self.info:
+            v = fields.get(name)
+            if kind.endswith("?"):
+                if v is None:
+                    out += _zz(0)
+                    continue
+                out += _zz(1)
+                kind = kind[:-1]
+            elif v is None:
+                v = 0 if kind != "string" else ""
+            if kind == "string":
+                b = str(v).encode("utf-8")
+                out += _zz(len(b)) + b
+            else:
+                out += _zz(int(v))
+        out += self.suffix
+        return bytes(out)
+
+    def decode(self, value: bytes) -> dict[str, Any]:
+        if not value.startswith(self.prefix):
+            raise _Unsupported()
+        pos = len(self.prefix)
+        branch, pos = _read_long(value, pos)
+        if branch != 1:
+            raise _Unsupported()
+        out: dict[str, Any] = {}
+        for name, kind in self.info:
+            if kind.endswith("?"):
+                b, pos = _read_long(value, pos)
+                if b == 0:
+                    out[name] = None
+                    continue
+                kind = kind[:-1]
+            if kind == "string":
+                n, pos = _read_long(value, pos)
+                out[name] = value[pos:pos + n].decode("utf-8")
+                pos += n
+            else:
+                out[name], pos = _read_long(value, pos)
+        if value[pos:] != self.suffix:
+            raise _Unsupported()
+        return out
+
+
+_CODECS: dict[str, Optional[_Codec]] = {}
+
+
+def _codec(schema_json: str) -> Optional[_Codec]:
+    if schema_json not in _CODECS:
+        try:
+            _CODECS[schema_json] = _Codec(schema_json)
+        except (_Unsupported, KeyError, TypeError, ValueError):
+            _CODECS[schema_json] = None
+    return _CODECS[schema_json]
+
+
 def encode_locations(locations: Mapping[str, RecordLocation], schema_json: str) -> list[tuple[str, bytes]]:
     """(key, Avro value) of each location, sorted by key bytes (HFile order)."""
-    parsed = fastavro.parse_schema(json.loads(schema_json))
+    codec = _codec(schema_json)
+    parsed = codec.parsed if codec is not None else fastavro.parse_schema(json.loads(schema_json))
     out = []
     for k in sorted(locations, key=lambda k: k.encode("utf-8")):
+        datum = record_index_datum(locations[k], parsed)
+        if codec is not None:
+            out.append((k, codec.encode(datum["recordIndexMetadata"])))
+            continue
         buf = io.BytesIO()
-        fastavro.schemaless_writer(buf, parsed, record_index_datum(locations[k], parsed))
+        fastavro.schemaless_writer(buf, parsed, datum)
         out.append((k, buf.getvalue()))
     return out
 
@@ -119,6 +256,14 @@ def decode_record_location(key: str, value: bytes, schema_json: str, where: str,
     Raises:
         MetadataTableError: not a record-index record, or undecodable.
     """
+    codec = _codec(schema_json)
+    if codec is not None:
+        try:
+            info = codec.decode(value)
+            return RecordLocation(str(info.get("partitionName") or ""), decode_file_id(info),
+                                  int(info.get("instantTime") or 0))
+        except (_Unsupported, IndexError, KeyError, TypeError, ValueError, UnicodeDecodeError, struct.error):
+            pass  # another shape of datum: fastavro below decodes it (or names the problem)
     cache = cache if cache is not None else {}
     parsed = cache.get(schema_json)
     try:

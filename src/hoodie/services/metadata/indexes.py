@@ -27,6 +27,7 @@ it touched.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import logging
 from typing import Any, Iterable, Mapping, Optional
@@ -359,6 +360,11 @@ class PartitionStatsWriter:
 
 
 # -- record_index -----------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1024)
+def _epoch_ms(instant: str, timezone: str) -> int:
+    return instant_to_epoch_ms(instant, timezone)
+
+
 class DuplicateKeyError(MetadataTableError):
     """A record key in two file groups: the record index maps each key to one."""
 
@@ -385,7 +391,7 @@ class RecordIndexWriter:
         self.growth = float(cfg.get(RECORD_INDEX_GROWTH))
 
     def _ms(self, instant: str) -> int:
-        return instant_to_epoch_ms(instant, self.table.timeline_timezone)
+        return _epoch_ms(instant, self.table.timeline_timezone)
 
     def changes(self, after: AfterView, files_records: list[FilesRecord]
                 ) -> tuple[dict[str, RI.RecordLocation], set[str]]:
