@@ -17,7 +17,7 @@ import hoodie
 from hoodie import write_arrow
 from hoodie.format.metadata import MetadataTable
 from hoodie.format.metadata import record_index as RI
-from hoodie.format.metadata.index_reader import read_partition_stats, read_record_index
+from hoodie.format.metadata.index_reader import lookup_record_index, read_partition_stats, read_record_index
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import run_clean
 from hoodie.services.compaction import run_compaction, schedule_compaction
@@ -83,6 +83,8 @@ def test_java_record_index_equals_a_key_scan(z: Path, tmp_path: Path) -> None:
     table = HoodieTable(str(_table(z, tmp_path / "t")))
     got = read_record_index(MetadataTable(table))
     assert got
+    some = sorted(got)[::2]
+    assert lookup_record_index(MetadataTable(table), some + ["no such key"]) == {k: got[k] for k in some}
     for m in validate_record_index(table):
         assert "file groups (" in m, m  # only duplicates are reported
 
@@ -135,6 +137,8 @@ def test_every_action_keeps_the_indexes_equal_to_the_files(tmp_path: Path, table
     write_arrow(path, _rows([5], "b", 3), options={**o, "hoodie.datasource.write.operation": "delete"})
     _check(path, "delete")
     assert "5" not in read_record_index(MetadataTable(HoodieTable(path)))
+    full = read_record_index(MetadataTable(HoodieTable(path)))
+    assert lookup_record_index(MetadataTable(HoodieTable(path)), ["1", "4", "5"]) == {k: full[k] for k in ("1", "4")}
     if table_type == "MERGE_ON_READ":
         run_compaction(path, schedule_compaction(path, check_trigger=False))
         _check(path, "compaction")

@@ -9,7 +9,7 @@ blocks follow the ``files`` partition's rules (:class:`~hoodie.format.metadata.t
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from hoodie.format.hfile import HFileError, HFileReader
 from hoodie.format.log.logformat import BlockType, LogFormatError
@@ -18,7 +18,10 @@ from hoodie.format.metadata.column_stats import (
     StatsDecoder, merge_stats,
 )
 from hoodie.format.metadata.errors import LIST_THROUGH_STORAGE, MetadataTableError
-from hoodie.format.metadata.record_index import RECORD_INDEX_PARTITION, RecordLocation, decode_record_location
+from hoodie.format.metadata.record_index import FILE_ID_PREFIX as RI_FILE_ID_PREFIX
+from hoodie.format.metadata.record_index import (
+    RECORD_INDEX_PARTITION, RecordLocation, decode_record_location, keys_by_group,
+)
 from hoodie.format.metadata.table import PARTITIONS_PROP, MetadataTable
 
 
@@ -150,6 +153,62 @@ def read_record_index(mdt: MetadataTable) -> dict[str, RecordLocation]:
     return out
 
 
+def lookup_record_index(mdt: MetadataTable, keys: Iterable[str]) -> dict[str, RecordLocation]:
+    """The ``record_index`` locations of ``keys`` (those it holds): in each file group only the keys that
+    hash to it, looked up in its base HFile and its valid log blocks (in order; a DELETE block's key
+    removes it). Cheaper than :func:`read_record_index` for a few keys of a large index.
+
+    Raises:
+        MetadataTableError: unreadable files, records of another type, a stale metadata table.
+    """
+    wanted = set(keys)
+    if not wanted:
+        return {}
+    st = mdt.storage
+    blocks = mdt.index_blocks(RECORD_INDEX_PARTITION)
+    count = len(blocks)
+    per_group = keys_by_group(wanted, count)
+    out: dict[str, RecordLocation] = {}
+    decoders: dict[str, Any] = {}
+    for sl, scan in blocks:
+        ref = (sl.base_file or (sl.log_files[0] if sl.log_files else "")).rsplit("/", 1)[-1].lstrip(".")
+        try:
+            index = int(ref[len(RI_FILE_ID_PREFIX):len(RI_FILE_ID_PREFIX) + 4])
+        except ValueError:
+            raise MetadataTableError(f"{st.uri(RECORD_INDEX_PARTITION)}: {ref} is not a record-index file. "
+                                     f"{LIST_THROUGH_STORAGE}") from None
+        mine = per_group.get(index)
+        if not mine:
+            continue
+        rows = [k.encode("utf-8") for k in mine]
+        if sl.base_file:
+            try:
+                with HFileReader.from_storage(st, sl.base_file) as reader:
+                    where = st.uri(sl.base_file)
+                    for k, v in reader.get_many(rows).items():
+                        out[k.decode()] = decode_record_location(k.decode(), v, reader.schema or "", where, decoders)
+            except HFileError as e:
+                raise MetadataTableError(f"{e}. {LIST_THROUGH_STORAGE}") from None
+        for block in scan.blocks:
+            where = f"{st.uri(block.log_file)} (block at offset {block.offset})"
+            if block.block_type == BlockType.DELETE:
+                try:
+                    for k in block.delete_records().column("record_key").to_pylist():
+                        out.pop(str(k), None)
+                except LogFormatError as e:
+                    raise MetadataTableError(f"{e}. {LIST_THROUGH_STORAGE}") from None
+                continue
+            try:
+                reader = HFileReader(block.read_content(), name=where)
+                schema = block.schema_json or reader.schema or ""
+                found = reader.get_many(rows)
+            except HFileError as e:
+                raise MetadataTableError(f"{e}. {LIST_THROUGH_STORAGE}") from None
+            for k, v in found.items():
+                out[k.decode()] = decode_record_location(k.decode(), v, schema, where, decoders)
+    return {k: v for k, v in out.items() if k in wanted}
+
+
 def stats_by_file(stats: dict[str, Any]) -> dict[str, dict[str, ColumnStats]]:
     """file name -> column -> statistics."""
     out: dict[str, dict[str, ColumnStats]] = {}
@@ -159,4 +218,4 @@ def stats_by_file(stats: dict[str, Any]) -> dict[str, dict[str, ColumnStats]]:
 
 
 __all__ = ["column_stats_available", "partition_stats_available", "record_index_available", "index_cells",
-           "read_column_stats", "read_partition_stats", "merge_stats_into", "read_record_index", "stats_by_file"]
+           "read_column_stats", "read_partition_stats", "merge_stats_into", "lookup_record_index", "read_record_index", "stats_by_file"]

@@ -44,7 +44,8 @@ from hoodie.format.metadata import record_index as RI
 from hoodie.format.metadata import writer as MW
 from hoodie.format.metadata.errors import MetadataTableError
 from hoodie.format.metadata.index_reader import (
-    merge_stats_into, read_column_stats, read_partition_stats, read_record_index, stats_by_file,
+    lookup_record_index, merge_stats_into, read_column_stats, read_partition_stats, read_record_index,
+    stats_by_file,
 )
 from hoodie.format.metadata.records import FilesRecord, partition_name
 from hoodie.format.metadata.table import MetadataTable
@@ -395,11 +396,14 @@ class RecordIndexWriter:
 
     def changes(self, after: AfterView, files_records: list[FilesRecord]
                 ) -> tuple[dict[str, RI.RecordLocation], set[str]]:
-        """(key -> new location, keys to delete) for the file groups the instant touched."""
+        """(key -> new location, keys to delete) for the file groups the instant touched: their live keys
+        once it completes against their live keys now (both read from the files), and the index's
+        entries of just those keys (module doc)."""
+        if after.action == I.CLEAN:
+            return {}, set()  # a clean removes old slices only: no live key moves
         groups = touched(files_records, after.replaced)
         if not any(groups.values()):
             return {}, set()
-        current = read_record_index(MetadataTable(self.table))
         touched_set = {(p, f) for p, fids in groups.items() for f in fids}
         now: dict[str, tuple[str, str, str]] = {}  # key -> (partition, file id, slice base instant)
         for part, fids in sorted(groups.items()):
@@ -411,6 +415,26 @@ class RecordIndexWriter:
                     if prev is not None and prev[:2] != (part, sl.file_id):
                         raise _dup_error(self.table, k, prev[:2], (part, sl.file_id))
                     now[k] = (part, sl.file_id, sl.base_instant)
+        if not after.is_write:
+            # A rollback or restore: the files it removed are gone already, and a version-6 rollback of a
+            # write the metadata table compacted leaves that write's entries in place; the whole index is
+            # read so that every entry pointing at a touched group is checked.
+            current = read_record_index(MetadataTable(self.table))
+            return self._diff(after, now, current, touched_set)
+        # The keys the touched groups hold now (what the index maps to them, if it is right).
+        before: set[str] = set()
+        view = FileSystemView(self.table.storage, Timeline.load(self.table.storage, self.table.timeline_layout))
+        for part, fids in sorted(groups.items()):
+            if part and not self.table.storage.exists(part):
+                continue
+            for sl in view.latest_file_slices(part):
+                if sl.file_id in fids:
+                    before.update(slice_record_keys(self.table, sl).to_pylist())
+        current = lookup_record_index(MetadataTable(self.table), set(now) | before)
+        return self._diff(after, now, current, touched_set)
+
+    def _diff(self, after: AfterView, now: Mapping[str, tuple[str, str, str]], current: Mapping[str, RI.RecordLocation],
+              touched_set: set[tuple[str, str]]) -> tuple[dict[str, RI.RecordLocation], set[str]]:
         puts: dict[str, RI.RecordLocation] = {}
         for k, (part, fid, base) in now.items():
             cur = current.get(k)
