@@ -238,33 +238,47 @@ def encode_locations(locations: Mapping[str, RecordLocation], schema_json: str) 
     codec = _codec(schema_json)
     parsed = codec.parsed if codec is not None else fastavro.parse_schema(json.loads(schema_json))
     out = []
+    # A value depends on the location only, and a commit puts many keys in one file group.
+    done: dict[RecordLocation, bytes] = {}
     for k in sorted(locations, key=lambda k: k.encode("utf-8")):
-        datum = record_index_datum(locations[k], parsed)
-        if codec is not None:
-            out.append((k, codec.encode(datum["recordIndexMetadata"])))
-            continue
-        buf = io.BytesIO()
-        fastavro.schemaless_writer(buf, parsed, datum)
-        out.append((k, buf.getvalue()))
+        loc = locations[k]
+        value = done.get(loc)
+        if value is None:
+            datum = record_index_datum(loc, parsed)
+            if codec is not None:
+                value = codec.encode(datum["recordIndexMetadata"])
+            else:
+                buf = io.BytesIO()
+                fastavro.schemaless_writer(buf, parsed, datum)
+                value = buf.getvalue()
+            done[loc] = value
+        out.append((k, value))
     return out
 
 
 def decode_record_location(key: str, value: bytes, schema_json: str, where: str,
-                           cache: Optional[dict[str, Any]] = None) -> RecordLocation:
+                           cache: Optional[dict[Any, Any]] = None) -> RecordLocation:
     """One record-index cell.
 
     Raises:
         MetadataTableError: not a record-index record, or undecodable.
     """
+    cache = cache if cache is not None else {}
+    seen = cache.setdefault(("values", schema_json), {})  # values repeat: one per location
+    got = seen.get(value)
+    if got is not None:
+        return got
     codec = _codec(schema_json)
     if codec is not None:
         try:
             info = codec.decode(value)
-            return RecordLocation(str(info.get("partitionName") or ""), decode_file_id(info),
-                                  int(info.get("instantTime") or 0))
+            loc = RecordLocation(str(info.get("partitionName") or ""), decode_file_id(info),
+                                 int(info.get("instantTime") or 0))
+            if len(seen) < 100_000:
+                seen[value] = loc
+            return loc
         except (_Unsupported, IndexError, KeyError, TypeError, ValueError, UnicodeDecodeError, struct.error):
             pass  # another shape of datum: fastavro below decodes it (or names the problem)
-    cache = cache if cache is not None else {}
     parsed = cache.get(schema_json)
     try:
         if parsed is None:
