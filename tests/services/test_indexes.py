@@ -223,3 +223,32 @@ def test_a_partial_compaction_keeps_column_and_partition_stats_of_its_linked_log
     _check(path, "partial compaction")
     got = hoodie.read_table(path, filters=[("x", ">=", 80)], options={"hoodie.enable.data.skipping": "true"})
     assert sorted(got.column("id").to_pylist()) == [3, 4]
+
+
+def _child(path: str, ids: list[int], options: dict, point: str) -> int:
+    import json
+    import os
+    code = ("import json, sys; from hoodie import write_arrow; from tests.services.test_indexes import _rows; "
+            "write_arrow(sys.argv[1], _rows(json.loads(sys.argv[2]), 'a', 9), json.loads(sys.argv[3]))")
+    return subprocess.run([sys.executable, "-c", code, path, json.dumps(ids), json.dumps(options)],
+                          env={**os.environ, "HOODIE_FAULT_POINTS": point}, capture_output=True, text=True,
+                          timeout=120).returncode
+
+
+@pytest.mark.parametrize("version", ["6", "9"])
+def test_a_kill_after_the_index_logs_is_repaired_by_the_next_commit(tmp_path: Path, version: str) -> None:
+    """Killed after writing the index partitions' log files, before the metadata-table deltacommit
+    completes: readers (with data skipping) read the state before, and the next write (rolling the
+    killed one back) leaves every index equal to the files'."""
+    path = str(tmp_path / "t")
+    o = {**OPTS, "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.write.table.version": version}
+    write_arrow(path, _rows([1, 2], "a", 1), mode="overwrite", options=o)
+    write_arrow(path, _rows([5], "b", 1), options=o)
+    assert _child(path, [9, 1], o, "metadata.indexes.after_log") != 0
+    skip = {"hoodie.enable.data.skipping": "true"}
+    for flt in ([("id", "=", 9)], [("x", ">=", 0)]):
+        assert sorted(hoodie.read_table(path, filters=flt, options=skip).column("id").to_pylist()) == sorted(
+            hoodie.read_table(path, filters=flt).column("id").to_pylist())
+    write_arrow(path, _rows([3], "a", 6), options=o)
+    _check(path, "after the kill")
+    assert set(read_record_index(MetadataTable(HoodieTable(path)))) == {"1", "2", "3", "5"}
