@@ -690,10 +690,8 @@ INDEX_TYPE = define(
     "before anything is written, since their records would be placed or found differently.",
     W, type=Enum(("BLOOM", "SIMPLE"), what="an index type hoodie implements", refused={
         "GLOBAL_BLOOM": _GLOBAL, "GLOBAL_SIMPLE": _GLOBAL,
-        "RECORD_INDEX": "a global index that tags upserts through the metadata table's record_index partition; "
-                        "hoodie keeps that partition up to date (hoodie.metadata.record.index.enable=true) but tags "
-                        "within the record's partition, so a record whose partition changed would be stored twice. "
-                        "Use BLOOM or SIMPLE with keys unique across partitions",
+        "RECORD_INDEX": "global tagging through record_index, which hoodie keeps (hoodie.metadata.record.index.enable) "
+                        "but does not tag by: a record whose partition changed would be stored twice",
         "BUCKET": "a bucket index stores each key in the file group of its hash bucket; hoodie would write file "
                   "groups a bucket index cannot find",
         "HBASE": "an external index hoodie cannot reach", "INMEMORY": "an index of one Spark job",

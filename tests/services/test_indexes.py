@@ -252,3 +252,20 @@ def test_a_kill_after_the_index_logs_is_repaired_by_the_next_commit(tmp_path: Pa
     write_arrow(path, _rows([3], "a", 6), options=o)
     _check(path, "after the kill")
     assert set(read_record_index(MetadataTable(HoodieTable(path)))) == {"1", "2", "3", "5"}
+
+
+def test_time_travel_and_incremental_reads_do_not_prune_by_partition_stats(tmp_path: Path) -> None:
+    """partition_stats describe the partitions' latest slices: an older snapshot's values may lie outside
+    them, so a read as of an earlier instant (or an incremental one) must not prune partitions by them."""
+    path = str(tmp_path / "t")
+    o = {**OPTS, "hoodie.write.table.version": "9"}
+    write_arrow(path, _rows([1, 2], "a", 1), mode="overwrite", options=o)  # x = 11, 21
+    first = HoodieTable(path).timeline.completed_writes().last().completion  # 1.x time travel: completion times
+    write_arrow(path, _rows([1, 2], "a", 500), options={**o, "hoodie.datasource.write.operation": "upsert"})
+    skip = {"hoodie.enable.data.skipping": "true"}
+    assert hoodie.read_table(path, filters=[("x", "=", 11)], options=skip).num_rows == 0
+    old = hoodie.read_table(path, as_of=first, filters=[("x", "=", 11)], options=skip)
+    assert old.column("id").to_pylist() == [1]
+    inc = hoodie.read_table(path, query_type="incremental", begin="000", end=first, filters=[("x", "=", 11)],
+                            options=skip)
+    assert inc.column("id").to_pylist() == [1]
