@@ -307,6 +307,10 @@ class MetadataWriter:
         if self._pending is None or self._pending[0] != ts or not ({PARTITION_STATS, RECORD_INDEX} & set(listed)):
             return []
         _, action, content = self._pending
+        if action == I.CLEAN:
+            # A clean deletes older slices only: the latest slices, which both indexes describe, stay
+            # (a partition a TTL run emptied lost its statistics at that replacecommit).
+            return []
         action = I.COMMIT if action == I.COMPACTION and self.layout == 1 else action
         after = AfterView(self.table, ts, action, content)
         out: list[tuple[str, WriteStat]] = []
