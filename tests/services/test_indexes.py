@@ -305,3 +305,17 @@ def test_validate_reports_a_wrong_record_index_and_wrong_partition_stats(tmp_pat
     assert "the record index differs from a key scan (2)" in out
     assert "1: recorded in 'a' file group" in out and "7: in 'a' file group other-0, not in the record index" in out
     assert "partition statistics differ from the files' own (1)" in out and "a x: recorded" in out
+
+
+def test_record_index_refused_on_a_table_with_virtual_keys(tmp_path: Path) -> None:
+    """A table with virtual keys stores no _hoodie_record_key: no record index can be built for it."""
+    from tests.format.test_foreign_base_format import _virtual_keys
+
+    path = str(tmp_path / "t")
+    _virtual_keys(path, "COPY_ON_WRITE")
+    write_arrow_opts = {"hoodie.metadata.enable": "true"}
+    from hoodie.services.metadata import create_metadata_table
+    create_metadata_table(HoodieTable(path), write_arrow_opts)
+    with pytest.raises(Exception, match="virtual keys"):
+        create_index(HoodieTable(path), "record_index")
+    assert "record_index" not in HoodieTable(path).props["hoodie.table.metadata.partitions"]

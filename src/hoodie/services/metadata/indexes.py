@@ -366,8 +366,18 @@ def _epoch_ms(instant: str, timezone: str) -> int:
     return instant_to_epoch_ms(instant, timezone)
 
 
-class DuplicateKeyError(MetadataTableError):
+class RecordIndexUnusable(MetadataTableError):
+    """The table cannot have a right record index (keys not unique, or not stored)."""
+
+
+class DuplicateKeyError(RecordIndexUnusable):
     """A record key in two file groups: the record index maps each key to one."""
+
+
+def _virtual_keys_error(table: HoodieTable) -> RecordIndexUnusable:
+    return RecordIndexUnusable(
+        f"{table.base_path} has virtual keys (hoodie.populate.meta.fields=false): the record index reads record keys "
+        "from _hoodie_record_key, which such a table does not store")
 
 
 def _dup_error(table: HoodieTable, key: str, a: tuple[str, str], b: tuple[str, str]) -> DuplicateKeyError:
@@ -401,6 +411,8 @@ class RecordIndexWriter:
         entries of just those keys (module doc)."""
         if after.action == I.CLEAN:
             return {}, set()  # a clean removes old slices only: no live key moves
+        if not self.table.populate_meta_fields:
+            raise _virtual_keys_error(self.table)
         groups = touched(files_records, after.replaced)
         if not any(groups.values()):
             return {}, set()
@@ -460,9 +472,7 @@ class RecordIndexWriter:
             MetadataTableError: a table without meta fields.
         """
         if not self.table.populate_meta_fields:
-            raise MetadataTableError(
-                f"{self.table.base_path} has virtual keys (hoodie.populate.meta.fields=false): the record index reads "
-                "record keys from _hoodie_record_key, which such a table does not store")
+            raise _virtual_keys_error(self.table)
         found: list[tuple[str, str, str, str]] = []  # (slice base instant, key, partition, file id)
         for part in view.partitions():
             for sl in view.latest_file_slices(part):
@@ -503,4 +513,5 @@ def file_stats_after(table: HoodieTable, new_stats: Iterable[CS.ColumnStats]) ->
 
 
 __all__ = ["AfterView", "IndexFileGroups", "PartitionStatsWriter", "RecordIndexWriter", "DuplicateKeyError",
+           "RecordIndexUnusable",
            "partition_stats_of", "file_stats_after", "touched", "PARTITION_STATS", "RECORD_INDEX"]

@@ -23,7 +23,7 @@ from hoodie.format.metadata.table import METADATA_FOLDER, MetadataTable
 from hoodie.format.table import HoodieTable
 from hoodie.format.timeline.active import Timeline
 from hoodie.services.metadata.column_stats import ColumnStatsWriter, column_stats_listed
-from hoodie.services.metadata.config import enable_option
+from hoodie.services.metadata.config import RECORD_INDEX_ENABLE, enable_option, index_option
 from hoodie.services.metadata.writer import (
     drop_index_partitions, drop_metadata_table, metadata_table_state, storage_listing, warn_once,
 )
@@ -47,6 +47,11 @@ def prepare_metadata_table(table: HoodieTable, options: Optional[Mapping[str, An
                        f"{table.base_path}: dropped its metadata table because hoodie.metadata.enable=false, as Hudi "
                        "does (hoodie.table.metadata.partitions cleared, .hoodie/metadata deleted); readers list files")
         return False
+    if index_option(options, RECORD_INDEX_ENABLE) and not table.populate_meta_fields:
+        raise MetadataTableError(
+            f"hoodie.metadata.record.index.enable=true on {table.base_path}, which has virtual keys "
+            "(hoodie.populate.meta.fields=false): the record index is built from _hoodie_record_key, which such a "
+            "table does not store. Drop the option; nothing was written")
     drop_index_partitions(table, options)
     state = metadata_table_state(table)
     if state == "none":

@@ -59,7 +59,8 @@ from hoodie.services.metadata.config import (
     PARTITION_STATS_ENABLE, RECORD_INDEX_ENABLE, column_stats_option, index_option, max_delta_commits,
 )
 from hoodie.services.metadata.indexes import (
-    PARTITION_STATS, RECORD_INDEX, AfterView, DuplicateKeyError, PartitionStatsWriter, RecordIndexWriter, file_stats_after,
+    PARTITION_STATS, RECORD_INDEX, AfterView, PartitionStatsWriter, RecordIndexUnusable, RecordIndexWriter,
+    file_stats_after,
 )
 from hoodie.services.metadata.dropping import (  # noqa: F401  (re-exported: callers import them from here)
     INDEXES, _warned, drop_index_partition, drop_index_partitions, drop_metadata_table, metadata_table_state,
@@ -320,11 +321,12 @@ class MetadataWriter:
         if RECORD_INDEX in listed:
             try:
                 puts, deletes = self.rec_index.changes(after, records)
-            except DuplicateKeyError as e:
+            except RecordIndexUnusable as e:
                 if self.rec_index_wanted:
                     raise
-                # Kept only because the table had one (a Java writer's): the table's keys are not unique,
-                # so no record index can be right for it; it goes, as an index hoodie cannot keep does.
+                # Kept only because the table had one (a Java writer's): the table's keys are not unique
+                # (or not stored), so no record index can be right for it; it goes, as an index hoodie
+                # cannot keep does.
                 drop_index_partition(self.table, RECORD_INDEX)
                 warn_once(self.table, "record_index", f"dropped the record index: {e}")
             else:
