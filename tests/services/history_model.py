@@ -8,6 +8,9 @@ import random
 import tempfile
 from typing import Callable, Optional
 
+import pytest
+
+from hoodie.errors import WriteError
 from hoodie.format.metadata.errors import MetadataTableError
 from hoodie.format.table import HoodieTable
 from hoodie.services.rollback import rollback
@@ -25,9 +28,11 @@ Check = Callable[[str, Model, str], None]
 
 
 def run_history(setup: Setup, table_type: str, ordering: bool, seed: int, version: int, check: Check,
-                tune_clean: Optional[Callable[[random.Random, dict], None]] = None) -> None:
+                tune_clean: Optional[Callable[[random.Random, dict], None]] = None,
+                refuse_live_inserts: bool = False) -> None:
     """Run one random history on a new table written with ``setup``; ``check(path, model, what)`` after
-    the first write and every step. ``tune_clean(rng, options)`` may change a clean's options."""
+    the first write and every step. ``tune_clean(rng, options)`` may change a clean's options;
+    ``refuse_live_inserts``: an insert of a live key must be refused (a table with a record index)."""
     rng = random.Random(seed)
     # The history comes from the seed, not from Hypothesis lists: derandomized runs start from the
     # smallest lists (a few upserts), and every example here should exercise a varied history.
@@ -42,8 +47,17 @@ def run_history(setup: Setup, table_type: str, ordering: bool, seed: int, versio
         what = f"step {n} ({step}) of {steps}"
         if step in ("upsert", "insert", "delete"):
             before = model.copy()
-            history.append((do_write(path, setup, model, step, write_batch(rng, step, model) or
-                                     random_rows(rng, [KEYS[-1]])), before))
+            rows = write_batch(rng, step, model) or random_rows(rng, [KEYS[-1]])
+            if refuse_live_inserts and step == "insert" and any(r[0] in model.rows for r in rows):
+                # An insert of a live key (a second copy, as Hudi's insert writes one) is refused by a table
+                # with a record index, before anything is written.
+                done = HoodieTable(path).timeline.instants
+                with pytest.raises(WriteError, match="is already in partition"):
+                    do_write(path, setup, model, step, rows)
+                assert HoodieTable(path).timeline.instants == done, what  # not even an instant stays
+                model = before
+            else:
+                history.append((do_write(path, setup, model, step, rows), before))
         elif step == "compaction":
             if table_type != "MERGE_ON_READ":
                 continue

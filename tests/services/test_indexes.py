@@ -23,7 +23,7 @@ from hoodie.services.clean import run_clean
 from hoodie.services.compaction import run_compaction, schedule_compaction
 from hoodie.services.metadata import create_index, validate_metadata_table
 from hoodie.services.metadata.lifecycle import validate_record_index
-from hoodie.services.metadata.indexes import DuplicateKeyError
+from hoodie.errors import WriteError
 from hoodie.services.rollback import rollback
 from tests.fixture_paths import V89_DIR
 from tests.hudi_rs import read_hudi_rs
@@ -151,9 +151,20 @@ def test_every_action_keeps_the_indexes_equal_to_the_files(tmp_path: Path, table
     _check(path, "rollback")
     run_clean(path, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"})
     _check(path, "clean")
-    # A key moved to another partition would be in two file groups: refused, the index stays right.
-    with pytest.raises(DuplicateKeyError, match="record key '1'"):
-        write_arrow(path, _rows([1], "b", 9), options={**o, "hoodie.datasource.write.operation": "upsert"})
+    # A key moved to another partition (or inserted again) would be in two file groups: refused before
+    # anything is written, the index stays right.
+    done = HoodieTable(path).timeline.instants
+    files = sorted(str(f) for f in Path(path).rglob("*") if ".hoodie" not in f.parts)
+    for op in ("upsert", "insert"):
+        with pytest.raises(WriteError, match="record key '1' is already in partition 'a'.*Nothing was written"):
+            write_arrow(path, _rows([1], "b" if op == "upsert" else "a", 9),
+                        options={**o, "hoodie.datasource.write.operation": op})
+    with pytest.raises(WriteError, match="record key '7' is written to partitions 'a' and 'b'"):
+        write_arrow(path, pa.concat_tables([_rows([7], "a", 9), _rows([7], "b", 9)]),
+                    options={**o, "hoodie.datasource.write.operation": "insert"})
+    assert HoodieTable(path).timeline.instants == done  # not even an instant stays
+    assert sorted(str(f) for f in Path(path).rglob("*") if ".hoodie" not in f.parts) == files
+    _check(path, "refused writes")
 
 
 def test_reads_prune_partitions_by_partition_stats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -50,7 +50,7 @@ def _history(table_type: str, ordering: bool, seed: int, version: int) -> None:
     rng = random.Random(seed)
     setup = IndexSetup(table_type, ordering=ordering, block_format=rng.choice(["avro", "parquet"]),
                        commits_retained=2, metadata=True, table_version=version)
-    run_history(setup, table_type, ordering, seed, version, _check)
+    run_history(setup, table_type, ordering, seed, version, _check, refuse_live_inserts=True)
 
 
 @settings(max_examples=examples(1), deadline=None)
