@@ -690,8 +690,8 @@ INDEX_TYPE = define(
     "before anything is written, since their records would be placed or found differently.",
     W, type=Enum(("BLOOM", "SIMPLE"), what="an index type hoodie implements", refused={
         "GLOBAL_BLOOM": _GLOBAL, "GLOBAL_SIMPLE": _GLOBAL,
-        "RECORD_INDEX": "a global index kept in the metadata table's record_index partition, which hoodie does "
-                        "not maintain",
+        "RECORD_INDEX": "global tagging through record_index, which hoodie keeps (hoodie.metadata.record.index.enable) "
+                        "but does not tag by: a record whose partition changed would be stored twice",
         "BUCKET": "a bucket index stores each key in the file group of its hash bucket; hoodie would write file "
                   "groups a bucket index cannot find",
         "HBASE": "an external index hoodie cannot reach", "INMEMORY": "an index of one Spark job",

@@ -1,4 +1,4 @@
-"""``hoodie metadata show|validate|create|drop``: the table's metadata table, no JVM
+"""``hoodie metadata show|validate|create|drop|create-index``: the table's metadata table, no JVM
 (docs/metadata-table.md)."""
 
 from __future__ import annotations
@@ -58,7 +58,9 @@ def _validate(args: argparse.Namespace) -> int:
                          ("files on storage only", res.missing_files),
                          ("files in the metadata table only", res.extra_files),
                          ("sizes differ", res.size_mismatches),
-                         ("column statistics differ from the files' own", res.column_stats_mismatches)):
+                         ("column statistics differ from the files' own", res.column_stats_mismatches),
+                         ("partition statistics differ from the files' own", res.partition_stats_mismatches),
+                         ("the record index differs from a key scan", res.record_index_mismatches)):
         if items:
             print(f"  {label} ({len(items)}):")
             for x in items[:20]:
@@ -89,6 +91,14 @@ def _drop(args: argparse.Namespace) -> int:
     return 0
 
 
+def _create_index(args: argparse.Namespace) -> int:
+    from hoodie.services.metadata import create_index
+
+    init = create_index(_table(args), args.index, parse_sets(args.set))
+    print(f"built {args.index} in the metadata table of {args.base_path} at {init}; every commit now updates it")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction, show_sub: argparse._SubParsersAction) -> None:
     """Add ``hoodie metadata show|validate|create|drop``."""
     p = sub.add_parser("metadata", help="the table's metadata table: state, validation against storage, "
@@ -106,3 +116,11 @@ def register(sub: argparse._SubParsersAction, show_sub: argparse._SubParsersActi
         else:
             c.add_argument("--set", action="append", metavar="KEY=VALUE", help="a lock option (hoodie.write.lock.*)")
         c.set_defaults(func=func)
+    c = msub.add_parser("create-index", help="build an index partition (column_stats, partition_stats, record_index) "
+                        "from the table's committed files, replacing one the table has",
+                        epilog="example: hoodie metadata create-index /data/t --index record_index")
+    c.add_argument("base_path")
+    c.add_argument("--index", required=True, choices=["column_stats", "partition_stats", "record_index"])
+    c.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="a lock or index option (hoodie.write.lock.*, hoodie.metadata.record.index.min.filegroup.count...)")
+    c.set_defaults(func=_create_index)

@@ -58,6 +58,10 @@ from hoodie.format.metadata.errors import LIST_THROUGH_STORAGE, MetadataTableErr
 COLUMN_STATS_PARTITION = "column_stats"
 FILE_ID_PREFIX = "col-stats-"
 TYPE_COLUMN_STATS = 3
+# partition_stats (table version 9): the same record body (type 6), one per partition and column.
+PARTITION_STATS_PARTITION = "partition_stats"
+PARTITION_STATS_FILE_ID_PREFIX = "partition-stats-"
+TYPE_PARTITION_STATS = 6
 NON_PARTITIONED_ID = "."
 # HashID.HASH_SEED is the int 0xdabadaba handed to XXHash64.hash(..., long seed): sign-extended.
 HASH_SEED = 0xFFFFFFFFDABADABA
@@ -144,6 +148,11 @@ def column_stats_key(column: str, partition: str, file_name: str) -> str:
     return column_index_id(column) + partition_index_id(partition) + file_index_id(file_name)
 
 
+def partition_stats_key(column: str, partition: str) -> str:
+    """The ``partition_stats`` record key of one partition's column (``ColumnIndexID`` + ``PartitionIndexID``)."""
+    return column_index_id(column) + partition_index_id(partition)
+
+
 def java_string_hash(s: str) -> int:
     """Java's ``String.hashCode`` (over UTF-16 code units), as a signed 32-bit int."""
     h = 0
@@ -183,10 +192,15 @@ class ColumnStats:
     is_tight_bound: bool = False
     value_type: Optional[tuple[int, Optional[str]]] = None
     partition: str = field(default="", compare=False)
+    # 3: a file's statistics (column_stats); 6: a partition's (partition_stats, ``file_name`` is the
+    # partition path).
+    record_type: int = field(default=TYPE_COLUMN_STATS, compare=False)
 
     @property
     def key(self) -> str:
         """The record key (needs ``partition``)."""
+        if self.record_type == TYPE_PARTITION_STATS:
+            return partition_stats_key(self.column_name, self.partition)
         return column_stats_key(self.column_name, self.partition, self.file_name)
 
     def avro(self, version: int) -> dict[str, Any]:
@@ -239,6 +253,10 @@ def merge_stats(older: ColumnStats, newer: ColumnStats) -> Optional[ColumnStats]
         return None
     if older.is_deleted:
         return newer
+    if newer.is_tight_bound:
+        # A tight-bound record (partition_stats recomputed over the partition's latest files) replaces
+        # the older one, as HoodieMetadataPayload.mergeColumnStatsRecords does.
+        return newer
     lo, hi = older.min_value, older.max_value
     if has_unbounded_values(older) or has_unbounded_values(newer):
         lo = hi = None
@@ -254,7 +272,7 @@ def merge_stats(older: ColumnStats, newer: ColumnStats) -> Optional[ColumnStats]
                        older.null_count + newer.null_count, older.total_size + newer.total_size,
                        older.total_uncompressed_size + newer.total_uncompressed_size, False,
                        older.is_tight_bound and newer.is_tight_bound, newer.value_type or older.value_type,
-                       newer.partition)
+                       newer.partition, newer.record_type)
 
 
 def deleted_stats(file_name: str, column: str, partition: str, version: int) -> ColumnStats:
@@ -264,18 +282,21 @@ def deleted_stats(file_name: str, column: str, partition: str, version: int) -> 
 
 
 # -- decoding -----------------------------------------------------------------------------------------
-def decode_column_stats(key: str, rec: Mapping[str, Any], where: str) -> ColumnStats:
-    """A ``ColumnStats`` from a record decoded with ``return_record_name=True``.
+def decode_column_stats(key: str, rec: Mapping[str, Any], where: str,
+                        record_type: int = TYPE_COLUMN_STATS) -> ColumnStats:
+    """A ``ColumnStats`` from a record decoded with ``return_record_name=True`` (``record_type`` 3:
+    column_stats, 6: partition_stats).
 
     Raises:
-        MetadataTableError: the record is not a column-stats record.
+        MetadataTableError: the record is not a record of ``record_type``.
     """
     cs = rec.get("ColumnStatsMetadata")
     if isinstance(cs, tuple):
         cs = cs[1]
-    if int(rec.get("type") or 0) != TYPE_COLUMN_STATS or not isinstance(cs, Mapping):
-        raise MetadataTableError(f"{where}: record {key!r} of type {rec.get('type')} in column_stats, which holds "
-                                 f"column-stats records (type 3) only. {LIST_THROUGH_STORAGE}")
+    if int(rec.get("type") or 0) != record_type or not isinstance(cs, Mapping):
+        part = PARTITION_STATS_PARTITION if record_type == TYPE_PARTITION_STATS else COLUMN_STATS_PARTITION
+        raise MetadataTableError(f"{where}: record {key!r} of type {rec.get('type')} in {part}, which holds "
+                                 f"records of type {record_type} only. {LIST_THROUGH_STORAGE}")
 
     def unwrap(v: Any) -> Optional[tuple[str, Any]]:
         if v is None:
@@ -293,14 +314,16 @@ def decode_column_stats(key: str, rec: Mapping[str, Any], where: str) -> ColumnS
         str(cs.get("fileName") or ""), str(cs.get("columnName") or ""), unwrap(cs.get("minValue")),
         unwrap(cs.get("maxValue")), int(cs.get("valueCount") or 0), int(cs.get("nullCount") or 0),
         int(cs.get("totalSize") or 0), int(cs.get("totalUncompressedSize") or 0), bool(cs.get("isDeleted")),
-        bool(cs.get("isTightBound")), None if vt is None else (int(vt["typeOrdinal"]), vt.get("additionalInfo")))
+        bool(cs.get("isTightBound")), None if vt is None else (int(vt["typeOrdinal"]), vt.get("additionalInfo")),
+        str(cs.get("fileName") or "") if record_type == TYPE_PARTITION_STATS else "", record_type)
 
 
 class StatsDecoder:
     """Decodes column-stats values written with one schema (keeping the union branches' names)."""
 
-    def __init__(self, schema_json: str, where: str) -> None:
+    def __init__(self, schema_json: str, where: str, record_type: int = TYPE_COLUMN_STATS) -> None:
         self.where = where
+        self.record_type = record_type
         try:
             self._schema = fastavro.parse_schema(json.loads(schema_json))
         except Exception as e:  # json / fastavro raise assorted types on a damaged schema
@@ -314,7 +337,7 @@ class StatsDecoder:
         except Exception as e:  # malformed datums surface as assorted decoding errors
             raise MetadataTableError(f"{self.where}: undecodable column-stats record {k!r} ({e}). "
                                      f"{LIST_THROUGH_STORAGE}") from None
-        return decode_column_stats(k, rec, self.where)
+        return decode_column_stats(k, rec, self.where, self.record_type)
 
 
 # -- encoding -------------------------------------------------------------------------------------------
@@ -325,7 +348,7 @@ def encode_stats_value(stats: ColumnStats, schema: Any, version: int,
     ``_hoodie_file_name``)."""
     buf = io.BytesIO()
     datum: dict[str, Any] = {
-        "key": "", "type": TYPE_COLUMN_STATS, "filesystemMetadata": None, "BloomFilterMetadata": None,
+        "key": "", "type": stats.record_type, "filesystemMetadata": None, "BloomFilterMetadata": None,
         "ColumnStatsMetadata": stats.avro(version), "recordIndexMetadata": None, **(meta_fields or {})}
     fastavro.schemaless_writer(buf, schema, datum)
     return buf.getvalue()
@@ -553,6 +576,39 @@ def stats_hfile(stats: Iterable[ColumnStats], schema_json: str, version: int) ->
     return w.getvalue()
 
 
+def partition_range(partition: str, column: str, files: Sequence[ColumnStats]) -> ColumnStats:
+    """One partition's statistics of ``column`` from its files' (``FileFormatUtils.getColumnRangeInPartition``):
+    min of the mins, max of the maxes, sums of the counts and sizes; a ``partition_stats`` record (type
+    6, ``isTightBound`` true, ``fileName`` the partition path). Unlike Java, a file with values but no
+    bounds (or bounds that do not compare) leaves the partition's range unknown rather than too narrow."""
+    lo = hi = None
+    unknown = False
+    vt = None
+    for f in files:
+        vt = vt or f.value_type
+        if has_unbounded_values(f):
+            unknown = True
+            continue
+        try:
+            if f.min_value is not None and (lo is None or f.python_min() < _unwrap(lo, vt)):
+                lo = f.min_value
+            if f.max_value is not None and (hi is None or f.python_max() > _unwrap(hi, vt)):
+                hi = f.max_value
+        except TypeError:
+            unknown = True
+    if unknown:
+        lo = hi = None
+    return ColumnStats(partition, column, lo, hi, sum(f.value_count for f in files), sum(f.null_count for f in files),
+                       sum(f.total_size for f in files), sum(f.total_uncompressed_size for f in files), False, True,
+                       vt, partition, TYPE_PARTITION_STATS)
+
+
+def deleted_partition_stats(partition: str, column: str) -> ColumnStats:
+    """The tombstone of a partition's column (a partition that lost every file)."""
+    return ColumnStats(partition, column, None, None, 0, 0, 0, 0, is_deleted=True, partition=partition,
+                       record_type=TYPE_PARTITION_STATS)
+
+
 def group_by_file_group(stats: Iterable[ColumnStats], count: int) -> dict[str, list[ColumnStats]]:
     """file id -> the records of that column_stats file group."""
     out: dict[str, list[ColumnStats]] = {}
@@ -562,7 +618,8 @@ def group_by_file_group(stats: Iterable[ColumnStats], count: int) -> dict[str, l
 
 
 __all__ = [
-    "COLUMN_STATS_PARTITION", "ColumnStats", "has_unbounded_values", "merge_stats", "StatsDecoder", "TYPE_COLUMN_STATS", "column_stats_key",
+    "COLUMN_STATS_PARTITION", "PARTITION_STATS_PARTITION", "TYPE_PARTITION_STATS", "partition_range",
+    "partition_stats_key", "deleted_partition_stats", "ColumnStats", "has_unbounded_values", "merge_stats", "StatsDecoder", "TYPE_COLUMN_STATS", "column_stats_key",
     "columns_to_index", "decode_column_stats", "deleted_stats", "encode_stats_value", "file_group_id",
     "file_group_index", "footer_column_stats", "group_by_file_group", "java_string_hash", "xxhash64",
 ]

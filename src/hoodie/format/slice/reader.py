@@ -361,8 +361,7 @@ def _log_batches(blocks: Sequence[Any], schema: pa.Schema, java_floats: bool = F
         if b.block_type == BlockType.DELETE:
             d = b.delete_records()
             ordering = d.column("ordering_value").combine_chunks() if "ordering_value" in d.column_names else None
-            out.append(LogBatch(deletes=DeleteBatch(d.column("record_key").combine_chunks(), ordering,
-                                                    b.instant_time)))
+            out.append(LogBatch(deletes=DeleteBatch(d.column("record_key").combine_chunks(), ordering, b.instant_time)))
         else:
             data = block_data(b, schema, java_floats, schema_on_read)
             data = with_operation_deletes(b, data)
@@ -523,8 +522,7 @@ def _hollow_commit_end(table: HoodieTable, begin: str, end: Optional[str],
         f"{C.HOLLOW_COMMIT_POLICY.key}=BLOCK to read up to the last write completed before it")
 
 
-def _refuse_archived_point(table: HoodieTable, point: str, first: str, what: str,
-                           archived: ArchivedTimeline) -> None:
+def _refuse_archived_point(table: HoodieTable, point: str, first: str, what: str, archived: ArchivedTimeline) -> None:
     """A version 8/9 read as of ``point``, before the first active write completed (at ``first``), when
     writes were archived: the table then was made of archived writes alone, and slicing forms slices from
     the active instants completed by ``point`` (none), so the read would come back empty. Refused instead.
@@ -659,7 +657,9 @@ def plan_read(table: HoodieTable, *, query_type: str = "snapshot", as_of: Option
             for sl in view.latest_file_slices(p, end):
                 if (p, sl.file_id) in touched:
                     slices.append(sl)
-    slices = skip_slices(table, slices, flt, full_schema, options, query_type == "read_optimized") if flt else slices
+    if flt:  # partition_stats describe the latest snapshot only: not for time travel nor incremental reads
+        slices = skip_slices(table, slices, flt, full_schema, options, query_type == "read_optimized",
+                             query_type != "incremental" and as_of is None and completion_cut is None)
     skeleton = next((sl for sl in slices if sl.base_file is not None
                      and sl.base_file.instant == METADATA_BOOTSTRAP_INSTANT), None)
     if skeleton is not None:

@@ -40,7 +40,9 @@ from hoodie.configs import BOOLEAN, define, read
 from hoodie.format.file_group.fsview import FileSlice
 from hoodie.format.metadata.column_stats import VT_TIMESTAMP_MICROS, VT_TIMESTAMP_MILLIS, ColumnStats
 from hoodie.format.metadata.errors import MetadataTableError
-from hoodie.format.metadata.index_reader import column_stats_available, read_column_stats, stats_by_file
+from hoodie.format.metadata.index_reader import (
+    column_stats_available, partition_stats_available, read_column_stats, read_partition_stats, stats_by_file,
+)
 from hoodie.format.metadata.table import MetadataTable
 from hoodie.format.schema_on_read import schema_files
 from hoodie.format.slice.filters import Filter, ReadError
@@ -130,14 +132,48 @@ def file_might_match(stats: Optional[ColumnStats], op: str, val: Any, typ: pa.Da
     return True
 
 
+# Filters a partition's statistics may decide: its null count is not kept exact enough for "not in"/"!=".
+_PARTITION_OPS = ("=", "==", "in", "<", "<=", ">", ">=")
+
+
+def prune_by_partition_stats(table: HoodieTable, slices: Sequence[FileSlice], cols: Sequence[tuple]) -> list[FileSlice]:
+    """The slices of partitions whose ``partition_stats`` do not prove that no row passes a filter.
+
+    Used only for reads of the latest snapshot (the statistics describe the partitions' latest slices)
+    and when no compaction is pending (Java computes them without the slice a pending compaction
+    merges in). Partitions without statistics are kept."""
+    if not partition_stats_available(table.props) or table.timeline.pending_compactions().instants:
+        return list(slices)
+    try:
+        pstats = read_partition_stats(MetadataTable(table))
+    except MetadataTableError:
+        return list(slices)
+    by_part: dict[str, dict[str, ColumnStats]] = {}
+    for s in pstats.values():
+        by_part.setdefault(s.partition, {})[s.column_name] = s
+    out = []
+    for sl in slices:
+        got = by_part.get(sl.partition)
+        if got and any(op in _PARTITION_OPS and c in got and not file_might_match(got[c], op, v, t)
+                       for c, op, v, t in cols):
+            continue
+        out.append(sl)
+    return out
+
+
 def skip_slices(table: HoodieTable, slices: Sequence[FileSlice], filters: Sequence[Filter], schema: pa.Schema,
-                options: Optional[Mapping[str, Any]], read_optimized: bool = False) -> list[FileSlice]:
+                options: Optional[Mapping[str, Any]], read_optimized: bool = False,
+                latest: bool = False) -> list[FileSlice]:
     """The slices of ``slices`` that may hold a row passing every filter (module doc); all of them
-    when data skipping is off or the statistics are not usable."""
+    when data skipping is off or the statistics are not usable. ``latest``: the read is of the latest
+    snapshot, so partitions may be pruned by ``partition_stats`` first."""
     given = data_skipping_enabled(table, options)
     enabled = bool(given)  # off unless asked for: see ENABLE_DATA_SKIPPING's doc
     if not enabled or not filters or not slices:
         return list(slices)
+    if latest and not schema_files(table.storage):
+        slices = prune_by_partition_stats(table, slices, [(c, op, v, schema.field(c).type) for c, op, v in filters
+                                                           if c in schema.names])
     why = _usable(table)
     stats: dict[str, dict[str, ColumnStats]] = {}
     if why is None:
@@ -163,4 +199,5 @@ def skip_slices(table: HoodieTable, slices: Sequence[FileSlice], filters: Sequen
     return out
 
 
-__all__ = ["ENABLE_DATA_SKIPPING", "data_skipping_enabled", "file_might_match", "skip_slices"]
+__all__ = ["ENABLE_DATA_SKIPPING", "data_skipping_enabled", "file_might_match", "skip_slices",
+           "prune_by_partition_stats"]

@@ -8,10 +8,11 @@
 """
 
 from hoodie.services.metadata.lifecycle import (
+    create_index,
     MetadataStatus, ValidationResult, create_metadata_table, drop_table_metadata, metadata_status,
     prepare_metadata_table, validate_metadata_table,
 )
 from hoodie.services.metadata.writer import MetadataWriter, drop_metadata_table
 
-__all__ = ["MetadataWriter", "drop_metadata_table", "prepare_metadata_table", "metadata_status", "MetadataStatus",
+__all__ = ["create_index", "MetadataWriter", "drop_metadata_table", "prepare_metadata_table", "metadata_status", "MetadataStatus",
            "validate_metadata_table", "ValidationResult", "create_metadata_table", "drop_table_metadata"]

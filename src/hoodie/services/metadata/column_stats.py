@@ -150,6 +150,10 @@ class ColumnStatsWriter:
             for name, fi in sorted(rec.files.items()):
                 if fi.is_deleted:
                     out.extend(self.tombstones(part, name, recorded.get(name, {})))
+                elif self.layout == 2 and N.is_log_file(name) and N.parse_log_file(name).base_instant == instant:
+                    # A 1.x log file named by this instant was created by it: every block is its own, even
+                    # blocks that keep another instant's time (a partial compaction's split files).
+                    out.extend(self.file_stats(part, name, None))
                 else:
                     out.extend(self.file_stats(part, name, instant))
         return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from hoodie.configs import BOOLEAN, Int, define, read
+from hoodie.configs import BOOLEAN, Float, Int, define, read
 
 _GROUP = "metadata table"
 
@@ -39,6 +39,43 @@ COLUMN_STATS_FILE_GROUPS = define(
     "File groups of a column_stats partition hoodie creates (Hudi's default 2); an existing partition keeps its "
     "own count.", _GROUP, type=Int(minimum=1))
 
+PARTITION_STATS_ENABLE = define(
+    "hoodie.metadata.index.partition.stats.enable", None,
+    "Writes (table versions 8/9, partitioned tables): true keeps (or creates) the partition_stats partition, "
+    "per partition and indexed column the range and counts over the partition's latest file slices, and updates "
+    "it on every commit; it needs column_stats (Hudi couples them). false drops it; unset keeps what the table "
+    "has.", _GROUP, type=BOOLEAN)
+PARTITION_STATS_FILE_GROUPS = define(
+    "hoodie.metadata.index.partition.stats.file.group.count", 1,
+    "File groups of a partition_stats partition hoodie creates (Hudi's default 1).", _GROUP, type=Int(minimum=1))
+RECORD_INDEX_ENABLE = define(
+    "hoodie.metadata.record.index.enable", None,
+    "Writes: true keeps (or creates) the record_index partition (record key -> partition, file id, instant) "
+    "and updates it on every commit; keys must then be unique across partitions. false drops it; unset keeps "
+    "what the table has.", _GROUP, type=BOOLEAN)
+RECORD_INDEX_MIN_GROUPS = define(
+    "hoodie.metadata.record.index.min.filegroup.count", 10,
+    "Fewest file groups of a record_index hoodie creates (Hudi's default 10).", _GROUP, type=Int(minimum=1))
+RECORD_INDEX_MAX_GROUPS = define(
+    "hoodie.metadata.record.index.max.filegroup.count", 10000,
+    "Most file groups of a record_index hoodie creates (Hudi's default 10000).", _GROUP, type=Int(minimum=1))
+RECORD_INDEX_MAX_SIZE = define(
+    "hoodie.metadata.record.index.max.filegroup.size", 1024 * 1024 * 1024,
+    "Bytes one record_index file group may grow to (Hudi's default 1 GiB); with the growth factor and 48 bytes "
+    "per key it sets the file-group count of a new record index.", _GROUP, type=Int(minimum=1))
+RECORD_INDEX_GROWTH = define(
+    "hoodie.metadata.record.index.growth.factor", 2.0,
+    "Expected growth of the key count, sizing a new record_index (Hudi's default 2.0).", _GROUP, type=Float(minimum=1.0))
+
+
+def index_option(options: Optional[Mapping[str, Any]], key: Any) -> Optional[bool]:
+    """An index's ``...enable`` write option: True, False, or None when unset.
+
+    Raises:
+        ConfigValueError: a value other than true/false.
+    """
+    return read(options).get(key)
+
 
 def column_stats_option(options: Optional[Mapping[str, Any]]) -> Optional[bool]:
     """``hoodie.metadata.index.column.stats.enable``: True, False, or None when unset.
@@ -65,4 +102,6 @@ def max_delta_commits(options: Optional[Mapping[str, Any]]) -> int:
 
 __all__ = ["ENABLE", "COMPACT_MAX_DELTA_COMMITS", "COLUMN_STATS_ENABLE", "COLUMN_STATS_COLUMNS",
            "COLUMN_STATS_MAX_COLUMNS", "COLUMN_STATS_FILE_GROUPS", "column_stats_option", "enable_option",
-           "max_delta_commits"]
+           "max_delta_commits", "PARTITION_STATS_ENABLE", "PARTITION_STATS_FILE_GROUPS", "RECORD_INDEX_ENABLE",
+           "RECORD_INDEX_MIN_GROUPS", "RECORD_INDEX_MAX_GROUPS", "RECORD_INDEX_MAX_SIZE", "RECORD_INDEX_GROWTH",
+           "index_option"]

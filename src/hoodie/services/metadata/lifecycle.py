@@ -23,14 +23,18 @@ from hoodie.format.metadata.table import METADATA_FOLDER, MetadataTable
 from hoodie.format.table import HoodieTable
 from hoodie.format.timeline.active import Timeline
 from hoodie.services.metadata.column_stats import ColumnStatsWriter, column_stats_listed
-from hoodie.services.metadata.config import enable_option
+from hoodie.services.metadata.config import RECORD_INDEX_ENABLE, enable_option, index_option
 from hoodie.services.metadata.writer import (
     drop_index_partitions, drop_metadata_table, metadata_table_state, storage_listing, warn_once,
 )
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import naming as N
 from hoodie.format.lock import TableLock
-from hoodie.services.metadata.writer import MetadataWriter
+from hoodie.services.metadata.writer import MetadataWriter, drop_index_partition
+from hoodie.format.file_group.fsview import FileSystemView
+from hoodie.format.metadata.index_reader import read_partition_stats, read_record_index
+from hoodie.services.metadata.column_stats import PARTITION as COLUMN_STATS, partitions_prop
+from hoodie.services.metadata.indexes import PARTITION_STATS, RECORD_INDEX, RecordIndexWriter, partition_stats_of
 from hoodie.services.rollback_action import pending_failed_writes
 
 def prepare_metadata_table(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> bool:
@@ -43,6 +47,11 @@ def prepare_metadata_table(table: HoodieTable, options: Optional[Mapping[str, An
                        f"{table.base_path}: dropped its metadata table because hoodie.metadata.enable=false, as Hudi "
                        "does (hoodie.table.metadata.partitions cleared, .hoodie/metadata deleted); readers list files")
         return False
+    if index_option(options, RECORD_INDEX_ENABLE) and not table.populate_meta_fields:
+        raise MetadataTableError(
+            f"hoodie.metadata.record.index.enable=true on {table.base_path}, which has virtual keys "
+            "(hoodie.populate.meta.fields=false): the record index is built from _hoodie_record_key, which such a "
+            "table does not store. Drop the option; nothing was written")
     drop_index_partitions(table, options)
     state = metadata_table_state(table)
     if state == "none":
@@ -107,6 +116,9 @@ class ValidationResult:
     size_mismatches: list[str] = field(default_factory=list)  # "partition/name: metadata X, storage Y"
     # column_stats against statistics recomputed from the files: "partition/name column: what differs"
     column_stats_mismatches: list[str] = field(default_factory=list)
+    # partition_stats against the partitions' latest slices' recomputed statistics; record_index against a key scan
+    partition_stats_mismatches: list[str] = field(default_factory=list)
+    record_index_mismatches: list[str] = field(default_factory=list)
     error: Optional[str] = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -163,9 +175,140 @@ def validate_metadata_table(table: HoodieTable) -> ValidationResult:
             res.column_stats_mismatches = validate_column_stats(table, meta)
         except MetadataTableError as e:
             res.column_stats_mismatches = [f"column_stats cannot be read: {e}"]
+    listed = set(partitions_prop(table.props))
+    if PARTITION_STATS in listed:
+        try:
+            res.partition_stats_mismatches = validate_partition_stats(table)
+        except MetadataTableError as e:
+            res.partition_stats_mismatches = [f"partition_stats cannot be read: {e}"]
+    if RECORD_INDEX in listed:
+        try:
+            res.record_index_mismatches = validate_record_index(table)
+        except MetadataTableError as e:
+            res.record_index_mismatches = [f"record_index cannot be read: {e}"]
     res.equal = not (res.missing_partitions or res.extra_partitions or res.missing_files or res.extra_files
-                     or res.size_mismatches or res.column_stats_mismatches)
+                     or res.size_mismatches or res.column_stats_mismatches or res.partition_stats_mismatches
+                     or res.record_index_mismatches)
     return res
+
+
+def expected_partition_stats(table: HoodieTable) -> dict[str, Any]:
+    """key -> the ``partition_stats`` records recomputed from the table's files: each partition's latest
+    slices, each file's statistics from its own footer or log blocks (not from column_stats)."""
+    writer = ColumnStatsWriter(table, table.storage.child(METADATA_FOLDER), table.table_version, {})
+    view = FileSystemView(table.storage, table.timeline)
+    out: dict[str, Any] = {}
+    for part in view.partitions():
+        if not part:
+            continue
+        slices = view.latest_file_slices(part)
+        files: dict[str, dict[str, Any]] = {}
+        for sl in slices:
+            names = ([sl.base_file.name] if sl.base_file else []) + [lf.name for lf in sl.log_files]
+            for n in names:
+                got = {st.column_name: st for st in writer.file_stats(part, n, None)}
+                if got:
+                    files[n] = got
+        for rec in partition_stats_of(part, slices, files):
+            out[rec.key] = rec
+    return out
+
+
+def validate_partition_stats(table: HoodieTable) -> list[str]:
+    """``partition_stats`` against :func:`expected_partition_stats`: the same partitions and columns, and
+    per record min, max, value count and null count equal."""
+    want = expected_partition_stats(table)
+    got = read_partition_stats(MetadataTable(table))
+    out = []
+    for k in sorted(set(want) | set(got)):
+        w, g = want.get(k), got.get(k)
+        if g is None:
+            out.append(f"{w.partition} {w.column_name}: no partition statistics recorded")
+        elif w is None:
+            out.append(f"{g.partition} {g.column_name}: statistics of a partition column with no live file")
+        else:
+            a = (w.python_min(), w.python_max(), w.value_count, w.null_count)
+            b = (g.python_min(), g.python_max(), g.value_count, g.null_count)
+            if a != b:
+                out.append(f"{w.partition} {w.column_name}: recorded (min, max, values, nulls) {b}, the files have {a}")
+    return out
+
+
+def validate_record_index(table: HoodieTable) -> list[str]:
+    """``record_index`` against a scan of the record keys of every latest file slice: every live key
+    recorded at its partition and file group, and no other key."""
+    w = RecordIndexWriter(table, table.storage.child(METADATA_FOLDER), table.table_version, {})
+    scan = w.scan_locations(FileSystemView(table.storage, table.timeline))
+    got = read_record_index(MetadataTable(table))
+    out = []
+    for k, locs in sorted(scan.items()):
+        if len(locs) > 1:
+            out.append(f"{k}: in {len(locs)} file groups ({', '.join(f'{x.partition!r} {x.file_id}' for x in locs)}); "
+                       "the record index maps a key to one")
+    want = {k: locs[-1] for k, locs in scan.items()}
+    for k in sorted(set(want) | set(got)):
+        a, b = want.get(k), got.get(k)
+        if b is None:
+            out.append(f"{k}: in {a.partition!r} file group {a.file_id}, not in the record index")
+        elif a is None:
+            out.append(f"{k}: recorded in {b.partition!r} file group {b.file_id}, but no file holds it")
+        elif (a.partition, a.file_id) != (b.partition, b.file_id):
+            out.append(f"{k}: recorded in {b.partition!r} file group {b.file_id}, the files have it in "
+                       f"{a.partition!r} file group {a.file_id}")
+    return out
+
+
+INDEX_NAMES = (COLUMN_STATS, PARTITION_STATS, RECORD_INDEX)
+
+
+def create_index(table: HoodieTable, index: str, options: Optional[Mapping[str, Any]] = None) -> str:
+    """``hoodie metadata create-index``: build ``index`` (column_stats, partition_stats or record_index)
+    from the table's committed files, replacing one the table has; returns its initialisation instant.
+    Runs under the table lock; the table needs a ready metadata table and no pending write.
+
+    Raises:
+        MetadataTableError: an unknown index, no metadata table, pending writes, or an index that cannot be
+            built (keys in two file groups for the record index; partition_stats without column_stats, on
+            table version 6 or a non-partitioned table).
+    """
+    if index not in INDEX_NAMES:
+        raise MetadataTableError(f"unknown index {index!r}: hoodie builds {', '.join(INDEX_NAMES)}")
+    with TableLock(table.storage, options, "metadata create-index"):
+        table.reload()
+        state = metadata_table_state(table)
+        if state != "ready":
+            raise MetadataTableError(
+                f"{table.base_path} has no usable metadata table ({state}); create it first (`hoodie metadata create`)")
+        failed = pending_failed_writes(table)
+        if failed:
+            raise MetadataTableError(
+                f"{table.base_path} has pending write(s) {', '.join(str(i) for i in failed[:3])}; indexes are built "
+                f"from committed files only. Roll them back first (hoodie rollback, or any write), then run "
+                f"create-index again")
+        writer = MetadataWriter(table, options)
+        if index == PARTITION_STATS and not writer._partition_stats_possible(warn=False):
+            return writer.bootstrap_index(PARTITION_STATS)  # raises, naming why
+        if index == RECORD_INDEX:
+            # Refuse before dropping the old one: keys in two file groups, virtual keys.
+            writer.rec_index.table_locations(FileSystemView(table.storage, table.timeline))
+        if index in partitions_prop(table.props):
+            drop_index_partition(table, index)
+            if index == COLUMN_STATS and PARTITION_STATS in partitions_prop(table.props):
+                drop_index_partition(table, PARTITION_STATS)  # built from column_stats: rebuilt below
+                rebuild_partition_stats = True
+            else:
+                rebuild_partition_stats = False
+        else:
+            rebuild_partition_stats = False
+        table.reload()
+        writer = MetadataWriter(table, options)
+        if index == COLUMN_STATS:
+            init = writer.bootstrap_column_stats()
+            if rebuild_partition_stats:
+                table.reload()
+                MetadataWriter(table, options).bootstrap_index(PARTITION_STATS)
+            return init
+        return writer.bootstrap_index(index)
 
 
 def _show(v: Any) -> str:
@@ -188,7 +331,8 @@ def validate_column_stats(table: HoodieTable, listing: Mapping[str, Mapping[str,
             where = f"{part}/{name}" if part else name
             mine = {s.column_name: s for s in writer.file_stats(part, name, None)}
             theirs = recorded.get(name, {})
-            if mine and not theirs and N.is_base_file(name):
+            # A base file, or a 1.x log file (written whole by one instant), with records must have statistics.
+            if mine and not theirs and (N.is_base_file(name) or table.timeline_layout == 2):
                 out.append(f"{where}: no statistics recorded")
                 continue
             for col in sorted(set(mine) & set(theirs)):
@@ -258,5 +402,6 @@ def drop_table_metadata(table: HoodieTable, options: Optional[Mapping[str, Any]]
         return drop_metadata_table(table, "hoodie metadata drop")
 
 
-__all__ = ["prepare_metadata_table", "metadata_status", "MetadataStatus", "validate_metadata_table", "listings",
+__all__ = ["create_index", "validate_partition_stats", "validate_record_index", "expected_partition_stats",
+           "INDEX_NAMES", "prepare_metadata_table", "metadata_status", "MetadataStatus", "validate_metadata_table", "listings",
            "ValidationResult", "create_metadata_table", "drop_table_metadata"]

@@ -29,12 +29,10 @@ from __future__ import annotations
 
 import logging
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
 from hoodie.faults import fault_point
-from hoodie.format import properties as P
 from hoodie.format.file_group import naming as N
 from hoodie.format.file_group.fsview import FileSystemView, list_partitions
 from hoodie.format.log import logformat as L
@@ -43,21 +41,31 @@ from hoodie.format.metadata.errors import MetadataTableError
 from hoodie.format.metadata.records import FilesRecord
 from hoodie.format.metadata.table import (
     FILES_PARTITION, METADATA_FOLDER, PARTITIONS_INFLIGHT_PROP, PARTITIONS_PROP, SOLO_COMMIT_TIMESTAMP,
-    MetadataTable, files_partition_available,
+    MetadataTable,
 )
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, update_table_properties
 from hoodie.format.timeline import active as T
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
-from hoodie.format.timeline.active import METAFOLDER, Timeline
+from hoodie.format.timeline.active import Timeline
 from hoodie.format.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie.format.timeline.instant import Instant, InstantGenerator, State
 from hoodie.services.commit import commit
 from hoodie.services.metadata.column_stats import (
     PARTITION as COLUMN_STATS, ColumnStatsWriter, column_stats_listed, mark_listed,
 )
-from hoodie.services.metadata.config import column_stats_option, max_delta_commits
+from hoodie.services.metadata.config import (
+    PARTITION_STATS_ENABLE, RECORD_INDEX_ENABLE, column_stats_option, index_option, max_delta_commits,
+)
+from hoodie.services.metadata.indexes import (
+    PARTITION_STATS, RECORD_INDEX, AfterView, PartitionStatsWriter, RecordIndexUnusable, RecordIndexWriter,
+    file_stats_after,
+)
+from hoodie.services.metadata.dropping import (  # noqa: F401  (re-exported: callers import them from here)
+    INDEXES, _warned, drop_index_partition, drop_index_partitions, drop_metadata_table, metadata_table_state,
+    table_props_fresh, warn_once,
+)
 from hoodie.services.metadata.records import action_records
 
 log = logging.getLogger("hoodie.services.metadata")
@@ -71,7 +79,7 @@ TOKEN = "0-0-0"
 # extraMetadata marker of a TTL replacecommit whose replaced files are moved to the stash.
 TTL_STASH_KEY = "hoodie.partition.ttl.stash"
 # Metadata-table partitions hoodie maintains; the others (indexes) are dropped on write.
-MAINTAINED = (FILES_PARTITION, COLUMN_STATS)
+MAINTAINED = (FILES_PARTITION, COLUMN_STATS, PARTITION_STATS, RECORD_INDEX)
 SLICES_RETAINED = 2
 
 
@@ -114,6 +122,11 @@ class MetadataWriter:
         self.max_delta_commits = max_delta_commits(options)
         self.col_stats = ColumnStatsWriter(table, self.storage, version, options)
         self.col_stats_wanted = column_stats_option(options)
+        self.part_stats = PartitionStatsWriter(table, self.storage, version, options)
+        self.part_stats_wanted = index_option(options, PARTITION_STATS_ENABLE)
+        self.rec_index = RecordIndexWriter(table, self.storage, version, options)
+        self.rec_index_wanted = index_option(options, RECORD_INDEX_ENABLE)
+        self._pending: Optional[tuple[str, str, bytes]] = None  # (instant, action, content) being recorded
 
     # -- state -----------------------------------------------------------------------------------
     def timeline(self) -> Timeline:
@@ -185,6 +198,9 @@ class MetadataWriter:
         if self.col_stats_wanted and not column_stats_listed(self.table.props):
             self.bootstrap_column_stats(skip=ts)
             tl = self.timeline()
+        if self._create_wanted_indexes(skip=ts):
+            tl = self.timeline()
+        self._pending = (ts, inflight.action, content)
         log_file = self._deltacommit(tl, ts, records, "UPSERT_PREPPED")
         rollbacks: list[str] = []
         if action in (I.ROLLBACK, I.RESTORE):
@@ -273,13 +289,78 @@ class MetadataWriter:
             file_id=fid, path=rel, partition_path=FILES_PARTITION, prev_commit=base_instant,
             num_writes=len(records), num_update_writes=len(records), total_write_bytes=size, file_size_in_bytes=size,
             total_log_blocks=1, is_delta=True, log_version=version, base_file=base_name or "", log_files=[name]))
+        new_stats = []
         if column_stats_listed(self.table.props):
-            for part, stat in self.col_stats.write(self.col_stats.records(records, ts), ts):
+            new_stats = self.col_stats.records(records, ts)
+            for part, stat in self.col_stats.write(new_stats, ts):
                 meta.add_write_stat(part, stat)
             fault_point("metadata.column_stats.after_log")
+        for part, stat in self._index_writes(records, new_stats, ts):
+            meta.add_write_stat(part, stat)
         commit(self.storage, inflight, meta)
         fault_point("metadata.after_deltacommit")
         return rel
+
+    def _index_writes(self, records: list[FilesRecord], new_stats: list[Any], ts: str) -> list[tuple[str, WriteStat]]:
+        """partition_stats and record_index changes of the instant being recorded (module
+        :mod:`hoodie.services.metadata.indexes`)."""
+        listed = _partitions_prop(self.table.props)
+        if self._pending is None or self._pending[0] != ts or not ({PARTITION_STATS, RECORD_INDEX} & set(listed)):
+            return []
+        _, action, content = self._pending
+        if action == I.CLEAN:
+            # A clean deletes older slices only: the latest slices, which both indexes describe, stay
+            # (a partition a TTL run emptied lost its statistics at that replacecommit).
+            return []
+        action = I.COMMIT if action == I.COMPACTION and self.layout == 1 else action
+        after = AfterView(self.table, ts, action, content)
+        out: list[tuple[str, WriteStat]] = []
+        if PARTITION_STATS in listed:
+            stats = self.part_stats.records(after, records, file_stats_after(self.table, new_stats))
+            out += self.part_stats.write(stats, ts)
+        if RECORD_INDEX in listed:
+            try:
+                puts, deletes = self.rec_index.changes(after, records)
+            except RecordIndexUnusable as e:
+                if self.rec_index_wanted:
+                    raise
+                # Kept only because the table had one (a Java writer's): the table's keys are not unique
+                # (or not stored), so no record index can be right for it; it goes, as an index hoodie
+                # cannot keep does.
+                drop_index_partition(self.table, RECORD_INDEX)
+                warn_once(self.table, "record_index", f"dropped the record index: {e}")
+            else:
+                out += self.rec_index.write(puts, deletes, ts)
+        if out:
+            fault_point("metadata.indexes.after_log")
+        return out
+
+    def _create_wanted_indexes(self, skip: Optional[str] = None) -> bool:
+        """Create the record index and partition stats the options ask for and the table lacks;
+        returns whether any was created."""
+        listed = set(_partitions_prop(self.table.props))
+        made = False
+        if self.rec_index_wanted and RECORD_INDEX not in listed:
+            self.bootstrap_index(RECORD_INDEX)
+            made = True
+        if self.part_stats_wanted and PARTITION_STATS not in listed and self._partition_stats_possible(warn=True):
+            self.bootstrap_index(PARTITION_STATS)
+            made = True
+        return made
+
+    def _partition_stats_possible(self, warn: bool) -> bool:
+        why = None
+        if self.version < 8:
+            why = "table version 6 has no partition_stats (Hudi 1.x's)"
+        elif not self.table.is_partitioned:
+            why = "the table is not partitioned"
+        elif not column_stats_listed(self.table.props):
+            why = ("partition_stats is built from column_stats, which the table lacks "
+                   "(hoodie.metadata.index.column.stats.enable=true creates it)")
+        if why is not None and warn:
+            warn_once(self.table, "partition_stats", f"{self.table.base_path}: hoodie.metadata.index.partition.stats."
+                      f"enable=true, but no partition_stats is kept: {why}")
+        return why is None
 
     # -- the MDT's own services ------------------------------------------------------------------
     def _maybe_compact(self, tl: Timeline, current: str) -> tuple[Optional[str], Optional[str]]:
@@ -404,14 +485,20 @@ class MetadataWriter:
         size = L.write_log_file(self.storage, rel, [L.encode_command_block(inflight.timestamp, target)])
         per_part = {FILES_PARTITION: plans.rollback_partition_metadata(FILES_PARTITION, [], [],
                                                                       {self.storage.uri(rel): size})}
-        if column_stats_listed(self.table.props) and self.storage.exists(COLUMN_STATS):
-            # The failed instant's column-stats blocks go too: a command block in every file group.
+        listed = _partitions_prop(self.table.props)
+        for ipart, groups in ((COLUMN_STATS, self.col_stats), (PARTITION_STATS, self.part_stats.groups),
+                              (RECORD_INDEX, self.rec_index.groups)):
+            if ipart not in listed or not self.storage.exists(ipart):
+                continue
+            # The failed instant's index blocks go too: a command block in every file group.
+            file_groups = groups.file_groups() if ipart == COLUMN_STATS else groups.groups()
+            next_version = groups._next_version if ipart == COLUMN_STATS else groups.next_version
             written: dict[str, int] = {}
-            for cfid, (cbase, _) in sorted(self.col_stats.file_groups().items()):
-                crel = f"{COLUMN_STATS}/{N.log_file_name(cfid, cbase, self.col_stats._next_version(cfid, cbase), TOKEN)}"
+            for cfid, (cbase, _) in sorted(file_groups.items()):
+                crel = f"{ipart}/{N.log_file_name(cfid, cbase, next_version(cfid, cbase), TOKEN)}"
                 written[self.storage.uri(crel)] = L.write_log_file(
                     self.storage, crel, [L.encode_command_block(inflight.timestamp, target)])
-            per_part[COLUMN_STATS] = plans.rollback_partition_metadata(COLUMN_STATS, [], [], written)
+            per_part[ipart] = plans.rollback_partition_metadata(ipart, [], [], written)
         fault_point("metadata.rollback.after_command_block")
         meta = plans.rollback_metadata(
             inflight.timestamp, int((time.monotonic() - started) * 1000), [(target, I.DELTA_COMMIT)], per_part)
@@ -494,7 +581,7 @@ class MetadataWriter:
                     if N.is_log_file(name) and N.parse_log_file(name).base_instant not in targets:
                         targets.append(N.parse_log_file(name).base_instant)
         per_part = {}
-        for part in (FILES_PARTITION, COLUMN_STATS):
+        for part in (FILES_PARTITION, *INDEXES):
             names = self._logs_of(targets, part)
             for n in names:
                 self.storage.delete(f"{part}/{n}")
@@ -571,6 +658,7 @@ class MetadataWriter:
         update_table_properties(self.table, {PARTITIONS_PROP: ",".join(parts), PARTITIONS_INFLIGHT_PROP: ""})
         if self.col_stats_wanted:
             self.bootstrap_column_stats()
+        self._create_wanted_indexes()
         log.info("created the metadata table of %s at %s (%d partitions, %d files)", self.table.base_path, init,
                  len(listing), sum(len(f) for f in listing.values()))
         return init
@@ -596,6 +684,52 @@ class MetadataWriter:
         commit(self.storage, inflight, meta)
         mark_listed(self.table, update_table_properties)
         log.info("created column_stats in the metadata table of %s at %s (%d records)", self.table.base_path, init,
+                 count)
+        return init
+
+
+    def bootstrap_index(self, partition: str) -> str:
+        """Create ``record_index`` or ``partition_stats`` from the table's latest file slices (committed
+        files only: call with no write in flight but the one being recorded, whose files are invisible
+        to the view until it completes); returns its initialisation instant.
+
+        Raises:
+            MetadataTableError: the index cannot be built (partition_stats without column_stats, keys in
+                two file groups for the record index...).
+        """
+        if partition == PARTITION_STATS and not self._partition_stats_possible(warn=False):
+            self._partition_stats_possible(warn=True)
+            raise MetadataTableError(f"cannot create partition_stats for {self.table.base_path}: table version "
+                                     f"{self.version}, partitioned={self.table.is_partitioned}, column_stats "
+                                     f"{'present' if column_stats_listed(self.table.props) else 'missing'}; it needs "
+                                     "table version 8 or 9, a partitioned table and column_stats")
+        tl = self.timeline()
+        done = self._data_timeline().completed().last()
+        upto = done.timestamp if done is not None else SOLO_COMMIT_TIMESTAMP
+        init = self.col_stats.init_instant({i.timestamp for i in tl}, upto)
+        view = FileSystemView(self.data, self._data_timeline())
+        # Everything that can refuse (keys in two file groups, virtual keys) runs before anything is written.
+        if partition == RECORD_INDEX:
+            locations = self.rec_index.table_locations(view)
+        else:
+            file_stats = file_stats_after(self.table, [])
+        update_table_properties(self.table, {PARTITIONS_INFLIGHT_PROP: ",".join(
+            sorted(set(_partitions_prop(self.table.props, PARTITIONS_INFLIGHT_PROP)) | {partition}))})
+        req = T.create_requested(self.storage, init, I.DELTA_COMMIT)
+        inflight = T.transition_to_inflight(self.storage, req)
+        if partition == RECORD_INDEX:
+            stats, count = self.rec_index.bootstrap(init, locations)
+        else:
+            stats, count = self.part_stats.bootstrap(init, view, file_stats)
+        meta = CommitMetadata(operation_type="BULK_INSERT", extra_metadata={"schema": MW.schema_json(self.version)})
+        for part, stat in stats:
+            meta.add_write_stat(part, stat)
+        commit(self.storage, inflight, meta)
+        parts = sorted(set(_partitions_prop(self.table.props)) | {partition})
+        inflight_parts = [p for p in _partitions_prop(self.table.props, PARTITIONS_INFLIGHT_PROP) if p != partition]
+        update_table_properties(self.table, {PARTITIONS_PROP: ",".join(parts),
+                                             PARTITIONS_INFLIGHT_PROP: ",".join(inflight_parts)})
+        log.info("created %s in the metadata table of %s at %s (%d records)", partition, self.table.base_path, init,
                  count)
         return init
 
@@ -649,108 +783,6 @@ def storage_listing(storage: Storage, upto: Optional[str] = None) -> dict[str, d
                 files[s.name] = s.size
         out[part] = files
     return out
-
-
-# -- enabling, disabling, dropping --------------------------------------------------------------------
-_warned: set[tuple[str, str]] = set()
-
-
-def warn_once(table: HoodieTable, what: str, text: str) -> None:
-    """Warn ``text`` once per table and topic ``what`` in this process."""
-    key = (table.storage.uri(), what)
-    if key not in _warned:
-        _warned.add(key)
-        warnings.warn(text, UserWarning, stacklevel=4)
-
-
-def drop_metadata_table(table: HoodieTable, reason: str = "") -> bool:
-    """Delete the metadata table the way Hudi does for a writer with ``hoodie.metadata.enable=false``:
-    clear ``hoodie.table.metadata.partitions`` (and ``.inflight``) first, then delete
-    ``.hoodie/metadata``. Readers then list storage. Returns whether anything changed.
-
-    The property goes first: a crash between the two steps leaves an unreferenced folder, which
-    readers ignore and the next transaction deletes.
-    """
-    storage = table.storage
-    props_set = any(table.props.get(k) for k in (PARTITIONS_PROP, PARTITIONS_INFLIGHT_PROP))
-    folder = storage.exists(METADATA_FOLDER)
-    if not props_set and not folder:
-        return False
-    if props_set:
-        update_table_properties(table, {k: "" for k in (PARTITIONS_PROP, PARTITIONS_INFLIGHT_PROP)
-                                        if k in table.props})
-        fault_point("metadata.after_disable_properties")
-    if folder:
-        storage.delete_dir(METADATA_FOLDER)
-    log.info("dropped the metadata table of %s%s", table.base_path, f": {reason}" if reason else "")
-    return True
-
-
-def drop_index_partitions(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> list[str]:
-    """Drop the MDT partitions hoodie does not maintain (bloom_filters, record_index, partition_stats,
-    secondary and expression indexes), and column_stats when ``hoodie.metadata.index.column.stats.enable``
-    is false or it is not fully there (only inflight, or its folder missing), as Java does when an
-    index is disabled: remove them from the data table's properties, then delete their folders.
-    Returns the partitions dropped."""
-    props = table.props
-    listed = _partitions_prop(props)
-    inflight = _partitions_prop(props, PARTITIONS_INFLIGHT_PROP)
-    mdt = table.storage.child(METADATA_FOLDER)
-    folders = [s.name for s in mdt.list_dir("") if s.is_dir and s.name != METAFOLDER] if mdt.exists("") else []
-    keep = {FILES_PARTITION}
-    if (column_stats_option(options) is not False and COLUMN_STATS in listed and COLUMN_STATS not in inflight
-            and COLUMN_STATS in folders and _column_stats_readable(table)):
-        keep.add(COLUMN_STATS)
-    others = sorted({p for p in listed + inflight + folders if p not in keep})
-    if not others:
-        return []
-    update_table_properties(table, {
-        PARTITIONS_PROP: ",".join(p for p in listed if p in keep),
-        PARTITIONS_INFLIGHT_PROP: ",".join(p for p in inflight if p in keep)})
-    for p in others:
-        if mdt.exists(p):
-            mdt.delete_dir(p)
-    if others == [COLUMN_STATS] and column_stats_option(options) is False:
-        warn_once(table, "column_stats", f"{table.base_path}: dropped the metadata table's column_stats partition "
-                  "because hoodie.metadata.index.column.stats.enable=false, as Hudi does")
-        return others
-    warn_once(table, "indexes",
-               f"{table.base_path}: dropped the metadata-table partitions {', '.join(others)}, which hoodie does not "
-               "maintain (it keeps files and column_stats up to date) or which were not fully built; Java Hudi "
-               "rebuilds them on its next write with the index enabled (docs/metadata-table.md)")
-    return others
-
-
-def _column_stats_readable(table: HoodieTable) -> bool:
-    """Whether the column_stats folder holds file groups hoodie can write into (else it is dropped
-    rather than failing the commit)."""
-    try:
-        return bool(MetadataTable(table).partition_slices(COLUMN_STATS))
-    except (MetadataTableError, ValueError, OSError):
-        return False
-
-
-def table_props_fresh(table: HoodieTable) -> dict[str, str]:
-    """The data table's properties as they are on storage now."""
-    return P.parse_properties(table.storage.read_bytes(".hoodie/hoodie.properties").decode("utf-8"))
-
-
-def metadata_table_state(table: HoodieTable) -> str:
-    """``none`` (no MDT), ``ready`` (``files`` listed and in sync with the data timeline) or
-    ``broken: <why>`` (partially initialised, missing, stale or unreadable)."""
-    props = table.props
-    folder = table.storage.exists(f"{METADATA_FOLDER}/.hoodie/hoodie.properties")
-    if not files_partition_available(props):
-        if folder or table.storage.exists(METADATA_FOLDER) or props.get(PARTITIONS_INFLIGHT_PROP):
-            return "broken: not initialised (files is not in hoodie.table.metadata.partitions)"
-        return "none"
-    if not folder:
-        return "broken: .hoodie/metadata is missing"
-    try:
-        MetadataTable(table).check_in_sync()
-    except MetadataTableError as e:
-        return f"broken: {e}"
-    return "ready"
 
 
 __all__ = [

@@ -38,6 +38,8 @@ from hoodie.format.keys.generators import key_generator_from_config
 from hoodie.format.slice import writer as W
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, create_table, table_exists
+from hoodie.format.timeline import active as T
+from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie.format.timeline.instant import Instant
 from hoodie.metrics import publish_write
@@ -48,7 +50,8 @@ from hoodie.services.write.configs import (
     OPERATION_TYPES, OVERWRITE_OPERATIONS, PARTITIONS_TO_DELETE, WriteConfig, overwrite_config,
 )
 from hoodie.services.write.execution import write_file_groups
-from hoodie.services.write.plan import (
+from hoodie.services.write.plan import (  # noqa: I001
+    RecordIndexConflict,
     action_for, check_compaction_plans, partitions_to_delete, replaced_file_groups, requested_content,
 )
 from hoodie.services.write.prepare import avro_schema_for, check_event_times, prepare_records, with_auto_keys
@@ -348,7 +351,11 @@ class ArrowWriteExecutor:
         return WriteOutcome(stats, parts)
 
     def abort(self, txn: Transaction, error: BaseException) -> None:
-        """Nothing: the instant stays pending and the next writer rolls it back."""
+        """A write refused while planning (no file written yet) leaves no instant behind; after that,
+        nothing: the instant stays pending and the next writer rolls it back."""
+        if isinstance(error, RecordIndexConflict) and txn.table is not None and txn.instant is not None:
+            T.delete_instant_files(txn.table.storage, txn.instant.timestamp, txn.instant.action,
+                                   (I.State.INFLIGHT, I.State.REQUESTED))
 
 
 __all__ = ["run_write", "commit_extra_metadata", "OptionCheck", "WriteOperation", "WriteExecutor", "WriteOutcome",

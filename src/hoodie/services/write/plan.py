@@ -20,6 +20,9 @@ import pyarrow.compute as pc
 from hoodie.errors import WriteError
 from hoodie.format.file_group import naming as N
 from hoodie.format.file_group.fsview import FileSlice, FileSystemView
+from hoodie.format.metadata.errors import MetadataTableError
+from hoodie.format.metadata.index_reader import lookup_record_index, record_index_available
+from hoodie.format.metadata.table import MetadataTable
 from hoodie.format.phases import phase
 from hoodie.format.slice import writer as W
 from hoodie.format.slice.merge import comparable_order_keys, java_order_key
@@ -199,6 +202,9 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
             new = R.drop_soft_deleted(prec.filter(pa.array(~matched)) if matched.any() else prec)
             if new.num_rows:
                 to_insert[p] = new
+    if to_insert and record_index_available(table.props):
+        with phase("index.record_index"):
+            _check_new_keys_are_new(table, to_insert, op)
     per_file = max(1, cfg.max_file_size // max(1, cfg.record_size_estimate))
     for p, recs in to_insert.items():
         offset = 0
@@ -297,6 +303,40 @@ def _drop_stale_updates(existing: pa.Table, ups: pa.Table, ordering: str) -> pa.
     stale = pc.fill_null(pc.less(new_key, pc.take(old_key, at)), False)
     return ups.filter(pc.invert(stale))
 
+
+
+class RecordIndexConflict(WriteError):
+    """A write that would put a key the record index places elsewhere: refused during planning, before
+    any file is written (the write's instant files are removed at once)."""
+
+
+def _check_new_keys_are_new(table: HoodieTable, to_insert: Mapping[str, pa.Table], op: str) -> None:
+    """With a record index, keys are unique across the table (Hudi's global semantics): a record this
+    write would add as new whose key the index already places elsewhere (an insert of a live key, a key
+    moved to another partition by a non-global index), or that it adds in two partitions, is refused
+    before anything is written. Keys in partitions an overwrite replaces do not count."""
+    if op == "insert_overwrite_table":
+        return
+    replaced = set(to_insert) if op in OVERWRITE_OPERATIONS else set()
+    where: dict[str, str] = {}
+    for p, recs in to_insert.items():
+        for k in recs.column("_hoodie_record_key").to_pylist():
+            if where.setdefault(k, p) != p:
+                raise RecordIndexConflict(f"record key {k!r} is written to partitions {where[k]!r} and {p!r}; the table has a "
+                                 "record index (hoodie.metadata.record.index.enable), which maps each key to one place. "
+                                 "Nothing was written")
+    try:
+        found = lookup_record_index(MetadataTable(table), where)
+    except MetadataTableError:
+        return  # an unreadable record index is dropped or rebuilt by the commit; it cannot tell here
+    for k, loc in sorted(found.items()):
+        if loc.partition in replaced:
+            continue
+        raise RecordIndexConflict(
+            f"record key {k!r} is already in partition {loc.partition!r} (file group {loc.file_id}), and this {op} "
+            f"would add it again in {where[k]!r}: the table's record index (hoodie.metadata.record.index.enable) "
+            "maps each key to one place, as Hudi's global index does. Upsert it in its partition, delete it there "
+            "first, or turn the record index off (hoodie.metadata.record.index.enable=false). Nothing was written")
 
 
 def action_for(table: HoodieTable, operation: str) -> str:
