@@ -9,18 +9,14 @@ answer); the default run replays copy-on-write, the slow run merge-on-read too.
 
 Not replayed, with the reason (hoodie does not offer the feature, or answers differently on purpose):
 
-* TestUpdateTable "Test Update Table Without Primary Key" and TestMergeIntoTable's key-less merges:
-  UPDATE/MERGE on a table without record key are Hudi's upsert prepped, which hoodie refuses
-  (docs/bad-input.md) rather than run;
 * TestUpdateTable "Test Update Table with Clustering", run_clustering / show_clustering procedure
   tests: hoodie builds no clustering (CALL run_clustering answers NOT_SUPPORTED);
 * TestInsertTable tests of bucket index, insert_dup_policy fail/drop, bulk_insert row-writer
   configs, ``hoodie.sql.insert.mode``, schema evolution on insert: configs hoodie does not implement;
-* TestInsertTable "insert into a merge-on-read table with a primary key twice": hoodie keeps both
-  rows of operation insert on merge-on-read (one on copy-on-write), Hudi's test expects one for both;
-* TestMergeIntoTable tests of partial updates (``hoodie.spark.sql.merge.into.partial.updates``),
-  MERGE with non-key ON conditions on key-less tables, and of conditions that Hudi accepts but
-  ignores (an ON conjunct on a non-key column): hoodie refuses those before writing;
+* TestMergeIntoTable tests of partial updates (``hoodie.spark.sql.merge.into.partial.updates``), and of
+  conditions that Hudi accepts on a table with a record key but ignores (an ON conjunct on a non-key
+  column, TestMergeIntoTableWithNonRecordKeyField "Test Merge into extra cond"): hoodie refuses those
+  before writing;
 * TestTimeTravelTable on tables written by Hudi's datasource with ``VERSION AS OF`` a commit
   number: hoodie takes instants only;
 * TestCDCForSparkSQL, TestDataSkippingQuery, TestHoodieTableValuedFunction, TestRepairTable,
@@ -161,9 +157,93 @@ def test_delete_table_without_primary_key(spark, tmp_path: Path, ttype: str) -> 
                    (3, 'a2', cast(30.0 as double), 1000)""")
     sql(spark, f"delete from {t} where id = 1")
     assert answer(spark, f"select id, name, price, ts from {t}") == [(2, "a2", 20.0, 1000), (3, "a2", 30.0, 1000)]
-    # What hoodie refuses on such a table (Hudi's upsert prepped), before writing.
-    with pytest.raises(SqlError, match="without record key fields"):
-        sql(spark, f"update {t} set price = 1 where id = 2")
+    # TestUpdateTable "Test Update Partitioned Table Without Primary Key": an UPDATE by the stored keys
+    # (Hudi's upsert prepped) on the same table.
+    sql(spark, f"update {t} set price = cast(25.0 as double) where id = 2")
+    assert answer(spark, f"select id, name, price, ts from {t}") == [(2, "a2", 25.0, 1000), (3, "a2", 30.0, 1000)]
+    with pytest.raises(SqlError, match="Detected disallowed assignment clause in UPDATE statement for partition field `ts`"):
+        sql(spark, f"update {t} set ts = 2000 where id = 2")
+
+
+@pytest.mark.parametrize("ttype", TYPES)
+def test_update_table_without_primary_key(spark, tmp_path: Path, ttype: str) -> None:
+    """TestUpdateTable "Test Update Table Without Primary Key" (partitioned and not): UPDATE on a key-less
+    table rewrites each matching record under the key it was read with (Hudi's upsert prepped), so the
+    table keeps one row per record; hudi-rs reads the same rows."""
+    from tests.hudi_rs import read_hudi_rs
+
+    for partitioned in ("partitioned by (name)", ""):
+        t = table_name()
+        create(spark, tmp_path, t, "id int, price double, ts long, name string",
+               f"type = '{ttype}', preCombineField = 'ts'", partitioned)
+        sql(spark, f"insert into {t} select 1, 10, 1000, 'a1'")
+        sql(spark, f"insert into {t} select 2, 15, 1000, 'a2'")
+        sql(spark, f"update {t} set price = 20 where id = 1")
+        assert answer(spark, f"select id, name, price, ts from {t}") == [(1, "a1", 20.0, 1000), (2, "a2", 15.0, 1000)]
+        sql(spark, f"update {t} set price = price * 2 where id = 1")
+        assert answer(spark, f"select id, name, price, ts from {t}") == [(1, "a1", 40.0, 1000), (2, "a2", 15.0, 1000)]
+        keys = answer(spark, f"select _hoodie_record_key from {t}")
+        sql(spark, f"update {t} set price = price + 1")
+        assert answer(spark, f"select _hoodie_record_key from {t}") == keys  # the stored keys, not new ones
+        path = str(tmp_path / t.split(".")[1])
+        rs = read_hudi_rs(path)
+        assert sorted(zip(rs.column("id").to_pylist(), rs.column("price").to_pylist())) == [(1, 41.0), (2, 16.0)]
+
+
+@pytest.mark.parametrize("ttype", TYPES)
+def test_merge_into_table_without_primary_key(spark, tmp_path: Path, ttype: str) -> None:
+    """TestMergeIntoTableWithNonRecordKeyField "Test MergeInto Basic pkless", "Test pkless complex merge cond",
+    "Test pkless multiple source match": on a key-less table any ON condition matches, matched rows are
+    written under their stored keys, inserted rows get generated keys, and several source rows matching one
+    target row keep the one with the greatest ordering value (the later one without an ordering field)."""
+    full = table_name()
+    create(spark, tmp_path, full, "id int, name string, price double, ts int", f"type = '{ttype}', preCombineField = 'ts'")
+    t = full.split(".")[1]  # Hudi's tests name the table (and qualify columns) without the database
+    sql(spark, f"""merge into {t} using (select 1 as id, 'a1' as name, 10 as price, 1000 as ts, '1' as flag) s0
+                   on s0.id = {t}.id when matched and flag = '1' then update set id = s0.id, name = s0.name,
+                   price = s0.price, ts = s0.ts when not matched and flag = '1' then insert *""")
+    assert answer(spark, f"select id, name, price, ts from {t}") == [(1, "a1", 10.0, 1000)]
+    sql(spark, f"""merge into {t} using (select 1 as id, 'a1' as name, 10 as price, 1001 as ts) s0 on s0.id = {t}.id
+                   when matched then update set id = s0.id, name = s0.name, price = s0.price + {t}.price, ts = s0.ts
+                   when not matched then insert *""")
+    assert answer(spark, f"select id, name, price, ts from {t}") == [(1, "a1", 20.0, 1001)]
+    sql(spark, f"""merge into {t} using (select * from (select 1 as id, 'a1' as name, 10 as price, 1002 as ts
+                   union all select 2 as id, 'a2' as name, 12 as price, 1001 as ts)) s0 on s0.id = {t}.id
+                   when matched then update set id = s0.id, name = s0.name, price = s0.price + {t}.price, ts = s0.ts
+                   when not matched and s0.id % 2 = 0 then insert *""")
+    assert answer(spark, f"select id, name, price, ts from {t}") == [(1, "a1", 30.0, 1002), (2, "a2", 12.0, 1001)]
+    sql(spark, f"""merge into {t} using (select 1 as id, 'a1' as name, 12 as price, 1003 as ts) s0 on s0.id = {t}.id
+                   when matched and s0.id != 1 then update set id = s0.id, name = s0.name, price = s0.price, ts = s0.ts
+                   when matched and s0.id = 1 then delete when not matched then insert *""")
+    assert answer(spark, f"select id, name, price, ts from {t}") == [(2, "a2", 12.0, 1001)]
+
+    c = table_name()
+    create(spark, tmp_path, c, "id int, name string, price double, ts int", f"type = '{ttype}', preCombineField = 'ts'")
+    c = c.split(".")[1]
+    sql(spark, f"""insert into {c} values (1, 'a1', 10, 100), (2, 'a2', 20, 100), (3, 'a3', 30, 100),
+                   (4, 'a4', 40, 100), (5, 'a5', 50, 100), (6, 'a6', 60, 100)""")
+    sql(spark, f"""merge into {c} using (select 2 as id, 'a1' as name, 50 as price, 999 as ts) s0
+                   on {c}.price < s0.price and {c}.id >= s0.id when matched then update set ts = s0.ts
+                   when not matched then insert *""")
+    expected = [(1, "a1", 10.0, 100), (2, "a2", 20.0, 999), (3, "a3", 30.0, 999), (4, "a4", 40.0, 999),
+                (5, "a5", 50.0, 100), (6, "a6", 60.0, 100)]
+    assert answer(spark, f"select id, name, price, ts from {c}") == expected
+    sql(spark, f"""merge into {c} using (select 1 as id, 'a1' as name, 50 as price, 999 as ts) s0 on {c}.id < s0.id
+                   when matched then update set ts = s0.ts when not matched then insert *""")
+    assert answer(spark, f"select id, name, price, ts from {c}") == sorted(expected + [(1, "a1", 50.0, 999)])
+
+    for ordering in (True, False):
+        m = table_name()
+        create(spark, tmp_path, m, "id int, name string, price double, ts int",
+               f"type = '{ttype}'" + (", preCombineField = 'ts'" if ordering else ""))
+        m = m.split(".")[1]
+        sql(spark, f"insert into {m} values (1, 'a1', 10, 100)")
+        assign = "price = s0.price, ts = s0.ts" if ordering else "price = s0.price"
+        sql(spark, f"""merge into {m} using (select 1 as id, 'a1' as name, 20 as price, 200 as ts union all
+                       select 2 as id, 'a1' as name, 30 as price, 100 as ts) s0 on {m}.name = s0.name
+                       when matched then update set {assign} when not matched then insert *""")
+        assert answer(spark, f"select id, name, price, ts from {m}") == (
+            [(1, "a1", 20.0, 200)] if ordering else [(1, "a1", 30.0, 100)])
 
 
 def test_insert_static_partition_aligns_aliased_select_by_name(spark, tmp_path: Path) -> None:
@@ -216,3 +296,80 @@ def test_insert_select_time_travel_and_show_commits_filter(spark, tmp_path: Path
     assert len(rows) == 1 and rows[0].commit_time > first
     with pytest.raises(SqlError, match="not a predicate over show_commits"):
         sql(spark, f"""CALL show_commits(table => '{t1}', filter => "no_such_column = 1")""")
+
+
+@pytest.mark.parametrize("ttype", TYPES)
+def test_insert_into_keeps_duplicates_unless_told(spark, tmp_path: Path, ttype: str) -> None:
+    """TestInsertTable3 "Test INSERT INTO preserves duplicates by default", "Test enable
+    hoodie.merge.allow.duplicate.on.inserts when write", "Test INSERT INTO deduplicates when operation is set
+    to upsert": Hudi 1.x's INSERT INTO is operation insert with hoodie.merge.allow.duplicate.on.inserts=true,
+    so a key inserted again is stored again (on copy-on-write too, where the insert lands in the small file
+    holding the key); =false merges it with the stored record; operation upsert keeps one row per key."""
+    t = table_name()
+    create(spark, tmp_path, t, "id bigint, ts bigint, v string", f"type = '{ttype}', primaryKey = 'id', preCombineField = 'ts'")
+    sql(spark, f"insert into {t} values (1, 1000, 'a'), (1, 1001, 'a_dup'), (2, 1002, 'b')")
+    assert answer(spark, f"select id, ts, v from {t}") == [(1, 1000, "a"), (1, 1001, "a_dup"), (2, 1002, "b")]
+    sql(spark, f"insert into {t} values (1, 1003, 'a_again'), (3, 1004, 'c')")
+    assert answer(spark, f"select id, ts, v from {t}") == [
+        (1, 1000, "a"), (1, 1001, "a_dup"), (1, 1003, "a_again"), (2, 1002, "b"), (3, 1004, "c")]
+
+    d = table_name()
+    create(spark, tmp_path, d, "id int, name string, price double, ts long, dt string",
+           f"type = '{ttype}', primaryKey = 'id', preCombineField = 'ts'", "partitioned by (dt)")
+    sql(spark, f"insert into {d} partition(dt='2021-12-25') values (1, 'a1', 10, 1000)")
+    spark.conf.set("hoodie.merge.allow.duplicate.on.inserts", "false")
+    try:
+        sql(spark, f"insert into {d} partition(dt='2021-12-25') values (1, 'a2', 20, 1001)")
+        assert answer(spark, f"select id, name, price, ts, dt from {d}") == [(1, "a2", 20.0, 1001, "2021-12-25")]
+        spark.conf.set("hoodie.merge.allow.duplicate.on.inserts", "true")
+        sql(spark, f"insert into {d} partition(dt='2021-12-25') values (1, 'a3', 30, 1002)")
+        assert answer(spark, f"select id, name, price, ts, dt from {d}") == [
+            (1, "a2", 20.0, 1001, "2021-12-25"), (1, "a3", 30.0, 1002, "2021-12-25")]
+    finally:
+        spark.conf.unset("hoodie.merge.allow.duplicate.on.inserts")
+
+    u = table_name()
+    create(spark, tmp_path, u, "id bigint, ts bigint, v string", f"type = '{ttype}', primaryKey = 'id', preCombineField = 'ts'")
+    spark.conf.set("hoodie.spark.sql.insert.into.operation", "upsert")
+    try:
+        sql(spark, f"insert into {u} values (1, 1000, 'a'), (1, 1001, 'a_dup'), (2, 1002, 'b')")
+        assert answer(spark, f"select id, ts, v from {u}") == [(1, 1001, "a_dup"), (2, 1002, "b")]
+        sql(spark, f"insert into {u} values (1, 1003, 'a_again'), (3, 1004, 'c')")
+        assert answer(spark, f"select id, ts, v from {u}") == [(1, 1003, "a_again"), (2, 1002, "b"), (3, 1004, "c")]
+    finally:
+        spark.conf.unset("hoodie.spark.sql.insert.into.operation")
+
+
+def test_insert_partition_columns_last(spark, tmp_path: Path) -> None:
+    """TestInsertTable "Test Insert Into with dynamic partition", "... with multi partition", "... with subset
+    of columns": a table PARTITIONED BY has its partition columns last (in PARTITIONED BY order) whatever the
+    column list's order, so INSERT by position fills them from the query's last columns; a query naming the
+    expected columns in another order is aligned by name; a column list may name a subset (the rest null)."""
+    t = table_name()
+    create(spark, tmp_path, t, "id int, dt string, name string, price double, ts long",
+           "type = 'cow', primaryKey = 'id'", "partitioned by (dt)")
+    assert [c for c in sql(spark, f"select * from {t}").columns if not c.startswith("_hoodie")] == [
+        "id", "name", "price", "ts", "dt"]
+    sql(spark, f"insert into {t} partition(dt) select 1 as id, '2021-01-05' as dt, 'a1' as name, 10 as price, 1000 as ts")
+    sql(spark, f"insert into {t} select 2 as id, 'a2' as name, 20 as price, 2000 as ts, '2021-01-06' as dt")
+    sql(spark, f"insert into {t} select 3, 'a3', 30, 3000, '2021-01-07'")
+    sql(spark, f"insert into {t} (dt, ts, name, id) values ('2021-01-08', 4000, 'a4', 4)")
+    sql(spark, f"insert into {t} (dt, ts, id, name) values ('2021-01-09' as dt, 6000 as ts, 6 as id, 'a6' as name)")
+    sql(spark, f"insert into {t} partition(dt='2021-01-10') (ts, id, name) values (7000, 7, 'a7')")
+    assert answer(spark, f"select id, name, price, ts, dt from {t}") == [
+        (1, "a1", 10.0, 1000, "2021-01-05"), (2, "a2", 20.0, 2000, "2021-01-06"), (3, "a3", 30.0, 3000, "2021-01-07"),
+        (4, "a4", None, 4000, "2021-01-08"), (6, "a6", None, 6000, "2021-01-09"), (7, "a7", None, 7000, "2021-01-10")]
+
+    m = table_name()
+    create(spark, tmp_path, m, "id int, dt string, name string, price double, ht string, ts long",
+           "type = 'cow', primaryKey = 'id'", "partitioned by (dt, ht)")
+    sql(spark, f"insert into {m} partition(dt, ht) select 1 as id, 'a1' as name, 10 as price,'20210101' as dt, "
+               "1000 as ts, '01' as ht")
+    sql(spark, f"insert into {m} partition(dt = '20210102', ht) select 2 as id, 'a2' as name, 20 as price, 2000 as ts, "
+               "'02' as ht")
+    sql(spark, f"insert into {m} partition(dt, ht = '03') select 3 as id, 'a3' as name, 30 as price, 3000 as ts, "
+               "'20210103' as dt")
+    sql(spark, f"insert into {m} select 4, 'a4', 40, 4000, '20210104', '04'")
+    assert answer(spark, f"select id, name, price, ts, dt, ht from {m}") == [
+        (1, "a1", 10.0, 1000, "20210101", "01"), (2, "a2", 20.0, 2000, "20210102", "02"),
+        (3, "a3", 30.0, 3000, "20210103", "03"), (4, "a4", 40.0, 4000, "20210104", "04")]
