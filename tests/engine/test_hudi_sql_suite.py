@@ -373,3 +373,96 @@ def test_insert_partition_columns_last(spark, tmp_path: Path) -> None:
     assert answer(spark, f"select id, name, price, ts, dt, ht from {m}") == [
         (1, "a1", 10.0, 1000, "20210101", "01"), (2, "a2", 20.0, 2000, "20210102", "02"),
         (3, "a3", 30.0, 3000, "20210103", "03"), (4, "a4", 40.0, 4000, "20210104", "04")]
+
+
+@pytest.mark.parametrize("ttype", TYPES)
+def test_insert_overwrite(spark, tmp_path: Path, ttype: str) -> None:
+    """TestInsertTable "Test Insert Overwrite" and "Test insert overwrite for multi partitioned table": the
+    overwrite mode (session hoodie.datasource.overwrite.mode, then spark.sql.sources.partitionOverwriteMode),
+    a PARTITION clause, and hoodie.datasource.write.operation in the session, which takes precedence."""
+    conf = ("spark.sql.sources.partitionOverwriteMode", "hoodie.datasource.overwrite.mode",
+            "hoodie.datasource.write.operation")
+    t = table_name()
+    create(spark, tmp_path, t, "id int, name string, price double, ts long, dt string",
+           f"type = '{ttype}', primaryKey = 'id'", "partitioned by (dt)")
+    q = f"select id, name, price, ts, dt from {t}"
+    try:
+        sql(spark, f"insert into {t} values (1,'a1',10,1000,'2021-01-05'), (2,'a2',10,1000,'2021-01-06')")
+        sql(spark, f"insert overwrite table {t} values (3,'a3',10,1000,'2021-01-06'), (4,'a4',10,1000,'2021-01-07')")
+        assert answer(spark, q) == [(3, "a3", 10.0, 1000, "2021-01-06"), (4, "a4", 10.0, 1000, "2021-01-07")]
+        spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+        sql(spark, f"insert overwrite table {t} values (5,'a5',10,1000,'2021-01-07')")
+        assert answer(spark, q) == [(3, "a3", 10.0, 1000, "2021-01-06"), (5, "a5", 10.0, 1000, "2021-01-07")]
+        sql(spark, f"insert overwrite table {t} partition(dt = '2021-01-06') select * from (select 6 , 'a6', 10, 1000) limit 10")
+        assert answer(spark, q) == [(5, "a5", 10.0, 1000, "2021-01-07"), (6, "a6", 10.0, 1000, "2021-01-06")]
+        spark.conf.set("spark.sql.sources.partitionOverwriteMode", "static")
+        spark.conf.set("hoodie.datasource.overwrite.mode", "dynamic")
+        sql(spark, f"insert overwrite table {t} values (7,'a7',10,1000,'2021-01-07')")
+        assert answer(spark, q) == [(6, "a6", 10.0, 1000, "2021-01-06"), (7, "a7", 10.0, 1000, "2021-01-07")]
+        spark.conf.set("hoodie.datasource.overwrite.mode", "static")
+        sql(spark, f"insert overwrite table {t} values (8,'a8',10,1000,'2021-01-07'), (9,'a9',10,1000,'2021-01-08')")
+        assert answer(spark, q) == [(8, "a8", 10.0, 1000, "2021-01-07"), (9, "a9", 10.0, 1000, "2021-01-08")]
+        spark.conf.set("hoodie.datasource.write.operation", "insert_overwrite")
+        sql(spark, f"insert overwrite table {t} values (10,'a10',10,1000,'2021-01-08')")
+        assert answer(spark, q) == [(8, "a8", 10.0, 1000, "2021-01-07"), (10, "a10", 10.0, 1000, "2021-01-08")]
+        spark.conf.set("hoodie.datasource.write.operation", "insert_overwrite_table")
+        sql(spark, f"insert overwrite table {t} values (11,'a11',10,1000,'2021-01-08'), (12,'a12',10,1000,'2021-01-09')")
+        assert answer(spark, q) == [(11, "a11", 10.0, 1000, "2021-01-08"), (12, "a12", 10.0, 1000, "2021-01-09")]
+    finally:
+        for k in conf:
+            spark.conf.unset(k)
+
+    for mode in ("dynamic", "static"):
+        m = table_name()
+        create(spark, tmp_path, m, "id int, name string, price double, ts long, dt string, hh string",
+               f"type = '{ttype}', primaryKey = 'id'", "partitioned by (dt, hh)")
+        q = f"select id, name, price, ts, dt, hh from {m}"
+        sql(spark, f"insert into table {m} values (0, 'a0', 10, 1000, '2023-12-05', '00'), "
+                   "(1, 'a1', 10, 1000, '2023-12-06', '00'), (2, 'a2', 10, 1000, '2023-12-06', '01')")
+        spark.conf.set("hoodie.datasource.overwrite.mode", mode)
+        try:
+            sql(spark, f"insert overwrite table {m} partition (dt='2023-12-06', hh) values "
+                       "(3, 'a3', 10, 1000, '00'), (4, 'a4', 10, 1000, '02')")
+            kept = [(2, "a2", 10.0, 1000, "2023-12-06", "01")] if mode == "dynamic" else []
+            assert answer(spark, q) == sorted([(0, "a0", 10.0, 1000, "2023-12-05", "00"),
+                                               (3, "a3", 10.0, 1000, "2023-12-06", "00"),
+                                               (4, "a4", 10.0, 1000, "2023-12-06", "02")] + kept)
+            sql(spark, f"insert overwrite table {m} values (5, 'a5', 10, 1000, '2023-12-06', '02')")
+            five = (5, "a5", 10.0, 1000, "2023-12-06", "02")
+            assert answer(spark, q) == (sorted([(0, "a0", 10.0, 1000, "2023-12-05", "00"),
+                                                (3, "a3", 10.0, 1000, "2023-12-06", "00"),
+                                                (2, "a2", 10.0, 1000, "2023-12-06", "01"), five])
+                                        if mode == "dynamic" else [five])
+            spark.conf.set("hoodie.datasource.write.operation", "insert_overwrite_table")
+            sql(spark, f"insert overwrite table {m} partition (dt='2023-12-06', hh) values (6, 'a6', 10, 1000, '00')")
+            assert answer(spark, q) == [(6, "a6", 10.0, 1000, "2023-12-06", "00")]
+        finally:
+            for k in conf:
+                spark.conf.unset(k)
+
+
+def test_insert_dup_policy(spark, tmp_path: Path) -> None:
+    """TestInsertTable "Test Insert Into Non Partitioned Table" and "... strict mode with no preCombineField":
+    hoodie.datasource.insert.dup.policy=fail refuses an INSERT of a stored key (nothing written), =drop leaves
+    such rows out."""
+    t = table_name()
+    spark.conf.set("hoodie.datasource.insert.dup.policy", "fail")
+    try:
+        create(spark, tmp_path, t, "id int, name string, price double, ts long",
+               "type = 'cow', primaryKey = 'id', preCombineField = 'ts'")
+        sql(spark, f"insert into {t} values(1, 'a1', 10, 1000)")
+        sql(spark, f"insert into {t} select 2, 'a2', 12, 1000")
+        assert answer(spark, f"select id, name, price, ts from {t}") == [(1, "a1", 10.0, 1000), (2, "a2", 12.0, 1000)]
+        before = len(HoodieTable(str(tmp_path / t.split(".")[1])).timeline.instants)
+        with pytest.raises(SqlError, match="Duplicate key found for insert statement, key is: 1"):
+            sql(spark, f"insert into {t} select 1, 'a1', 10, 1000")
+        assert len(HoodieTable(str(tmp_path / t.split(".")[1])).timeline.instants) == before
+        spark.conf.set("hoodie.datasource.insert.dup.policy", "drop")
+        d = table_name()
+        create(spark, tmp_path, d, "id int, name string, price double, ts long",
+               "type = 'mor', primaryKey = 'id', preCombineField = 'ts'")
+        sql(spark, f"insert into {d} select 1, 'a1', 10, 1000")
+        sql(spark, f"insert into {d} select 1, 'a1', 12, 1000")
+        assert answer(spark, f"select id, name, price, ts from {d}") == [(1, "a1", 10.0, 1000)]
+    finally:
+        spark.conf.unset("hoodie.datasource.insert.dup.policy")

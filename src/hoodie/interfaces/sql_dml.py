@@ -15,7 +15,10 @@ through hoodie's one commit path as one instant (``hoodie.spark.write``), so a s
   does (``hoodie.merge.allow.duplicate.on.inserts``, default true, also on copy-on-write where the row lands
   in the small file holding the key); with ``SET hoodie.merge.allow.duplicate.on.inserts = false`` such a
   row updates the stored record (merged by the ordering field), on both table types; operation ``upsert``
-  keeps one row per key, also within the statement;
+  keeps one row per key, also within the statement. ``hoodie.datasource.insert.dup.policy`` (session or
+  table property) applies to operation ``insert`` on a table with a record key: ``none`` (default), ``drop``
+  (rows of keys the table holds are left out; also ``hoodie.datasource.write.insert.drop.duplicates=true``)
+  or ``fail`` (the statement is refused, ``Duplicate key found for insert statement``, nothing written);
 * ``INSERT OVERWRITE [TABLE] t [PARTITION (...)] ...``, Hudi's rules: ``hoodie.datasource.overwrite.mode``
   (session conf or table property), else ``spark.sql.sources.partitionOverwriteMode`` (default STATIC).
   A non-partitioned table, or STATIC without a partition spec, replaces the whole table
@@ -164,10 +167,41 @@ def _insert(spark: Any, stmt: Any, t: Target):
                 commit_empty = bool(named)
     else:
         op = forced or (spark.conf.get(INSERT_INTO_OPERATION, None) or "insert").lower()
+        if op == "insert":
+            df = _apply_dup_policy(spark, df, t)
     return _commit_rows(spark, df, t, op, "nothing to insert: the query returned no row" if not overwrite else
                         "nothing to overwrite: the query returned no row and no existing partition matches",
                         lambda n: f"{op} of {n} row(s) into {t.name or t.base_path}", commit_empty=commit_empty,
                         extra=extra)
+
+
+INSERT_DUP_POLICY = "hoodie.datasource.insert.dup.policy"
+INSERT_DROP_DUPS = "hoodie.datasource.write.insert.drop.duplicates"
+
+
+def _apply_dup_policy(spark: Any, df: Any, t: Target):
+    """Hudi's ``hoodie.datasource.insert.dup.policy`` for operation insert on a table with a record key
+    (session conf, then the table's properties): ``none`` (default) writes every row; ``drop`` leaves out the
+    rows whose key the table holds (also ``hoodie.datasource.write.insert.drop.duplicates=true``); ``fail``
+    refuses the statement when one does, before anything is written."""
+    keys = list(t.table.record_key_fields)
+    policy = (spark.conf.get(INSERT_DUP_POLICY, None) or t.table.props.get(INSERT_DUP_POLICY) or "none").strip().lower()
+    if policy == "none" and str(spark.conf.get(INSERT_DROP_DUPS, "false")).strip().lower() == "true":
+        policy = "drop"
+    if policy not in ("none", "drop", "fail"):
+        raise SqlError(f"{INSERT_DUP_POLICY}={policy!r}: use none, drop or fail. Nothing was written")
+    if policy == "none" or not keys:
+        return df
+    stored = _read_target(spark, t).select(*keys).distinct()
+    if policy == "drop":
+        return df.join(stored, on=keys, how="left_anti")
+    hit = df.join(stored, on=keys, how="left_semi").limit(1).collect()
+    if hit:
+        key = ",".join(f"{k}:{hit[0][k]}" for k in keys) if len(keys) > 1 else str(hit[0][keys[0]])
+        raise SqlError(f"Duplicate key found for insert statement, key is: {key} ({INSERT_DUP_POLICY}=fail: "
+                       f"{t.name or t.base_path} already holds this record key; set the policy to drop to leave such "
+                       "rows out, or none to store them again). Nothing was written")
+    return df
 
 
 def overwrite_mode(spark: Any, t: Target) -> str:
