@@ -132,9 +132,24 @@ def _insert(spark: Any, stmt: Any, t: Target):
                 and named != by_position:
             by_position = named
     if len(src.columns) != len(by_position):
-        raise SqlError(f"INSERT into {t.name or t.base_path}: the query gives {len(src.columns)} column(s) but "
-                       f"{len(by_position)} are expected ({', '.join(by_position)})")
-    given = {c: F.col(f"`{s}`") for c, s in zip(by_position, src.columns)}
+        # Spark's own message (Hudi's TestInsertTable "Test Insert Exception" expects it), then hoodie's.
+        reason = "too many" if len(src.columns) > len(by_position) else "not enough"
+        if t.name:
+            from hoodie.interfaces.catalog import _split
+
+            db, tbl = _split(t.name, spark)
+            where = f"`spark_catalog`.`{db}`.`{tbl}`"
+        else:
+            where = f"`{t.base_path}`"
+        raise SqlError(f"[INSERT_COLUMN_ARITY_MISMATCH.{reason.upper().replace(' ', '_')}_DATA_COLUMNS] Cannot write to "
+                       f"{where}, the reason is {reason} data columns:\nTable columns: "
+                       f"{', '.join(f'`{c}`' for c in by_position)}.\nData columns: "
+                       f"{', '.join(f'`{c}`' for c in src.columns)}.\n(the query gives {len(src.columns)} column(s), "
+                       f"{len(by_position)} are expected). Nothing was written")
+    # Columns are taken by position: renamed first, so that a query with two outputs of one name
+    # (SELECT 1, 'a1', 1, ...) is not ambiguous.
+    src = src.toDF(*[f"__hoodie_c{i}" for i in range(len(src.columns))])
+    given = {c: F.col(f"__hoodie_c{i}") for i, c in enumerate(by_position)}
     given.update({c: F.expr(_sql(v)) for c, v in static.items()})
     missing = [c for c in names if c not in given]
     if missing and not t.table.props.get("hoodie.write.set.null.for.missing.columns"):
