@@ -5,20 +5,28 @@ org/apache/spark/sql/hudi/dml/others/: TestUpdateTable, TestDeleteTable, TestIns
 TestMergeIntoTable, TestTimeTravelTable and the procedure tests): the statements and the answers
 Hudi's test expects are facts of Hudi's behaviour; the code is ours. Hudi's tests loop over
 ``cow``/``mor`` (and over ``hoodie.spark.sql.optimized.writes.enable``, which does not change an
-answer); the default run replays copy-on-write, the slow run merge-on-read too.
+answer); the default run replays copy-on-write, the slow run merge-on-read too. Hudi's test names
+are in each test's docstring; session settings a Hudi test makes with ``SET`` are made with
+``spark.conf.set`` here and unset after.
 
 Not replayed, with the reason (hoodie does not offer the feature, or answers differently on purpose):
 
 * TestUpdateTable "Test Update Table with Clustering", run_clustering / show_clustering procedure
   tests: hoodie builds no clustering (CALL run_clustering answers NOT_SUPPORTED);
-* TestInsertTable tests of bucket index, insert_dup_policy fail/drop, bulk_insert row-writer
-  configs, ``hoodie.sql.insert.mode``, schema evolution on insert: configs hoodie does not implement;
+* TestInsertTable tests of bucket index and schema evolution on insert: configs hoodie does not implement;
 * TestMergeIntoTable tests of partial updates (``hoodie.spark.sql.merge.into.partial.updates``), and of
   conditions that Hudi accepts on a table with a record key but ignores (an ON conjunct on a non-key
   column, TestMergeIntoTableWithNonRecordKeyField "Test Merge into extra cond"): hoodie refuses those
   before writing;
 * TestMergeIntoTable2 "Test MergeInto for MOR table 2"'s last statement (``price = s0.price + t0.price`` on
   merge-on-read, which Hudi's Spark 4 build fails with an INTERNAL_ERROR): hoodie computes it;
+* TestMergeIntoTable tests with ``hoodie.index.type = GLOBAL_BLOOM | GLOBAL_SIMPLE`` (a MERGE moving a key to
+  another partition) and bucket indexes: hoodie's index is Hudi's BLOOM/SIMPLE, other types are refused;
+  "Test MergeInto Basic"'s check that files of partitions the source does not touch are not read (it
+  empties them): hoodie's MERGE reads the whole target table;
+* TestInsertTable tests asserting operation types (``hoodie.sql.bulk.insert.enable``, ``hoodie.sql.insert.mode``
+  strict/non-strict), bulk_insert sort modes and row-writer options: session settings hoodie does not read (INSERT INTO runs ``insert`` unless
+  ``hoodie.spark.sql.insert.into.operation`` or ``hoodie.datasource.write.operation`` says otherwise);
 * TestTimeTravelTable on tables written by Hudi's datasource with ``VERSION AS OF`` a commit
   number: hoodie takes instants only;
 * TestCDCForSparkSQL, TestDataSkippingQuery, TestHoodieTableValuedFunction, TestRepairTable,
@@ -563,3 +571,132 @@ def test_insert_exception(spark) -> None:
             "Table columns: `id`, `name`, `price`, `dt`.\nData columns: `1`, `a1`, `10`.\n") in str(e.value)
     sql(spark, f"insert into {t} select 1, 'a1', 1, '2021-06-20'")
     assert answer(spark, f"select id, name, price, dt from {t}") == [(1, "a1", 1.0, "2021-06-20")]
+
+
+@pytest.mark.parametrize("urlencode", ["false", pytest.param("true", marks=pytest.mark.slow)])
+def test_delete_single_partition_tables_partitions(spark, tmp_path: Path, urlencode: str) -> None:
+    """TestDeleteTable "Test Delete single-partition table' partitions, urlencode": a merge-on-read table
+    written by the datasource (hoodie.spark.write), registered with CREATE TABLE ... USING hudi LOCATION, then
+    DELETE FROM by its slash-separated partition value."""
+    from hoodie.spark import write as spark_write
+
+    t = table_name()
+    path = str(tmp_path / t.split(".")[1])
+    df = spark.createDataFrame([(1, "z3", "v1", "2021/10/01"), (2, "l4", "v1", "2021/10/02")], "id int, name string, ts string, dt string")
+    spark_write(df, path, {"hoodie.table.name": t.split(".")[1], "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+                           "hoodie.datasource.write.recordkey.field": "id",
+                           "hoodie.datasource.write.precombine.field": "ts",
+                           "hoodie.datasource.write.partitionpath.field": "dt",
+                           "hoodie.datasource.write.partitionpath.urlencode": urlencode}, mode="overwrite")
+    sql(spark, f"create table {t} using hudi location '{path}'")
+    sql(spark, f"delete from {t} where dt = '2021/10/01'")
+    assert answer(spark, f"select dt from {t}") == [("2021/10/02",)]
+
+
+def test_merge_into_table(spark, tmp_path: Path) -> None:
+    """TestMergeIntoTable "Test MergeInto Basic" (without its check that files of unaffected partitions are
+    not read: hoodie's MERGE reads the whole target), "Test MergeInto with more than once update actions",
+    "Test MergeInto with ignored record" (the source a Spark Parquet table)."""
+    t = table_name()
+    create(spark, tmp_path, t, "id int, name string, price double, ts int, partition string",
+           "primaryKey = 'id', preCombineField = 'ts'", "partitioned by (partition)")
+    b = t.split(".")[1]
+    q = f"select id, name, price, ts, partition from {t}"
+    sql(spark, f"""merge into {b} using (
+                     select 1 as id, 'a1' as name, 10 as price, 1000 as ts, 'p1' as partition, '1' as flag union
+                     select 2 as id, 'a2' as name, 20 as price, 1000 as ts, 'p2' as partition, '1' as flag union
+                     select 3 as id, 'a3' as name, 30 as price, 1000 as ts, 'p3' as partition, '1' as flag) s0
+                   on s0.id = {b}.id when matched and flag = '1' then update set id = s0.id, name = s0.name,
+                   price = s0.price, ts = s0.ts when not matched and flag = '1' then insert *""")
+    assert [(f.name, f.dataType.simpleString()) for f in sql(spark, q).schema.fields] == [
+        ("id", "int"), ("name", "string"), ("price", "double"), ("ts", "int"), ("partition", "string")]
+    assert answer(spark, q) == [(1, "a1", 10.0, 1000, "p1"), (2, "a2", 20.0, 1000, "p2"), (3, "a3", 30.0, 1000, "p3")]
+    sql(spark, f"""merge into {b} using (select 1 as _id, 'a1' as name, 10 as _price, 1001 as _ts, 'p1' as partition) s0
+                   on s0._id = {b}.id when matched then update set id = s0._id, name = s0.name,
+                   price = s0._price + {b}.price, ts = s0._ts""")
+    assert answer(spark, q) == [(1, "a1", 20.0, 1001, "p1"), (2, "a2", 20.0, 1000, "p2"), (3, "a3", 30.0, 1000, "p3")]
+    sql(spark, f"""merge into {b} using (select * from (
+                     select 1 as id, 'a1' as name, 10 as price, 1002 as ts, 'p1' as partition union all
+                     select 4 as id, 'a4' as name, 40 as price, 1001 as ts, 'p4' as partition)) s0
+                   on s0.id = {b}.id when matched then update set id = s0.id, name = s0.name,
+                   price = s0.price + {b}.price, ts = s0.ts when not matched and s0.id % 2 = 0 then insert *""")
+    assert answer(spark, q) == [(1, "a1", 30.0, 1002, "p1"), (2, "a2", 20.0, 1000, "p2"), (3, "a3", 30.0, 1000, "p3"),
+                                (4, "a4", 40.0, 1001, "p4")]
+    sql(spark, f"""merge into {b} using (select 1 as id, 'a1' as name, 12 as price, 1003 as ts, 'p1' as partition) s0
+                   on s0.id = {b}.id when matched and s0.id != 1 then update set id = s0.id, name = s0.name,
+                   price = s0.price, ts = s0.ts when matched and s0.id = 1 then delete when not matched then insert *""")
+    assert answer(spark, f"select count(*) from {t} where partition = 'p1'") == [(0,)]
+
+    c = table_name()
+    create(spark, tmp_path, c, "id int, name string, data int, country string, ts int",
+           "type = 'cow', primaryKey = 'id', preCombineField = 'ts'", "partitioned by (country)")
+    sql(spark, f"merge into {c} as target using (select 1 as id, 'lb' as name, 6 as data, 'shu' as country, "
+               "43193 as ts) source on source.id = target.id when matched then update set * "
+               "when not matched then insert *")
+    sql(spark, f"merge into {c} as target using (select 1 as id, 'lb' as name, 5 as data, 'shu' as country, "
+               "43196 as ts) source on source.id = target.id when matched and source.data > target.data then "
+               "update set target.data = source.data, target.ts = source.ts when matched and source.data = 5 then "
+               "update set target.data = source.data, target.ts = source.ts when not matched then insert *")
+    assert answer(spark, f"select id, name, data, country, ts from {c}") == [(1, "lb", 5, "shu", 43196)]
+
+    src, tgt = table_name(), table_name()
+    spark.sql(f"create table {src} (id int, name string, price double, ts int) using parquet "
+              f"location '{tmp_path / src.split('.')[1]}'")
+    create(spark, tmp_path, tgt, "id int, name string, price double, ts int", "primaryKey = 'id', preCombineField = 'ts'")
+    spark.sql(f"insert into {src} values(1, 'a1', 10, 1000)")
+    spark.sql(f"insert into {src} values(2, 'a2', 11, 1000)")
+    sql(spark, f"merge into {tgt} as t0 using (select * from {src}) as s0 on t0.id = s0.id "
+               "when matched then update set * when not matched and s0.name = 'a1' then insert *")
+    assert answer(spark, f"select id, name, price, ts from {tgt}") == [(1, "a1", 10.0, 1000)]
+    sql(spark, f"insert into {tgt} select 3, 'a3', 12, 1000")
+    sql(spark, f"""merge into {tgt} as t0 using (select * from (
+                     select 1 as s_id, 'a1' as name, 20 as price, 1001 as ts union all
+                     select 3 as s_id, 'a3' as name, 20 as price, 1003 as ts union all
+                     select 4 as s_id, 'a4' as name, 10 as price, 1004 as ts)) s0
+                   on s0.s_id = t0.id when matched and s0.ts = 1001 then update set id = s0.s_id, name = t0.name,
+                   price = s0.price, ts = s0.ts""")
+    assert answer(spark, f"select id, name, price, ts from {tgt}") == [(1, "a1", 20.0, 1001), (3, "a3", 12.0, 1000)]
+    spark.sql(f"drop table {src}")
+
+
+def test_insert_modes_and_combine(spark, tmp_path: Path) -> None:
+    """TestInsertTable "Test insert pk-table" (run there after other tests left ``hoodie.sql.insert.mode=upsert``
+    in the session: one row per key), "Test Insert Exception"'s strict-mode bulk insert refusal, "Test bulk
+    insert with insert into for single partitioned table" (non-strict + hoodie.sql.bulk.insert.enable:
+    bulk_insert, then insert) and "Test combine before insert" (allow.duplicate.on.inserts=false: an insert
+    overwrite keeps one row per key, the greatest ordering value)."""
+    keys = ("hoodie.sql.insert.mode", "hoodie.sql.bulk.insert.enable", "hoodie.merge.allow.duplicate.on.inserts")
+    try:
+        spark.conf.set("hoodie.sql.insert.mode", "upsert")
+        t = table_name()
+        create(spark, tmp_path, t, "id int, name string, price double, ts long",
+               "primaryKey = 'id', type = 'cow', preCombineField = 'ts'")
+        sql(spark, f"insert into {t} values(1, 'a1', 10, 1000)")
+        sql(spark, f"insert into {t} values(1, 'a1', 11, 1000)")
+        assert answer(spark, f"select id, name, price, ts from {t}") == [(1, "a1", 11.0, 1000)]
+
+        spark.conf.set("hoodie.sql.insert.mode", "strict")
+        spark.conf.set("hoodie.sql.bulk.insert.enable", "true")
+        with pytest.raises(SqlError, match="Table with primaryKey can not use bulk insert in strict mode."):
+            sql(spark, f"insert into {t} values(2, 'a2', 10, 1000)")
+
+        spark.conf.set("hoodie.sql.insert.mode", "non-strict")
+        p = table_name()
+        create(spark, tmp_path, p, "id int, name string, price double, dt string", "type = 'cow', primaryKey = 'id'",
+               "partitioned by (dt)")
+        assert sql(spark, f"insert into {p} values(1, 'a1', 10, '2021-07-18')").collect()[0].operation == "bulk_insert"
+        spark.conf.set("hoodie.sql.bulk.insert.enable", "false")
+        assert sql(spark, f"insert into {p} values(2, 'a2', 10, '2021-07-18')").collect()[0].operation == "insert"
+        assert answer(spark, f"select id, name, price, dt from {p}") == [(1, "a1", 10.0, "2021-07-18"),
+                                                                         (2, "a2", 10.0, "2021-07-18")]
+        spark.conf.unset("hoodie.sql.insert.mode")
+        spark.conf.set("hoodie.merge.allow.duplicate.on.inserts", "false")
+        c = table_name()
+        create(spark, tmp_path, c, "id int, name string, price double, ts long",
+               "primaryKey = 'id', type = 'cow', preCombineField = 'ts'")
+        sql(spark, f"""insert overwrite table {c} select * from (select 1 as id, 'a1' as name, 10 as price, 1000 as ts
+                       union all select 1 as id, 'a1' as name, 11 as price, 1001 as ts)""")
+        assert answer(spark, f"select id, name, price, ts from {c}") == [(1, "a1", 11.0, 1001)]
+    finally:
+        for k in keys:
+            spark.conf.unset(k)

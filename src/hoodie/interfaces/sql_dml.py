@@ -18,7 +18,12 @@ through hoodie's one commit path as one instant (``hoodie.spark.write``), so a s
   keeps one row per key, also within the statement. ``hoodie.datasource.insert.dup.policy`` (session or
   table property) applies to operation ``insert`` on a table with a record key: ``none`` (default), ``drop``
   (rows of keys the table holds are left out; also ``hoodie.datasource.write.insert.drop.duplicates=true``)
-  or ``fail`` (the statement is refused, ``Duplicate key found for insert statement``, nothing written);
+  or ``fail`` (the statement is refused, ``Duplicate key found for insert statement``, nothing written).
+  The deprecated ``hoodie.sql.insert.mode`` is read when the operation keys are not set: ``upsert``,
+  ``strict`` (insert with dup policy fail) or ``non-strict`` (insert; bulk_insert with
+  ``hoodie.sql.bulk.insert.enable=true``). With ``hoodie.merge.allow.duplicate.on.inserts=false`` on a table
+  with an ordering field, an insert or overwrite combines its own rows of one key (the greatest ordering
+  value kept), as Hudi's SQL does;
 * ``INSERT OVERWRITE [TABLE] t [PARTITION (...)] ...``, Hudi's rules: ``hoodie.datasource.overwrite.mode``
   (session conf or table property), else ``spark.sql.sources.partitionOverwriteMode`` (default STATIC).
   A non-partitioned table, or STATIC without a partition spec, replaces the whole table
@@ -181,9 +186,14 @@ def _insert(spark: Any, stmt: Any, t: Target):
                 extra["hoodie.write.static.overwrite.partitions"] = ",".join(named)
                 commit_empty = bool(named)
     else:
-        op = forced or (spark.conf.get(INSERT_INTO_OPERATION, None) or "insert").lower()
+        op, policy = _insert_operation(spark, t, forced)
         if op == "insert":
-            df = _apply_dup_policy(spark, df, t)
+            df = _apply_dup_policy(spark, df, t, policy)
+    if op in ("insert", "insert_overwrite", "insert_overwrite_table") and t.table.record_key_fields \
+            and t.table.precombine_field and str(spark.conf.get(ALLOW_DUPS, "true")).strip().lower() == "false":
+        # Hudi's SQL combines a statement's rows of one key (the greatest ordering value kept) when duplicates
+        # on insert are not allowed (TestInsertTable "Test combine before insert").
+        extra["hoodie.combine.before.insert"] = "true"
     return _commit_rows(spark, df, t, op, "nothing to insert: the query returned no row" if not overwrite else
                         "nothing to overwrite: the query returned no row and no existing partition matches",
                         lambda n: f"{op} of {n} row(s) into {t.name or t.base_path}", commit_empty=commit_empty,
@@ -194,13 +204,45 @@ INSERT_DUP_POLICY = "hoodie.datasource.insert.dup.policy"
 INSERT_DROP_DUPS = "hoodie.datasource.write.insert.drop.duplicates"
 
 
-def _apply_dup_policy(spark: Any, df: Any, t: Target):
+INSERT_MODE = "hoodie.sql.insert.mode"
+BULK_INSERT_ENABLE = "hoodie.sql.bulk.insert.enable"
+ALLOW_DUPS = "hoodie.merge.allow.duplicate.on.inserts"
+
+
+def _insert_operation(spark: Any, t: Target, forced: Optional[str]) -> tuple[str, Optional[str]]:
+    """INSERT INTO's operation and the dup policy it implies, as Hudi's SQL deduces them: the session's
+    hoodie.datasource.write.operation, else hoodie.spark.sql.insert.into.operation, else the deprecated
+    hoodie.sql.insert.mode (``upsert``: upsert; ``strict``: insert refusing stored keys; ``non-strict``: insert,
+    bulk_insert with hoodie.sql.bulk.insert.enable=true), else insert."""
+    if forced:
+        return forced, None
+    op = spark.conf.get(INSERT_INTO_OPERATION, None)
+    if op:
+        return op.strip().lower(), None
+    mode = (spark.conf.get(INSERT_MODE, None) or "").strip().lower()
+    bulk = str(spark.conf.get(BULK_INSERT_ENABLE, "false")).strip().lower() == "true"
+    if mode and mode not in ("upsert", "strict", "non-strict"):
+        raise SqlError(f"{INSERT_MODE}={mode!r}: use upsert, strict or non-strict. Nothing was written")
+    if mode == "strict" and bulk and t.table.record_key_fields:
+        raise SqlError(f"Table with primaryKey can not use bulk insert in strict mode. ({INSERT_MODE}=strict with "
+                       f"{BULK_INSERT_ENABLE}=true; nothing was written)")
+    if mode == "upsert":
+        return "upsert", None
+    if mode == "strict":
+        return "insert", "fail"
+    if mode == "non-strict" and bulk:
+        return "bulk_insert", None
+    return "insert", None
+
+
+def _apply_dup_policy(spark: Any, df: Any, t: Target, policy: Optional[str] = None):
     """Hudi's ``hoodie.datasource.insert.dup.policy`` for operation insert on a table with a record key
     (session conf, then the table's properties): ``none`` (default) writes every row; ``drop`` leaves out the
     rows whose key the table holds (also ``hoodie.datasource.write.insert.drop.duplicates=true``); ``fail``
     refuses the statement when one does, before anything is written."""
     keys = list(t.table.record_key_fields)
-    policy = (spark.conf.get(INSERT_DUP_POLICY, None) or t.table.props.get(INSERT_DUP_POLICY) or "none").strip().lower()
+    policy = (policy or spark.conf.get(INSERT_DUP_POLICY, None) or t.table.props.get(INSERT_DUP_POLICY)
+              or "none").strip().lower()
     if policy == "none" and str(spark.conf.get(INSERT_DROP_DUPS, "false")).strip().lower() == "true":
         policy = "drop"
     if policy not in ("none", "drop", "fail"):
