@@ -1,7 +1,8 @@
 """Tables without a record key field (Hudi 0.14+'s auto-generated keys), written in pure Python: keys as
 Hudi generates them (``<instant>_<partition id>_<row id>``, ``HoodieRecord.generateSequenceId``), no
-``hoodie.table.recordkey.fields``, insert-only writes (upserts refused before anything is written),
-deletes by the keys rows were read with, compaction and clean; hudi-rs reads the same rows."""
+``hoodie.table.recordkey.fields``, insert-only writes (upserts refused before anything is written, except
+prepped upserts of rows carrying their stored keys), deletes by the keys rows were read with, compaction and
+clean; hudi-rs reads the same rows."""
 
 from __future__ import annotations
 
@@ -139,3 +140,30 @@ def test_rows_read_back_with_default_operation_are_refused_not_duplicated(tmp_pa
     assert _instants(path) == before and _rows(hoodie.read_table(str(path))) == rows
     write_arrow(str(path), changed, _opts(table_type, **{"hoodie.datasource.write.operation": "insert"}))
     assert sorted(hoodie.read_table(str(path)).column("v").to_pylist()) == [0, 1, 1]
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_prepped_upsert_rewrites_rows_under_their_stored_keys(tmp_path: Path, table_type: str) -> None:
+    """``_hoodie.datasource.write.prepped=true`` with operation upsert (what hoodie.sql's UPDATE and MERGE write
+    on such a table, Hudi's upsert prepped): rows read back keep the keys they carry and replace their
+    records; a row without a stored key (a MERGE insert) gets a generated key. hudi-rs reads the same rows."""
+    base = str(tmp_path / "t")
+    write_arrow(base, _batch([1, 2, 3]), _opts(table_type, **{"hoodie.datasource.write.operation": "insert"}))
+    stored = hoodie.read_table(base)
+    changed = stored.filter(pc.less(stored.column("v"), 3))
+    changed = changed.set_column(changed.schema.get_field_index("v"), "v", pc.multiply(changed.column("v"), 10))
+    new = pa.table({"_hoodie_record_key": pa.nulls(1, pa.string()), "_hoodie_partition_path": pa.nulls(1, pa.string()),
+                    "day": ["2024-01-02"], "v": pa.array([7], pa.int64())})
+    prepped = pa.concat_tables([changed.select(["_hoodie_record_key", "_hoodie_partition_path", "day", "v"]), new])
+    write_arrow(base, prepped, _opts(table_type, **{"hoodie.datasource.write.operation": "upsert",
+                                                     "_hoodie.datasource.write.prepped": "true"}))
+    out = hoodie.read_table(base)
+    keys = dict(zip(stored.column("v").to_pylist(), stored.column("_hoodie_record_key").to_pylist()))
+    got = dict(zip(out.column("v").to_pylist(), out.column("_hoodie_record_key").to_pylist()))
+    assert sorted(got) == [3, 7, 10, 20]
+    assert got[10] == keys[1] and got[20] == keys[2] and got[3] == keys[3]  # updated in place, not added
+    assert got[7] not in keys.values()
+    assert _rows(read_hudi_rs(base)) == _rows(out)
+    # Without the prepped flag an upsert on this table is still refused before anything is written.
+    with pytest.raises(WriteError, match="matches incoming rows to stored records by record key"):
+        write_arrow(base, prepped, _opts(table_type, **{"hoodie.datasource.write.operation": "upsert"}))

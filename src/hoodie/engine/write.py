@@ -166,7 +166,7 @@ class SparkWriteExecutor:
     def _input(self, cfg: WriteConfig) -> Any:
         """What the write reads: the input without meta columns, except the keys a delete from a table
         without record key fields takes from the input (``_hoodie_record_key``, ``_hoodie_partition_path``)."""
-        if cfg.auto_record_keys and cfg.operation == "delete":
+        if cfg.keys_from_input:
             return self.df.select(*self.schema.names, *[c for c in (KEY, PART) if c in self.df.columns])
         return self.body()
 
@@ -227,7 +227,7 @@ def _key_columns(cfg: WriteConfig, columns: list[str]) -> list[str]:
     if cfg.event_time_field:  # its values are checked too (wrong unit, beyond year 9999)
         wanted.add(cfg.event_time_field)
     wanted.add(IS_DELETED)
-    if cfg.auto_record_keys and cfg.operation == "delete":
+    if cfg.keys_from_input:
         wanted |= {KEY, PART}  # the keys of a delete from a table without record key fields
     top = {w.split(".")[0] for w in wanted}
     return [c for c in columns if c in top]

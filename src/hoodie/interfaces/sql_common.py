@@ -98,10 +98,27 @@ def _data_columns(t: Target) -> list[Any]:
     return [(f.name, f.dataType) for f in spark_schema_for(t.table.arrow_schema(with_meta=False)).fields]
 
 
+# Write configs a statement takes from the session (``SET key = value``), as Hudi's SQL passes the
+# session's hoodie.* configs to the write it runs.
+SESSION_WRITE_KEYS = ("hoodie.merge.allow.duplicate.on.inserts", "hoodie.combine.before.insert")
+WRITE_OPERATION = "hoodie.datasource.write.operation"
+
+
+def session_write_options(spark: Any) -> dict[str, str]:
+    """The :data:`SESSION_WRITE_KEYS` set in the Spark session."""
+    out = {}
+    for k in SESSION_WRITE_KEYS:
+        v = spark.conf.get(k, None)
+        if v is not None:
+            out[k] = str(v)
+    return out
+
+
 def _write(df: Any, t: Target, operation: str, extra: Optional[dict[str, str]] = None) -> str:
     from hoodie.engine.write import write
 
-    opts = {"hoodie.table.name": t.table.name, "hoodie.datasource.write.operation": operation, **(extra or {})}
+    opts = {"hoodie.table.name": t.table.name, **session_write_options(df.sparkSession),
+            "hoodie.datasource.write.operation": operation, **(extra or {})}
     instant = write(df, t.base_path, opts)
     _refresh(df.sparkSession, t)
     return instant
@@ -116,10 +133,15 @@ def _refresh(spark: Any, t: Target) -> None:
         attach(spark, _split(t.name, spark)[0])
 
 
-def _read_target(spark: Any, t: Target):
+PREPPED_META = ("_hoodie_record_key", "_hoodie_partition_path")
+
+
+def _read_target(spark: Any, t: Target, meta: bool = False):
+    """The target's rows (data columns; with ``meta`` also the stored keys :data:`PREPPED_META` a prepped
+    write on a table without record key fields takes), aliased as the statement names the table."""
     from hoodie.engine.read import read
 
-    cols = [c for c, _ in _data_columns(t)]
+    cols = [*(PREPPED_META if meta else ()), *[c for c, _ in _data_columns(t)]]
     df = read(spark, t.base_path).select(*cols)
     return df.alias(t.alias) if t.alias else df.alias(t.table.name)
 
@@ -132,20 +154,21 @@ def _refuse_key_updates(t: Target, columns: list[str], what: str) -> None:
     fixed = set(t.table.record_key_fields) | set(t.table.partition_fields)
     bad = [c for c in columns if c in fixed]
     if bad:
-        raise SqlError(f"{what} sets {', '.join(bad)}, a record key or partition column of {t.name or t.base_path}; "
+        kind = "record key field" if bad[0] in t.table.record_key_fields else "partition field"
+        # Hudi's message first (its tests match it), then why and the fix.
+        raise SqlError(f"Detected disallowed assignment clause in {what} statement for {kind} `{bad[0]}` for table "
+                       f"`{t.name or t.base_path}`. Please remove the assignment clause to avoid the error. "
+                       f"{what} sets {', '.join(bad)}, a record key or partition column of {t.name or t.base_path}; "
                        "Hudi refuses that (the row would move to another key or partition). Delete the row and "
                        "insert it anew instead")
 
 
-def refuse_keyless(t: Target, what: str) -> None:
-    """UPDATE and MERGE need a record key: on a table without one Hudi rewrites the stored records by
-    their generated keys (upsert prepped), which hoodie does not do."""
-    if not t.table.record_key_fields:
-        raise SqlError(f"{what} on {t.name or t.base_path}, a table without record key fields (auto-generated keys): "
-                       "Hudi runs it as an upsert of the stored records by their generated keys (upsert prepped), "
-                       "which hoodie does not do. DELETE FROM and INSERT INTO work on this table; to change rows, "
-                       "DELETE them and INSERT the new values, or create the table with TBLPROPERTIES (primaryKey = "
-                       "'col'). Nothing was written")
+def prepped_options(t: Target) -> dict[str, str]:
+    """The write options of an UPDATE or MERGE: on a table without record key fields the rows carry the keys
+    they were read with and the write takes them (Hudi's upsert prepped, ``_hoodie.datasource.write.prepped``)."""
+    from hoodie.services.write.configs import PREPPED
+
+    return {} if t.table.record_key_fields else {PREPPED: "true"}
 
 
 def case_sensitive(spark: Any) -> bool:

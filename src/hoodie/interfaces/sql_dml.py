@@ -7,17 +7,33 @@ statement on a table that is not a hoodie table, goes to ``spark.sql`` unchanged
 through hoodie's one commit path as one instant (``hoodie.spark.write``), so a statement is atomic.
 
 * ``INSERT INTO t [PARTITION (p = v, ...)] [(cols)] SELECT ... | VALUES ...``: operation
-  ``hoodie.spark.sql.insert.into.operation`` (Hudi's key; default ``insert``, as Hudi 0.14+). Columns are
-  taken by position, except that a query whose output names are exactly the expected columns in another
-  order is aligned by name (as Hudi's tests expect: ``PARTITION (dt = 'x') SELECT 20 AS price, 2 AS id ...``);
+  ``hoodie.datasource.write.operation`` when the session sets it, else ``hoodie.spark.sql.insert.into.operation``
+  (Hudi's key; default ``insert``, as Hudi 0.14+). Columns are taken by position (a partitioned table's
+  partition columns are its last ones), except that a query whose output names are exactly the expected
+  columns in another order is aligned by name (as Hudi's tests expect: ``PARTITION (dt = 'x') SELECT 20 AS
+  price, 2 AS id ...``). Operation ``insert`` keeps a key the table already holds as a second row, as Hudi 1.x
+  does (``hoodie.merge.allow.duplicate.on.inserts``, default true, also on copy-on-write where the row lands
+  in the small file holding the key); with ``SET hoodie.merge.allow.duplicate.on.inserts = false`` such a
+  row updates the stored record (merged by the ordering field), on both table types; operation ``upsert``
+  keeps one row per key, also within the statement. ``hoodie.datasource.insert.dup.policy`` (session or
+  table property) applies to operation ``insert`` on a table with a record key: ``none`` (default), ``drop``
+  (rows of keys the table holds are left out; also ``hoodie.datasource.write.insert.drop.duplicates=true``)
+  or ``fail`` (the statement is refused, ``Duplicate key found for insert statement``, nothing written).
+  The deprecated ``hoodie.sql.insert.mode`` is read when the operation keys are not set: ``upsert``,
+  ``strict`` (insert with dup policy fail) or ``non-strict`` (insert; bulk_insert with
+  ``hoodie.sql.bulk.insert.enable=true``). With ``hoodie.merge.allow.duplicate.on.inserts=false`` on a table
+  with an ordering field, an insert or overwrite combines its own rows of one key (the greatest ordering
+  value kept), as Hudi's SQL does;
 * ``INSERT OVERWRITE [TABLE] t [PARTITION (...)] ...``, Hudi's rules: ``hoodie.datasource.overwrite.mode``
   (session conf or table property), else ``spark.sql.sources.partitionOverwriteMode`` (default STATIC).
   A non-partitioned table, or STATIC without a partition spec, replaces the whole table
   (``insert_overwrite_table``, also with no row). STATIC with a spec replaces every existing partition
   its static values name (``PARTITION (yr = 2024, mo)``: every ``yr=2024`` partition; a spec without
   static values: all), also when the query returns no row. DYNAMIC replaces only the partitions the rows
-  go to (``insert_overwrite``);
-* ``UPDATE t SET col = expr, ... [WHERE cond]``: the matching rows, changed, as one upsert;
+  go to (``insert_overwrite``). ``hoodie.datasource.write.operation = insert_overwrite | insert_overwrite_table``
+  in the session takes precedence (Hudi's order);
+* ``UPDATE t SET col = expr, ... [WHERE cond]``: the matching rows, changed, as one upsert; setting a record
+  key or partition column is refused with Hudi's message (``Detected disallowed assignment clause ...``);
 * ``DELETE FROM t [WHERE cond]``: the matching keys, as one delete;
 * ``MERGE INTO t USING s ON cond WHEN MATCHED [AND c] THEN UPDATE SET ... | UPDATE SET * | DELETE
   WHEN NOT MATCHED [AND c] THEN INSERT (cols) VALUES (...) | INSERT *``: clauses apply in order, the
@@ -27,15 +43,21 @@ through hoodie's one commit path as one instant (``hoodie.spark.write``), so a s
   field, partition fields optional; anything else (``t.id = s.id + 1``, ``t.name = s.name``, ``t.x > 1``)
   is refused. An update (``SET *`` or explicit) that really changes a matched row's record key or
   partition is refused; an assignment equal to the matched value (``SET id = s.id``) is not a change;
+* on a table without record key fields (created without ``primaryKey``) UPDATE and MERGE run as Hudi runs
+  them, an upsert prepped: the rows are read with their stored ``_hoodie_record_key`` and
+  ``_hoodie_partition_path`` and written back under them (``_hoodie.datasource.write.prepped``), so each
+  changed record stays one row. MERGE's ``ON`` may then be any condition (``t.price < s.price AND t.id >=
+  s.id``); rows it inserts get generated keys; several source rows matching one target row are combined by
+  the ordering field (the later source row without one);
 * column names resolve case-insensitively unless ``spark.sql.caseSensitive=true`` (``SET *``/``INSERT *``
   take each table column from the source column of that name; a source lacking one is refused);
 * ``CREATE TABLE t (cols) USING hudi|hoodie [PARTITIONED BY (cols)] TBLPROPERTIES | OPTIONS (primaryKey =
   'id', preCombineField | orderingFields = 'ts', type = 'cow' | 'mor', hoodie.* = ...) [LOCATION 'path']``
   and ``CREATE TABLE t USING hudi ... AS SELECT ...``: a new table (under the warehouse folder without
-  LOCATION), registered in the catalog. Without ``primaryKey`` the table has no record key fields and
-  its keys are generated per row, as Hudi 1.x does: INSERT INTO and DELETE FROM (by the stored keys)
-  work, UPDATE and MERGE are refused (Hudi runs them as an upsert by the stored keys, which hoodie
-  does not do);
+  LOCATION), registered in the catalog. The PARTITIONED BY columns become the table's last columns (in
+  PARTITIONED BY order), as Spark and Hudi order them. Without ``primaryKey`` the table has no record key
+  fields and its keys are generated per row, as Hudi 1.x does: INSERT INTO, UPDATE, MERGE and DELETE FROM
+  (the last three by the stored keys) work;
 * ``ALTER TABLE t DROP [IF EXISTS] PARTITION (p = v, ...)``: a delete_partition replacecommit;
 * ``SHOW PARTITIONS t``: the table's partition paths;
 * ``SELECT ... FROM t TIMESTAMP AS OF 'instant'`` (or ``VERSION AS OF``): time travel (by completion time
@@ -62,9 +84,9 @@ from typing import Any, Callable, Optional
 from hoodie.interfaces.catalog import quote_name, register_table, rewrite_names
 from hoodie.interfaces.sql_call import SqlError
 from hoodie.interfaces.sql_common import (  # noqa: F401  (RESULT_SCHEMA and the keys: this module's names too)
-    INSERT_INTO_OPERATION, OVERWRITE_MODE, PATH_DATABASES, RESULT_SCHEMA, Target, _as_of_views, _data_columns,
+    INSERT_INTO_OPERATION, OVERWRITE_MODE, PATH_DATABASES, PREPPED_META, RESULT_SCHEMA, WRITE_OPERATION, Target, _as_of_views, _data_columns,
     _parse, _read_target, _refresh, _refuse_key_updates, _result, _sql, _target, _write, case_sensitive,
-    refuse_keyless, refuse_plain_spark_table, resolver)
+    prepped_options, refuse_plain_spark_table, resolver)
 from hoodie.interfaces.sql_merge import _merge
 
 # -- INSERT ----------------------------------------------------------------------------------------------
@@ -115,13 +137,24 @@ def _insert(spark: Any, stmt: Any, t: Target):
                 and named != by_position:
             by_position = named
     if len(src.columns) != len(by_position):
-        raise SqlError(f"INSERT into {t.name or t.base_path}: the query gives {len(src.columns)} column(s) but "
-                       f"{len(by_position)} are expected ({', '.join(by_position)})")
-    # By position: Spark names unaliased literals by their text, so SELECT 10, 'a10', 1100, '2021-12-09', '10'
-    # has two columns named 10 (AMBIGUOUS_REFERENCE by name); each column is renamed to its position first.
-    positions = [f"__hoodie_c{i}" for i in range(len(src.columns))]
-    src = src.toDF(*positions)
-    given = {c: F.col(f"`{s}`") for c, s in zip(by_position, positions)}
+        # Spark's own message (Hudi's TestInsertTable "Test Insert Exception" expects it), then hoodie's.
+        reason = "too many" if len(src.columns) > len(by_position) else "not enough"
+        if t.name:
+            from hoodie.interfaces.catalog import _split
+
+            db, tbl = _split(t.name, spark)
+            where = f"`spark_catalog`.`{db}`.`{tbl}`"
+        else:
+            where = f"`{t.base_path}`"
+        raise SqlError(f"[INSERT_COLUMN_ARITY_MISMATCH.{reason.upper().replace(' ', '_')}_DATA_COLUMNS] Cannot write to "
+                       f"{where}, the reason is {reason} data columns:\nTable columns: "
+                       f"{', '.join(f'`{c}`' for c in by_position)}.\nData columns: "
+                       f"{', '.join(f'`{c}`' for c in src.columns)}.\n(the query gives {len(src.columns)} column(s), "
+                       f"{len(by_position)} are expected). Nothing was written")
+    # Columns are taken by position: renamed first, so that a query with two outputs of one name
+    # (SELECT 1, 'a1', 1, ...) is not ambiguous.
+    src = src.toDF(*[f"__hoodie_c{i}" for i in range(len(src.columns))])
+    given = {c: F.col(f"__hoodie_c{i}") for i, c in enumerate(by_position)}
     given.update({c: F.expr(_sql(v)) for c, v in static.items()})
     missing = [c for c in names if c not in given]
     if missing and not t.table.props.get("hoodie.write.set.null.for.missing.columns"):
@@ -130,7 +163,12 @@ def _insert(spark: Any, stmt: Any, t: Target):
     overwrite = bool(stmt.args.get("overwrite"))
     extra: dict[str, str] = {}
     commit_empty = False
-    if overwrite:
+    # hoodie.datasource.write.operation in the session takes precedence over the statement's own rules, as in
+    # Hudi's SQL (its TestInsertTable: "Config hoodie.datasource.write.operation always takes precedence").
+    forced = (spark.conf.get(WRITE_OPERATION, None) or "").strip().lower() or None
+    if overwrite and forced in ("insert_overwrite", "insert_overwrite_table"):
+        op, commit_empty = forced, forced == "insert_overwrite_table"
+    elif overwrite:
         dynamic_mode = overwrite_mode(spark, t) == "DYNAMIC"
         # Hudi's rule (and Spark's): a non-partitioned table, or static mode without a partition spec,
         # replaces the whole table; otherwise only partitions are replaced: in dynamic mode those the rows
@@ -148,11 +186,79 @@ def _insert(spark: Any, stmt: Any, t: Target):
                 extra["hoodie.write.static.overwrite.partitions"] = ",".join(named)
                 commit_empty = bool(named)
     else:
-        op = (spark.conf.get(INSERT_INTO_OPERATION, None) or "insert").lower()
+        op, policy = _insert_operation(spark, t, forced)
+        if op == "insert":
+            df = _apply_dup_policy(spark, df, t, policy)
+    if op in ("insert", "insert_overwrite", "insert_overwrite_table") and t.table.record_key_fields \
+            and t.table.precombine_field and str(spark.conf.get(ALLOW_DUPS, "true")).strip().lower() == "false":
+        # Hudi's SQL combines a statement's rows of one key (the greatest ordering value kept) when duplicates
+        # on insert are not allowed (TestInsertTable "Test combine before insert").
+        extra["hoodie.combine.before.insert"] = "true"
     return _commit_rows(spark, df, t, op, "nothing to insert: the query returned no row" if not overwrite else
                         "nothing to overwrite: the query returned no row and no existing partition matches",
                         lambda n: f"{op} of {n} row(s) into {t.name or t.base_path}", commit_empty=commit_empty,
                         extra=extra)
+
+
+INSERT_DUP_POLICY = "hoodie.datasource.insert.dup.policy"
+INSERT_DROP_DUPS = "hoodie.datasource.write.insert.drop.duplicates"
+
+
+INSERT_MODE = "hoodie.sql.insert.mode"
+BULK_INSERT_ENABLE = "hoodie.sql.bulk.insert.enable"
+ALLOW_DUPS = "hoodie.merge.allow.duplicate.on.inserts"
+
+
+def _insert_operation(spark: Any, t: Target, forced: Optional[str]) -> tuple[str, Optional[str]]:
+    """INSERT INTO's operation and the dup policy it implies, as Hudi's SQL deduces them: the session's
+    hoodie.datasource.write.operation, else hoodie.spark.sql.insert.into.operation, else the deprecated
+    hoodie.sql.insert.mode (``upsert``: upsert; ``strict``: insert refusing stored keys; ``non-strict``: insert,
+    bulk_insert with hoodie.sql.bulk.insert.enable=true), else insert."""
+    if forced:
+        return forced, None
+    op = spark.conf.get(INSERT_INTO_OPERATION, None)
+    if op:
+        return op.strip().lower(), None
+    mode = (spark.conf.get(INSERT_MODE, None) or "").strip().lower()
+    bulk = str(spark.conf.get(BULK_INSERT_ENABLE, "false")).strip().lower() == "true"
+    if mode and mode not in ("upsert", "strict", "non-strict"):
+        raise SqlError(f"{INSERT_MODE}={mode!r}: use upsert, strict or non-strict. Nothing was written")
+    if mode == "strict" and bulk and t.table.record_key_fields:
+        raise SqlError(f"Table with primaryKey can not use bulk insert in strict mode. ({INSERT_MODE}=strict with "
+                       f"{BULK_INSERT_ENABLE}=true; nothing was written)")
+    if mode == "upsert":
+        return "upsert", None
+    if mode == "strict":
+        return "insert", "fail"
+    if mode == "non-strict" and bulk:
+        return "bulk_insert", None
+    return "insert", None
+
+
+def _apply_dup_policy(spark: Any, df: Any, t: Target, policy: Optional[str] = None):
+    """Hudi's ``hoodie.datasource.insert.dup.policy`` for operation insert on a table with a record key
+    (session conf, then the table's properties): ``none`` (default) writes every row; ``drop`` leaves out the
+    rows whose key the table holds (also ``hoodie.datasource.write.insert.drop.duplicates=true``); ``fail``
+    refuses the statement when one does, before anything is written."""
+    keys = list(t.table.record_key_fields)
+    policy = (policy or spark.conf.get(INSERT_DUP_POLICY, None) or t.table.props.get(INSERT_DUP_POLICY)
+              or "none").strip().lower()
+    if policy == "none" and str(spark.conf.get(INSERT_DROP_DUPS, "false")).strip().lower() == "true":
+        policy = "drop"
+    if policy not in ("none", "drop", "fail"):
+        raise SqlError(f"{INSERT_DUP_POLICY}={policy!r}: use none, drop or fail. Nothing was written")
+    if policy == "none" or not keys:
+        return df
+    stored = _read_target(spark, t).select(*keys).distinct()
+    if policy == "drop":
+        return df.join(stored, on=keys, how="left_anti")
+    hit = df.join(stored, on=keys, how="left_semi").limit(1).collect()
+    if hit:
+        key = ",".join(f"{k}:{hit[0][k]}" for k in keys) if len(keys) > 1 else str(hit[0][keys[0]])
+        raise SqlError(f"Duplicate key found for insert statement, key is: {key} ({INSERT_DUP_POLICY}=fail: "
+                       f"{t.name or t.base_path} already holds this record key; set the policy to drop to leave such "
+                       "rows out, or none to store them again). Nothing was written")
+    return df
 
 
 def overwrite_mode(spark: Any, t: Target) -> str:
@@ -171,8 +277,6 @@ def overwrite_mode(spark: Any, t: Target) -> str:
 
 def _update(spark: Any, stmt: Any, t: Target):
     from pyspark.sql import functions as F
-
-    refuse_keyless(t, "UPDATE")
 
     cols = _data_columns(t)
     names = [c for c, _ in cols]
@@ -194,9 +298,13 @@ def _update(spark: Any, stmt: Any, t: Target):
             raise SqlError(f"UPDATE sets the ordering field {o} below its stored value; under EVENT_TIME_ORDERING "
                            f"the stored record would still win on read, so the update would be lost. Set {o} to "
                            f"a value at least the stored one (e.g. greatest(<value>, {o})). Nothing was written")
-    out = _matching(spark, stmt, t).select(
+    # A table without record key fields: each row keeps the key it was read with (Hudi's upsert prepped).
+    keyless = not t.table.record_key_fields
+    out = _matching(spark, stmt, t, meta=keyless).select(
+        *[F.col(c) for c in (PREPPED_META if keyless else ())],
         *[(F.expr(_sql(assign[c])).cast(typ) if c in assign else F.col(f"`{c}`")).alias(c) for c, typ in cols])
-    return _commit_rows(spark, out, t, "upsert", "nothing to update: no row matches", lambda n: f"updated {n} row(s)")
+    return _commit_rows(spark, out, t, "upsert", "nothing to update: no row matches", lambda n: f"updated {n} row(s)",
+                        extra=prepped_options(t))
 
 
 def _delete(spark: Any, stmt: Any, t: Target):
@@ -215,11 +323,12 @@ def _delete(spark: Any, stmt: Any, t: Target):
                         lambda n: f"deleted {n} row(s)")
 
 
-def _matching(spark: Any, stmt: Any, t: Target):
-    """The target's rows that the statement's WHERE keeps (all rows without one)."""
+def _matching(spark: Any, stmt: Any, t: Target, meta: bool = False):
+    """The target's rows that the statement's WHERE keeps (all rows without one); ``meta`` adds the stored
+    keys (:data:`PREPPED_META`)."""
     from pyspark.sql import functions as F
 
-    df = _read_target(spark, t)
+    df = _read_target(spark, t, meta=meta)
     where = stmt.args.get("where")
     return df.where(F.expr(_sql(where.this))) if where is not None else df
 
@@ -377,11 +486,14 @@ def _create(spark: Any, stmt: Any):
         from hoodie.engine.write import write
 
         df = spark.sql(rewrite_names(spark, _sql(query)))
+        df = df.select(*_partition_columns_last(list(df.columns), partitioned, "AS SELECT"))
         instant = write(df, location, {**opts, "hoodie.datasource.write.operation": "bulk_insert"})
         register_table(spark, quote_name(db, tbl), location, managed=managed)
         return _result(spark, instant, "bulk_insert", df.count(), f"created {db}.{tbl} at {location}")
     cols = [(c.name, c.args["kind"].sql(dialect="spark")) for c in schema_exp.expressions
             if isinstance(c, exp.ColumnDef)]
+    kinds = dict(cols)
+    cols = [(c, kinds[c]) for c in _partition_columns_last(list(kinds), partitioned, "the column list")]
     ddl = ", ".join(f"`{c}` {t}" for c, t in cols)
     arrow = arrow_schema_for(spark.createDataFrame([], ddl).schema)
     cfg = WriteConfig.from_options({**opts, "hoodie.datasource.write.operation": "insert"})
@@ -396,6 +508,20 @@ def _create(spark: Any, stmt: Any):
                  database=db, table_version=cfg.table_version, auto_record_keys=not key)
     register_table(spark, quote_name(db, tbl), location, managed=managed)
     return _result(spark, None, "create", 0, f"created {db}.{tbl} at {location}: {json.dumps(dict(cols))}")
+
+
+def _partition_columns_last(columns: list[str], partitioned: list[str], what: str) -> list[str]:
+    """``columns`` with the PARTITIONED BY columns moved to the end, in their PARTITIONED BY order: the
+    table schema Spark and Hudi give a partitioned table (an INSERT by position then fills the partition
+    columns from the query's last columns, as Hudi's tests write them). A partition column that is not
+    in ``columns`` is refused."""
+    lower = {c.lower(): c for c in columns}
+    missing = [p for p in partitioned if p.lower() not in lower]
+    if missing:
+        raise SqlError(f"CREATE TABLE ... PARTITIONED BY ({', '.join(partitioned)}): {', '.join(missing)} is not in "
+                       f"{what} ({', '.join(columns)}). Nothing was created")
+    parts = [lower[p.lower()] for p in partitioned]
+    return [c for c in columns if c not in parts] + parts
 
 
 def _time_travel(spark: Any, stmt: Any):

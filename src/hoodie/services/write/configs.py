@@ -60,6 +60,9 @@ OPERATION_TYPES = {"insert": "INSERT", "bulk_insert": "BULK_INSERT", "upsert": "
 
 PARTITIONS_TO_DELETE = "hoodie.datasource.write.partitions.to.delete"
 
+# Hudi's DATASOURCE_WRITE_PREPPED_KEY: set by its SQL UPDATE/MERGE/DELETE for rows read back from the table.
+PREPPED = "_hoodie.datasource.write.prepped"
+
 
 
 # Write options that fall back to a hoodie.properties key when the write does not set them.
@@ -115,11 +118,24 @@ class WriteConfig:
     bloom: BloomSpec = BloomSpec()
     event_time_unit: str = DEFAULT_UNIT
     set_null_for_missing_columns: bool = False
+    # hoodie.merge.allow.duplicate.on.inserts (Hudi 1.x default true): an insert routed to a small file
+    # is added beside the stored records (Hudi's concat handle) instead of merged with them by key.
+    allow_duplicate_on_inserts: bool = True
     table_version: int = 6  # of a table this write creates (hoodie.write.table.version)
     transient_delete_marker: bool = False  # _hoodie_is_deleted marks deletes only (not a table column)
     # No record key field: keys are generated per write as Hudi 0.14+ does (:func:`with_auto_keys`).
     auto_record_keys: bool = False
     bulk_insert_sort_mode: str = "NONE"  # hoodie.bulkinsert.sort.mode (the Spark engine's layout)
+    # _hoodie.datasource.write.prepped=true (what Hudi's SQL UPDATE/MERGE set): the input rows were read from
+    # the table and carry _hoodie_record_key and _hoodie_partition_path, which the write takes as the keys.
+    prepped: bool = False
+
+    @property
+    def keys_from_input(self) -> bool:
+        """The record keys and partition paths come from the input's meta columns, not from a key
+        generator: a delete or a prepped upsert on a table without record key fields (Hudi's delete and
+        upsert prepped, by the keys the rows were read with)."""
+        return self.auto_record_keys and (self.operation == "delete" or (self.prepped and self.operation == "upsert"))
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any], table: Optional[HoodieTable] = None,
@@ -169,7 +185,8 @@ class WriteConfig:
                 "auto-generated (Hudi 0.14+), so no column can match its stored records. Drop the option to add rows "
                 "with generated keys, or write the data to a new table with this record key. Nothing was written")
         auto = not rk
-        if auto:
+        prepped = str(o.get(PREPPED, "false")).strip().lower() == "true"
+        if auto and not (prepped and op == "upsert" and cfg.is_set(C.OPERATION)):
             op = _auto_key_operation(cfg, table)
         pf = cfg.get(C.PARTITION_PATH_FIELD) or []
         name = cfg.get(C.TABLE_NAME)
@@ -218,6 +235,7 @@ class WriteConfig:
             parquet_codec=codec,
             timeline_timezone=zone,
             combine_before_insert=bool(cfg.get(C.COMBINE_BEFORE_INSERT)),
+            allow_duplicate_on_inserts=bool(cfg.get(C.MERGE_ALLOW_DUPLICATE_ON_INSERTS)),
             bloom=bloom,
             event_time_unit=cfg.get(C.EVENT_TIME_UNIT),
             set_null_for_missing_columns=bool(cfg.get(C.SET_NULL_FOR_MISSING_COLUMNS)),
@@ -225,6 +243,7 @@ class WriteConfig:
             transient_delete_marker=bool(cfg.get(C.TRANSIENT_DELETE_MARKER)),
             auto_record_keys=auto,
             bulk_insert_sort_mode=cfg.get(C.BULK_INSERT_SORT_MODE),
+            prepped=prepped,
         )
 
 

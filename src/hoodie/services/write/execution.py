@@ -110,6 +110,10 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
         n_in = len(ukeys)
         at = pc.subtract(pa.scalar(n_in - 1, pa.int32()),
                          pc.index_in(keep.column("_hoodie_record_key"), value_set=ukeys[::-1]))
+        if cfg.operation == "insert" and cfg.allow_duplicate_on_inserts:
+            # hoodie.merge.allow.duplicate.on.inserts=true (Hudi 1.x's default): Hudi's concat handle keeps
+            # every stored record as it is and adds the inserts after them, duplicate keys included.
+            at = pa.nulls(len(at), pa.int32())
         matched = at.is_valid().to_numpy(zero_copy_only=False)
         replace = matched.copy()
         if table.merge_mode.use_ordering and cfg.precombine_field:
@@ -128,6 +132,8 @@ def execute_file_group(table: HoodieTable, w: FileGroupWork, *, instant: str, av
             at_rows = at_rows[~dropped]
         replaced = len(src)
         held = pc.is_in(ukeys, value_set=keep.column("_hoodie_record_key").combine_chunks()).to_numpy(zero_copy_only=False)
+        if cfg.operation == "insert" and cfg.allow_duplicate_on_inserts:
+            held = np.zeros(len(ukeys), dtype=bool)
         fresh = ~held if gone is None else ~held & ~gone
         unmatched = int(fresh.sum())
         ups = pa.concat_tables([ups.take(src), ups.filter(pa.array(fresh))]) if unmatched else ups.take(src)

@@ -153,8 +153,11 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
     reserved = view.reserved_log_versions()
     work: list[FileGroupWork] = []
     to_insert: dict[str, pa.Table] = {}
-    # insert skips the index as Hudi's does; overwrites replace the old file groups wholesale.
-    tag_index = op not in ("insert", "bulk_insert") + OVERWRITE_OPERATIONS
+    # insert skips the index as Hudi's does; overwrites replace the old file groups wholesale. An insert
+    # with hoodie.merge.allow.duplicate.on.inserts=false merges a key the table holds with the stored
+    # record (Hudi routes it to the small file holding the key and merges there): it is tagged like an upsert.
+    tag_index = op not in ("insert", "bulk_insert") + OVERWRITE_OPERATIONS or (
+        op == "insert" and not cfg.allow_duplicate_on_inserts)
     for p in sorted(by_partition):
         prec = by_partition[p]
         matched = np.zeros(prec.num_rows, dtype=bool)

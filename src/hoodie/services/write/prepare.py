@@ -50,8 +50,10 @@ def prepare_records(data: pa.Table, cfg: WriteConfig,
         except EventTimeError as e:
             raise WriteError(f"{e} (nothing was written)") from None
     kg = key_generator_from_config(cfg.keygen_props, allow_auto_record_keys=cfg.auto_record_keys)
-    if cfg.auto_record_keys and cfg.operation == "delete":
-        keys, parts = _keys_to_delete(data)
+    if cfg.keys_from_input and cfg.operation == "upsert":
+        keys, parts = _prepped_keys(data, body, cfg, kg, auto_keys)
+    elif cfg.keys_from_input:
+        keys, parts = _keys_to_delete(data, cfg.operation)
     else:
         if not cfg.auto_record_keys:
             keys = kg.record_keys(body)
@@ -80,24 +82,51 @@ def prepare_records(data: pa.Table, cfg: WriteConfig,
 
 
 
-def _keys_to_delete(data: pa.Table) -> tuple[pa.Array, pa.Array]:
-    """The record keys and partition paths of a delete from a table without record key fields: the input's
-    meta columns (rows read from the table carry them), as Hudi's delete takes them when it has no key
-    generator (``HoodieCreateRecordUtils.getHoodieKeyAndMaybeLocationFromAvroRecord``)."""
+def _prepped_keys(data: pa.Table, body: pa.Table, cfg: WriteConfig, kg: Any,
+                  auto_keys: Optional[tuple[str, int, int]]) -> tuple[pa.Array, pa.Array]:
+    """The keys of a prepped upsert on a table without record key fields (Hudi's SQL UPDATE and MERGE): a row
+    read from the table keeps the ``_hoodie_record_key`` and ``_hoodie_partition_path`` it was read with (it
+    updates that record); a row without them (a MERGE insert) is a new record: its key is generated as an
+    insert's (null until :func:`with_auto_keys` fills it when ``auto_keys`` is not given), its partition path
+    computed from its partition fields."""
+    missing = [c for c in ("_hoodie_record_key", "_hoodie_partition_path") if c not in data.column_names]
+    if missing:
+        return _keys_to_delete(data, "upsert")  # names what is missing
+    stored = pc.cast(data.column("_hoodie_record_key"), pa.string()).combine_chunks()
+    stored_parts = pc.cast(data.column("_hoodie_partition_path"), pa.string()).combine_chunks()
+    new = stored.is_null()
+    if not pc.any(new).as_py():
+        return stored, stored_parts
+    if auto_keys is None:
+        generated = pa.nulls(body.num_rows, pa.string())
+    else:
+        generated = auto_record_keys(auto_keys[0], auto_keys[1], auto_keys[2], body.num_rows)
+    parts = kg.partition_paths(body)
+    check_partition_paths(kg, body, parts)
+    return pc.if_else(new, generated, stored), pc.if_else(new, pc.cast(parts, pa.string()), stored_parts)
+
+
+
+def _keys_to_delete(data: pa.Table, operation: str = "delete") -> tuple[pa.Array, pa.Array]:
+    """The record keys and partition paths of a delete (or prepped upsert) on a table without record key
+    fields: the input's meta columns (rows read from the table carry them), as Hudi's delete and upsert
+    prepped take them when there is no key generator
+    (``HoodieCreateRecordUtils.getHoodieKeyAndMaybeLocationFromAvroRecord``)."""
+    what = "a delete from" if operation == "delete" else "a prepped upsert of"
     missing = [c for c in ("_hoodie_record_key", "_hoodie_partition_path") if c not in data.column_names]
     if missing:
         raise WriteError(
-            f"a delete from a table without record key fields (auto-generated keys) takes each row's key from its "
+            f"{what} a table without record key fields (auto-generated keys) takes each row's key from its "
             f"_hoodie_record_key and _hoodie_partition_path columns, as Hudi does, and the input lacks "
-            f"{', '.join(missing)}: read the rows to delete from the table (hoodie.read_table and "
-            "spark.read.format('hoodie') return both columns) and write those with operation=delete. Nothing was "
-            "written")
+            f"{', '.join(missing)}: read the rows from the table (hoodie.read_table and "
+            f"spark.read.format('hoodie') return both columns) and write those with operation={operation}. Nothing "
+            "was written")
     cols = []
     for c in ("_hoodie_record_key", "_hoodie_partition_path"):
         col = data.column(c)
         if col.null_count:
-            raise WriteError(f"{col.null_count} row(s) to delete have a null {c}; a delete from a table without "
-                             "record key fields needs the keys the rows were read with. Nothing was written")
+            raise WriteError(f"{col.null_count} row(s) of {what} a table without record key fields have a null "
+                             f"{c}; such a write needs the keys the rows were read with. Nothing was written")
         cols.append(pc.cast(col, pa.string()).combine_chunks())
     return cols[0], cols[1]
 
@@ -112,6 +141,9 @@ def with_auto_keys(records: pa.Table, cfg: WriteConfig, instant: str, partition_
         return records
     i = records.schema.get_field_index("_hoodie_record_key")
     keys = auto_record_keys(instant, partition_id, first_row, records.num_rows)
+    if cfg.keys_from_input:  # a prepped upsert: only its new rows (null keys) get generated keys
+        stored = records.column(i).combine_chunks()
+        keys = pc.if_else(stored.is_null(), keys, stored)
     return records.set_column(i, "_hoodie_record_key", keys)
 
 
