@@ -452,7 +452,7 @@ def gather_report(table_or_path: Union[str, HoodieTable], options: Optional[Mapp
                      | ({ttl["move_target"]} if ttl.get("move_target") else set()))
     cold = [_cold_table(table, t, _ttl_options(table, opts)) for t in targets]
 
-    fresh = freshness(table) if table.is_mor else None
+    fresh = freshness(table, view=view) if table.is_mor else None
     history = _freshness_history(table)
     compactions = show_compactions(table)
     pending = [c.to_json() for c in compactions if c.is_pending]

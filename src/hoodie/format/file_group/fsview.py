@@ -135,7 +135,7 @@ class FileListing(Protocol):
         ...
 
 
-def list_partitions(storage: Storage) -> list[str]:
+def list_partitions(storage: Storage, listings: Optional[dict[str, list[FileStatus]]] = None) -> list[str]:
     """All partition paths: directories holding ``.hoodie_partition_metadata`` (or its base-format
     variant ``.hoodie_partition_metadata.parquet``/``.orc``; ``""`` for the root
     of a non-partitioned table), as Hudi's file-listing fallback finds them.
@@ -144,6 +144,9 @@ def list_partitions(storage: Storage) -> list[str]:
     partition value may start with a dot (``.NET``, ``2024/.late``), and Java Hudi and hudi-rs read
     such partitions. hoodie's other hidden names are files (log files, the partition metafile) or
     live under ``.hoodie`` (markers, the TTL stash).
+
+    ``listings``, when given, receives each partition's files (what the walk listed anyway), so a
+    file-system view does not list the partition a second time.
     """
     found: list[str] = []
 
@@ -151,6 +154,8 @@ def list_partitions(storage: Storage) -> list[str]:
         entries = storage.list_dir(rel)
         if any(e.name in N.PARTITION_METAFILES and not e.is_dir for e in entries):
             found.append(rel)
+            if listings is not None:
+                listings[rel] = [e for e in entries if not e.is_dir]
         for e in entries:
             if e.is_dir and e.name != METAFOLDER:
                 walk(e.path)
@@ -298,7 +303,7 @@ class FileSystemView:
         """All partition paths of the table (listed once)."""
         if self._partitions is None:
             self._partitions = (self.file_listing.partitions() if self.file_listing is not None
-                                else list_partitions(self.storage))
+                                else list_partitions(self.storage, self._listing))
         return self._partitions
 
     def _list(self, partition: str) -> list[FileStatus]:

@@ -145,7 +145,8 @@ def _published_threshold(meta: CommitMetadata) -> Optional[int]:
     return t if t is not None and meta.extra_metadata.get(K.THRESHOLD_COMPLETE_KEY) == "true" else None
 
 
-def freshness(table_or_path: Union[str, HoodieTable], storage_options: Optional[dict[str, Any]] = None) -> dict:
+def freshness(table_or_path: Union[str, HoodieTable], storage_options: Optional[dict[str, Any]] = None, *,
+              view: Optional[FileSystemView] = None) -> dict:
     """The RO view's freshness as JSON-ready data.
 
     Keys: ``threshold`` and ``watermark``, each ``{"epoch_ms", "iso"}`` (both null when unknown;
@@ -153,10 +154,15 @@ def freshness(table_or_path: Union[str, HoodieTable], storage_options: Optional[
     uncompacted log file records event times in another unit than milliseconds), ``threshold_instant`` (the
     compaction that published T), ``last_compaction`` (instant), ``published_watermark`` (W recorded
     by that compaction), and ``uncompacted`` (slices, log files and bytes W was computed over).
+    ``view``: a file-system view of ``table``'s current timeline to reuse (its listings are not repeated).
     """
-    table = table_or_path.reload() if isinstance(table_or_path, HoodieTable) else HoodieTable(str(table_or_path), storage_options)
+    if view is not None and isinstance(table_or_path, HoodieTable):
+        table = table_or_path  # the caller's snapshot: its view was built from the table's timeline
+    else:
+        table = (table_or_path.reload() if isinstance(table_or_path, HoodieTable)
+                 else HoodieTable(str(table_or_path), storage_options))
     t, t_inst = last_threshold(table)
-    w = compute_watermark(table)
+    w = compute_watermark(table, view=view)
     tl = table.timeline
     last_c = None
     published = _point(None)
