@@ -5,7 +5,11 @@ org/apache/spark/sql/hudi/dml/others/: TestUpdateTable, TestDeleteTable, TestIns
 TestMergeIntoTable, TestTimeTravelTable and the procedure tests): the statements and the answers
 Hudi's test expects are facts of Hudi's behaviour; the code is ours. Hudi's tests loop over
 ``cow``/``mor`` (and over ``hoodie.spark.sql.optimized.writes.enable``, which does not change an
-answer); the default run replays copy-on-write, the slow run merge-on-read too. Hudi's test names
+answer); the slow run replays every test here on copy-on-write and merge-on-read (7 min 12 s for the
+copy-on-write half alone, about 2 s per statement); the default run keeps the cheaper half (about 100 s:
+duplicates on INSERT, key-less MERGE, the ON rules, case, aliasing, time travel, dup policy, the
+exception and single-partition tests), the statement classes of the rest being drawn by
+test_sql_differential.py's generator against the reference engines. Hudi's test names
 are in each test's docstring; session settings a Hudi test makes with ``SET`` are made with
 ``spark.conf.set`` here and unset after.
 
@@ -63,6 +67,7 @@ def create(spark, tmp: Path, name: str, cols: str, props: str, extra: str = "") 
                f"tblproperties ({props}) {extra}")
 
 
+@pytest.mark.slow  # long replay: see the module docstring (default-run subset)
 @pytest.mark.parametrize("ttype", TYPES)
 def test_update_table(spark, tmp_path: Path, ttype: str) -> None:
     """TestUpdateTable: "Test Update Table", "Test Update Table On Non-PK Condition", "Test decimal type"."""
@@ -114,6 +119,7 @@ def test_update_ignoring_case(spark, tmp_path: Path) -> None:
     assert answer(spark, f"select id, name, price, ts from {t}") == [(1, "a1", 40.0, 1000)]
 
 
+@pytest.mark.slow  # long replay: see the module docstring (default-run subset)
 @pytest.mark.parametrize("ttype", TYPES)
 def test_delete_table(spark, tmp_path: Path, ttype: str) -> None:
     """TestDeleteTable: "Test Delete Table", "Test Delete Table with op upsert", "Test Delete Table On
@@ -142,6 +148,7 @@ def test_delete_table(spark, tmp_path: Path, ttype: str) -> None:
     assert answer(spark, f"select id, name, price, ts, pt from {pt}") == []
 
 
+@pytest.mark.slow  # long replay: see the module docstring (default-run subset)
 @pytest.mark.parametrize("ttype", TYPES)
 def test_delete_table_without_primary_key(spark, tmp_path: Path, ttype: str) -> None:
     """TestDeleteTable "Test Delete Table Without Primary Key" (partitioned and not) and "Test Delete From
@@ -175,6 +182,7 @@ def test_delete_table_without_primary_key(spark, tmp_path: Path, ttype: str) -> 
         sql(spark, f"update {t} set ts = 2000 where id = 2")
 
 
+@pytest.mark.slow  # long replay: see the module docstring (default-run subset)
 @pytest.mark.parametrize("ttype", TYPES)
 def test_update_table_without_primary_key(spark, tmp_path: Path, ttype: str) -> None:
     """TestUpdateTable "Test Update Table Without Primary Key" (partitioned and not): UPDATE on a key-less
@@ -350,6 +358,7 @@ def test_insert_into_keeps_duplicates_unless_told(spark, tmp_path: Path, ttype: 
         spark.conf.unset("hoodie.spark.sql.insert.into.operation")
 
 
+@pytest.mark.slow  # long replay: see the module docstring (default-run subset)
 def test_insert_partition_columns_last(spark, tmp_path: Path) -> None:
     """TestInsertTable "Test Insert Into with dynamic partition", "... with multi partition", "... with subset
     of columns": a table PARTITIONED BY has its partition columns last (in PARTITIONED BY order) whatever the
@@ -385,6 +394,7 @@ def test_insert_partition_columns_last(spark, tmp_path: Path) -> None:
         (3, "a3", 30.0, 3000, "20210103", "03"), (4, "a4", 40.0, 4000, "20210104", "04")]
 
 
+@pytest.mark.slow  # long replay: see the module docstring (default-run subset)
 @pytest.mark.parametrize("ttype", TYPES)
 def test_insert_overwrite(spark, tmp_path: Path, ttype: str) -> None:
     """TestInsertTable "Test Insert Overwrite" and "Test insert overwrite for multi partitioned table": the
@@ -478,6 +488,7 @@ def test_insert_dup_policy(spark, tmp_path: Path) -> None:
         spark.conf.unset("hoodie.datasource.insert.dup.policy")
 
 
+@pytest.mark.slow  # long replay: see the module docstring (default-run subset)
 @pytest.mark.parametrize("ttype", TYPES)
 def test_merge_into_table2(spark, tmp_path: Path, ttype: str) -> None:
     """TestMergeIntoTable2 "Test MergeInto for MOR table 2" (there on merge-on-read only), "Test Merge Into CTAS
@@ -593,6 +604,7 @@ def test_delete_single_partition_tables_partitions(spark, tmp_path: Path, urlenc
     assert answer(spark, f"select dt from {t}") == [("2021/10/02",)]
 
 
+@pytest.mark.slow  # long replay: see the module docstring (default-run subset)
 def test_merge_into_table(spark, tmp_path: Path) -> None:
     """TestMergeIntoTable "Test MergeInto Basic" (without its check that files of unaffected partitions are
     not read: hoodie's MERGE reads the whole target), "Test MergeInto with more than once update actions",
@@ -659,6 +671,7 @@ def test_merge_into_table(spark, tmp_path: Path) -> None:
     spark.sql(f"drop table {src}")
 
 
+@pytest.mark.slow  # long replay: see the module docstring (default-run subset)
 def test_insert_modes_and_combine(spark, tmp_path: Path) -> None:
     """TestInsertTable "Test insert pk-table" (run there after other tests left ``hoodie.sql.insert.mode=upsert``
     in the session: one row per key), "Test Insert Exception"'s strict-mode bulk insert refusal, "Test bulk
