@@ -709,13 +709,6 @@ BULK_INSERT_SORT_MODE = define(
     W, type=Enum(BULK_INSERT_SORT_MODES, what="a bulk insert sort mode"))
 COMBINE_BEFORE_INSERT = define("hoodie.combine.before.insert", False,
                                "De-duplicate inserts by key before writing.", W, type=BOOLEAN)
-MERGE_ALLOW_DUPLICATE_ON_INSERTS = define(
-    "hoodie.merge.allow.duplicate.on.inserts", True,
-    "Operation insert only. true (Hudi 1.x's default): incoming rows routed to an existing small base file are "
-    "added beside its records, also when they share a record key (INSERT INTO keeps duplicates, as Hudi's "
-    "'INSERT INTO preserves duplicates by default'). false: a row whose key the table holds updates the stored "
-    "record (merged by the ordering field) instead of being added, on copy-on-write and merge-on-read.",
-    W, type=BOOLEAN)
 SET_NULL_FOR_MISSING_COLUMNS = define(
     "hoodie.write.set.null.for.missing.columns", False,
     "A batch lacking table columns is refused (as Hudi refuses it); true writes the missing columns "

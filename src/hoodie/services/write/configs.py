@@ -18,6 +18,15 @@ from hoodie.format.slice.bloom import BloomSpec
 from hoodie.format.slice.eventtime import DEFAULT_UNIT
 from hoodie.format.table import HoodieTable, TableError, check_payload_class
 
+# Keys the write owns (C.define registers them with every other key).
+MERGE_ALLOW_DUPLICATE_ON_INSERTS = C.define(
+    "hoodie.merge.allow.duplicate.on.inserts", True,
+    "Operation insert only. true (Hudi 1.x's default): incoming rows routed to an existing small base file are "
+    "added beside its records, also when they share a record key (INSERT INTO keeps duplicates, as Hudi's "
+    "'INSERT INTO preserves duplicates by default'). false: a row whose key the table holds updates the stored "
+    "record (merged by the ordering field) instead of being added, on copy-on-write and merge-on-read.",
+    C.W, type=C.BOOLEAN)
+
 STATIC_OVERWRITE_PARTITIONS = C.define(
     "hoodie.write.static.overwrite.partitions", None,
     "insert_overwrite: comma-separated partition paths replaced in addition to the partitions of the input rows "
@@ -235,7 +244,7 @@ class WriteConfig:
             parquet_codec=codec,
             timeline_timezone=zone,
             combine_before_insert=bool(cfg.get(C.COMBINE_BEFORE_INSERT)),
-            allow_duplicate_on_inserts=bool(cfg.get(C.MERGE_ALLOW_DUPLICATE_ON_INSERTS)),
+            allow_duplicate_on_inserts=bool(cfg.get(MERGE_ALLOW_DUPLICATE_ON_INSERTS)),
             bloom=bloom,
             event_time_unit=cfg.get(C.EVENT_TIME_UNIT),
             set_null_for_missing_columns=bool(cfg.get(C.SET_NULL_FOR_MISSING_COLUMNS)),
