@@ -271,7 +271,9 @@ _DUPLICATES = (Schema(["v", "id"], "string", False), [
     Stmt("insert_dup", [{"id": 1, "v": "y", "p": "a"}, {"id": 3, "v": "x", "p": "b"}])])
 
 
-@settings(max_examples=examples(2), suppress_health_check=list(HealthCheck))
+# One drawn case in the default run (each is a whole table's statement sequence on Spark, DuckDB and hoodie:
+# about 18 s), beside the fixed ones; the long run draws 10.
+@settings(max_examples=examples(1), suppress_health_check=list(HealthCheck))
 @given(case=cases())
 @example(case=_KEYLESS)
 @example(case=_DUPLICATES)
