@@ -6,8 +6,8 @@ TestMergeIntoTable, TestTimeTravelTable and the procedure tests): the statements
 Hudi's test expects are facts of Hudi's behaviour; the code is ours. Hudi's tests loop over
 ``cow``/``mor`` (and over ``hoodie.spark.sql.optimized.writes.enable``, which does not change an
 answer); the slow run replays every test here on copy-on-write and merge-on-read (7 min 12 s for the
-copy-on-write half alone, about 2 s per statement); the default run keeps the cheaper half (about 100 s:
-duplicates on INSERT, key-less MERGE, the ON rules, case, aliasing, time travel, dup policy, the
+copy-on-write half alone, about 2 s per statement); the default run keeps the cheaper eight (about 75 s:
+duplicates on INSERT, the ON rules, case, aliasing, time travel, dup policy, the
 exception and single-partition tests), the statement classes of the rest being drawn by
 test_sql_differential.py's generator against the reference engines. Hudi's test names
 are in each test's docstring; session settings a Hudi test makes with ``SET`` are made with
