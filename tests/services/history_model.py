@@ -5,6 +5,7 @@ off and on again): :func:`run_history` drives one from a seed and calls a check 
 from __future__ import annotations
 
 import random
+import shutil
 import tempfile
 from typing import Callable, Optional
 
@@ -30,6 +31,17 @@ Check = Callable[[str, Model, str], None]
 def run_history(setup: Setup, table_type: str, ordering: bool, seed: int, version: int, check: Check,
                 tune_clean: Optional[Callable[[random.Random, dict], None]] = None,
                 refuse_live_inserts: bool = False) -> None:
+    """See :func:`_run_history`; the table lives in a temporary folder removed afterwards."""
+    root = tempfile.mkdtemp(prefix="mdt_model_")
+    try:
+        _run_history(root + "/t", setup, table_type, ordering, seed, version, check, tune_clean, refuse_live_inserts)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _run_history(path: str, setup: Setup, table_type: str, ordering: bool, seed: int, version: int, check: Check,
+                 tune_clean: Optional[Callable[[random.Random, dict], None]],
+                 refuse_live_inserts: bool) -> None:
     """Run one random history on a new table written with ``setup``; ``check(path, model, what)`` after
     the first write and every step. ``tune_clean(rng, options)`` may change a clean's options;
     ``refuse_live_inserts``: an insert of a live key must be refused (a table with a record index)."""
@@ -37,7 +49,6 @@ def run_history(setup: Setup, table_type: str, ordering: bool, seed: int, versio
     # The history comes from the seed, not from Hypothesis lists: derandomized runs start from the
     # smallest lists (a few upserts), and every example here should exercise a varied history.
     steps = [rng.choice(STEPS) for _ in range(rng.randint(6, 12))]
-    path = tempfile.mkdtemp(prefix="mdt_model_") + "/t"
     model = Model(ordering)
     do_write(path, setup, model, "insert", random_rows(rng, sorted({0, 1, 2, 3, *rng.sample(KEYS, 4)})))
     check(path, model, "the first write")

@@ -191,6 +191,19 @@ def expected_live_rows(batches: list[tuple[str, list[dict[str, Any]]]]) -> int:
     return len(live)
 
 
+def start_run(claim: BasePathClaim, spark: Any, base_path: str, rows: int, days: int, batches: int
+              ) -> tuple[Any, QuickstartResult, list[tuple[str, list[dict[str, Any]]]]]:
+    """Start Spark (``spark``: a session, or a function that starts one) before the claimed folder is
+    touched, so that a run that cannot start deletes nothing; then prepare the folder and generate the
+    events. Returns (session, result to fill, event batches)."""
+    session = spark() if callable(spark) else spark
+    claim.prepare()
+    res = QuickstartResult(base_path)
+    stream = generate_batches(rows, days, batches)
+    res.expected_rows = expected_live_rows(stream)
+    return session, res, stream
+
+
 def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: int = 10,
                    retain_days: int = 7, spark: Any = None, log: Callable[[str], None] = print,
                    overwrite: Optional[bool] = None, progress: bool = False) -> QuickstartResult:
@@ -213,12 +226,7 @@ def run_quickstart(base_path: str, rows: int = 20000, days: int = 10, batches: i
     from hoodie.services.ttl import run_ttl
 
     t0 = time.monotonic()
-    # Spark (and Java) first: a run that cannot start deletes nothing.
-    spark = spark or session()
-    claim.prepare()
-    res = QuickstartResult(base_path)
-    stream = generate_batches(rows, days, batches)
-    res.expected_rows = expected_live_rows(stream)
+    spark, res, stream = start_run(claim, spark or session, base_path, rows, days, batches)
     opts = {**TABLE_OPTIONS, "hoodie.clean.automatic": "false"}  # the pipeline cleans explicitly at the end
     compaction_opts = {
         "hoodie.compaction.strategy": EVENT_TIME_STRATEGY,

@@ -26,8 +26,7 @@ from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, table_exists
 from hoodie.services.compaction import freshness
 from hoodie.interfaces.quickstart import (
-    EVENT_TIME_STRATEGY, SCHEMA, TABLE_OPTIONS, QuickstartResult, _watermark_text, claim_base_path, expected_live_rows,
-    generate_batches,
+    EVENT_TIME_STRATEGY, SCHEMA, TABLE_OPTIONS, QuickstartResult, _watermark_text, claim_base_path, start_run,
 )
 
 AUX = ".hoodie/.aux/quickstart-stream"
@@ -61,11 +60,7 @@ def run_stream_quickstart(base_path: str, rows: int = 20000, days: int = 10, bat
     from hoodie.interfaces.catalog import session
 
     t0 = time.monotonic()
-    spark = spark or session()
-    claim.prepare()
-    res = QuickstartResult(base_path)
-    stream = generate_batches(rows, days, batches)
-    res.expected_rows = expected_live_rows(stream)
+    spark, res, stream = start_run(claim, spark or session, base_path, rows, days, batches)
     files = event_files(stream)
     source = f"{base_path.rstrip('/')}/{AUX}/events"
     checkpoint = f"{base_path.rstrip('/')}/{AUX}/checkpoint"
