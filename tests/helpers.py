@@ -9,13 +9,21 @@ from typing import Any, Iterable, Sequence
 import pyarrow as pa
 
 
+# The default run ("ci") draws half of each test's count (at least one): its budget is 8 minutes on
+# 2 cores, and the long run (-m slow) draws 10 times the full count with new random examples each time.
+CI_SHARE = (1, 2)
+
+
 def examples(n: int) -> int:
-    """Hypothesis ``max_examples`` for a test that draws ``n`` examples under the default "ci"
-    profile: scaled by the active profile's max_examples / 100 (``n`` under "ci", 10 n under "long";
-    tests/conftest.py). Evaluated when the test module is imported, after the profile is loaded."""
+    """Hypothesis ``max_examples`` for a test whose count is ``n``: ``n`` x CI_SHARE under the default
+    "ci" profile (at least 1), 10 n under "long" (the profile's max_examples / 100; tests/conftest.py).
+    Evaluated when the test module is imported, after the profile is loaded."""
     from hypothesis import settings
 
-    return max(1, n * settings().max_examples // 100)
+    scale = settings().max_examples
+    if scale <= 100:
+        return max(1, n * scale * CI_SHARE[0] // (100 * CI_SHARE[1]))
+    return max(1, n * scale // 100)
 
 
 def normalize(v: Any) -> Any:
