@@ -19,6 +19,14 @@ from hoodie.format.table import META_COLUMNS, HoodieTable, TableError
 from hoodie.services.write.configs import IS_DELETED, SET_NULL_FOR_MISSING_COLUMNS, WriteConfig
 
 
+def _generated_keys(auto_keys: Optional[tuple[str, int, int]], n: int) -> pa.Array:
+    """Hudi's auto-generated record keys for ``n`` rows, or nulls until the instant time is known
+    (``auto_keys`` None: the keys are generated when the write starts)."""
+    if auto_keys is None:
+        return pa.nulls(n, pa.string())
+    return auto_record_keys(auto_keys[0], auto_keys[1], auto_keys[2], n)
+
+
 def check_event_times(data: pa.Table, cfg: WriteConfig) -> None:
     """Convert the event-time column once before anything is written: a type that is no time, a
     number in another unit than ``hoodie.payload.event.time.unit`` or a value beyond year 9999
@@ -55,12 +63,7 @@ def prepare_records(data: pa.Table, cfg: WriteConfig,
     elif cfg.keys_from_input:
         keys, parts = _keys_to_delete(data, cfg.operation)
     else:
-        if not cfg.auto_record_keys:
-            keys = kg.record_keys(body)
-        elif auto_keys is None:
-            keys = pa.nulls(body.num_rows, pa.string())
-        else:
-            keys = auto_record_keys(auto_keys[0], auto_keys[1], auto_keys[2], body.num_rows)
+        keys = kg.record_keys(body) if not cfg.auto_record_keys else _generated_keys(auto_keys, body.num_rows)
         parts = kg.partition_paths(body)
         check_partition_paths(kg, body, parts)
     if IS_DELETED in body.column_names:
@@ -97,10 +100,7 @@ def _prepped_keys(data: pa.Table, body: pa.Table, cfg: WriteConfig, kg: Any,
     new = stored.is_null()
     if not pc.any(new).as_py():
         return stored, stored_parts
-    if auto_keys is None:
-        generated = pa.nulls(body.num_rows, pa.string())
-    else:
-        generated = auto_record_keys(auto_keys[0], auto_keys[1], auto_keys[2], body.num_rows)
+    generated = _generated_keys(auto_keys, body.num_rows)
     parts = kg.partition_paths(body)
     check_partition_paths(kg, body, parts)
     return pc.if_else(new, generated, stored), pc.if_else(new, pc.cast(parts, pa.string()), stored_parts)
