@@ -97,11 +97,16 @@ class HoodieStreamSink:
         self.compactor: Optional[CompactionAsyncService] = None
         self._errors_seen = 0
         self._last_batch = -1
+        self._mor: Optional[bool] = None
 
     def _merge_on_read(self) -> bool:
+        # A table's type never changes: read hoodie.properties once it exists, not per micro-batch.
+        if self._mor is not None:
+            return self._mor
         storage = Storage(self.path, self.storage_options)
         if table_exists(storage):
-            return HoodieTable(self.path, storage=storage).is_mor
+            self._mor = HoodieTable(self.path, storage=storage).is_mor
+            return self._mor
         table_type = str(self.options.get("hoodie.datasource.write.table.type")
                          or self.options.get("hoodie.table.type") or "COPY_ON_WRITE")
         return table_type.upper() == "MERGE_ON_READ"
