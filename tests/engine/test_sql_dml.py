@@ -48,6 +48,11 @@ def test_hudi_sql_quickstart(spark, tmp_path: Path, table_type: str) -> None:
         got = sorted(tuple(r[c] for c in COLS) for r in
                      (r.asDict() for r in sql(spark, f"SELECT {', '.join(COLS)} FROM {name}").collect()))
         assert got == sorted(model.values()), f"SELECT after {what}"
+        # Plain Spark SQL on the session view (no hoodie.sql in between) sees the commit too: the
+        # statement re-binds its table's views after committing.
+        plain = sorted(tuple(r[c] for c in COLS) for r in
+                       (r.asDict() for r in spark.sql(f"SELECT {', '.join(COLS)} FROM trips_{table_type}").collect()))
+        assert plain == sorted(model.values()), f"plain spark.sql SELECT after {what}"
 
     r = sql(spark, f"""INSERT INTO {name} VALUES
         (1695159649087, 'u1', 'rider-A', 19.10, 'san_francisco'),

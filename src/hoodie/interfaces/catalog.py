@@ -188,6 +188,24 @@ def attach(spark: Any, database: Optional[str] = None) -> dict[tuple[str, str], 
     return dict(attached)
 
 
+def rebind(spark: Any, name: str) -> None:
+    """Re-create the session views of one attached table (``db.name``: its snapshot and ``_ro`` views)
+    after a commit, from what :func:`attach` recorded: no catalog query, the other tables' views
+    untouched. A table not attached in this session yet is attached with its database."""
+    db, tbl = _split(name, spark)
+    base = tbl[: -len(RO_SUFFIX)] if tbl.lower().endswith(RO_SUFFIX) else tbl
+    attached = _ATTACHED.get(id(spark), {})
+    sources = _SOURCES.get(id(spark), {})
+    keys = [(db.lower(), v.lower()) for v in (base, base + RO_SUFFIX)]
+    if not all(k in attached and k in sources for k in keys):
+        attach(spark, db)
+        return
+    current = spark.catalog.currentDatabase().lower()
+    for key in keys:
+        path, qt = sources[key]
+        _bind(spark, path, qt, [attached[key]] + ([key[1]] if key[0] == current else []))
+
+
 def _bind(spark: Any, path: str, query_type: str, views: list[str]) -> None:
     """(Re)create session views reading the table now. Spark keeps a Python data source's read plan
     (its partitions) with the DataFrame a temporary view holds, so a view made once would answer

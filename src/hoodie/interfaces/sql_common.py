@@ -128,9 +128,9 @@ def _refresh(spark: Any, t: Target) -> None:
     """Re-create the session views of a catalog table, so that queries after the commit do not
     reuse a plan listed before it."""
     if t.name:
-        from hoodie.interfaces.catalog import _split, attach
+        from hoodie.interfaces.catalog import rebind
 
-        attach(spark, _split(t.name, spark)[0])
+        rebind(spark, t.name)
 
 
 PREPPED_META = ("_hoodie_record_key", "_hoodie_partition_path")
