@@ -278,3 +278,44 @@ def test_the_partition_list_key_as_a_partition_is_refused_before_anything_is_wri
         write_arrow(path, _rows([2], "__all_partitions__", 2), ON)
     assert len(HoodieTable(path).timeline.instants) == 1
     check(path, {1})
+
+
+@pytest.mark.parametrize("version", ["6", "9"])
+def test_recording_a_commit_lists_the_metadata_timeline_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             version: str) -> None:
+    """On an object store a listing is a request: recording one data commit in the metadata table lists
+    the MDT timeline once and the ``files`` partition once on version 6 (it listed them 5 and 3 times)."""
+    from hoodie.format.storage import Storage
+
+    path = str(tmp_path / "t")
+    # No MDT compaction in the commit measured (it lists again after compacting, once per compaction).
+    opts = {**ON, "hoodie.write.table.version": version, "hoodie.metadata.compact.max.delta.commits": "50"}
+    for n in range(3):
+        write_arrow(path, _rows([n, n + 10], "a", n), opts)
+    seen: list[str] = []
+    inside = {"update": False}
+    real_list, real_update = Storage.list_dir, MWR.MetadataWriter.update
+
+    def list_dir(self: Storage, rel: str = "") -> list:
+        full = self.full(rel)
+        if inside["update"]:
+            seen.append(full.split(f"/{METADATA_FOLDER}", 1)[-1].strip("/") if f"/{METADATA_FOLDER}" in full
+                        else "data:" + full.rsplit("/t/", 1)[-1])
+        return real_list(self, rel)
+
+    def update(self: MWR.MetadataWriter, *a: object, **k: object) -> MWR.UpdateResult:
+        inside["update"] = True
+        try:
+            return real_update(self, *a, **k)
+        finally:
+            inside["update"] = False
+
+    monkeypatch.setattr(Storage, "list_dir", list_dir)
+    monkeypatch.setattr(MWR.MetadataWriter, "update", update)
+    write_arrow(path, _rows([1, 2], "b", 7), opts)
+    timeline = [s for s in seen if s.startswith(".hoodie")]
+    # 8/9: also the reader's completion-time timeline and the completion time's check that it is the latest.
+    assert len(timeline) == (1 if version == "6" else 3), seen
+    assert seen.count("files") == 1, seen
+    assert HoodieTable(path).timeline.completed_writes().last() is not None
+    assert validate_metadata_table(HoodieTable(path)).equal

@@ -48,7 +48,7 @@ from hoodie.format.metadata.records import (
     ALL_PARTITIONS_KEY, FilesRecord, RecordDecoder, deleted_record, fold, partition_name,
 )
 from hoodie.format.metadata.timelines import ActiveTimeline, TimelineInstant, rolled_back_instants
-from hoodie.format.storage import Storage
+from hoodie.format.storage import FileStatus, Storage
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.timeline.active import Timeline
 from hoodie.format.log.logformat import BlockType, LogFormatError, read_log_file
@@ -248,13 +248,19 @@ class MetadataTable:
                 f"deleted (remove {self.storage.uri()} and clear {PARTITIONS_PROP} in .hoodie/hoodie.properties)")
 
     # -- rule 1: the file slice ----------------------------------------------------------------
-    def files_slice(self) -> FilesSlice:
+    def files_slice(self, timeline: Optional[Timeline] = None, listing: Optional[list[FileStatus]] = None
+                    ) -> FilesSlice:
         """The latest merged file slice of ``files-0000-0``.
+
+        ``timeline`` (the MDT's, timeline layout 1) and ``listing`` (of the ``files`` folder) are what the
+        caller already listed: the metadata-table writer passes its own, so that recording one commit does
+        not list the same folders again.
 
         Raises:
             MetadataTableError: the ``files`` folder is missing or empty, or holds other file groups.
         """
-        listing = self.storage.list_dir(FILES_PARTITION)
+        if listing is None:
+            listing = self.storage.list_dir(FILES_PARTITION)
         names = [s for s in listing if not s.is_dir]
         groups: set[str] = set()
         for s in names:
@@ -271,12 +277,20 @@ class MetadataTable:
             raise MetadataTableError(
                 f"{self.storage.uri(FILES_PARTITION)} holds file groups {sorted(groups)}; the files partition has "
                 f"exactly one. {LIST_THROUGH_STORAGE}")
-        if self.timeline.layout == 1:
-            return self._slice_layout1()
+        if self.layout == 1:
+            return self._slice_layout1(timeline, names)
         return self._slice_layout2(names)
 
-    def _slice_layout1(self) -> FilesSlice:
-        view = FileSystemView(self.storage, Timeline.load(self.storage))
+    @property
+    def layout(self) -> int:
+        """The MDT's timeline layout (1 or 2), from its properties (no listing)."""
+        if self._timeline is not None:
+            return self._timeline.layout
+        return ActiveTimeline.layout_of(self.storage, self.props)
+
+    def _slice_layout1(self, timeline: Optional[Timeline], names: list[FileStatus]) -> FilesSlice:
+        view = FileSystemView(self.storage, timeline if timeline is not None else Timeline.load(self.storage),
+                              listing={FILES_PARTITION: list(names)})
         slices = view.latest_file_slices(FILES_PARTITION)
         if len(slices) != 1:
             raise MetadataTableError(

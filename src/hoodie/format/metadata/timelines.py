@@ -78,15 +78,24 @@ class ActiveTimeline:
         self.instants: list[TimelineInstant] = sorted(
             best.values(), key=lambda i: (i.timestamp, _comparable(i.action), int(i.state)))
 
-    @classmethod
-    def load(cls, storage: Storage, props: dict[str, str]) -> "ActiveTimeline":
-        """The timeline of the table at ``storage`` whose ``hoodie.properties`` are ``props``."""
+    @staticmethod
+    def layout_of(storage: Storage, props: dict[str, str]) -> int:
+        """The timeline layout ``props`` (the ``hoodie.properties`` of the table at ``storage``) name.
+
+        Raises:
+            MetadataTableError: a layout other than 1 or 2.
+        """
         layout = int(props.get("hoodie.timeline.layout.version") or "1")
         if layout not in (1, 2):
             raise MetadataTableError(
                 f"{storage.uri()} uses timeline layout {layout}; the metadata reader knows layouts 1 and 2. "
                 f"{LIST_THROUGH_STORAGE}")
-        return cls(storage, layout)
+        return layout
+
+    @classmethod
+    def load(cls, storage: Storage, props: dict[str, str]) -> "ActiveTimeline":
+        """The timeline of the table at ``storage`` whose ``hoodie.properties`` are ``props``."""
+        return cls(storage, cls.layout_of(storage, props))
 
     # -- queries -------------------------------------------------------------------------------
     def completed(self) -> list[TimelineInstant]:

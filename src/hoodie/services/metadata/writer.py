@@ -43,7 +43,7 @@ from hoodie.format.metadata.table import (
     FILES_PARTITION, METADATA_FOLDER, PARTITIONS_INFLIGHT_PROP, PARTITIONS_PROP, SOLO_COMMIT_TIMESTAMP,
     MetadataTable,
 )
-from hoodie.format.storage import Storage
+from hoodie.format.storage import FileStatus, Storage
 from hoodie.format.table import HoodieTable, update_table_properties
 from hoodie.format.timeline import active as T
 from hoodie.format.timeline import instant as I
@@ -136,10 +136,11 @@ class MetadataWriter:
     def _data_timeline(self) -> Timeline:
         return Timeline.load(self.data, self.layout)
 
-    def _latest_slice(self) -> tuple[str, Optional[str], list[str]]:
+    def _latest_slice(self, tl: Optional[Timeline] = None, listing: Optional[list[FileStatus]] = None
+                      ) -> tuple[str, Optional[str], list[str]]:
         """(base instant, base file name, log file names) of the latest slice of ``files-0000-0``,
-        as readers pick it."""
-        sl = MetadataTable(self.table).files_slice()
+        as readers pick it (from the MDT timeline ``tl`` and the ``files`` listing when given)."""
+        sl = MetadataTable(self.table).files_slice(tl, listing)
 
         def name(path: str) -> str:
             return path.rsplit("/", 1)[-1]
@@ -150,10 +151,12 @@ class MetadataWriter:
         """The ``files`` file group's id (``files-0000-0``, or an older writer's ``files-0000``)."""
         return self._next_log(None)[0]
 
-    def _next_log(self, base_instant: Optional[str]) -> tuple[str, int]:
-        """(file id, next log version in the slice at ``base_instant``) from one listing of ``files/``."""
+    def _next_log(self, base_instant: Optional[str], listing: Optional[list[FileStatus]] = None
+                  ) -> tuple[str, int]:
+        """(file id, next log version in the slice at ``base_instant``) from one listing of ``files/``
+        (``listing`` when the caller has it)."""
         fid, top = None, 0
-        for s in self.storage.list_dir(FILES_PARTITION):
+        for s in self.storage.list_dir(FILES_PARTITION) if listing is None else listing:
             if N.is_base_file(s.name):
                 fid = fid or N.parse_base_file(s.name).file_id
             elif N.is_log_file(s.name):
@@ -183,8 +186,7 @@ class MetadataWriter:
         if action in (I.ROLLBACK, I.RESTORE) and self.layout == 2:
             return self._rollback_v8(ts, _rolled_back(action, content))
         records = self._records(action, ts, content)
-        self._recover()
-        tl = self.timeline()
+        tl = self._recover()
         done = tl.get(ts)
         if done is not None and done.action == I.DELTA_COMMIT and done.is_completed:
             # A re-attempt of an instant recorded by an earlier attempt (Java: delete the completed
@@ -194,7 +196,8 @@ class MetadataWriter:
         compaction = clean = None
         if tl.get(ts) is None:
             compaction, clean = self._maybe_compact(tl, ts)
-            tl = self.timeline()
+            if compaction or clean:
+                tl = self.timeline()
         if self.col_stats_wanted and not column_stats_listed(self.table.props):
             self.bootstrap_column_stats(skip=ts)
             tl = self.timeline()
@@ -275,11 +278,12 @@ class MetadataWriter:
             inflight = T.transition_to_inflight(self.storage, existing)
         else:
             inflight = existing
-        base_instant, base_name, _ = self._latest_slice()
+        files = self.storage.list_dir(FILES_PARTITION)
+        base_instant, base_name, _ = self._latest_slice(tl, files)  # also checks the files partition is sound
         if self.layout == 2:
             # 1.x: a new log file named by this deltacommit; the slice follows from its completion time.
             base_instant, base_name = ts, None
-        fid, version = self._next_log(base_instant)
+        fid, version = self._next_log(base_instant, files)
         name = N.log_file_name(fid, base_instant, version, TOKEN)
         rel = f"{FILES_PARTITION}/{name}"
         size = L.write_log_file(self.storage, rel, [MW.hfile_data_block(records, ts, self.version)])
@@ -597,10 +601,13 @@ class MetadataWriter:
             T.delete_instant_files(self.storage, t, I.DELTA_COMMIT, (State.COMPLETED, State.INFLIGHT, State.REQUESTED))
 
     # -- repair ------------------------------------------------------------------------------------
-    def _recover(self) -> None:
+    def _recover(self) -> Timeline:
         """Repair interrupted MDT actions: roll back a pending compaction (its partial base file and
-        its instant), finish a pending clean or rollback from its plan."""
+        its instant), finish a pending clean or rollback from its plan. Returns the MDT timeline after
+        the repairs (listed once when there was nothing to repair)."""
         tl = self.timeline()
+        if not tl.pending():
+            return tl
         for inst in tl.pending():
             if inst.action == I.COMPACTION:
                 for s in self.storage.list_dir(FILES_PARTITION):
@@ -619,6 +626,7 @@ class MetadataWriter:
                 else:
                     self._finish_rollback(inflight, (plan.get("instantToRollback") or {})["commitTime"])
                 log.info("finished the interrupted metadata-table %s %s", inst.action, inst.timestamp)
+        return self.timeline()
 
     # -- bootstrap -------------------------------------------------------------------------------
     def bootstrap(self) -> str:
