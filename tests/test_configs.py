@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hoodie import configs as C
+from hoodie.configs import registry
 from hoodie.configs import ConfigValueError
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "hoodie"
@@ -151,8 +152,8 @@ def test_alias_values_are_compared_after_parsing() -> None:
 
 
 def test_an_alias_belongs_to_one_key_and_a_key_has_one_definition(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(C, "_REGISTRY", dict(C._REGISTRY))
-    monkeypatch.setattr(C, "_ALIAS_OWNER", dict(C._ALIAS_OWNER))
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(registry, "_ALIAS_OWNER", dict(registry._ALIAS_OWNER))
     C.define("hoodie.test.a", 1, "doc", "test", aliases=("hoodie.test.old",), type=C.INT)
     assert C.define("hoodie.test.a", 1, "doc", "test", aliases=("hoodie.test.old",), type=C.INT).default == 1
     with pytest.raises(ValueError, match="defined twice"):
@@ -189,8 +190,8 @@ def test_docs_are_generated_from_the_definitions(monkeypatch: pytest.MonkeyPatch
         key = f"`{c.key}`" + (" (also " + ", ".join(f"`{a}`" for a in c.aliases) + ")" if c.aliases else "")
         default = "" if c.default_text is None else f"`{c.default_text}`"
         assert f"| {key} | {c.type.describe()} | {default} |" in text.replace("\\|", "|"), c.key
-    monkeypatch.setattr(C, "_REGISTRY", dict(C._REGISTRY))
-    monkeypatch.setattr(C, "_ALIAS_OWNER", dict(C._ALIAS_OWNER))
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(registry, "_ALIAS_OWNER", dict(registry._ALIAS_OWNER))
     C.define("hoodie.test.generated", "P2D", "Made by the test.", "test", aliases=("hoodie.test.older",),
              type=C.Duration(minimum="PT1H"))
     assert ("| `hoodie.test.generated` (also `hoodie.test.older`) | duration >= PT1H | `P2D` | Made by the test. |"

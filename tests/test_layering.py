@@ -3,7 +3,8 @@
 The layers, bottom to top (a module may import its own layer and the ones below):
 
 0. ``base``: the top-level modules every layer shares: ``hoodie.errors`` (the error root),
-   ``hoodie.configs`` (config keys), ``hoodie.faults`` (crash-test hooks), ``hoodie.metrics``.
+   ``hoodie.configs`` (the config package: every key and the rules that read them, with its
+   submodules), ``hoodie.faults`` (crash-test hooks), ``hoodie.metrics``.
 1. ``format``: ``hoodie.format.*`` (the table format, pure Python).
 2. ``services``: ``hoodie.services.*`` (compaction, TTL, clean, rollback).
 3. ``engine``: ``hoodie.engine.*`` (Spark).
@@ -74,7 +75,7 @@ def discover(root: Path = SRC) -> dict[str, Path]:
 
 def layer_of(module: str) -> str:
     """The layer a module belongs to, from its top-level package name (see the module docstring)."""
-    if module in BASE_MODULES:
+    if module in BASE_MODULES or any(module.startswith(m + ".") for m in BASE_MODULES):
         return "base"
     if module in FACADE_MODULES:
         return "facade"

@@ -14,19 +14,8 @@ import urllib.request
 from typing import Any, Mapping, Optional
 from urllib.parse import quote
 
-from hoodie.configs import Int, define
+from hoodie.configs.metrics import METRICS_FILE_KEY, PUSHGATEWAY_HOST_KEY, PUSHGATEWAY_PORT_KEY, PUSHGATEWAY_URL_KEY
 
-_GROUP = "metrics"
-METRICS_FILE_KEY = define("hoodie.metrics.prometheus.file", None,
-                          "Write Prometheus metrics of writes, TTL and clean to this text file.", _GROUP)
-PUSHGATEWAY_URL_KEY = define("hoodie.metrics.pushgateway.url", None,
-                             "Push Prometheus metrics to this push gateway URL.", _GROUP)
-PUSHGATEWAY_HOST_KEY = define("hoodie.metrics.pushgateway.host", None,
-                              "Prometheus push gateway host (Hudi's key), used when no push gateway URL is set.",
-                              _GROUP)
-PUSHGATEWAY_PORT_KEY = define("hoodie.metrics.pushgateway.port", 9091,
-                              "Prometheus push gateway port (Hudi's key), with the host.", _GROUP,
-                              type=Int(1, 65535))
 ENV_FILE = "HOODIE_METRICS_FILE"
 
 Metrics = Mapping[str, tuple[Optional[float], str]]  # name -> (value, help)

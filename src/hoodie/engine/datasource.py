@@ -40,7 +40,8 @@ from hoodie.format.slice.reader import iter_plan
 from hoodie.format.slice.reader import _normalize_instant
 from hoodie.format.timeline import instant as I
 from hoodie.services.clean.planner import CleanPlan
-from hoodie.services.streaming import START_OFFSET, StreamingError
+from hoodie.configs.streaming import START_OFFSET
+from hoodie.services.streaming import StreamingError
 
 QUERY_TYPE_KEY = "hoodie.datasource.query.type"
 BEGIN_KEY = "hoodie.datasource.read.begin.instanttime"

@@ -40,6 +40,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Union
 
+from hoodie.configs import streaming as SK
 from hoodie.configs import warn_unknown_keys
 from hoodie.errors import HoodieError
 from hoodie.faults import fault_point
@@ -47,7 +48,7 @@ from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, table_exists
 from hoodie.services import streaming as S
 from hoodie.services.compaction import CompactionAsyncService
-from hoodie.services.compaction.config import INLINE as INLINE_COMPACTION, SCHEDULE_INLINE
+from hoodie.configs.compaction import INLINE as INLINE_COMPACTION, SCHEDULE_INLINE
 from hoodie.services.write import PostCommitError, WriteError
 
 log = logging.getLogger(__name__)
@@ -89,11 +90,11 @@ class HoodieStreamSink:
         self.path = path
         self.options = {str(k): str(v) for k, v in options.items() if v is not None}
         self.storage_options = storage_options
-        self.identifier = str(S.CHECKPOINT_IDENTIFIER.get(self.options))
-        self.retries = int(S.RETRY_COUNT.get(self.options))
-        self.interval_ms = int(S.RETRY_INTERVAL_MS.get(self.options))
-        self.ignore_failed = bool(S.IGNORE_FAILED_BATCH.get(self.options))
-        self.async_compaction = bool(S.ASYNC_COMPACTION.get(self.options)) and not INLINE_COMPACTION.get(self.options)
+        self.identifier = str(SK.CHECKPOINT_IDENTIFIER.get(self.options))
+        self.retries = int(SK.RETRY_COUNT.get(self.options))
+        self.interval_ms = int(SK.RETRY_INTERVAL_MS.get(self.options))
+        self.ignore_failed = bool(SK.IGNORE_FAILED_BATCH.get(self.options))
+        self.async_compaction = bool(SK.ASYNC_COMPACTION.get(self.options)) and not INLINE_COMPACTION.get(self.options)
         self.compactor: Optional[CompactionAsyncService] = None
         self._errors_seen = 0
         self._last_batch = -1
@@ -149,7 +150,7 @@ class HoodieStreamSink:
         query_id = batch_df.sparkSession.sparkContext.getLocalProperty(QUERY_ID_PROPERTY)
         if self._committed(batch_id, query_id):
             log.warning("%s: micro-batch %d of query %s (%s=%s) is already in the table; Spark replays it after a "
-                        "restart, and it is skipped", self.path, batch_id, query_id, S.CHECKPOINT_IDENTIFIER.key,
+                        "restart, and it is skipped", self.path, batch_id, query_id, SK.CHECKPOINT_IDENTIFIER.key,
                         self.identifier)
             return
         opts = dict(self.options)
@@ -183,7 +184,7 @@ class HoodieStreamSink:
                     continue
                 if self.ignore_failed:
                     log.error("%s: micro-batch %d failed and is DROPPED (%s=true): its rows are not in the table: %s",
-                              self.path, batch_id, S.IGNORE_FAILED_BATCH.key, e)
+                              self.path, batch_id, SK.IGNORE_FAILED_BATCH.key, e)
                     return
                 raise
             else:

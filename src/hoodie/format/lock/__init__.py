@@ -51,12 +51,15 @@ import time
 from typing import Any, Iterator, Mapping, Optional
 
 from hoodie.configs import read
+from hoodie.configs.lock import (
+    EXPIRE_MINUTES, FILESYSTEM, HEARTBEAT_SECS, IN_PROCESS, LOCK_PATH, MIN_RENEWALS_PER_LEASE, PROVIDER, RETRY_MS,
+    VALIDITY_SECS, WAIT_MS,
+)
 from hoodie.format.storage import Storage
 from hoodie.format.lock.azure import _AzureBlob
 from hoodie.format.lock.base import (
-    DEFAULT_HEARTBEAT_SECS, DEFAULT_VALIDITY_SECS, EXPIRE_MINUTES, FILESYSTEM, HEARTBEAT_SECS,
-    IN_PROCESS, LOCK_FILE, LOCK_PATH, LockError, LockUnavailableError, MIN_RENEWALS_PER_LEASE, PROVIDER,
-    RELEASE_RETRY_SECS, RETRY_MS, VALIDITY_SECS, WAIT_MS, _Backend, _Owner, _alive,
+    DEFAULT_HEARTBEAT_SECS, DEFAULT_VALIDITY_SECS, LOCK_FILE, LockError, LockUnavailableError, RELEASE_RETRY_SECS,
+    _Backend, _Owner, _alive,
 )
 from hoodie.format.lock.conditional import _ConditionalObject
 from hoodie.format.lock.gcs import _GcsObject

@@ -6,7 +6,8 @@ import logging
 from typing import Any, Optional
 
 from hoodie.format.storage import Storage
-from hoodie.format.lock.base import IN_PROCESS, LockError, PROVIDER
+from hoodie.configs.lock import IN_PROCESS, PROVIDER
+from hoodie.format.lock.base import LockError
 from hoodie.format.lock.conditional import _HttpObject, _http_age
 
 log = logging.getLogger("hoodie.lock")

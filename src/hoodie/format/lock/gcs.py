@@ -9,7 +9,8 @@ import uuid
 from typing import Any, Optional
 
 from hoodie.format.storage import Storage
-from hoodie.format.lock.base import IN_PROCESS, LockError, LockUnavailableError, PROVIDER
+from hoodie.configs.lock import IN_PROCESS, PROVIDER
+from hoodie.format.lock.base import LockError, LockUnavailableError
 from hoodie.format.lock.conditional import _HttpObject
 
 log = logging.getLogger("hoodie.lock")

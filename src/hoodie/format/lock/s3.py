@@ -8,7 +8,8 @@ import time
 from typing import Any, Optional
 
 from hoodie.format.storage import Storage, _s3_options
-from hoodie.format.lock.base import IN_PROCESS, LockError, LockUnavailableError, PROVIDER
+from hoodie.configs.lock import IN_PROCESS, PROVIDER
+from hoodie.format.lock.base import LockError, LockUnavailableError
 from hoodie.format.lock.conditional import _ConditionalObject, _MISSING, _PRECONDITION
 
 log = logging.getLogger("hoodie.lock")

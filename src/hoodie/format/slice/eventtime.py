@@ -34,6 +34,9 @@ from typing import Optional, Union
 import pyarrow as pa
 import pyarrow.compute as pc
 from hoodie import configs as _configs
+from hoodie.configs.rules import (
+    MAX_MS, MIN_MS, MS_PER_UNIT, PLAUSIBLE_MS, describe_millis, iso_millis, iso_text, looks_like,
+)
 from hoodie.errors import HoodieError
 
 ArrayLike = Union[pa.Array, pa.ChunkedArray]
@@ -43,7 +46,7 @@ DEFAULT_UNIT: str = UNIT_KEY.default
 # java.util.concurrent.TimeUnit names (as Hudi's hoodie.keygen.timebased.timestamp.scalar.time.unit).
 UNITS = _configs.EVENT_TIME_UNITS
 # Milliseconds per unit, as a float for range checks (exact conversions use integer arithmetic).
-_MS_PER = {"SECONDS": 1000.0, "MILLISECONDS": 1.0, "MICROSECONDS": 1e-3, "NANOSECONDS": 1e-6}
+_MS_PER = MS_PER_UNIT
 _DECIMAL_MS_PER = {u: _decimal.Decimal(x) for u, x in
                    (("SECONDS", "1000"), ("MILLISECONDS", "1"), ("MICROSECONDS", "0.001"), ("NANOSECONDS", "0.000001"))}
 # Arrow timestamp unit -> ticks per millisecond (None: seconds, which multiply).
@@ -51,11 +54,8 @@ _TICKS_PER_MS = {"s": None, "ms": 1, "us": 1_000, "ns": 1_000_000}
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _MS = _dt.timedelta(milliseconds=1)
-# The range of a plausible event time, and the range a date (hence an ISO string) can hold.
-PLAUSIBLE_MS = ((_dt.datetime(1971, 1, 1, tzinfo=_dt.timezone.utc) - _EPOCH) // _MS,
-                (_dt.datetime(2200, 1, 1, tzinfo=_dt.timezone.utc) - _EPOCH) // _MS)
-MIN_MS = (_dt.datetime(1, 1, 1, tzinfo=_dt.timezone.utc) - _EPOCH) // _MS
-MAX_MS = (_dt.datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=_dt.timezone.utc) - _EPOCH) // _MS
+# The range of a plausible event time (PLAUSIBLE_MS) and the range a date can hold (MIN_MS, MAX_MS) are
+# the config rules' (hoodie.configs.rules), so a compaction threshold and a column are judged alike.
 
 
 class EventTimeError(HoodieError, ValueError):
@@ -137,22 +137,6 @@ def _floor_to_millis(ticks: pa.Array, unit: str) -> pa.Array:
 def to_millis_float(value: Union[int, float], unit: str) -> float:
     """``value`` in ``unit`` as (approximate) epoch milliseconds, for range checks and messages."""
     return value * _MS_PER[unit]
-
-
-def describe_millis(ms: float) -> str:
-    """An epoch-millisecond value as ISO-8601 text, or why it is no date."""
-    if not MIN_MS <= ms <= MAX_MS:
-        return "beyond year 9999" if ms > 0 else "before year 1"
-    return millis_to_iso(int(ms)) or ""
-
-
-def looks_like(raw: Union[int, float], unit: str) -> Optional[str]:
-    """Another unit in which ``raw`` is a plausible event time, if any (the ranges do not overlap)."""
-    lo, hi = PLAUSIBLE_MS
-    for u in UNITS:
-        if u != unit and lo <= raw * _MS_PER[u] <= hi:
-            return u
-    return None
 
 
 def _fmt(value: Union[int, float]) -> str:
@@ -357,18 +341,10 @@ def parse_iso_millis(s: str, what: str = "value", number: str = "epoch milliseco
     """Epoch milliseconds of an ISO-8601 date or date-time (``Z`` or offset; naive means UTC),
     rounded down, computed exactly (no floating point). ``number`` names the numeric form the
     caller also accepts, for the error message."""
-    text = s.strip()
-    if text.endswith("Z"):
-        text = text[:-1] + "+00:00"
-    try:
-        dt = _dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise EventTimeError(
-            f"{what} {s!r} is neither {number} nor ISO-8601 (e.g. 2024-05-01T12:00:00Z)"
-        ) from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=_dt.timezone.utc)
-    return (dt - _EPOCH) // _MS
+    ms = iso_millis(s)
+    if ms is None:
+        raise EventTimeError(f"{what} {s!r} is neither {number} nor ISO-8601 (e.g. 2024-05-01T12:00:00Z)")
+    return ms
 
 
 def min_max_millis(values: ArrayLike, field_name: str = "event time",
@@ -391,4 +367,4 @@ def millis_to_iso(ms: Optional[int]) -> Optional[str]:
         return None
     if not MIN_MS <= ms <= MAX_MS:
         raise EventTimeError(f"{ms} epoch milliseconds is {describe_millis(ms)}")
-    return (_EPOCH + _dt.timedelta(milliseconds=ms)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return iso_text(ms)

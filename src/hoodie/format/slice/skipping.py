@@ -36,7 +36,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 import pyarrow as pa
 
-from hoodie.configs import BOOLEAN, define, read
+from hoodie.configs import read
+from hoodie.configs.reads import ENABLE_DATA_SKIPPING
 from hoodie.format.file_group.fsview import FileSlice
 from hoodie.format.metadata.column_stats import VT_TIMESTAMP_MICROS, VT_TIMESTAMP_MILLIS, ColumnStats
 from hoodie.format.metadata.errors import MetadataTableError
@@ -48,12 +49,6 @@ from hoodie.format.schema_on_read import schema_files
 from hoodie.format.slice.filters import Filter, ReadError
 from hoodie.format.table import HoodieTable
 
-ENABLE_DATA_SKIPPING = define(
-    "hoodie.enable.data.skipping", None,
-    "Reads: skip file slices the metadata table's column statistics prove hold no row passing the filters "
-    "(docs/metadata-table.md). Default false for every table version (opt in): hoodie's reading of Java-written "
-    "statistics is verified on the fixtures' types only, and a misread statistic would drop rows silently.",
-    "reads", type=BOOLEAN)
 
 
 def data_skipping_enabled(table: HoodieTable, options: Optional[Mapping[str, Any]]) -> Optional[bool]:

@@ -13,58 +13,16 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from hoodie import configs as C
-from hoodie.configs import BOOLEAN, Int, define, read
+from hoodie.configs import compaction as CC
+from hoodie.configs import read
+from hoodie.configs.archive import (
+    ASYNC, AUTOMATIC, BATCH, BEYOND_SAVEPOINT, MAX_COMMITS, MERGE_ENABLE, MERGE_FILES_BATCH_SIZE,
+    MERGE_SMALL_FILE_LIMIT_BYTES, MIN_COMMITS, TIMELINE_COMPACTION_BATCH_SIZE,
+)
+from hoodie.configs.metadata import COMPACT_MAX_DELTA_COMMITS
 from hoodie.errors import HoodieError
-from hoodie.services.compaction import config as CC
-from hoodie.services.metadata.config import COMPACT_MAX_DELTA_COMMITS
 
 log = logging.getLogger(__name__)
-
-_G = "archival"
-
-AUTOMATIC = define(
-    "hoodie.archive.automatic", True,
-    "Archive the timeline after each commit (a post-commit step under the table lock), as Hudi does by default: "
-    "completed instants older than the newest hoodie.keep.min.commits commits move to the archived timeline "
-    "once more than hoodie.keep.max.commits are active, within Hudi's guards (pending instants, savepoints, the "
-    "cleaner's earliest commit to retain, the metadata table).", _G, type=BOOLEAN)
-ASYNC = define(
-    "hoodie.archive.async", False,
-    "With hoodie.archive.automatic: archive in a background thread after the commit returns instead of inline "
-    "(one archival per table at a time; hoodie.services.archive.wait_for_async_archival joins it).", _G,
-    type=BOOLEAN)
-MIN_COMMITS = define(
-    "hoodie.keep.min.commits", 20,
-    "Archival keeps at least this many of the newest completed commits in the active timeline.", _G,
-    type=Int(minimum=1))
-MAX_COMMITS = define(
-    "hoodie.keep.max.commits", 30,
-    "Archival runs once more than this many completed commits are in the active timeline; it must be greater "
-    "than hoodie.keep.min.commits.", _G, type=Int(minimum=2))
-BATCH = define(
-    "hoodie.commits.archival.batch", 10,
-    "Table version 6: archived instant entries per Avro log block of the archive file.", _G, type=Int(minimum=1))
-BEYOND_SAVEPOINT = define(
-    "hoodie.archive.beyond.savepoint", False,
-    "Archive commits after a savepoint (skipping the savepointed ones). hoodie accepts only false: its readers "
-    "date the start of the active timeline by its first instant and need no holes in it.", _G, type=BOOLEAN)
-MERGE_ENABLE = define(
-    "hoodie.archive.merge.enable", False,
-    "Table version 6: merge small archive files into one. hoodie, like Hudi 1.x for version 6 tables, never "
-    "merges (one archive file per archival); true is accepted and has no effect (a warning says so).", _G,
-    type=BOOLEAN)
-MERGE_FILES_BATCH_SIZE = define(
-    "hoodie.archive.merge.files.batch.size", 10,
-    "Table version 6: number of small archive files merged at once (with hoodie.archive.merge.enable; unused by "
-    "hoodie, see there).", _G, type=Int(minimum=2))
-MERGE_SMALL_FILE_LIMIT_BYTES = define(
-    "hoodie.archive.merge.small.file.limit.bytes", 20 * 1024 * 1024,
-    "Table version 6: archive files smaller than this are merge candidates (with hoodie.archive.merge.enable; "
-    "unused by hoodie, see there).", _G, type=Int(minimum=1, bits=64))
-TIMELINE_COMPACTION_BATCH_SIZE = define(
-    "hoodie.timeline.compaction.batch.size", 10,
-    "Table versions 8/9: once a level of the LSM archived timeline holds this many files, the oldest of them are "
-    "merged into one file of the next level.", _G, type=Int(minimum=2))
 
 # Hudi keeps the files of this many manifest versions of the LSM timeline (plus one per level compacted in
 # the same archival): readers that loaded an older snapshot find its files still there.

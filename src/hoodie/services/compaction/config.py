@@ -12,16 +12,16 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from hoodie import configs as C
-from hoodie.configs import BOOLEAN, Custom, Enum, Float, Int, define
+from hoodie.configs.compaction import (
+    ASYNC_INTERVAL_SECONDS, DAYBASED_TARGET_PARTITIONS, EVENT_TIME_EXACT_SPLIT,
+    EVENT_TIME_LATENCY_MS, EVENT_TIME_THRESHOLD, HUDI_PUSHGATEWAY_HOST, HUDI_PUSHGATEWAY_PORT, INLINE, LINK_MODE,
+    LINK_MODES, LOGFILE_NUM_THRESHOLD, LOGFILE_SIZE_THRESHOLD, MAX_DELTA_COMMITS, MAX_DELTA_SECONDS, PARTITION_REGEX,
+    PROMETHEUS_FILE, PUSHGATEWAY_URL, SCHEDULE_INLINE, STRATEGY, TARGET_IO, TRIGGER_STRATEGY, TRIGGERS,
+)
 from hoodie.errors import HoodieError
 from hoodie.format.slice.bloom import BloomSpec
-from hoodie.format.slice.eventtime import (
-    DEFAULT_UNIT, EventTimeError, describe_millis, implausible, looks_like, parse_iso_millis,
-)
-from hoodie.metrics import PUSHGATEWAY_HOST_KEY as HUDI_PUSHGATEWAY_HOST
-from hoodie.metrics import PUSHGATEWAY_PORT_KEY as HUDI_PUSHGATEWAY_PORT
-from hoodie.services.compaction import keys as K
 from hoodie.format.slice.writer import parquet_codec
+from hoodie.services.compaction import keys as K
 
 # Keys shared with writes, defined once in hoodie.configs.
 PARQUET_MAX_FILE_SIZE = C.PARQUET_MAX_FILE_SIZE
@@ -29,11 +29,6 @@ PARQUET_CODEC = C.PARQUET_CODEC
 LOG_BLOCK_FORMAT = C.LOG_BLOCK_FORMAT
 EVENT_TIME_FIELD = C.EVENT_TIME_FIELD
 EVENT_TIME_UNIT = C.EVENT_TIME_UNIT
-
-DEFAULT_STRATEGY = "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy"
-TRIGGERS = ("NUM_COMMITS", "NUM_COMMITS_AFTER_LAST_REQUEST", "TIME_ELAPSED", "NUM_AND_TIME", "NUM_OR_TIME",
-            "EVENT_TIME_TRIGGER")
-LINK_MODES = ("auto", "symlink", "copy")
 
 
 class CompactionError(HoodieError):
@@ -45,70 +40,17 @@ class CompactionConfigError(CompactionError, C.ConfigValueError):
 
 
 def parse_threshold(value: str, key: str = K.THRESHOLD_KEY) -> int:
-    """An explicit event-time threshold: epoch milliseconds, or ISO-8601 (naive means UTC)."""
-    s = str(value).strip()
-    if s.lstrip("-").isdigit():
-        v = int(s)
-        if implausible(v, DEFAULT_UNIT) is not None:
-            # A threshold in seconds would be read as January 1970 (nothing compacted, a false T).
-            other = looks_like(v, DEFAULT_UNIT)
-            hint = f"; it looks like {other}" if other else ""
-            raise CompactionConfigError(f"{key}={s} read as epoch milliseconds is {describe_millis(v)}{hint}: give "
-                                        "epoch milliseconds or ISO-8601 (e.g. 2024-05-01T00:00:00Z)")
-        return v
+    """An explicit event-time threshold: epoch milliseconds, or ISO-8601 (naive means UTC), read by the
+    rule of ``hoodie.compaction.event.time.threshold``.
+
+    Raises:
+        CompactionConfigError: neither, or a number that is a time only in another unit (seconds).
+    """
     try:
-        return parse_iso_millis(s, key)
-    except EventTimeError as e:
+        return EVENT_TIME_THRESHOLD.parse(value, key)
+    except C.ConfigValueError as e:
         raise CompactionConfigError(str(e)) from None
 
-
-# -- keys (Hudi's: table-services-upstream.md §2.4, §2.5; then the event-time and partial-compaction
-# keys this project adds) -----------------------------------------------------------------------
-_G = "compaction"
-STRATEGY = define(K.STRATEGY_KEY, DEFAULT_STRATEGY,
-                  "Compaction strategy: a Hudi class name (LogFileSizeBased, LogFileNumBased, BoundedIO, UnBounded, "
-                  "DayBased, BoundedPartitionAware, UnBoundedPartitionAware, PartitionRegexBased, EventTimeBased) or a "
-                  "dotted Python class; several comma-separated for Composite.", _G)
-LOGFILE_SIZE_THRESHOLD = define("hoodie.compaction.logfile.size.threshold", 0,
-                                "LogFileSizeBased: slices with less log data (bytes) are skipped.", _G,
-                                type=Int(minimum=0, bits=64))
-TARGET_IO = define("hoodie.compaction.target.io", 500 * 1024, "BoundedIO budget per compaction, MB.", _G,
-                   type=Int(bits=64))
-LOGFILE_NUM_THRESHOLD = define("hoodie.compaction.logfile.num.threshold", 0,
-                               "LogFileNumBased: slices with fewer log files are skipped.", _G, type=Int(minimum=0))
-DAYBASED_TARGET_PARTITIONS = define("hoodie.compaction.daybased.target.partitions", 10,
-                                    "DayBased: number of latest day partitions.", _G, type=Int(minimum=0))
-PARTITION_REGEX = define("hoodie.compaction.partition.path.regex", None,
-                         "PartitionRegexBased: partitions matching this regex are compacted.", _G)
-TRIGGER_STRATEGY = define("hoodie.compact.inline.trigger.strategy", "NUM_COMMITS",
-                          "When to schedule: " + ", ".join(TRIGGERS) + ".", _G,
-                          type=Enum(TRIGGERS, what="a compaction trigger strategy"))
-MAX_DELTA_COMMITS = define("hoodie.compact.inline.max.delta.commits", 5,
-                           "Delta commits before a compaction is scheduled.", _G, type=Int(minimum=0))
-MAX_DELTA_SECONDS = define("hoodie.compact.inline.max.delta.seconds", 3600,
-                           "Seconds before a compaction is scheduled.", _G, type=Int(minimum=0))
-INLINE = define("hoodie.compact.inline", False, "Schedule and run compaction after each write.", _G, type=BOOLEAN)
-SCHEDULE_INLINE = define("hoodie.compact.schedule.inline", False, "Only schedule compaction after each write.", _G,
-                         type=BOOLEAN)
-# One hour: data is expected to arrive at most an hour after its event time, so a compaction
-# scheduled at C covers events up to C - 1h. Matches the default time trigger (3600 s).
-EVENT_TIME_LATENCY_MS = define("hoodie.compaction.event.time.data.latency.ms", 3_600_000,
-                               "EventTimeBased: threshold T = compaction instant - this latency (ms).", _G,
-                               type=Int(minimum=0, bits=64))
-EVENT_TIME_THRESHOLD = define(K.THRESHOLD_KEY, None, "EventTimeBased: explicit threshold T (epoch ms or ISO-8601).",
-                              _G, type=Custom("epoch ms or ISO-8601", parse_threshold))
-EVENT_TIME_EXACT_SPLIT = define(K.EXACT_SPLIT_KEY, False,
-                                "EventTimeBased: keep records after T out of the new base file.", _G, type=BOOLEAN)
-LINK_MODE = define("hoodie.compaction.partial.link.mode", "auto",
-                   "Remaining log files of a partial compaction: auto (symlink if possible), symlink, copy.", _G,
-                   type=Enum(LINK_MODES, what="a link mode"))
-PROMETHEUS_FILE = define("hoodie.compaction.metrics.prometheus.file", None,
-                         "Write compaction metrics to this Prometheus text file.", _G)
-PUSHGATEWAY_URL = define("hoodie.compaction.metrics.pushgateway.url", None,
-                         "Push compaction metrics to this Prometheus push gateway URL (default: from "
-                         f"{HUDI_PUSHGATEWAY_HOST} and {HUDI_PUSHGATEWAY_PORT}).", _G)
-ASYNC_INTERVAL_SECONDS = define("hoodie.compaction.async.interval.seconds", 60.0,
-                                "Async compaction service poll interval.", _G, type=Float(minimum=0.0))
 
 DEFAULT_TARGET_IO_MB: int = TARGET_IO.default
 DEFAULT_MAX_DELTA_COMMITS: int = MAX_DELTA_COMMITS.default

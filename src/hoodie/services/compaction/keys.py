@@ -4,16 +4,17 @@ into completed compaction commits (``extraMetadata`` of ``<t>.commit``). Stock H
 
 from __future__ import annotations
 
+from hoodie.configs.compaction import EVENT_TIME_EXACT_SPLIT, EVENT_TIME_THRESHOLD, STRATEGY
 from hoodie.format.file_group.links import LINKS_KEY, PARTIAL_PLAN_KEY
 
 # Plan and commit: which strategy planned the compaction.
-STRATEGY_KEY = "hoodie.compaction.strategy"
+STRATEGY_KEY = STRATEGY.key  # the option's own key (hoodie.configs.compaction)
 # Plan and commit: the event-time threshold T (epoch ms) of an event-time compaction, and whether
 # the plan compacts every log file of the table whose minimum event time is <= T.
-THRESHOLD_KEY = "hoodie.compaction.event.time.threshold"
+THRESHOLD_KEY = EVENT_TIME_THRESHOLD.key
 THRESHOLD_COMPLETE_KEY = "hoodie.compaction.event.time.threshold.complete"
 # Plan: records after T are kept out of the base file (exact split), and the event-time field.
-EXACT_SPLIT_KEY = "hoodie.compaction.event.time.exact.split"
+EXACT_SPLIT_KEY = EVENT_TIME_EXACT_SPLIT.key
 EVENT_FIELD_KEY = "hoodie.compaction.event.time.field"
 EVENT_UNIT_KEY = "hoodie.compaction.event.time.unit"  # hoodie.payload.event.time.unit at scheduling
 # Commit: watermark W (epoch ms) and its status (known | unknown | complete) right after the commit.

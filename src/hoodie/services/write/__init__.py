@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Optional, Protocol, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hoodie.configs.write import COMMIT_METADATA_KEY_PREFIX
 from hoodie.faults import fault_point
 from hoodie.errors import PostCommitError, WriteError
 from hoodie.format.file_group.fsview import FileSystemView, check_partition_nesting
@@ -46,7 +47,6 @@ from hoodie.metrics import publish_write
 from hoodie.services.delete_partition import DeletePartitionOperation
 from hoodie.services.transaction import Hook, Operation, Transaction
 from hoodie.services.write.configs import (
-    COMMIT_METADATA_KEY_PREFIX,
     OPERATION_TYPES, OVERWRITE_OPERATIONS, PARTITIONS_TO_DELETE, WriteConfig, overwrite_config,
 )
 from hoodie.services.write.execution import write_file_groups

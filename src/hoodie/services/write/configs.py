@@ -12,44 +12,13 @@ from typing import Any, Mapping, Optional
 
 from hoodie import configs as C
 from hoodie.configs import read
+from hoodie.configs.table import CDC_ENABLED
+from hoodie.configs.write import MERGE_ALLOW_DUPLICATE_ON_INSERTS
 from hoodie.errors import WriteError
 from hoodie.format.slice import writer as W
 from hoodie.format.slice.bloom import BloomSpec
 from hoodie.format.slice.eventtime import DEFAULT_UNIT
 from hoodie.format.table import HoodieTable, TableError, check_payload_class
-
-# Keys the write owns (C.define registers them with every other key).
-MERGE_ALLOW_DUPLICATE_ON_INSERTS = C.define(
-    "hoodie.merge.allow.duplicate.on.inserts", True,
-    "Operation insert only. true (Hudi 1.x's default): incoming rows routed to an existing small base file are "
-    "added beside its records, also when they share a record key (INSERT INTO keeps duplicates, as Hudi's "
-    "'INSERT INTO preserves duplicates by default'). false: a row whose key the table holds updates the stored "
-    "record (merged by the ordering field) instead of being added, on copy-on-write and merge-on-read.",
-    C.W, type=C.BOOLEAN)
-
-STATIC_OVERWRITE_PARTITIONS = C.define(
-    "hoodie.write.static.overwrite.partitions", None,
-    "insert_overwrite: comma-separated partition paths replaced in addition to the partitions of the input rows "
-    "(hoodie.sql's static INSERT OVERWRITE ... PARTITION (p = v) sets it to every partition the static spec "
-    "names, so they are replaced also when the query returns no row; Hudi passes the same list internally as "
-    "HoodieInternalConfig.STATIC_OVERWRITE_PARTITION_PATHS).", C.W, type=C.LIST)
-
-
-COMMIT_METADATA_KEY_PREFIX = C.define(
-    "hoodie.datasource.write.commitmeta.key.prefix", "_",
-    "Write options whose key begins with this prefix are stored in the commit's extraMetadata, as Hudi stores "
-    "them (the streaming sink records its checkpoint, _hudi_streaming_sink_checkpoint, this way).", C.W)
-
-
-# Accepted so that false is a no-op and true is refused with its reason (an unknown key would only be
-# warned about, with a guess at another key, and the table written without change data).
-CDC_ENABLED = C.define(
-    "hoodie.table.cdc.enabled", "false",
-    "Change data capture on write (Java Hudi's CDC log files with before/after images). hoodie does not write "
-    "CDC log files: true is refused before anything is written; incremental queries "
-    "(hoodie.read_table(query_type='incremental')) give the records changed in a range of commits.",
-    C.W, type=C.BOOLEAN)
-
 
 OPERATIONS = ("insert", "bulk_insert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table",
               "delete_partition")
