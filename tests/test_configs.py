@@ -4,7 +4,10 @@ one place, and the configuration reference generated from the definitions."""
 from __future__ import annotations
 
 import ast
+import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -297,6 +300,56 @@ def test_one_definition_per_shared_key() -> None:
     assert C.lookup(PROVIDER) is PROVIDER
 
 
+def test_every_key_is_defined_in_the_config_package() -> None:
+    """``define`` is called only in ``hoodie/configs/`` (issue 32): a key defined in a service module
+    would be missing from the registry until that module happened to be imported."""
+    outside = []
+    for path in sorted(SRC.rglob("*.py")):
+        if path.parent.name == "configs" and path.parent.parent == SRC:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+                if name == "define":
+                    outside.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert not outside, f"config keys defined outside hoodie/configs/: {outside}"
+
+
+def test_the_registry_holds_every_key_without_importing_the_services() -> None:
+    """A fresh interpreter that imports only hoodie.configs knows every key (no service module loaded):
+    the unknown-key warning of a reader-only process must not call a data-skipping key unknown."""
+    code = ("import sys; from hoodie import configs as C; keys = C.known_keys(); "
+            "print(len(C.all_configs()), 'hoodie.enable.data.skipping' in keys, 'hoodie.write.lock.provider' in keys, "
+            "'hoodie.partition.ttl.inline' in keys, "
+            "sorted(m for m in sys.modules if m.startswith(('hoodie.services', 'hoodie.format'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}).stdout.split(" ", 4)
+    assert int(out[0]) == len(C.all_configs()) and out[1:4] == ["True", "True", "True"]
+    assert out[4].strip() == "[]"
+
+
+@pytest.mark.parametrize("text, value", [
+    ("1714521600000", 1714521600000), ("2024-05-01T00:00:00Z", 1714521600000), ("2024-05-01", 1714521600000),
+    ("2024-05-01T02:00:00+02:00", 1714521600000), ("5", 5), (" 1714521600000 ", 1714521600000),
+])
+def test_epoch_millis_rule_reads_epoch_ms_or_iso(text: str, value: int) -> None:
+    assert prop(C.EpochMillis()).get({"hoodie.test.key": text}) == value
+
+
+@pytest.mark.parametrize("text, message", [
+    ("1714521600", "^hoodie.test.key=1714521600 read as epoch milliseconds is 1970-01-20T20:15:21.600Z; it looks "
+                   "like SECONDS: give epoch milliseconds or ISO-8601"),
+    ("1714521600000000", "it looks like MICROSECONDS"),
+    ("9" * 30, "is beyond year 9999: give epoch milliseconds"),
+    ("yesterday", "^hoodie.test.key='yesterday' is neither epoch milliseconds nor ISO-8601"),
+    ("+1714521600000", "is neither epoch milliseconds nor ISO-8601"), ("\u0662", "is neither"),
+])
+def test_epoch_millis_rule_refuses_other_units_and_non_times(text: str, message: str) -> None:
+    with pytest.raises(ConfigValueError, match=message):
+        prop(C.EpochMillis()).get({"hoodie.test.key": text})
+
+
 def test_ttl_predicate_and_config_do_not_import_each_other() -> None:
     def imports(path: Path) -> set[str]:
         tree = ast.parse(path.read_text())
@@ -312,13 +365,15 @@ def test_ttl_predicate_and_config_do_not_import_each_other() -> None:
 RULES: list[C.ConfigType[Any]] = [
     C.BOOLEAN, C.INT, C.LONG, C.Int(0, 100), C.Int(minimum=1, bits=64), C.Float(), C.Float(0.0, 1.0),
     C.Enum(("avro", "parquet")), C.Enum(("A", "B", "C"), synonyms={"x": "A"}), C.DURATION,
-    C.Duration(minimum="PT0S", maximum="PT26H"), C.LIST, C.STRING,
+    C.Duration(minimum="PT0S", maximum="PT26H"), C.LIST, C.STRING, C.EpochMillis(),
 ]
 _texts = st.one_of(
     st.text(max_size=30),
     st.sampled_from(["true", "FALSE", "1", "yes", "-0", "+7", "1e3", "nan", "inf", "P1D", "pt1h", "a,b", "avro",
                      "PARQUET", "x", "2147483648", "-9223372036854775809", "0.5", " 12 ", "1_0", "P1M"]),
     st.integers(-(2**70), 2**70).map(str),
+    st.integers(-(2**45), 2**45).map(str),  # epoch seconds, milliseconds and microseconds of 1970-2200
+    st.datetimes().map(lambda d: d.isoformat()),
     st.floats(allow_nan=True, allow_infinity=True).map(str),
 )
 

@@ -437,7 +437,7 @@ def iso_millis(text: str) -> Optional[int]:
     return (dt - _EPOCH) // _MS
 
 
-_EPOCH_TEXT = re.compile(r"-?[0-9]{1,25}")
+_EPOCH_TEXT = re.compile(r"-?[0-9]+")
 
 
 class EpochMillis(Rule[int]):
@@ -450,7 +450,8 @@ class EpochMillis(Rule[int]):
 
     def parse(self, text: str) -> int:
         if _EPOCH_TEXT.fullmatch(text):
-            v = int(text)
+            # 25 digits exceed any date; checking length first keeps int() away from huge strings.
+            v = int(text) if len(text.lstrip("-").lstrip("0")) <= 25 else (-1 if text.startswith("-") else 1) * 10**26
             other = looks_like(v, "MILLISECONDS")
             plausible = PLAUSIBLE_MS[0] <= v <= PLAUSIBLE_MS[1]
             if not plausible and (other is not None or not MIN_MS <= v <= MAX_MS):
