@@ -232,7 +232,7 @@ def test_clean_bad_values(table: str, bad: dict, message: str) -> None:
     # The trigger (5 delta commits by default) is not met: the misspelled strategy still fails.
     ({"hoodie.compaction.strategy": "EventTimeBasedCompactionStrateg"}, "is unknown; use one of LogFileSizeBased"),
     ({"hoodie.compaction.strategy": "EventTimeBased", "hoodie.compaction.event.time.threshold": "yesterday"},
-     "threshold 'yesterday' is neither epoch milliseconds nor ISO-8601"),
+     "threshold='yesterday' is neither epoch milliseconds nor ISO-8601"),
 ])
 def test_compaction_bad_values(table: str, bad: dict, message: str) -> None:
     with pytest.raises(CompactionConfigError, match=message):

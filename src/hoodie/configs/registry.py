@@ -34,22 +34,28 @@ TB = "table"
 
 class ConfigProperty(str, Generic[T]):
     """One configuration key: its type, default, Hudi aliases, doc and group. The object is the key
-    string itself, so it works wherever a key does."""
+    string itself, so it works wherever a key does.
+
+    ``option`` is False for a key that is only a table property (``hoodie.properties``, e.g.
+    ``hoodie.populate.meta.fields``): it is read by the same rules, but no write or service takes it
+    as an option, so an option of that name is still warned about as unknown (it would change nothing)."""
 
     type: ConfigType[T]
     default: Optional[T]
     doc: str
     group: str
     aliases: tuple[str, ...]
+    option: bool
 
     def __new__(cls, key: str, type_: ConfigType[T], default: Optional[T], doc: str, group: str,
-                aliases: Sequence[str] = ()) -> "ConfigProperty[T]":
+                aliases: Sequence[str] = (), option: bool = True) -> "ConfigProperty[T]":
         self = super().__new__(cls, key)
         self.type = type_
         self.default = default
         self.doc = doc
         self.group = group
         self.aliases = tuple(aliases)
+        self.option = option
         return self
 
     @property
@@ -151,16 +157,17 @@ _ALIAS_OWNER: dict[str, str] = {}
 
 
 def _same(a: ConfigProperty[Any], b: ConfigProperty[Any]) -> bool:
-    return (a.key, a.type.describe(), a.default_text, a.doc, a.group, a.aliases) == \
-        (b.key, b.type.describe(), b.default_text, b.doc, b.group, b.aliases)
+    return (a.key, a.type.describe(), a.default_text, a.doc, a.group, a.aliases, a.option) == \
+        (b.key, b.type.describe(), b.default_text, b.doc, b.group, b.aliases, b.option)
 
 
 def define(key: str, default: Any, doc: str, group: str, aliases: Sequence[str] = (),
-           type: Optional[ConfigType[Any]] = None) -> ConfigProperty[Any]:
+           type: Optional[ConfigType[Any]] = None, option: bool = True) -> ConfigProperty[Any]:
     """Define and register a key; returns its :class:`ConfigProperty`.
 
     ``default`` is a typed value or its text (parsed by the type, so every default is one the rule
-    accepts); ``type`` defaults to string. A key has one definition: defining it again differently is
+    accepts); ``type`` defaults to string; ``option=False`` marks a key that is only a table property
+    (see :class:`ConfigProperty`). A key has one definition: defining it again differently is
     a programming error (an identical definition, e.g. a re-imported module, is fine)."""
     old = _REGISTRY.get(key)
     if isinstance(default, str) and not default.strip():
@@ -170,7 +177,7 @@ def define(key: str, default: Any, doc: str, group: str, aliases: Sequence[str] 
     typed = default
     if isinstance(default, str) and not isinstance(t, Str):
         typed = prop0.parse(default)
-    prop = ConfigProperty(key, t, typed, doc, group, aliases)
+    prop = ConfigProperty(key, t, typed, doc, group, aliases, option)
     if old is not None and not _same(old, prop):
         raise ValueError(f"config key {key} is defined twice, differently; keep one definition")
     for a in prop.aliases:
@@ -198,9 +205,11 @@ def lookup(key: str) -> Optional[ConfigProperty[Any]]:
 
 
 def known_keys() -> set[str]:
-    """Every key and alias hoodie accepts."""
+    """Every key and alias hoodie accepts as an option (table-only properties are not options)."""
     out: set[str] = set()
     for c in all_configs():
+        if not c.option:
+            continue
         out.add(c.key)
         out.update(c.aliases)
     return out

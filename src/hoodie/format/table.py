@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hoodie.configs import ConfigProperty, ConfigValueError
+from hoodie.configs import table as TC
+from hoodie.configs.table import CDC_ENABLED, TABLE_NAME, TIMELINE_TIMEZONE
+from hoodie.configs.write import HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING
 from hoodie.errors import HoodieError
 from hoodie.format import properties as P
 from hoodie.format.file_group.naming import PARTITION_METAFILES
@@ -38,7 +42,7 @@ READABLE_VERSIONS = ("6", "8", "9")
 WRITABLE_VERSIONS = ("6", "8", "9")
 
 OVERWRITE_WITH_LATEST_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
-DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+DEFAULT_PAYLOAD = TC.DEFAULT_PAYLOAD
 EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.EventTimeAvroPayload"
 # Payloads whose merge picks the record with the greatest ordering (precombine) value.
 ORDERING_PAYLOADS = frozenset({DEFAULT_PAYLOAD, EVENT_TIME_PAYLOAD})
@@ -76,9 +80,40 @@ def check_payload_class(payload: str, where: str, merge_mode: str = "") -> None:
         "payloads")
 MERGER_STRATEGY_DEFAULT = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 
+T = TypeVar("T")
+
+# Every hoodie.properties key hoodie reads, each by the rule of its definition in hoodie.configs.table
+# (checked when a table is opened, so a value Java would misread never reaches a read or a write).
+TABLE_PROPERTIES: tuple[ConfigProperty[Any], ...] = (
+    TABLE_NAME, TC.TYPE, TC.VERSION, TC.INITIAL_VERSION, TC.TIMELINE_LAYOUT_VERSION, TC.RECORDKEY_FIELDS,
+    TC.PARTITION_FIELDS, TC.PRECOMBINE_FIELD, TC.ORDERING_FIELDS, TC.KEYGEN_CLASS, TC.KEYGEN_TYPE,
+    HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING, TIMELINE_TIMEZONE, TC.PAYLOAD_CLASS, TC.LEGACY_PAYLOAD_CLASS,
+    TC.RECORD_MERGE_MODE, TC.PARTIAL_UPDATE_MODE, TC.POPULATE_META_FIELDS, TC.DROP_PARTITION_COLUMNS,
+    TC.BASE_FILE_FORMAT, TC.PARTITION_METAFILE_BASE_FORMAT, CDC_ENABLED, TC.BOOTSTRAP_BASE_PATH,
+    TC.METADATA_PARTITIONS, TC.METADATA_PARTITIONS_INFLIGHT, TC.CREATE_SCHEMA, TC.ARCHIVELOG_FOLDER,
+)
+
 
 class TableError(HoodieError):
     """The path is not a usable Hudi v6 table; the message says why and what to do."""
+
+
+def table_property(props: Mapping[str, str], prop: "ConfigProperty[T]", where: str) -> Optional[T]:
+    """``prop``'s value in the table properties ``props`` (of the file ``where``), read by its rule;
+    its default when absent or blank.
+
+    Raises:
+        TableError: a value the rule refuses (``hoodie.populate.meta.fields=yes``), naming the key, the
+            file and the values accepted. Java Hudi would read such a value some way (``yes`` as false),
+            so hoodie refuses it instead of guessing which the writer meant.
+    """
+    try:
+        return prop.get(props)
+    except ConfigValueError as e:
+        raise TableError(
+            f"{where}: {e}. hoodie reads hoodie.properties by the rules of Hudi's configs and does not guess what "
+            "another value means (Java Hudi would read it some way, a boolean as false); correct the value in "
+            "hoodie.properties (and in hoodie.properties.backup, Hudi's copy)") from None
 
 
 @dataclass(frozen=True)
@@ -111,41 +146,48 @@ class HoodieTable:
         self.props: dict[str, str] = P.parse_properties(raw.decode("utf-8", errors="replace"))
         # Hudi always writes these. Without them a damaged file would pass for a copy-on-write table,
         # and the next write would rewrite base files without the updates held in log files.
-        missing = [k for k in ("hoodie.table.name", "hoodie.table.type", "hoodie.table.version")
-                   if not self.props.get(k)]
+        missing = [k.key for k in (TABLE_NAME, TC.TYPE, TC.VERSION) if k.raw(self.props) is None]
         if missing:
             raise TableError(
                 f"{self.storage.uri(PROPS_FILE)} is damaged: it lacks {', '.join(missing)}, which Hudi always "
                 "writes. Restore it from .hoodie/hoodie.properties.backup (Hudi's copy) or from a backup"
             )
-        version = self.props["hoodie.table.version"]
+        version = self.prop(TC.VERSION)
         # Nothing is written through a read-only table (readers open tables so).
         self.read_only = read_only
-        if version not in READABLE_VERSIONS:
+        if str(version) not in READABLE_VERSIONS:
             raise TableError(
                 f"{self.storage.uri()} is table version {version}; hoodie reads and writes table versions 6 "
                 "(Hudi 0.14/0.15), 8 (Hudi 1.0) and 9 (Hudi 1.1)"
             )
-        default_layout = "2" if version in ("8", "9") else "1"
-        layout = self.props.get("hoodie.timeline.layout.version") or default_layout
-        if layout != default_layout:
+        default_layout = 2 if version in (8, 9) else 1
+        layout = self.prop(TC.TIMELINE_LAYOUT_VERSION)
+        if layout is not None and layout != default_layout:
             raise TableError(
                 f"{self.storage.uri()} is table version {version} with timeline layout {layout}; Hudi writes layout "
                 f"{default_layout} for that version, and hoodie reads only that")
-        self.timeline_layout = int(layout)
+        self.timeline_layout = default_layout
+        # Every other property is read by its rule now, before anything reads or writes the table.
+        for prop in TABLE_PROPERTIES:
+            self.prop(prop)
         self._timeline: Optional[Timeline] = None
         self._schema_cache: dict[str, dict] = {}
 
     # -- config --------------------------------------------------------------------------------
+    def prop(self, prop: "ConfigProperty[T]") -> Optional[T]:
+        """The table property ``prop`` (a key of :mod:`hoodie.configs.table`) read from hoodie.properties
+        by its rule; its default when absent. Raises :class:`TableError` naming the key and the file."""
+        return table_property(self.props, prop, self.storage.uri(PROPS_FILE))
+
     @property
     def name(self) -> str:
         """``hoodie.table.name``."""
-        return self.props.get("hoodie.table.name", "")
+        return self.prop(TABLE_NAME) or ""
 
     @property
     def table_type(self) -> str:
         """``COPY_ON_WRITE`` or ``MERGE_ON_READ``."""
-        return self.props.get("hoodie.table.type", COW).upper()
+        return self.prop(TC.TYPE)
 
     @property
     def is_mor(self) -> bool:
@@ -155,12 +197,12 @@ class HoodieTable:
     @property
     def record_key_fields(self) -> list[str]:
         """``hoodie.table.recordkey.fields`` as a list."""
-        return _split(self.props.get("hoodie.table.recordkey.fields"))
+        return list(self.prop(TC.RECORDKEY_FIELDS) or ())
 
     @property
     def partition_fields(self) -> list[str]:
         """``hoodie.table.partition.fields`` as a list (empty: not partitioned)."""
-        return _split(self.props.get("hoodie.table.partition.fields"))
+        return list(self.prop(TC.PARTITION_FIELDS) or ())
 
     @property
     def is_partitioned(self) -> bool:
@@ -171,9 +213,9 @@ class HoodieTable:
     def precombine_field(self) -> Optional[str]:
         """The ordering field: ``hoodie.table.precombine.field``, or the first of Hudi 1.1's
         ``hoodie.table.ordering.fields`` (table version 9 writes only that key), if set."""
-        field = self.props.get("hoodie.table.precombine.field") or None
+        field = self.prop(TC.PRECOMBINE_FIELD)
         if field is None:
-            fields = _split(self.props.get("hoodie.table.ordering.fields"))
+            fields = list(self.prop(TC.ORDERING_FIELDS) or ())
             if len(fields) > 1:
                 raise TableError(
                     f"{self.storage.uri()} orders records by several fields ({', '.join(fields)}); hoodie merges by one "
@@ -184,22 +226,23 @@ class HoodieTable:
     @property
     def hive_style(self) -> bool:
         """Whether partition paths are ``field=value``."""
-        return self.props.get("hoodie.datasource.write.hive_style_partitioning", "false").lower() == "true"
+        return self.prop(HIVE_STYLE_PARTITIONING)
 
     @property
     def url_encode(self) -> bool:
         """Whether partition values are URL-encoded."""
-        return self.props.get("hoodie.datasource.write.partitionpath.urlencode", "false").lower() == "true"
+        return self.prop(URL_ENCODE_PARTITIONING)
 
     @property
     def timeline_timezone(self) -> str:
-        """``LOCAL`` (default) or ``UTC``."""
-        return self.props.get("hoodie.table.timeline.timezone", "LOCAL").upper()
+        """``LOCAL`` or ``UTC``: a table whose hoodie.properties lacks the key is LOCAL (Hudi's default; the
+        key's own default, UTC, is for the tables hoodie creates)."""
+        return "LOCAL" if TIMELINE_TIMEZONE.raw(self.props) is None else self.prop(TIMELINE_TIMEZONE)
 
     @property
     def payload_class(self) -> str:
         """``hoodie.compaction.payload.class`` (v6 default: DefaultHoodieRecordPayload)."""
-        return self.props.get("hoodie.compaction.payload.class", DEFAULT_PAYLOAD)
+        return self.prop(TC.PAYLOAD_CLASS)
 
     @property
     def merge_mode(self) -> MergeMode:
@@ -207,14 +250,14 @@ class HoodieTable:
         table versions 8/9 by ``hoodie.record.merge.mode`` (COMMIT_TIME_ORDERING / EVENT_TIME_ORDERING;
         CUSTOM merging through a payload class hoodie knows)."""
         ordering = self.precombine_field
-        mode = (self.props.get("hoodie.record.merge.mode") or "").upper()
+        mode = self.prop(TC.RECORD_MERGE_MODE) or ""
         # Hudi 1.1 carries the deprecated payloads' behaviour as a partial-update mode and merge
         # properties (delete markers); hoodie merges neither, so it refuses rather than drop them.
-        partial = (self.props.get("hoodie.table.partial.update.mode") or "NONE").upper()
+        partial = self.prop(TC.PARTIAL_UPDATE_MODE).upper()
         extra = sorted(k for k in self.props if k.startswith("hoodie.table.merge.properties."))
         if partial != "NONE" or extra:
             what = f"hoodie.table.partial.update.mode={partial}" if partial != "NONE" else ", ".join(extra)
-            legacy = self.props.get("hoodie.legacy.payload.class")
+            legacy = self.prop(TC.LEGACY_PAYLOAD_CLASS)
             raise TableError(
                 f"{self.storage.uri()} merges records with {what}{f' (from {legacy})' if legacy else ''}: null or "
                 "default fields that keep older values, or deletes marked in a column. hoodie does not merge that way, "
@@ -223,9 +266,6 @@ class HoodieTable:
             return MergeMode(ordering, False)
         if mode == "EVENT_TIME_ORDERING":
             return MergeMode(ordering, ordering is not None)
-        if mode and mode != "CUSTOM":
-            raise TableError(f"{self.storage.uri()}: unknown hoodie.record.merge.mode {mode!r}; Hudi knows "
-                             "COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING and CUSTOM")
         payload = self.payload_class
         check_payload_class(payload, self.storage.uri(), mode)
         if payload in COMMIT_TIME_PAYLOADS or not ordering:
@@ -235,7 +275,7 @@ class HoodieTable:
     @property
     def populate_meta_fields(self) -> bool:
         """``hoodie.populate.meta.fields`` (default true)."""
-        return self.props.get("hoodie.populate.meta.fields", "true").lower() == "true"
+        return self.prop(TC.POPULATE_META_FIELDS)
 
     @property
     def has_operation_field(self) -> bool:
@@ -251,27 +291,27 @@ class HoodieTable:
     @property
     def bootstrap_base_path(self) -> Optional[str]:
         """``hoodie.bootstrap.base.path``: set on tables Hudi bootstrapped from existing Parquet files."""
-        return self.props.get("hoodie.bootstrap.base.path") or None
+        return self.prop(TC.BOOTSTRAP_BASE_PATH)
 
     @property
     def base_file_format(self) -> str:
         """``hoodie.table.base.file.format`` (PARQUET unless the table says otherwise: ORC, HFILE)."""
-        return (self.props.get("hoodie.table.base.file.format") or "PARQUET").strip().upper()
+        return self.prop(TC.BASE_FILE_FORMAT)
 
     @property
     def cdc_enabled(self) -> bool:
         """``hoodie.table.cdc.enabled``: Java's writers record change data (CDC log files) with each write."""
-        return self.props.get("hoodie.table.cdc.enabled", "false").strip().lower() == "true"
+        return self.prop(CDC_ENABLED)
 
     @property
     def drop_partition_columns(self) -> bool:
         """Whether partition columns are dropped from data files."""
-        return self.props.get("hoodie.datasource.write.drop.partition.columns", "false").lower() == "true"
+        return self.prop(TC.DROP_PARTITION_COLUMNS)
 
     @property
     def has_metadata_table(self) -> bool:
         """Whether the table reports metadata-table partitions (we never maintain an MDT)."""
-        return bool(self.props.get("hoodie.table.metadata.partitions"))
+        return bool(self.prop(TC.METADATA_PARTITIONS))
 
     def instant_generator(self) -> InstantGenerator:
         """An instant generator in the table's timeline zone."""
@@ -280,7 +320,7 @@ class HoodieTable:
     @property
     def table_version(self) -> int:
         """``hoodie.table.version``: 6, 8 or 9."""
-        return int(self.props["hoodie.table.version"])
+        return self.prop(TC.VERSION)
 
     def new_instant_time(self) -> str:
         """A fresh instant strictly after every instant (and, on layout 2, every completion time) on
@@ -330,7 +370,7 @@ class HoodieTable:
                 schema = json.loads(meta.schema)
                 self._schema_cache[inst.timestamp] = schema
                 return schema
-        create = self.props.get("hoodie.table.create.schema")
+        create = self.prop(TC.CREATE_SCHEMA)
         if create:
             return json.loads(create)
         raise TableError(
@@ -349,10 +389,6 @@ class HoodieTable:
 
     def __repr__(self) -> str:
         return f"HoodieTable({self.base_path!r}, {self.table_type})"
-
-
-def _split(v: Optional[str]) -> list[str]:
-    return [x.strip() for x in (v or "").split(",") if x.strip()]
 
 
 def table_exists(storage: Storage) -> bool:

@@ -44,7 +44,10 @@ def configuration_md() -> str:
              "- **list**: comma-separated; items are stripped and empty items dropped.",
              "- **string**: any text.", "",
              "A key may have aliases (older Hudi spellings): a value under an alias counts for the key; the key",
-             "and an alias set to different values is an error.", ""]
+             "and an alias set to different values is an error.", "",
+             "A table's `hoodie.properties` is read by the same rules when the table is opened (a value the rule",
+             "refuses is an error naming the key and the file). The keys under *table properties* describe the",
+             "table only and are not options: the write options above set them when a table is created.", ""]
     group = None
     for c in all_configs():
         if c.group != group:
