@@ -130,10 +130,10 @@ def _run(st: Storage, opts: dict[str, str], df: Any, mode: str, storage_options:
     # The inline services the options enable run after the commit (their options checked first);
     # inline compaction runs its operations on Spark, through an executor built when it runs, so
     # options are validated before Spark is touched.
-    hooks = inline.post_commit_hooks(opts, lambda tasks: spark_executor(df.sparkSession)(tasks))
+    services = inline.InlineServices(opts, lambda tasks: spark_executor(df.sparkSession)(tasks))
     return run_write(st, opts, SparkWriteExecutor(df, opts), mode=mode, instant=opts.get("hoodie.write.instant"),
                      storage_options=storage_options, what=f"Spark write ({op})",
-                     checks=[functools.partial(inline.check_inline_options, opts)], post_commit=hooks)
+                     checks=[services.check], post_commit=services.hooks())
 
 
 class SparkWriteExecutor:

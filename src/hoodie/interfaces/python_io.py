@@ -19,7 +19,6 @@ written as the plain types Hudi's Avro schemas have (same values).
 
 from __future__ import annotations
 
-import functools
 import sys
 from typing import Any, Iterator, Literal, Mapping, Optional, Sequence
 
@@ -57,11 +56,12 @@ def write_arrow(base_path: str, data: pa.Table, options: Mapping[str, Any],
     warn_unknown_keys(options)
     st = Storage(base_path, storage_options)
     op = str(options.get("hoodie.datasource.write.operation") or "upsert")
-    # The inline services the options enable run after the commit; their options are checked first.
+    # The inline services the options enable run after the commit, with the settings their check parsed
+    # before anything was written.
+    services = inline.InlineServices(options)
     return run_write(st, options, ArrowWriteExecutor(data, options), mode=mode, instant=instant,
                      storage_options=storage_options, what=f"write ({op})",
-                     checks=[functools.partial(inline.check_inline_options, options)],
-                     post_commit=inline.post_commit_hooks(options))
+                     checks=[services.check], post_commit=services.hooks())
 
 
 def _plain_type(t: pa.DataType) -> pa.DataType:

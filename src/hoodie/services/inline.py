@@ -6,8 +6,9 @@ also runs record TTL when ``hoodie.record.ttl.retention`` is set), record TTL
 (``hoodie.clean.automatic``, true by default as in Hudi; the clean policy decides whether anything is
 old enough to delete), then timeline archival (``hoodie.archive.automatic``, true by default as in Hudi).
 
-Each is a post-commit hook of the write's transaction (:func:`post_commit_hooks`): a service that
-fails raises :class:`~hoodie.errors.PostCommitError` naming the committed write.
+Each is a post-commit hook of the write's transaction (:meth:`InlineServices.hooks`), run with the
+settings the write parsed once before it started (:meth:`InlineServices.check`): a service that fails
+raises :class:`~hoodie.errors.PostCommitError` naming the committed write.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from hoodie.services.archive.action import maybe_archive_after_commit
 from hoodie.services.archive.config import ArchivalConfig
 from hoodie.services.clean import CleanConfig, maybe_clean_after_commit
 from hoodie.services.compaction import config as CC
-from hoodie.services.compaction.config import as_config
+from hoodie.services.compaction.config import CompactionConfig, as_config
 from hoodie.services.compaction.runner import Executor as CompactionExecutor
 from hoodie.services.compaction.runner import maybe_compact_inline
 from hoodie.services.compaction.strategies import resolve_strategy
@@ -38,81 +39,106 @@ def _flag(options: Mapping[str, Any], prop: ConfigProperty[bool]) -> bool:
     return bool(prop.get(options))
 
 
+class InlineServices:
+    """The inline services one write's options enable, with their settings parsed once per write.
+
+    The entry points build it from the write's options, pass :meth:`check` to the write as an option
+    check (it runs in the write's prepare step, before anything is written, when the table type is
+    known) and :meth:`hooks` as its post-commit hooks, which run each service with the settings
+    :meth:`check` parsed: compaction's :class:`~hoodie.services.compaction.config.CompactionConfig`,
+    clean's :class:`~hoodie.services.clean.CleanConfig`, archival's
+    :class:`~hoodie.services.archive.config.ArchivalConfig` (partition and record TTL still read theirs
+    from the options). ``compaction_executor`` runs inline compaction's operations (the Spark engine
+    passes its own; default: in this process)."""
+
+    def __init__(self, options: Mapping[str, Any], compaction_executor: Optional[CompactionExecutor] = None) -> None:
+        self.options = options
+        self.compaction_executor = compaction_executor
+        # The switches, read once (each by the boolean rule).
+        self.compact = _flag(options, CC.INLINE) or _flag(options, CC.SCHEDULE_INLINE)
+        self.partition_ttl = _flag(options, TK.INLINE)
+        self.async_ttl = _flag(options, TK.ASYNC_ENABLED)
+        self.record_ttl = _flag(options, C.RECORD_TTL_INLINE)
+        self.clean = _flag(options, C.CLEAN_AUTOMATIC)
+        self.archive = _flag(options, AC.AUTOMATIC)
+        # Parsed by check() (None until then, or when the service is off).
+        self.compaction_config: Optional[CompactionConfig] = None
+        self.clean_config: Optional[CleanConfig] = None
+        self.archival_config: Optional[ArchivalConfig] = None
+
+    def check(self, is_mor: bool, table_props: Optional[Mapping[str, str]] = None) -> None:
+        """Parse the settings of every service the options enable; writers call this before they start a
+        commit.
+
+        The services run after the commit: a misconfiguration found only then raises although the data
+        is committed, and a caller retrying the "failed" write writes it twice (an insert duplicates its
+        rows). Raises the service's own configuration error.
+        """
+        options = self.options
+        if is_mor and self.compact:
+            self.compaction_config = as_config(options, table_props)
+            resolve_strategy(self.compaction_config)
+        if self.partition_ttl:
+            ttl = TTLConfig.from_options(options)
+            if not ttl.strategy_class:
+                ttl.require_retention()
+        if self.async_ttl:
+            # Partition TTL and/or record TTL, whichever the options configure.
+            check_async_options(options, table_props)
+        if self.record_ttl:
+            RecordTTLConfig.from_options(options, table_props)
+        if self.clean:
+            self.clean_config = CleanConfig.from_options(options)
+        if self.archive:
+            self.archival_config = ArchivalConfig.from_options(options)  # issue 33: refuses windows that break readers
+
+    def hooks(self) -> list[Hook]:
+        """The enabled services as post-commit hooks of the write's transaction, in Hudi's order."""
+        return [Hook(name, _hook(run)) for name, _key, enabled, run in self._services() if enabled]
+
+    def _services(self) -> list[tuple[str, str, bool, Callable[[HoodieTable], Any]]]:
+        """(service name, result key, enabled, run) in Hudi's order: compaction, TTL, clean, archival."""
+        options = self.options
+
+        def compaction(t: HoodieTable) -> Any:
+            if not t.is_mor:
+                return None  # compaction applies to merge-on-read tables only
+            return maybe_compact_inline(t, self.compaction_config or options, executor=self.compaction_executor)
+
+        return [
+            ("compaction", "compaction", self.compact, compaction),
+            ("partition TTL", "ttl", self.partition_ttl, lambda t: maybe_run_inline_ttl(t, options)),
+            ("async partition TTL", "ttl_async", self.async_ttl, lambda t: maybe_run_async_ttl(t, options)),
+            # After partition TTL (no need to read records of partitions it just expired), before clean.
+            ("record TTL", "record_ttl", self.record_ttl, lambda t: maybe_run_inline_record_ttl(t, options)),
+            # Hudi's default: clean after every commit.
+            ("clean", "clean", self.clean, lambda t: maybe_clean_after_commit(t, self.clean_config or options)),
+            # --- ARCHIVAL POST-COMMIT STEP (issue 33) -------------------------------------------------
+            # Hudi's order: after clean (autoArchiveOnCommit). It takes the table lock itself (the commit's
+            # is released by now) and runs inline, or in a background thread with hoodie.archive.async=true.
+            ("archive", "archive", self.archive,
+             lambda t: maybe_archive_after_commit(t, options, self.archival_config)),
+            # --- end of the archival post-commit step ------------------------------------------------
+        ]
+
+
 def check_inline_options(options: Mapping[str, Any], is_mor: bool,
                          table_props: Optional[Mapping[str, str]] = None) -> None:
-    """Parse the settings of every inline service ``options`` enable; writers call this before they
-    start a commit.
-
-    The services run after the commit: a misconfiguration found only then raises although the data
-    is committed, and a caller retrying the "failed" write writes it twice (an insert duplicates its
-    rows). Raises the service's own configuration error.
-    """
-    if is_mor and (_flag(options, CC.INLINE)
-                   or _flag(options, CC.SCHEDULE_INLINE)):
-        resolve_strategy(as_config(options, table_props))
-    if _flag(options, TK.INLINE):
-        ttl = TTLConfig.from_options(options)
-        if not ttl.strategy_class:
-            ttl.require_retention()
-    if _flag(options, TK.ASYNC_ENABLED):
-        # Partition TTL and/or record TTL, whichever the options configure.
-        check_async_options(options, table_props)
-    if _flag(options, C.RECORD_TTL_INLINE):
-        RecordTTLConfig.from_options(options, table_props)
-    if _flag(options, C.CLEAN_AUTOMATIC):
-        CleanConfig.from_options(options)
-    if _flag(options, AC.AUTOMATIC):
-        ArchivalConfig.from_options(options)  # issue 33: refuses windows that would break readers
+    """Check the settings of every inline service ``options`` enable (:meth:`InlineServices.check`)."""
+    InlineServices(options).check(is_mor, table_props)
 
 
 def post_commit_hooks(options: Mapping[str, Any],
                       compaction_executor: Optional[CompactionExecutor] = None) -> list[Hook]:
-    """The inline services ``options`` enable, as post-commit hooks of a write's transaction, in
-    Hudi's order. ``compaction_executor`` runs inline compaction's operations (the Spark engine
-    passes its own; default: in this process)."""
-    hooks = []
-    for name, _key, enabled, run in _services(options, compaction_executor):
-        if enabled:
-            hooks.append(Hook(name, _hook(options, run)))
-    return hooks
+    """The inline services ``options`` enable, as post-commit hooks that parse their settings when they
+    run (a write passes :meth:`InlineServices.hooks` instead, which reuse the settings its check parsed)."""
+    return InlineServices(options, compaction_executor).hooks()
 
 
-def _hook(options: Mapping[str, Any], run: Callable[[HoodieTable], Any]) -> Callable[[Transaction], Any]:
+def _hook(run: Callable[[HoodieTable], Any]) -> Callable[[Transaction], Any]:
     def hook(txn: Transaction) -> Any:
         assert txn.table is not None
         # The write has already warned about unknown keys in these options.
         with unknown_keys_checked():
             return run(txn.table.reload())
     return hook
-
-
-def _services(options: Mapping[str, Any], compaction_executor: Optional[CompactionExecutor]
-              ) -> list[tuple[str, str, bool, Callable[[HoodieTable], Any]]]:
-    """(service name, result key, enabled, run) in Hudi's order: compaction, TTL, clean."""
-
-    def compaction(t: HoodieTable) -> Any:
-        if not t.is_mor:
-            return None  # compaction applies to merge-on-read tables only
-        return maybe_compact_inline(t, options, executor=compaction_executor)
-
-    return [
-        ("compaction", "compaction", _flag(options, CC.INLINE)
-         or _flag(options, CC.SCHEDULE_INLINE), compaction),
-        ("partition TTL", "ttl", _flag(options, TK.INLINE),
-         lambda t: maybe_run_inline_ttl(t, options)),
-        ("async partition TTL", "ttl_async", _flag(options, TK.ASYNC_ENABLED),
-         lambda t: maybe_run_async_ttl(t, options)),
-        # After partition TTL (no need to read records of partitions it just expired), before clean.
-        ("record TTL", "record_ttl", _flag(options, C.RECORD_TTL_INLINE),
-         lambda t: maybe_run_inline_record_ttl(t, options)),
-        # Hudi's default: clean after every commit.
-        ("clean", "clean", _flag(options, C.CLEAN_AUTOMATIC),
-         lambda t: maybe_clean_after_commit(t, options)),
-        # --- ARCHIVAL POST-COMMIT STEP (issue 33) -----------------------------------------------------
-        # Hudi's order: after clean (autoArchiveOnCommit). It takes the table lock itself (the commit's
-        # is released by now) and runs inline, or in a background thread with hoodie.archive.async=true.
-        # Re-attach after the commit-path redesign: one hook, after clean, for every committed write.
-        ("archive", "archive", _flag(options, AC.AUTOMATIC),
-         lambda t: maybe_archive_after_commit(t, options)),
-        # --- end of the archival post-commit step ----------------------------------------------------
-    ]

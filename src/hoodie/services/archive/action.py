@@ -287,12 +287,13 @@ _async_runs: dict[str, threading.Thread] = {}
 _async_errors: dict[str, BaseException] = {}
 
 
-def maybe_archive_after_commit(table: HoodieTable, options: Optional[Mapping[str, Any]] = None
-                               ) -> Optional[ArchivalResult]:
+def maybe_archive_after_commit(table: HoodieTable, options: Optional[Mapping[str, Any]] = None,
+                               config: Optional[ArchivalConfig] = None) -> Optional[ArchivalResult]:
     """The archival writers run after each commit (``hoodie.archive.automatic``, default true): inline, or in
     a background thread with ``hoodie.archive.async=true`` (one per table at a time; returns None then).
-    Returns the result, or None when it did not run inline."""
-    cfg = ArchivalConfig.from_options(options)
+    ``config``: the settings already parsed from ``options`` (the write's check parsed them), else parsed
+    here. Returns the result, or None when it did not run inline."""
+    cfg = config if config is not None else ArchivalConfig.from_options(options)
     if not cfg.automatic:
         return None
     if not cfg.run_async:
