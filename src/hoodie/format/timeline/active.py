@@ -11,6 +11,8 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
+from hoodie.configs import table as TC
+from hoodie.configs.table import TIMELINE_TIMEZONE
 from hoodie.errors import HoodieError
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.commit_metadata import AVRO_MAGIC, CommitMetadata
@@ -322,9 +324,11 @@ def layout_of(storage: Storage) -> TimelineLayout:
         props = P.parse_properties(storage.read_bytes(f"{METAFOLDER}/hoodie.properties").decode("utf-8", "replace"))
     except FileNotFoundError:
         return TimelineLayout()
-    version = props.get("hoodie.table.version", "6")
-    layout = props.get("hoodie.timeline.layout.version") or ("2" if version in ("8", "9") else "1")
-    return TimelineLayout(2 if layout == "2" else 1, (props.get("hoodie.table.timeline.timezone") or "LOCAL").upper())
+    # Read by the keys' rules (hoodie.configs.table): a value Java would misread raises, naming the key.
+    version = TC.VERSION.get(props) or 6
+    layout = TC.TIMELINE_LAYOUT_VERSION.get(props) or (2 if version in (8, 9) else 1)
+    zone = "LOCAL" if TIMELINE_TIMEZONE.raw(props) is None else TIMELINE_TIMEZONE.get(props)  # absent: Hudi's LOCAL
+    return TimelineLayout(2 if layout == 2 else 1, zone)
 
 
 def _create(storage: Storage, layout: TimelineLayout, name: str, content: bytes) -> None:

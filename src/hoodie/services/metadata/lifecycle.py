@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from hoodie.configs import table as TC
 from hoodie.format.metadata.errors import MetadataTableError
 from hoodie.format.metadata.index_reader import read_column_stats, stats_by_file
 from hoodie.format.metadata.table import METADATA_FOLDER, MetadataTable
@@ -87,8 +88,7 @@ def metadata_status(table: HoodieTable) -> MetadataStatus:
     state = metadata_table_state(table)
     data_done = table.timeline.completed().last()
     status = MetadataStatus(state, data_latest_instant=data_done.timestamp if data_done else None)
-    status.partitions = [p.strip() for p in (table.props.get("hoodie.table.metadata.partitions") or "").split(",")
-                         if p.strip()]
+    status.partitions = list(table.prop(TC.METADATA_PARTITIONS) or ())
     if state != "ready":
         return status
     mdt = MetadataTable(table)

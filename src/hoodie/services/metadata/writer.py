@@ -109,7 +109,7 @@ class MetadataWriter:
     """
 
     def __init__(self, table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> None:
-        version = int(table.props.get("hoodie.table.version") or "6")
+        version = table.table_version
         if version not in (6, 8, 9):
             raise MetadataTableError(
                 f"{table.base_path} is table version {version}; hoodie maintains metadata tables of table versions "

@@ -12,6 +12,7 @@ from typing import Any, Mapping, Optional
 
 from hoodie import configs as C
 from hoodie.configs import read
+from hoodie.configs import table as TC
 from hoodie.configs.table import CDC_ENABLED
 from hoodie.configs.write import MERGE_ALLOW_DUPLICATE_ON_INSERTS
 from hoodie.errors import WriteError
@@ -49,15 +50,15 @@ WRITE_TABLE_VERSIONS = (6, 8, 9)
 
 
 _TABLE_FALLBACKS = (
-    (C.RECORD_KEY_FIELD, "hoodie.table.recordkey.fields"),
-    (C.PARTITION_PATH_FIELD, "hoodie.table.partition.fields"),
-    (C.TABLE_NAME, "hoodie.table.name"),
-    (C.TABLE_TYPE, "hoodie.table.type"),
-    (C.HIVE_STYLE_PARTITIONING, "hoodie.datasource.write.hive_style_partitioning"),
-    (C.URL_ENCODE_PARTITIONING, "hoodie.datasource.write.partitionpath.urlencode"),
-    (C.PRECOMBINE_FIELD, "hoodie.table.precombine.field"),
-    (C.PAYLOAD_CLASS, "hoodie.compaction.payload.class"),
-    (C.TIMELINE_TIMEZONE, "hoodie.table.timeline.timezone"),
+    (C.RECORD_KEY_FIELD, TC.RECORDKEY_FIELDS),
+    (C.PARTITION_PATH_FIELD, TC.PARTITION_FIELDS),
+    (C.TABLE_NAME, C.TABLE_NAME),
+    (C.TABLE_TYPE, TC.TYPE),
+    (C.HIVE_STYLE_PARTITIONING, C.HIVE_STYLE_PARTITIONING),
+    (C.URL_ENCODE_PARTITIONING, C.URL_ENCODE_PARTITIONING),
+    (C.PRECOMBINE_FIELD, TC.PRECOMBINE_FIELD),
+    (C.PAYLOAD_CLASS, TC.PAYLOAD_CLASS),
+    (C.TIMELINE_TIMEZONE, C.TIMELINE_TIMEZONE),
 )
 
 
@@ -174,7 +175,7 @@ class WriteConfig:
         if table is not None:
             _refuse_config_conflicts(o, table, overwrite)
         keygen = {k: v for k, v in o.items() if k.startswith(("hoodie.datasource.write.", "hoodie.keygen."))}
-        for k, wk in (("hoodie.table.keygenerator.class", "hoodie.datasource.write.keygenerator.class"),
+        for k, wk in ((TC.KEYGEN_CLASS, "hoodie.datasource.write.keygenerator.class"),
                       ("hoodie.table.keygenerator.type", "hoodie.datasource.write.keygenerator.type")):
             if k in tp and wk not in keygen and "hoodie.datasource.write.keygenerator.class" not in keygen:
                 keygen[wk] = tp[k]
@@ -285,21 +286,19 @@ def _keygen_kind(v: str) -> str:
 
 # (write option, table property, normalizer): settings a write cannot change on an existing table.
 _TABLE_CONFIG = (
-    ("hoodie.datasource.write.table.type", "hoodie.table.type", lambda v: v.strip().upper()),
-    ("hoodie.datasource.write.recordkey.field", "hoodie.table.recordkey.fields", _fields),
-    ("hoodie.datasource.write.partitionpath.field", "hoodie.table.partition.fields", _fields),
-    ("hoodie.datasource.write.keygenerator.class", "hoodie.table.keygenerator.class", _keygen_kind),
-    ("hoodie.datasource.write.precombine.field", "hoodie.table.precombine.field", lambda v: v.strip()),
-    ("hoodie.datasource.write.hive_style_partitioning", "hoodie.datasource.write.hive_style_partitioning",
-     lambda v: v.strip().lower()),
-    ("hoodie.datasource.write.partitionpath.urlencode", "hoodie.datasource.write.partitionpath.urlencode",
-     lambda v: v.strip().lower()),
+    ("hoodie.datasource.write.table.type", TC.TYPE, lambda v: v.strip().upper()),
+    ("hoodie.datasource.write.recordkey.field", TC.RECORDKEY_FIELDS, _fields),
+    ("hoodie.datasource.write.partitionpath.field", TC.PARTITION_FIELDS, _fields),
+    ("hoodie.datasource.write.keygenerator.class", TC.KEYGEN_CLASS, _keygen_kind),
+    ("hoodie.datasource.write.precombine.field", TC.PRECOMBINE_FIELD, lambda v: v.strip()),
+    (C.HIVE_STYLE_PARTITIONING, C.HIVE_STYLE_PARTITIONING, lambda v: v.strip().lower()),
+    (C.URL_ENCODE_PARTITIONING, C.URL_ENCODE_PARTITIONING, lambda v: v.strip().lower()),
 )
 
 
 
 _TABLE_CONFIG_DEFAULTS = {
-    "hoodie.table.partition.fields": "",
+    TC.PARTITION_FIELDS: "",
     "hoodie.datasource.write.hive_style_partitioning": "false",
     "hoodie.datasource.write.partitionpath.urlencode": "false",
 }
