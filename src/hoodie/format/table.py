@@ -174,10 +174,23 @@ class HoodieTable:
         self._schema_cache: dict[str, dict] = {}
 
     # -- config --------------------------------------------------------------------------------
+    @property
+    def props(self) -> dict[str, str]:
+        """``hoodie.properties`` as text (assigning new properties reads the typed ones afresh)."""
+        return self._props
+
+    @props.setter
+    def props(self, value: dict[str, str]) -> None:
+        self._props = value
+        self._typed: dict[str, Any] = {}  # key -> value read by its rule, filled by prop()
+
     def prop(self, prop: "ConfigProperty[T]") -> Optional[T]:
         """The table property ``prop`` (a key of :mod:`hoodie.configs.table`) read from hoodie.properties
-        by its rule; its default when absent. Raises :class:`TableError` naming the key and the file."""
-        return table_property(self.props, prop, self.storage.uri(PROPS_FILE))
+        by its rule, once; its default when absent. Raises :class:`TableError` naming the key and the file."""
+        key = prop.key
+        if key not in self._typed:
+            self._typed[key] = table_property(self._props, prop, self.storage.uri(PROPS_FILE))
+        return self._typed[key]
 
     @property
     def name(self) -> str:
