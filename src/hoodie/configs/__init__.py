@@ -21,10 +21,9 @@ read, PARQUET_MAX_FILE_SIZE``); a service's own keys are imported from its modul
 from __future__ import annotations
 
 from hoodie.configs.rules import (  # noqa: F401
-    EpochMillis,
     JAVA_INT_MIN, JAVA_INT_MAX, JAVA_LONG_MIN, JAVA_LONG_MAX, DAY_MS, ConfigValueError, ConfigType, Rule, Str,
-    Bool, Int, Float, Enum, ListOf, format_duration, Duration, duration_ms, Custom, STRING, BOOLEAN, INT, LONG,
-    LIST, DURATION, parse_duration,
+    Bool, Int, Float, Enum, ListOf, format_duration, Duration, duration_ms, EpochMillis, Custom, STRING, BOOLEAN,
+    INT, LONG, LIST, DURATION, parse_duration,
 )
 from hoodie.configs.registry import (  # noqa: F401
     ConfigProperty, ConfigKey, ConfigReader, read, define, W, R, TB, all_configs, lookup, known_keys,
