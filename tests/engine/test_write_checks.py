@@ -124,3 +124,30 @@ def test_proven_valid_implies_the_writer_accepts(spark, rows, key) -> None:
     cfg = WriteConfig.from_options(_opts(key))
     if _proven_valid(df.select(*_key_columns(cfg, df.columns)), cfg):
         assert _python_verdict(df, cfg) is None
+
+
+def test_a_spark_write_parses_its_options_once(spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """hoodie.spark.write parses the write config and each inline service's settings once (the hooks
+    reuse what the check parsed); before, compaction's, clean's and archival's were parsed twice."""
+    import collections
+
+    import hoodie.spark
+    from hoodie.services.archive.config import ArchivalConfig
+    from hoodie.services.clean import CleanConfig
+    from hoodie.services.compaction.config import CompactionConfig
+
+    counts: collections.Counter = collections.Counter()
+    for cls in (WriteConfig, CompactionConfig, CleanConfig, ArchivalConfig):
+        original = cls.__dict__["from_options"].__func__
+
+        def counted(c, *a, _original=original, _name=cls.__name__, **k):
+            counts[_name] += 1
+            return _original(c, *a, **k)
+
+        monkeypatch.setattr(cls, "from_options", classmethod(counted))
+    opts = _opts(**{"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.compact.inline": "true"})
+    df = spark.createDataFrame([GOOD], SCHEMA)
+    hoodie.spark.write(df, str(tmp_path / "t"), opts)
+    counts.clear()
+    hoodie.spark.write(df, str(tmp_path / "t"), opts)
+    assert dict(counts) == {"WriteConfig": 1, "CompactionConfig": 1, "CleanConfig": 1, "ArchivalConfig": 1}
