@@ -178,3 +178,16 @@ def test_create_refuses_properties_it_derives(tmp_path: Path, capsys: pytest.Cap
     assert main(["create", path, "--name", "t", "--record-key", "k", "--set", "hoodie.table.version=9"]) == 2
     assert "--set hoodie.table.version: set by hoodie" in capsys.readouterr().err
     assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize("prop", ["hoodie.populate.meta.fields=yes", "hoodie.table.cdc.enabled=1",
+                                  "hoodie.table.base.file.format=avro"])
+def test_create_refuses_a_table_property_its_rule_refuses(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                          prop: str) -> None:
+    """A --set table property is read by its rule before anything is written: before, `yes` went into
+    hoodie.properties (and was read as false)."""
+    path = str(tmp_path / "t")
+    assert main(["create", path, "--name", "t", "--record-key", "k", "--set", prop]) == 2
+    key, value = prop.split("=")
+    assert f"{key}='{value}' is not" in capsys.readouterr().err
+    assert not (tmp_path / "t").exists()

@@ -497,6 +497,10 @@ def create_table(
         _props_v8(props, table_version, precombine_field)
     for k, v in (extra_props or {}).items():
         props[k] = str(v)
+    # Every typed property as the table will read it, before anything is written (an extra property
+    # such as hoodie.populate.meta.fields=yes would otherwise leave a table no one can open).
+    for prop in TABLE_PROPERTIES:
+        table_property(props, prop, st.uri(PROPS_FILE))
     dirs = [METAFOLDER, f"{METAFOLDER}/.aux/.bootstrap/.partitions", f"{METAFOLDER}/.aux/.bootstrap/.fileids",
             f"{METAFOLDER}/.temp", f"{METAFOLDER}/.schema"]
     dirs += [f"{METAFOLDER}/timeline", f"{METAFOLDER}/timeline/history"] if table_version >= 8 else [
