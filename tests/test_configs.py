@@ -338,8 +338,8 @@ def test_epoch_millis_rule_reads_epoch_ms_or_iso(text: str, value: int) -> None:
 
 
 @pytest.mark.parametrize("text, message", [
-    ("1714521600", "^hoodie.test.key=1714521600 read as epoch milliseconds is 1970-01-20T20:15:21.600Z; it looks "
-                   "like SECONDS: give epoch milliseconds or ISO-8601"),
+    ("1714521600", ("^hoodie.test.key=1714521600 read as epoch milliseconds is 1970-01-20T20:15:21.600Z; it looks "
+                    "like SECONDS: give epoch milliseconds or ISO-8601")),
     ("1714521600000000", "it looks like MICROSECONDS"),
     ("9" * 30, "is beyond year 9999: give epoch milliseconds"),
     ("yesterday", "^hoodie.test.key='yesterday' is neither epoch milliseconds nor ISO-8601"),

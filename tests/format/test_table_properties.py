@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hoodie
+from hoodie import write_arrow
 from hoodie.configs import table as TC
 from hoodie.errors import HoodieError
-from hoodie.format.table import HoodieTable, TableError
 from hoodie.format.properties import format_table_properties, parse_properties
-from hoodie import write_arrow
+from hoodie.format.table import HoodieTable, TableError
 from tests.helpers import examples
 
 OPTS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
