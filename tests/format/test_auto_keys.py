@@ -126,20 +126,34 @@ def test_delete_by_key_compaction_clean_and_overwrite_keep_working(tmp_path: Pat
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_rows_read_back_with_default_operation_are_refused_not_duplicated(tmp_path: Path, table_type: str) -> None:
+def test_rows_read_back_with_default_operation_update_their_records(tmp_path: Path, table_type: str) -> None:
     """Hudi's quick start update on a table without record key: rows read back (with _hoodie_record_key),
-    changed and written with the default operation. Hudi 1.x upserts them by those keys (upsert prepped);
-    hoodie refuses before writing (before: a bulk_insert that stored every changed row twice). An
-    explicit insert still adds them with new keys, as Hudi does (it drops the meta columns)."""
+    changed and written with the default operation (or upsert). Hudi 1.x upserts them by those keys
+    (``canDoPreppedWrites``: upsert prepped), so each record is replaced under its stored key, and hudi-rs
+    reads the same (before: refused; before that, a bulk_insert that stored every changed row twice). An
+    explicit insert still adds them with new keys, as Hudi does (it drops the meta columns); without
+    ``_hoodie_partition_path`` the rows are refused before anything is written."""
     path = tmp_path / "t"
     write_arrow(str(path), _batch([0, 1]), _opts(table_type))
+    stored = hoodie.read_table(str(path))
+    keys = dict(zip(stored.column("v").to_pylist(), stored.column("_hoodie_record_key").to_pylist()))
+    changed = stored.filter(pc.equal(pc.field("v"), 1))
+    changed = changed.set_column(changed.schema.get_field_index("v"), "v", pc.multiply(changed.column("v"), 10))
+    write_arrow(str(path), changed, _opts(table_type))
+    out = hoodie.read_table(str(path))
+    assert dict(zip(out.column("v").to_pylist(), out.column("_hoodie_record_key").to_pylist())) == {
+        0: keys[0], 10: keys[1]}
+    assert _rows(read_hudi_rs(str(path))) == _rows(out)
+    again = out.filter(pc.equal(pc.field("v"), 0))
+    again = again.set_column(again.schema.get_field_index("v"), "v", pc.add(again.column("v"), 5))
+    write_arrow(str(path), again, _opts(table_type, **{"hoodie.datasource.write.operation": "upsert"}))
+    assert sorted(hoodie.read_table(str(path)).column("v").to_pylist()) == [5, 10]
     before, rows = _instants(path), _rows(hoodie.read_table(str(path)))
-    changed = hoodie.read_table(str(path)).filter(pc.equal(pc.field("v"), 1))
-    with pytest.raises(WriteError, match=r"carry _hoodie_record_key .*upsert prepped.*Nothing was written"):
-        write_arrow(str(path), changed, _opts(table_type))
+    with pytest.raises(WriteError, match=r"carry _hoodie_record_key .*lack _hoodie_partition_path.*Nothing was written"):
+        write_arrow(str(path), again.drop_columns(["_hoodie_partition_path"]), _opts(table_type))
     assert _instants(path) == before and _rows(hoodie.read_table(str(path))) == rows
     write_arrow(str(path), changed, _opts(table_type, **{"hoodie.datasource.write.operation": "insert"}))
-    assert sorted(hoodie.read_table(str(path)).column("v").to_pylist()) == [0, 1, 1]
+    assert sorted(hoodie.read_table(str(path)).column("v").to_pylist()) == [5, 10, 10]
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
@@ -164,6 +178,7 @@ def test_prepped_upsert_rewrites_rows_under_their_stored_keys(tmp_path: Path, ta
     assert got[10] == keys[1] and got[20] == keys[2] and got[3] == keys[3]  # updated in place, not added
     assert got[7] not in keys.values()
     assert _rows(read_hudi_rs(base)) == _rows(out)
-    # Without the prepped flag an upsert on this table is still refused before anything is written.
+    # An upsert of rows without stored keys on this table is still refused before anything is written.
     with pytest.raises(WriteError, match="matches incoming rows to stored records by record key"):
-        write_arrow(base, prepped, _opts(table_type, **{"hoodie.datasource.write.operation": "upsert"}))
+        write_arrow(base, new.drop_columns(["_hoodie_record_key", "_hoodie_partition_path"]),
+                    _opts(table_type, **{"hoodie.datasource.write.operation": "upsert"}))

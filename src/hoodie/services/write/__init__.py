@@ -47,7 +47,7 @@ from hoodie.metrics import publish_write
 from hoodie.services.delete_partition import DeletePartitionOperation
 from hoodie.services.transaction import Hook, Operation, Transaction
 from hoodie.services.write.configs import (
-    OPERATION_TYPES, OVERWRITE_OPERATIONS, PARTITIONS_TO_DELETE, WriteConfig, overwrite_config,
+    OPERATION_TYPES, OVERWRITE_OPERATIONS, PARTITIONS_TO_DELETE, PREPPED, WriteConfig, overwrite_config,
 )
 from hoodie.services.write.execution import write_file_groups
 from hoodie.services.write.plan import (  # noqa: I001
@@ -138,8 +138,8 @@ class WriteOperation(Operation):
         if existing is not None:
             existing.merge_mode  # a merge hoodie cannot do Hudi's way is refused before anything is written
         self.existing = existing
-        cfg = WriteConfig.from_options(self.options, existing, overwrite=self.mode == "overwrite")
-        _refuse_prepped_upsert(cfg, self.options, self.executor, existing)
+        cfg = _prepped_upsert_config(self.options, self.executor, existing, self.mode == "overwrite") \
+            or WriteConfig.from_options(self.options, existing, overwrite=self.mode == "overwrite")
         replace = self.mode == "overwrite" and existing is not None
         if replace:
             cfg = overwrite_config(cfg)
@@ -283,26 +283,38 @@ def open_or_create(base_path: str, cfg: WriteConfig, avro_schema: Optional[dict]
     )
 
 
-def _refuse_prepped_upsert(cfg: WriteConfig, options: Mapping[str, Any], executor: Any,
-                           existing: Optional[HoodieTable]) -> None:
-    """Rows read back from a table without record key fields carry ``_hoodie_record_key``. Written with
-    the default operation, Hudi 1.x takes them as an update of those records (``canDoPreppedWrites``:
-    upsert_prepped by the incoming meta columns), where hoodie's default for such tables (bulk_insert,
-    Hudi's choice for rows without meta columns) would add every row again beside the one it came from.
-    hoodie does not write prepped upserts, so the write is refused before anything is written."""
-    if not cfg.auto_record_keys or "hoodie.datasource.write.operation" in options:
-        return
+def _prepped_upsert_config(options: Mapping[str, Any], executor: Any, existing: Optional[HoodieTable],
+                           overwrite: bool) -> Optional[WriteConfig]:
+    """The config of Hudi's upsert prepped when this write is one, else None: rows read back from a table
+    without record key fields carry ``_hoodie_record_key``, and written with the default operation (or
+    upsert) Hudi 1.x takes them as an update of the records those keys name
+    (``HoodieSparkSqlWriter.canDoPreppedWrites``; its quick start updates a key-less table this way). A
+    delete takes the keys from the same columns already (``keys_from_input``).
+
+    Raises:
+        WriteError: such rows without ``_hoodie_partition_path`` (the key alone does not say where the
+            record lives), or for a table that does not exist yet; before anything is written.
+    """
+    op = str(options.get("hoodie.datasource.write.operation", "upsert")).strip().lower()
+    if op != "upsert" or str(options.get(PREPPED, "false")).strip().lower() == "true":
+        return None
     columns = executor.input_columns() if hasattr(executor, "input_columns") else []
     if "_hoodie_record_key" not in columns:
-        return
-    where = existing.base_path if existing is not None else "this table"
-    raise WriteError(
-        f"the rows carry _hoodie_record_key and {where} has no record key fields (auto-generated keys): Hudi 1.x "
-        "writes such rows with the default operation as an update of the records those keys name (upsert "
-        "prepped), which hoodie does not do, and adding them with new keys would store every row twice. To "
-        "add them as new rows, drop the _hoodie_* columns or set hoodie.datasource.write.operation=insert; to "
-        "change rows, delete them (operation=delete takes the keys from these columns) and insert the new "
-        "values, or give the table a record key. Nothing was written")
+        return None
+    cfg = WriteConfig.from_options({**options, "hoodie.datasource.write.operation": "upsert", PREPPED: "true"},
+                                   existing, overwrite=overwrite)
+    if not cfg.auto_record_keys:
+        return None
+    if existing is None or "_hoodie_partition_path" not in columns:
+        what = ("the table does not exist yet" if existing is None
+                else "they lack _hoodie_partition_path, which says where each record lives")
+        raise WriteError(
+            "the rows carry _hoodie_record_key and the table has no record key fields (auto-generated keys): "
+            "Hudi 1.x writes them as an update of the records those keys name (upsert prepped), but "
+            f"{what}. Write the rows as read from the table (with their _hoodie_* columns), or drop the "
+            "_hoodie_* columns (or set hoodie.datasource.write.operation=insert) to add them as new rows. "
+            "Nothing was written")
+    return cfg
 
 
 class ArrowWriteExecutor:
