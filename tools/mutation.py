@@ -185,8 +185,10 @@ TARGETS: dict[str, Target] = {
     ),
     "clean.planner": Target("src/hoodie/services/clean/planner.py", CLEAN_TESTS),
     "clean.executor": Target("src/hoodie/services/clean/executor.py", CLEAN_TESTS),
-    "rollback": Target("src/hoodie/services/rollback.py", ROLLBACK_TESTS),
-    "rollback.action": Target("src/hoodie/services/rollback_action.py", ROLLBACK_TESTS),
+    "rollback": Target("src/hoodie/services/rollback/operation.py", ROLLBACK_TESTS),
+    "rollback.action": Target("src/hoodie/services/rollback/action.py", ROLLBACK_TESTS),
+    "rollback.instant": Target("src/hoodie/services/rollback/instant.py", ROLLBACK_TESTS),
+    "rollback.failed_writes": Target("src/hoodie/services/rollback/failed_writes.py", ROLLBACK_TESTS),
 }
 
 # mutmut's exit codes per mutant, grouped the way the report counts them.

@@ -45,7 +45,7 @@ def __getattr__(name: str):  # lazy, so ``import hoodie`` stays cheap
 
         return sql
     if name == "rollback":
-        from hoodie.services.rollback import rollback
+        from hoodie.services.rollback.operation import rollback
 
         return rollback
     raise AttributeError(name)

@@ -86,7 +86,7 @@ def _write_template(path: str, cold: str) -> None:
     from unittest import mock
 
     from hoodie.format.table import HoodieTable
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
 
     with mock.patch.object(HoodieTable, "new_instant_time", return_value="20240602000000001"):
         rollback(path, "20240602000000000")

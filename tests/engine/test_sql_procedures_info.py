@@ -16,7 +16,7 @@ from hoodie import write_arrow
 from hoodie.format.table import HoodieTable
 from hoodie.interfaces.procedures_unsupported import HUDI_PROCEDURES, UNSUPPORTED
 from hoodie.interfaces.sql import PROCEDURES, SqlError
-from hoodie.services.rollback import rollback
+from hoodie.services.rollback.operation import rollback
 from tests.hudi_rs import read_hudi_rs
 
 pytestmark = pytest.mark.spark

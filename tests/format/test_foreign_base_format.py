@@ -19,7 +19,7 @@ from hoodie.format.properties import format_table_properties, parse_properties
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import run_clean
 from hoodie.services.compaction import schedule_compaction
-from hoodie.services.rollback import rollback
+from hoodie.services.rollback.operation import rollback
 from hoodie.services.ttl import run_ttl
 from hoodie import write_arrow
 

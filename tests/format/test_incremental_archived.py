@@ -34,7 +34,7 @@ from hoodie.format.slice import writer as W
 from hoodie.format.slice.reader import ReadError
 from hoodie.format.table import HoodieTable
 from hoodie.format.timeline.instant import Instant
-from hoodie.services.rollback_action import register_live_instant, unregister_live_instant
+from hoodie.services.rollback.failed_writes import register_live_instant, unregister_live_instant
 from hoodie import write_arrow
 from tests.format.test_lsm_timeline import JavaLSMWriter
 from tests.helpers import examples, rows_of

@@ -53,7 +53,7 @@ from hoodie.format.table import HoodieTable
 from hoodie.format.timeline import active as T
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
-from hoodie.services.rollback_action import register_live_instant, unregister_live_instant
+from hoodie.services.rollback.failed_writes import register_live_instant, unregister_live_instant
 from hoodie import write_arrow
 from tests.format.test_lsm_timeline import JavaLSMWriter
 

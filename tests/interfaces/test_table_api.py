@@ -26,7 +26,7 @@ from hoodie.services.clean import run_clean
 from hoodie.services.compaction import (
     rollback_compaction, run_compaction, schedule_compaction, show_compactions,
 )
-from hoodie.services.rollback import rollback
+from hoodie.services.rollback.operation import rollback
 from hoodie.services.ttl import list_stashes, restore, run_ttl
 
 COLS = ["k", "part", "ts", "v"]

@@ -39,7 +39,7 @@ from hoodie import write_arrow
 from hoodie.format.table import HoodieTable
 from hoodie.services.clean import run_clean
 from hoodie.services.compaction import rollback_compaction, run_compaction
-from hoodie.services.rollback import rollback_failed_writes  # noqa: F401
+from hoodie.services.rollback.failed_writes import rollback_failed_writes  # noqa: F401
 from hoodie.services.ttl import StashError, restore, run_ttl
 from hoodie.services.ttl.move import bring_back
 from hoodie.services.ttl.records import run_record_ttl

@@ -14,7 +14,7 @@ import pytest
 from hoodie.errors import WriteError
 from hoodie.format.metadata.errors import MetadataTableError
 from hoodie.format.table import HoodieTable
-from hoodie.services.rollback import rollback
+from hoodie.services.rollback.operation import rollback
 from tests.format.test_fsview import _uncommitted_write
 from tests.prove import crash_child
 from tests.prove.crash_harness import (

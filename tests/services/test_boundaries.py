@@ -141,7 +141,8 @@ def test_interrupted_rollback_is_resumed_not_duplicated(tmp_path: Path, caplog) 
     from hoodie.format.timeline import instant as I
     from hoodie.format.timeline import plans
     from hoodie.format.timeline import active as T
-    from hoodie.services.rollback import pending_rollback_of, rollback, start_rollback
+    from hoodie.services.rollback.operation import rollback
+    from hoodie.services.rollback.instant import pending_rollback_of, start_rollback
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_rollback import _data, _vals
 
@@ -178,7 +179,7 @@ def test_interrupted_rollback_is_resumed_not_duplicated(tmp_path: Path, caplog) 
 def test_new_rollback_writes_its_plan_and_an_empty_inflight(tmp_path: Path) -> None:
     from hoodie.format.timeline import instant as I
     from hoodie.format.timeline import plans
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_rollback import _data
 
@@ -202,7 +203,7 @@ def test_rollback_without_markers_lists_every_partition(tmp_path: Path) -> None:
     import shutil
 
     from hoodie.format.slice import writer as W
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_rollback import _data, _vals
 
@@ -226,7 +227,7 @@ def test_rollback_without_markers_lists_every_partition(tmp_path: Path) -> None:
 def test_rollback_without_markers_keeps_log_files_of_other_instants(tmp_path: Path) -> None:
     import shutil
 
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
     from tests.format.test_fsview import _uncommitted_write
     from hoodie import write_arrow
     from tests.services.test_rollback import _data, _vals
@@ -251,7 +252,9 @@ def test_rollback_refusals_name_the_reason(tmp_path: Path) -> None:
     from hoodie.format.timeline import plans
     from hoodie.format.timeline import active as T
     from hoodie import write_arrow
-    from hoodie.services.rollback import RollbackError, pending_failed_writes, rollback
+    from hoodie.services.rollback.operation import rollback
+    from hoodie.services.rollback.failed_writes import pending_failed_writes
+    from hoodie.services.rollback.instant import RollbackError
     from tests.services.test_rollback import _data
 
     path = str(tmp_path / "t")
@@ -306,7 +309,7 @@ def test_rollback_plan_and_metadata_in_nested_partitions(tmp_path: Path, caplog)
     from hoodie.format.timeline import plans
     from hoodie import write_arrow
     from hoodie.format.file_group.fsview import FileSystemView
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
     from tests.services.test_rollback import OPTS
 
     def rows(ids: list[int], ts: int) -> pa.Table:
@@ -593,7 +596,7 @@ def test_rollback_of_a_torn_log_file_with_markers_and_of_a_table_object(tmp_path
     import warnings
 
     from hoodie.format.timeline import instant as I
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_rollback import _data, _vals
 
@@ -613,7 +616,7 @@ def test_rollback_of_a_torn_log_file_with_markers_and_of_a_table_object(tmp_path
 def test_rollback_command_block_in_a_non_partitioned_table(tmp_path: Path) -> None:
     from hoodie.format.file_group import naming as N
     from hoodie import write_arrow
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
 
     path = str(tmp_path / "t")
     o = {"hoodie.table.name": "np", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
@@ -1055,7 +1058,7 @@ def test_event_index_headers_skip_foreign_blocks_and_mark_unknown_ranges(tmp_pat
 
 
 def test_rollback_failed_writes_leaves_excluded_instants_alone(tmp_path: Path) -> None:
-    from hoodie.services.rollback import rollback_failed_writes
+    from hoodie.services.rollback.failed_writes import rollback_failed_writes
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_rollback import _data, _vals
 
@@ -1075,8 +1078,8 @@ def test_rollback_failed_writes_leaves_excluded_instants_alone(tmp_path: Path) -
 def test_eager_rollback_skips_only_the_live_instants_of_its_own_table(tmp_path: Path) -> None:
     """An instant another thread of this process is committing is no failed write of its table, but the
     same instant time live on another table says nothing about this one."""
-    from hoodie.services.rollback import rollback_failed_writes
-    from hoodie.services.rollback_action import live_instants, register_live_instant, unregister_live_instant
+    from hoodie.services.rollback.failed_writes import rollback_failed_writes
+    from hoodie.services.rollback.failed_writes import live_instants, register_live_instant, unregister_live_instant
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_rollback import _data
 
@@ -2144,7 +2147,8 @@ def test_ttl_predicate_skips_partitions_whose_path_does_not_fit_the_fields(tmp_p
 def test_rollback_of_a_completed_compaction_is_refused_and_names_the_reason(tmp_path: Path) -> None:
     """A completed compaction is a commit with a compaction plan: not a pending plan to remove, and
     not a write to roll back (that would need a restore)."""
-    from hoodie.services.rollback import RollbackError, rollback
+    from hoodie.services.rollback.operation import rollback
+    from hoodie.services.rollback.instant import RollbackError
 
     path = str(tmp_path / "t")
     write(path, "insert", [(1, T, 0)])
@@ -2160,7 +2164,7 @@ def test_rollback_of_a_completed_compaction_is_refused_and_names_the_reason(tmp_
 def test_rollback_operation_defaults_and_name() -> None:
     """What a transaction reports for a rollback, and that a completed write may be rolled back
     unless the caller says otherwise."""
-    from hoodie.services.rollback import RollbackOperation
+    from hoodie.services.rollback.operation import RollbackOperation
 
     op = RollbackOperation("20240101000000000")
     assert op.allow_completed is True and op.what == "rollback of 20240101000000000"
@@ -2172,7 +2176,7 @@ def test_rollback_of_a_restore_commit_reopens_its_stash_at_once(tmp_path: Path, 
     files it moved back."""
     import logging
 
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
     from hoodie.services.ttl import restore, run_ttl
     from hoodie.services.ttl.stash import read_manifest
     from tests.services.test_ttl_stash import STASH, build
@@ -2201,7 +2205,7 @@ def test_rollback_refused_when_the_1x_metadata_table_compacted_the_commit(tmp_pa
     (here the one a later clean triggers); the refusal names the commit and comes before anything
     is written."""
     from hoodie.services.clean import run_clean
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
     from hoodie import write_arrow
     from tests.services.test_savepoint import KEEP_ONE, _data, _opts, _snapshot
 
@@ -2221,7 +2225,7 @@ def test_rollback_refused_when_the_1x_metadata_table_compacted_the_commit(tmp_pa
 def test_rollback_by_path_opens_the_table_with_the_storage_options(tmp_path: Path, monkeypatch) -> None:
     """``rollback(path, ..., storage_options=...)`` opens the table with those options (what an
     object store needs; recorded here on a local table)."""
-    from hoodie.services import rollback as R
+    from hoodie.services.rollback import operation as R
     from hoodie import write_arrow
     from tests.services.test_rollback import OPTS, _data, _vals
 
@@ -2247,7 +2251,7 @@ def test_rollback_of_a_pending_compaction_reports_the_plan_removal(tmp_path: Pat
     """``rollback(path, <pending compaction>)`` removes the plan and says so in its result: the
     rollback instant on the timeline, the compaction it removed, nothing deleted or moved here."""
     from hoodie.format.timeline import instant as I
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
 
     path = str(tmp_path / "t")
     write(path, "insert", [(1, T, 0)])
@@ -2263,7 +2267,7 @@ def test_rollback_of_a_failed_write_with_a_torn_inflight_file(tmp_path: Path) ->
     """A crashed writer may leave its inflight file torn: the rollback reads only completed commits'
     metadata (a restore commit names its stash there), so it still removes the failed write."""
     from hoodie.format.timeline import instant as I
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_rollback import _data, _vals
 
@@ -2285,7 +2289,7 @@ def test_pending_rollback_lookup_skips_plans_it_cannot_read_and_says_why(tmp_pat
     from hoodie.format.timeline import instant as I
     from hoodie.format.timeline import plans
     from hoodie.format.timeline import active as T
-    from hoodie.services.rollback import pending_rollback_of
+    from hoodie.services.rollback.instant import pending_rollback_of
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_rollback import _data
 
@@ -2333,7 +2337,7 @@ def _stop_at(monkeypatch, point: str) -> None:
 def test_rollback_reaches_its_fault_points(tmp_path: Path, monkeypatch, point: str, done: bool) -> None:
     from hoodie.errors import PostCommitError
     from hoodie.format.timeline import instant as I
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_rollback import _data
 
@@ -2356,7 +2360,7 @@ def test_rollback_metadata_separates_failed_deletes_from_files_already_gone(tmp_
     from hoodie.format.storage import Storage
     from hoodie.format.timeline import plans
     from hoodie.format.slice import writer as W
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_rollback import _data
 
@@ -2499,7 +2503,8 @@ def test_pending_compaction_check_of_a_rollback_at_its_edges(tmp_path: Path) -> 
     """Only plans after the rolled-back instant are read, those the caller removes first are
     skipped, at most three of the files are named, and a damaged plan refuses too."""
     from hoodie.format.timeline import instant as I
-    from hoodie.services.rollback import RollbackError, check_pending_compactions
+    from hoodie.services.rollback.action import check_pending_compactions
+    from hoodie.services.rollback.instant import RollbackError
     path = str(tmp_path / "t")
     s = Setup(event_field=False)
     write(path, "upsert", [(1, 1, 1), (2, 1, 2)], s)
@@ -2558,9 +2563,9 @@ class _Clock:
 def test_rollback_and_clean_record_their_duration_in_milliseconds(tmp_path: Path, monkeypatch) -> None:
     """timeTakenInMillis is the time from planning to the metadata, in whole milliseconds."""
     from hoodie.format.timeline import plans
-    from hoodie.services import rollback_action
+    from hoodie.services.rollback import action as rollback_action
     from hoodie.services.clean import executor, run_clean
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_clean import _history
     from tests.services.test_rollback import _data
@@ -2947,7 +2952,7 @@ def test_rollback_without_markers_on_a_1x_table_finds_the_log_file_by_its_instan
     name finds the failed write's log file (and only it)."""
     import shutil
 
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
     from hoodie import write_arrow
     from tests.format.test_fsview import _uncommitted_write
     from tests.services.test_rollback import OPTS, _data, _vals

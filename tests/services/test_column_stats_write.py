@@ -25,7 +25,7 @@ from hoodie.services.clean import run_clean
 from hoodie.services.compaction import run_compaction, schedule_compaction
 from hoodie.services.metadata import validate_metadata_table
 from hoodie.services.metadata.column_stats import ColumnStatsWriter
-from hoodie.services.rollback import rollback
+from hoodie.services.rollback.operation import rollback
 from tests.format.test_fsview import _uncommitted_write
 from tests.hudi_rs import read_hudi_rs
 

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from hoodie.format.file_group import naming as N
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import run_compaction, schedule_compaction
-from hoodie.services.rollback import RollbackError, rollback
+from hoodie.services.rollback.operation import rollback
+from hoodie.services.rollback.instant import RollbackError
 from tests.hudi_rs import read_hudi_rs
 from tests.services.test_compaction_support import UNBOUNDED, Setup, event_time_config, rows, snapshot, write
 from tests.helpers import examples

@@ -231,7 +231,8 @@ def _run_interleaved(s: Setup, steps: list) -> dict[str, int]:
     """Run the steps; returns how often each outcome happened (refused rollbacks, moved logs...)."""
     from hoodie.format.timeline import instant as I
     from hoodie.services.compaction import run_compaction as run
-    from hoodie.services.rollback import RollbackError, rollback
+    from hoodie.services.rollback.operation import rollback
+    from hoodie.services.rollback.instant import RollbackError
     from tests.services.test_compaction_support import UNBOUNDED
 
     d = tempfile.mkdtemp(prefix="hoodie_rollback_prop_")

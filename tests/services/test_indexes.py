@@ -24,7 +24,7 @@ from hoodie.services.compaction import run_compaction, schedule_compaction
 from hoodie.services.metadata import create_index, validate_metadata_table
 from hoodie.services.metadata.lifecycle import validate_record_index
 from hoodie.errors import WriteError
-from hoodie.services.rollback import rollback
+from hoodie.services.rollback.operation import rollback
 from tests.fixture_paths import V89_DIR
 from tests.hudi_rs import read_hudi_rs
 

@@ -26,7 +26,7 @@ from hoodie.services.clean import run_clean
 from hoodie.services.compaction import run_compaction, schedule_compaction
 from hoodie.services.metadata import metadata_status, validate_metadata_table
 from hoodie.services.metadata import writer as MWR
-from hoodie.services.rollback import rollback
+from hoodie.services.rollback.operation import rollback
 from hoodie.services.ttl import restore, run_ttl
 from hoodie import write_arrow
 from tests.format.metadata_builder import MdtBuilder, commit_listing

@@ -14,7 +14,9 @@ from hoodie.format.file_group import naming as N
 from hoodie import write_arrow
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.table import HoodieTable
-from hoodie.services.rollback import RollbackError, rollback, rollback_failed_writes
+from hoodie.services.rollback.operation import rollback
+from hoodie.services.rollback.failed_writes import rollback_failed_writes
+from hoodie.services.rollback.instant import RollbackError
 from tests.format.test_fsview import _uncommitted_write
 from tests.helpers import rows_of
 from tests.hudi_rs import read_hudi_rs

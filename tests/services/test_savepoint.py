@@ -19,7 +19,8 @@ from hoodie.format.timeline import plans
 from hoodie.services.clean import run_clean
 from hoodie.services.compaction import run_compaction, schedule_compaction
 from hoodie.services.metadata.lifecycle import validate_metadata_table
-from hoodie.services.rollback import RollbackError, rollback
+from hoodie.services.rollback.operation import rollback
+from hoodie.services.rollback.instant import RollbackError
 from hoodie.services.savepoint import (
     SavepointError, create_savepoint, delete_savepoint, rollback_to_savepoint, show_savepoints,
 )

@@ -21,7 +21,7 @@ from hoodie.format.storage import Storage
 from hoodie.format.timeline import active as T
 from hoodie.services.compaction import run_compaction, schedule_compaction
 from hoodie.services.compaction.rollback import remove_compaction_plan, rollback_compaction
-from hoodie.services.rollback import rollback
+from hoodie.services.rollback.operation import rollback
 from hoodie.services.transaction import Hook, Transaction, observe
 from hoodie.services.ttl import restore, run_ttl
 from hoodie.services.ttl.service import delete_partitions

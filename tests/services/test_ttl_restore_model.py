@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import hoodie
 from hoodie import write_arrow
 from hoodie.services.clean import run_clean
-from hoodie.services.rollback import rollback
+from hoodie.services.rollback.operation import rollback
 from hoodie.services.ttl import StashError, restore, run_ttl
 from tests.hudi_rs import read_hudi_rs
 from tests.services.test_ttl_stash import expire

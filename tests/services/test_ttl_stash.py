@@ -251,7 +251,7 @@ def test_restore_interrupted_before_its_commit_is_redone(tmp_path: Path) -> None
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_rollback_of_a_stashed_ttl_commit_brings_the_rows_back(tmp_path: Path, table_type: str) -> None:
     from hoodie.format.table import read_partition_metadata
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
 
     path = str(tmp_path / "t")
     build(path, table_type)
@@ -281,7 +281,8 @@ def test_rollback_of_a_stashed_ttl_commit_brings_the_rows_back(tmp_path: Path, t
 
 
 def test_rollback_of_a_ttl_commit_whose_stash_is_gone_is_refused(tmp_path: Path) -> None:
-    from hoodie.services.rollback import RollbackError, rollback
+    from hoodie.services.rollback.operation import rollback
+    from hoodie.services.rollback.instant import RollbackError
 
     path = str(tmp_path / "t")
     build(path, "COPY_ON_WRITE")
@@ -297,7 +298,7 @@ def test_rollback_of_a_ttl_commit_whose_stash_is_gone_is_refused(tmp_path: Path)
 
 _ROLLBACK_CHILD = """
 import sys
-from hoodie.services.rollback import rollback
+from hoodie.services.rollback.operation import rollback
 rollback(sys.argv[1], sys.argv[2])
 """
 
@@ -305,7 +306,7 @@ rollback(sys.argv[1], sys.argv[2])
 @pytest.mark.parametrize("fault", ["ttl.unstash.after_manifest", "ttl.unstash.after_move@2",
                                    "rollback.after_complete"])
 def test_interrupted_rollback_of_a_stashed_ttl_commit_loses_nothing(tmp_path: Path, fault: str) -> None:
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
 
     path = str(tmp_path / "t")
     build(path, "MERGE_ON_READ")

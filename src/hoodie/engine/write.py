@@ -48,7 +48,7 @@ from hoodie.format.slice import writer as W
 from hoodie.configs import warn_unknown_keys
 from hoodie.faults import fault_point
 from hoodie.services import inline
-from hoodie.services.rollback import rollback
+from hoodie.services.rollback.operation import rollback
 from hoodie.services.transaction import Transaction
 from hoodie.services.write import WriteOperation, WriteOutcome, run_write
 from hoodie.services.write.configs import IS_DELETED, PARTITIONS_TO_DELETE, WriteConfig

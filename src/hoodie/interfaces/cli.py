@@ -208,7 +208,7 @@ def _show_stats(args: argparse.Namespace) -> int:
 
 
 def _rollback(args: argparse.Namespace) -> int:
-    from hoodie.services.rollback import rollback
+    from hoodie.services.rollback.operation import rollback
 
     r = rollback(args.base_path, args.instant)
     text = (f"rolled back {r.rolled_back} ({r.action}) in rollback {r.rollback_instant}: "

@@ -278,7 +278,8 @@ def _run_clean(spark: Any, a: dict[str, Any]) -> list[tuple]:
            ))
 def _rollback(spark: Any, a: dict[str, Any]) -> list[tuple]:
     from hoodie.services.compaction.config import CompactionError
-    from hoodie.services.rollback import RollbackError, rollback
+    from hoodie.services.rollback.operation import rollback
+    from hoodie.services.rollback.instant import RollbackError
 
     try:
         r = rollback(_table(spark, a, "rollback_to_instant").base_path, a["instant_time"])

@@ -37,7 +37,8 @@ from hoodie.services.compaction import (
     schedule_compaction, show_compactions,
 )
 from hoodie.services.compaction.rollback import CompactionRollbackResult
-from hoodie.services.rollback import RollbackResult, rollback
+from hoodie.services.rollback.operation import rollback
+from hoodie.services.rollback.instant import RollbackResult
 from hoodie.services.ttl import RestoreResult, TTLConfig, TTLResult, list_stashes, restore, run_ttl
 from hoodie.services.ttl.stash import StashInfo
 

@@ -10,13 +10,18 @@ delete_partition (replacecommit)           ``DeletePartitionOperation``         
 compaction (commit)                        ``CompactionCommit``                         ``services/compaction/runner.py``
 compaction rollback, plan removal          ``_CompactionRollback``, ``_PlanRemoval``    ``services/compaction/rollback.py``
 clean                                      ``CleanOperation``                           ``services/clean/executor.py``
-rollback of a write                        ``RollbackOperation``                        ``services/rollback.py``
-                                           (its steps: ``WriteRollback``)               ``services/rollback_action.py``
+rollback of a write                        ``RollbackOperation``                        ``services/rollback/operation.py``
+                                           (its steps: ``WriteRollback``)               ``services/rollback/action.py``
+rollback of failed writes (each write)     ``WriteRollback``, in the write's            ``services/rollback/failed_writes.py``
+                                           transaction
 partition TTL (replacecommit)              ``TTLOperation``                             ``services/ttl/service.py``
 record TTL (commit, deltacommit)           ``RecordTTLOperation``                       ``services/ttl/records.py``
 TTL stash restore (commit)                 ``RestoreOperation``                         ``services/ttl/stash.py``
 savepoint                                  ``SavepointOperation``                       ``services/savepoint.py``
 restore to a savepoint                     ``SavepointRestoreOperation``                ``services/savepoint.py``
+metadata table: deltacommit, compaction,   ``MetadataWriter`` (inside the data          ``services/metadata/writer.py``
+clean, rollback                            table's commit point)
+timeline archival (no instant)             ``run_archival`` (under the table lock)      ``services/archive/action.py``
 =========================================  ==========================================  ==============================
 
 Around them: ``transaction.py`` (the one order of steps), ``commit.py`` (the commit point: metadata

@@ -49,8 +49,10 @@ from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.timeline.savepoints import Savepoint, completed_savepoints, savepoint_at
 from hoodie.services.compaction.rollback import compaction_files_by_listing
 from hoodie.services.metadata.writer import MetadataWriter
-from hoodie.services.rollback import restored_from, ttl_stash_of
-from hoodie.services.rollback_action import RollbackError, StashReturn, WriteRollback, live_instants
+from hoodie.services.rollback.operation import restored_from, ttl_stash_of
+from hoodie.services.rollback.action import StashReturn, WriteRollback
+from hoodie.services.rollback.failed_writes import live_instants
+from hoodie.services.rollback.instant import RollbackError
 from hoodie.services.transaction import Operation, Transaction
 from hoodie.services.ttl import stash as S
 
@@ -408,7 +410,7 @@ class _CompactionUndo:
 
 class _WriteUndo:
     """Rolling back a write (commit, deltacommit, replacecommit; pending or completed) inside a restore,
-    with the rollback action's own steps (:class:`~hoodie.services.rollback_action.WriteRollback`)."""
+    with the rollback action's own steps (:class:`~hoodie.services.rollback.action.WriteRollback`)."""
 
     def __init__(self, table: HoodieTable, target: Instant, ignore_compactions: Iterable[str]) -> None:
         self.table = table

@@ -48,7 +48,7 @@ from hoodie.format.timeline.commit_metadata import CommitMetadata
 from hoodie.services.commit import Committed, commit
 from hoodie.services.metadata.lifecycle import prepare_metadata_table
 from hoodie.services.metadata.writer import MetadataWriter, table_props_fresh
-from hoodie.services.rollback_action import register_live_instant, rollback_failed_writes, unregister_live_instant
+from hoodie.services.rollback.failed_writes import register_live_instant, rollback_failed_writes, unregister_live_instant
 
 log = logging.getLogger(__name__)
 

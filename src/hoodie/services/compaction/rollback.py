@@ -38,7 +38,7 @@ from hoodie.services.compaction.config import CompactionError
 from hoodie.format.lock import LockError, compaction_lock
 from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.slice import writer as W
-from hoodie.services.rollback_action import pending_rollback_of, start_rollback
+from hoodie.services.rollback.instant import pending_rollback_of, start_rollback
 from hoodie.services.transaction import Operation, Transaction
 
 log = logging.getLogger("hoodie.compaction")

@@ -36,7 +36,7 @@ from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.metadata.index_reader import read_partition_stats, read_record_index
 from hoodie.services.metadata.column_stats import PARTITION as COLUMN_STATS, partitions_prop
 from hoodie.services.metadata.indexes import PARTITION_STATS, RECORD_INDEX, RecordIndexWriter, partition_stats_of
-from hoodie.services.rollback_action import pending_failed_writes
+from hoodie.services.rollback.failed_writes import pending_failed_writes
 
 def prepare_metadata_table(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> bool:
     """Apply the module's rules to ``table``; returns whether the caller must create the metadata

@@ -33,7 +33,7 @@ from hoodie.format.table import HoodieTable
 from hoodie.metrics import publish
 from hoodie.services import delete_partition as DP
 from hoodie.services.clean.pending import TTL_PARTITIONS_KEY, pending_operations
-from hoodie.services.rollback_action import live_instants
+from hoodie.services.rollback.failed_writes import live_instants
 from hoodie.services.transaction import Operation, Transaction
 from hoodie.services.ttl.config import (
     DAYS_RETAIN, LOCAL_SKEW, MAX_DELETE, PREDICATE, RETENTION, STRATEGY_TYPE, TIMELINE_TIMEZONE, TTLConfig,
@@ -57,7 +57,7 @@ TTL_STRATEGY_KEY = "hoodie.partition.ttl.strategy.name"
 
 def active_instants(base_uri: Optional[str] = None) -> set[str]:
     """Instants this process is committing right now, TTL runs included (writers' eager rollback
-    leaves them alone; :func:`hoodie.services.rollback_action.live_instants`)."""
+    leaves them alone; :func:`hoodie.services.rollback.failed_writes.live_instants`)."""
     return live_instants(base_uri)
 
 

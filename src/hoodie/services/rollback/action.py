@@ -1,6 +1,6 @@
 """The rollback action: rolling back one write instant the way Hudi does it (table version 6 and,
 where 1.x differs, 8/9: there a log file holds one deltacommit, so rolling it back deletes it),
-and the rollback of failed writes every writing transaction starts with. Pure Python, no Spark.
+as the steps a transaction runs (:class:`WriteRollback`). Pure Python, no Spark.
 
 A rollback of instant X writes ``<r>.rollback.requested`` (Avro plan: the files X created),
 ``<r>.rollback.inflight``, deletes those files (or, for a log file that also holds other instants'
@@ -15,19 +15,16 @@ base files named with instant X, and log files whose blocks all carry instant X.
 A partition TTL replacecommit whose expired files were stashed (``hoodie.partition.ttl.stash.enabled``)
 writes no data file, but its rollback moves the stashed files back before removing the commit
 (hoodie.services.ttl.stash.unstash, passed in as a :class:`StashReturn`), so the rows return; when the
-stash is gone the rollback is refused. Public entry points: :mod:`hoodie.services.rollback`.
+stash is gone the rollback is refused. The entry point is :mod:`hoodie.services.rollback.operation`;
+the rollback of failed writes every writer starts with is :mod:`hoodie.services.rollback.failed_writes`.
 """
 
 from __future__ import annotations
 
-import functools
-import logging
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
-from hoodie.errors import HoodieError
 from hoodie.faults import fault_point
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import naming as N
@@ -40,28 +37,7 @@ from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.table import HoodieTable
 from hoodie.services.commit import Commit
-from hoodie.services.commit import commit as commit_point
-
-log = logging.getLogger("hoodie.services.rollback")  # the service users know
-
-ROLLBACK_ACTIONS = (I.COMMIT, I.DELTA_COMMIT, I.REPLACE_COMMIT)
-
-
-class RollbackError(HoodieError):
-    """A rollback is not allowed; the message says why and what to do."""
-
-
-@dataclass
-class RollbackResult:
-    """What a rollback did."""
-
-    rollback_instant: str
-    rolled_back: str
-    action: str
-    deleted_files: list[str] = field(default_factory=list)
-    command_blocks: list[str] = field(default_factory=list)
-    unstashed_files: list[str] = field(default_factory=list)  # a stashed TTL commit's files, moved back
-    moved_files: list[tuple[str, str]] = field(default_factory=list)  # a removed compaction plan's logs
+from hoodie.services.rollback.instant import RollbackError, RollbackResult, log, start_rollback
 
 
 def _files_of_instant(table: HoodieTable, instant: str) -> tuple[list[str], list[str]]:
@@ -109,43 +85,6 @@ def _files_of_instant(table: HoodieTable, instant: str) -> tuple[list[str], list
         elif instant in instants:
             to_block.append(path)
     return sorted(set(to_delete)), sorted(set(to_block))
-
-
-def pending_rollback_of(table: HoodieTable, instant: str) -> Optional[Instant]:
-    """A rollback of ``instant`` that an interrupted run left requested or inflight, if any.
-
-    Hudi re-executes such a rollback instead of starting another one; starting a new one would leave
-    the interrupted rollback pending on the timeline forever.
-    """
-    tl = table.timeline
-    for inst in tl.pending().by_actions(I.ROLLBACK).instants:
-        try:
-            plan = tl.read_avro(Instant(inst.timestamp, I.ROLLBACK, State.REQUESTED))
-        except FileNotFoundError:
-            continue
-        except T.DamagedTimelineFileError as e:
-            # Which instant it rolls back is unknown: it cannot be resumed, and must not stop this one.
-            log.warning("%s", e)
-            continue
-        if (plan.get("instantToRollback") or {}).get("commitTime") == instant:
-            return inst
-    return None
-
-
-def start_rollback(table: HoodieTable, instant: str, plan: bytes) -> Instant:
-    """The inflight rollback instant for ``instant``: an interrupted one resumed (its own plan kept;
-    the files it still has to delete are found again, which is idempotent), or a new one with ``plan``."""
-    storage = table.storage
-    resumed = pending_rollback_of(table, instant)
-    if resumed is None:
-        req = T.create_requested(storage, table.new_instant_time(), I.ROLLBACK, plan)
-        inflight = T.transition_to_inflight(storage, req, b"")
-    else:
-        log.info("resuming rollback %s of %s, left %s by an interrupted run", resumed.timestamp, instant,
-                 resumed.state.name.lower())
-        inflight = resumed if resumed.is_inflight else T.transition_to_inflight(storage, resumed, b"")
-    fault_point("rollback.after_inflight")
-    return inflight
 
 
 def check_pending_compactions(table: HoodieTable, target: Instant, files: Iterable[str],
@@ -317,22 +256,6 @@ class WriteRollback:
         return self.finalize()
 
 
-def pending_failed_writes(table: HoodieTable, exclude: Iterable[str] = ()) -> list[Instant]:
-    """Pending commit/deltacommit/replacecommit instants (failed writes under single-writer mode).
-
-    Pending clustering replacecommits (those with a clustering plan) are left to their service.
-    """
-    skip = set(exclude)
-    out = []
-    for inst in table.timeline.pending().instants:
-        if inst.action not in ROLLBACK_ACTIONS or inst.timestamp in skip:
-            continue
-        if inst.action == I.REPLACE_COMMIT and _is_clustering(table, inst):
-            continue
-        out.append(inst)
-    return out
-
-
 def _is_delete_partition(table: HoodieTable, instant: str) -> bool:
     inst = table.timeline.get(instant)
     if inst is None or inst.action != I.REPLACE_COMMIT:
@@ -342,59 +265,3 @@ def _is_delete_partition(table: HoodieTable, instant: str) -> bool:
         return bool(data) and plans.read_avro_metadata(data).get("operationType") == "DELETE_PARTITION"
     except (FileNotFoundError, ValueError):
         return False
-
-
-def _is_clustering(table: HoodieTable, inst: Instant) -> bool:
-    try:
-        data = table.timeline.read_file(inst.requested_file_name)
-    except FileNotFoundError:
-        return False
-    if not data:
-        return False
-    try:
-        md = plans.read_avro_metadata(data)
-    except ValueError:
-        return False
-    return bool(md.get("clusteringPlan"))
-
-
-_live_guard = threading.Lock()
-_live: set[tuple[str, str]] = set()  # (table uri, instant) of transactions of this process not yet committed
-
-
-def register_live_instant(table_uri: str, instant: str) -> tuple[str, str]:
-    """Record that this process is committing ``instant`` (a transaction between start and
-    commit): no failed write, so eager rollbacks leave it alone. Returns the key to unregister."""
-    key = (table_uri, instant)
-    with _live_guard:
-        _live.add(key)
-    return key
-
-
-def unregister_live_instant(key: tuple[str, str]) -> None:
-    """The transaction of ``key`` committed or gave up."""
-    with _live_guard:
-        _live.discard(key)
-
-
-def live_instants(table_uri: Optional[str] = None) -> set[str]:
-    """Instants this process is committing right now (of one table, or of all)."""
-    with _live_guard:
-        return {ts for uri, ts in _live if table_uri is None or uri == table_uri}
-
-
-def rollback_failed_writes(table: HoodieTable, exclude: Iterable[str] = (), *,
-                           commit: Optional[Commit] = None) -> list[RollbackResult]:
-    """Roll back every failed (pending) write before a new write starts (Hudi's EAGER policy).
-
-    Instants this process is still committing (another thread's transaction, an async TTL run)
-    are no failed writes and stay. ``commit`` completes each rollback instant: the writing
-    transaction's (:meth:`hoodie.services.transaction.Transaction.commit`, which records it in the
-    metadata table); without it a table with a metadata table refuses the completion."""
-    skip = set(exclude) | live_instants(table.storage.uri())
-    done: Commit = commit or functools.partial(commit_point, table.storage, table=table)
-    results = []
-    # ``table`` is the transaction's, listed under the lock in its prepare step: no listing again.
-    for inst in pending_failed_writes(table, skip):
-        results.append(WriteRollback(table, inst).run(done))
-    return results

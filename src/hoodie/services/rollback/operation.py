@@ -1,9 +1,8 @@
 """Rolling back a write instant (``hoodie rollback``, ``hoodie.rollback``), through the transaction.
 
-The rollback action itself (plan, execute, complete, and the rollback of failed writes every writer
-starts with) is :mod:`hoodie.services.rollback_action`; this module is the entry point, which runs
-it as a :class:`~hoodie.services.transaction.Transaction` under the table lock. A pending compaction
-is removed with its plan instead (:func:`hoodie.services.compaction.rollback.remove_compaction_plan`);
+The rollback action itself (plan, execute, complete) is :mod:`hoodie.services.rollback.action`; this
+module is the entry point, which runs it as a :class:`~hoodie.services.transaction.Transaction`
+under the table lock. A pending compaction is removed with its plan instead (:func:`hoodie.services.compaction.rollback.remove_compaction_plan`);
 a completed TTL replacecommit whose files were stashed gets them back
 (:mod:`hoodie.services.ttl.stash`).
 """
@@ -19,10 +18,8 @@ from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.timeline.savepoints import is_savepointed
 from hoodie.services.compaction.rollback import remove_compaction_plan
-from hoodie.services.rollback_action import (
-    ROLLBACK_ACTIONS, RollbackError, RollbackResult, StashReturn, WriteRollback, check_pending_compactions,
-    live_instants, pending_failed_writes, pending_rollback_of, rollback_failed_writes, start_rollback,
-)
+from hoodie.services.rollback.action import StashReturn, WriteRollback
+from hoodie.services.rollback.instant import ROLLBACK_ACTIONS, RollbackError, RollbackResult
 from hoodie.services.metadata.writer import MetadataWriter
 from hoodie.services.transaction import Operation, Transaction
 from hoodie.services.ttl import stash as S
@@ -149,6 +146,4 @@ def ttl_stash_of(table: HoodieTable, target: Instant) -> Optional[dict]:
         raise RollbackError(str(e)) from None
 
 
-__all__ = ["rollback", "RollbackOperation", "RollbackError", "RollbackResult", "rollback_failed_writes",
-           "pending_failed_writes", "pending_rollback_of", "start_rollback", "check_pending_compactions",
-           "live_instants", "ROLLBACK_ACTIONS"]
+__all__ = ["rollback", "RollbackOperation", "restored_from", "ttl_stash_of"]
