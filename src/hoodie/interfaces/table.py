@@ -186,7 +186,7 @@ class Table:
 
     def rollback(self, instant: str) -> RollbackResult:
         """Roll back a pending or the latest completed write, or remove a pending compaction plan:
-        :func:`hoodie.services.rollback.rollback`."""
+        :func:`hoodie.services.rollback.operation.rollback`."""
         return rollback(self.base_path, instant, storage_options=self.storage_options)
 
 
