@@ -1442,13 +1442,15 @@ def _data_block(instant: str, rows: dict, partial: bool) -> bytes:
     import json
     import struct
 
+    from hoodie.format.avro.encode import encode_records_array
+    from hoodie.format.log import encode as LE
     from hoodie.format.log import logformat as L
 
     types = {"_hoodie_commit_time": "string", "_hoodie_record_key": "string", "a": "float", "b": "string"}
     avro = {"type": "record", "name": "r", "fields": [{"name": c, "type": types[c]} for c in rows]}
     table = pa.table({c: pa.array(v, pa.float32() if c == "a" else pa.string()) for c, v in rows.items()})
-    datums = L.encode_records_array(table, avro)
-    content = struct.pack(">ii", L.DATA_BLOCK_CONTENT_VERSION, len(datums)) + L._concat_datums(datums, length_prefix=True)
+    datums = encode_records_array(table, avro)
+    content = struct.pack(">ii", L.DATA_BLOCK_CONTENT_VERSION, len(datums)) + LE._concat_datums(datums, length_prefix=True)
     header = {L.HeaderKey.INSTANT_TIME: instant, L.HeaderKey.SCHEMA: json.dumps(avro)}
     if partial:
         header[7] = "true"  # HoodieLogBlock.HeaderMetadataType.IS_PARTIAL

@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hoodie.format.log import layout
 from hoodie.format.log import logformat as lf
 from hoodie.format.avro.schema import avro_to_arrow_schema, java_decimal_bytes
 from hoodie.format.log.logformat import (
@@ -323,7 +324,7 @@ def _delete_block(storage_dir: Path, keys: pa.Table) -> LogBlock:
     return block
 
 
-_PHYSICAL_DELETE_SCHEMA = fastavro.parse_schema(lf._strip_logical_types(DELETE_RECORD_LIST_SCHEMA))
+_PHYSICAL_DELETE_SCHEMA = fastavro.parse_schema(layout._strip_logical_types(DELETE_RECORD_LIST_SCHEMA))
 
 
 def _reference_payload(keys: list, parts: list, branch: int, values: list) -> bytes:

@@ -44,11 +44,11 @@ from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.slice import writer as W
 from hoodie.format.slice.reader import (
     ReadError,
-    _has_operation_column,
     block_data,
     java_float_to_double,
     with_operation_deletes,
 )
+from hoodie.format.slice.slice_reader import _has_operation_column
 from hoodie.format.table import HoodieTable
 from hoodie.format.timeline import active as T
 from hoodie.format.timeline import instant as I

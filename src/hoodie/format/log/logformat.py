@@ -1,4 +1,7 @@
-"""Hudi log files (log format version 1, block content version 3), read and written byte-exactly.
+"""Hudi log files (log format version 1, block content version 3), read byte-exactly; the one module to
+import for log files: it re-exports the layout (:mod:`hoodie.format.log.layout`: magic, versions,
+block types, header keys, errors, the delete block's schema, event time) and the writing side
+(:mod:`hoodie.format.log.encode`).
 
 Reference: ``hudi-v6-format.md`` §3.6. A log file is a sequence of blocks::
 
@@ -18,14 +21,12 @@ unknown header keys.
 from __future__ import annotations
 
 import io
-import json
 import struct
 import warnings
 from dataclasses import dataclass, field
 import decimal
 from decimal import Decimal
-from enum import IntEnum
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator
 
 import fastavro
 import numpy as np
@@ -33,11 +34,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hoodie.errors import HoodieError
-from hoodie.format.avro.encode import zigzag_long, encode_records_array
-from hoodie.format.avro.schema import avro_to_arrow_schema, conform_table, schema_to_json
+from hoodie.format.avro.schema import avro_to_arrow_schema, conform_table
 from hoodie.format.avro.decode import decode_buffer, decode_leading_field
 from hoodie.format.storage import Storage
+from hoodie.format.log.layout import (
+    DATA_BLOCK_CONTENT_VERSION, DELETE_BLOCK_CONTENT_VERSION, DELETE_RECORD_LIST_SCHEMA, EVENT_TIME_MAX_KEY,
+    EVENT_TIME_MIN_KEY, LOG_FORMAT_VERSION, MAGIC, ORDERING_WRAPPERS, ROLLBACK_COMMAND, BlockType,
+    CorruptLogBlockWarning, HeaderKey, LogFormatError, _DELETE_SCHEMA_PARSED, _WRAPPER_INDEX, event_time_from_schema,
+    with_event_time,
+)
+from hoodie.format.log.encode import (
+    encode_avro_data_block, encode_block, encode_command_block, encode_delete_block, encode_parquet_data_block,
+    write_log_file,
+)
 
 __all__ = [
     "MAGIC",
@@ -64,176 +73,11 @@ __all__ = [
     "commit_ordering_natural",
 ]
 
-MAGIC = b"#HUDI#"
-LOG_FORMAT_VERSION = 1
-DATA_BLOCK_CONTENT_VERSION = 3
-DELETE_BLOCK_CONTENT_VERSION = 3
-ROLLBACK_COMMAND = "0"  # HoodieCommandBlock.HoodieCommandBlockTypeEnum.ROLLBACK_BLOCK ordinal
-
-EVENT_TIME_MIN_KEY = "hoodie.event.time.min"
-EVENT_TIME_MAX_KEY = "hoodie.event.time.max"
-
 # version, type, empty header, content length, empty footer, reverse pointer
 _MIN_BLOCK_LENGTH = 4 + 4 + 4 + 8 + 4 + 8
 _SCAN_CHUNK = 1 << 20
 _HEADER_PROBE = 64 * 1024
 _MAX_FOOTER_BYTES = 16 << 20  # footers are empty in practice; a huge one means corruption
-
-
-class BlockType(IntEnum):
-    """``HoodieLogBlock.HoodieLogBlockType`` ordinals."""
-
-    COMMAND = 0
-    DELETE = 1
-    CORRUPT = 2
-    AVRO_DATA = 3
-    HFILE_DATA = 4
-    PARQUET_DATA = 5
-    CDC_DATA = 6
-
-
-class HeaderKey(IntEnum):
-    """``HoodieLogBlock.HeaderMetadataType`` ordinals valid for table version 6."""
-
-    INSTANT_TIME = 0
-    TARGET_INSTANT_TIME = 1
-    SCHEMA = 2
-    COMMAND_BLOCK_TYPE = 3
-    COMPACTED_BLOCK_TIMES = 4
-    RECORD_POSITIONS = 5
-    BLOCK_IDENTIFIER = 6
-
-
-class CorruptLogBlockWarning(UserWarning):
-    """A log file region could not be parsed as a block and was skipped."""
-
-
-class LogFormatError(HoodieError, ValueError):
-    """A well-framed block whose content this library cannot read (e.g. Kryo delete blocks)."""
-
-
-# ----------------------------------------------------------------------------------------------
-# delete block schema (HoodieDeleteRecordList.avsc of 0.14/0.15, wrappers from HoodieMetadata.avsc)
-# ----------------------------------------------------------------------------------------------
-def _wrapper(name: str, value_type: Any) -> dict:
-    return {
-        "type": "record",
-        "name": name,
-        "namespace": "org.apache.hudi.avro.model",
-        "fields": [{"name": "value", "type": value_type}],
-    }
-
-
-# Union branch i (1-based after "null") -> (wrapper name, Avro value type, Arrow type of the value).
-# DateWrapper and TimestampMicrosWrapper carry plain int/long in Hudi's schema (the logical types
-# are commented out there); values are still days / micros since the epoch.
-ORDERING_WRAPPERS: list[tuple[str, Any, pa.DataType]] = [
-    ("BooleanWrapper", "boolean", pa.bool_()),
-    ("IntWrapper", "int", pa.int32()),
-    ("LongWrapper", "long", pa.int64()),
-    ("FloatWrapper", "float", pa.float32()),
-    ("DoubleWrapper", "double", pa.float64()),
-    ("BytesWrapper", "bytes", pa.binary()),
-    ("StringWrapper", "string", pa.string()),
-    ("DateWrapper", "int", pa.date32()),
-    ("DecimalWrapper", {"type": "bytes", "logicalType": "decimal", "precision": 30, "scale": 15},
-     pa.decimal128(30, 15)),
-    ("TimeMicrosWrapper", {"type": "long", "logicalType": "time-micros"}, pa.time64("us")),
-    ("TimestampMicrosWrapper", "long", pa.timestamp("us", tz="UTC")),
-]
-_WRAPPER_INDEX = {f"org.apache.hudi.avro.model.{name}": i + 1 for i, (name, _, _) in enumerate(ORDERING_WRAPPERS)}
-
-DELETE_RECORD_LIST_SCHEMA: dict = {
-    "type": "record",
-    "name": "HoodieDeleteRecordList",
-    "namespace": "org.apache.hudi.avro.model",
-    "fields": [{
-        "name": "deleteRecordList",
-        "type": {
-            "type": "array",
-            "items": {
-                "type": "record",
-                "name": "HoodieDeleteRecord",
-                "fields": [
-                    {"name": "recordKey", "type": ["null", "string"], "default": None},
-                    {"name": "partitionPath", "type": ["null", "string"], "default": None},
-                    {"name": "orderingVal",
-                     "type": ["null"] + [_wrapper(n, t) for n, t, _ in ORDERING_WRAPPERS],
-                     "default": None},
-                ],
-            },
-        },
-    }],
-}
-
-
-def _strip_logical_types(t: Any) -> Any:
-    if isinstance(t, list):
-        return [_strip_logical_types(x) for x in t]
-    if isinstance(t, dict):
-        if "logicalType" in t and t.get("type") in ("bytes", "long", "int"):
-            return t["type"]
-        return {k: _strip_logical_types(v) for k, v in t.items()}
-    return t
-
-
-# fastavro gets the schema without logical types: decimals stay bytes (decoded Java-style below)
-_DELETE_SCHEMA_PARSED = fastavro.parse_schema(_strip_logical_types(DELETE_RECORD_LIST_SCHEMA))
-_KEY_SCHEMA = {
-    "type": "record", "name": "HoodieDeleteRecordKeys", "namespace": "org.apache.hudi.avro.model",
-    "fields": [{"name": "recordKey", "type": ["null", "string"]},
-               {"name": "partitionPath", "type": ["null", "string"]}],
-}
-
-
-# ----------------------------------------------------------------------------------------------
-# event time inside the SCHEMA header
-# ----------------------------------------------------------------------------------------------
-def _check_epoch_ms(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer epoch-millisecond value, got {value!r}")
-    value = int(value)
-    if not -(2**63) <= value < 2**63:
-        raise ValueError(f"{name} {value} does not fit a long")
-    return value
-
-
-def with_event_time(avro_schema_json: str | dict, min_ms: int, max_ms: int) -> str:
-    """Schema JSON with ``hoodie.event.time.min``/``max`` (epoch ms, UTC, JSON integers) set as
-    attributes of the top-level record; other content and key order are kept.
-
-    Raises:
-        ValueError: if the schema is not a record, the values are not integers or min > max.
-    """
-    lo = _check_epoch_ms("min_ms", min_ms)
-    hi = _check_epoch_ms("max_ms", max_ms)
-    if lo > hi:
-        raise ValueError(f"event time min {lo} is after max {hi}")
-    obj = json.loads(avro_schema_json) if isinstance(avro_schema_json, str) else dict(avro_schema_json)
-    if not isinstance(obj, dict) or obj.get("type") not in ("record", "error"):
-        raise ValueError("event time can only be attached to a record schema")
-    obj[EVENT_TIME_MIN_KEY] = lo
-    obj[EVENT_TIME_MAX_KEY] = hi
-    return schema_to_json(obj)
-
-
-def event_time_from_schema(schema_json: str | None) -> tuple[int, int] | None:
-    """``(min_ms, max_ms)`` stored by :func:`with_event_time`, or None when absent/unusable."""
-    if not schema_json or EVENT_TIME_MIN_KEY not in schema_json:
-        return None  # cheap check: most schemas carry no event time, skip the JSON parse
-    try:
-        obj = json.loads(schema_json)
-    except ValueError:
-        return None
-    if not isinstance(obj, dict):
-        return None
-    lo, hi = obj.get(EVENT_TIME_MIN_KEY), obj.get(EVENT_TIME_MAX_KEY)
-    if isinstance(lo, bool) or isinstance(hi, bool) or not isinstance(lo, int) or not isinstance(hi, int):
-        return None
-    if lo > hi:
-        return None
-    return lo, hi
-
 
 # ----------------------------------------------------------------------------------------------
 # the block object
@@ -659,205 +503,3 @@ def read_log_file(storage: Storage, rel_path: str, *, warn: bool = True) -> Iter
         f.close()
 
 
-# ----------------------------------------------------------------------------------------------
-# writing
-# ----------------------------------------------------------------------------------------------
-def _encode_map(entries: Mapping[int, str] | None, keep_order: bool) -> bytes:
-    items = list((entries or {}).items())
-    if not keep_order:
-        items.sort(key=lambda kv: int(kv[0]))
-    parts = [struct.pack(">i", len(items))]
-    for key, value in items:
-        if not isinstance(value, str):
-            raise TypeError(f"header value for key {int(key)} must be str, got {type(value).__name__}")
-        raw = value.encode("utf-8")
-        parts.append(struct.pack(">ii", int(key), len(raw)))
-        parts.append(raw)
-    return b"".join(parts)
-
-
-def encode_block(block_type: BlockType | int, header: Mapping[int, str], content: bytes,
-                 footer: Mapping[int, str] | None = None, *, keep_header_order: bool = False) -> bytes:
-    """Frame one block: MAGIC, int64 blockLength, int32 version 1, int32 type, header, int64
-    contentLength, content, footer, int64 reverse pointer (= blockLength + 6).
-
-    Header/footer entries are written in ascending key order, or in the mapping's own order with
-    ``keep_header_order`` (to reproduce a Java-written block, whose HashMap order is arbitrary).
-    """
-    body = [
-        struct.pack(">ii", LOG_FORMAT_VERSION, int(block_type)),
-        _encode_map(header, keep_header_order),
-        struct.pack(">q", len(content)),
-        content,
-        _encode_map(footer, keep_header_order),
-    ]
-    length = sum(len(p) for p in body) + 8
-    return b"".join([MAGIC, struct.pack(">q", length), *body, struct.pack(">q", length + 6)])
-
-
-def _data_header(instant: str, avro_schema: dict | str,
-                 event_time_range: tuple[int, int] | None) -> dict[int, str]:
-    schema_json = schema_to_json(avro_schema)
-    if event_time_range is not None:
-        schema_json = with_event_time(schema_json, *event_time_range)
-    return {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: schema_json}
-
-
-def _concat_datums(datums: pa.Array, *, length_prefix: bool) -> bytes:
-    """All values of a binary array back to back, each optionally led by its int32 BE length."""
-    if len(datums) == 0:
-        return b""
-    if length_prefix:
-        lengths = pc.binary_length(datums).to_numpy(zero_copy_only=False).astype(">i4")
-        prefixes = pa.Array.from_buffers(pa.binary(4), len(datums), [None, pa.py_buffer(lengths.tobytes())])
-        datums = pc.binary_join_element_wise(prefixes.cast(pa.binary()), datums, b"")
-    offsets = np.frombuffer(datums.buffers()[1], dtype=np.int32)[datums.offset:datums.offset + len(datums) + 1]
-    data = datums.buffers()[2]
-    return data[int(offsets[0]):int(offsets[-1])].to_pybytes()
-
-
-def encode_avro_data_block(table: pa.Table, *, instant: str, avro_schema: dict | str,
-                           event_time_range: tuple[int, int] | None = None) -> bytes:
-    """An AVRO_DATA block: header ``{INSTANT_TIME, SCHEMA}``, content ``int32 3, int32 count,
-    count x (int32 len, Avro binary datum)``, byte-identical to Hudi's ``HoodieAvroDataBlock``.
-
-    ``event_time_range`` (epoch ms) is stored in the schema header (:func:`with_event_time`).
-    """
-    datums = encode_records_array(table, avro_schema)
-    content = struct.pack(">ii", DATA_BLOCK_CONTENT_VERSION, len(datums)) + _concat_datums(datums, length_prefix=True)
-    return encode_block(BlockType.AVRO_DATA, _data_header(instant, avro_schema, event_time_range), content)
-
-
-def encode_parquet_data_block(table: pa.Table, *, instant: str, avro_schema: dict | str,
-                              event_time_range: tuple[int, int] | None = None,
-                              compression: str = "snappy") -> bytes:
-    """A PARQUET_DATA block: header ``{INSTANT_TIME, SCHEMA}``, content a whole Parquet file.
-
-    The table is first conformed to the Avro schema's Arrow mapping (column order and types),
-    then written with standard 3-level lists (``list``/``element``), ``key_value`` maps,
-    timestamps as int64 in the schema's unit (micros for ``timestamp-micros``) and small decimals
-    as int32/int64 like Spark, which parquet-avro and hudi-rs read.
-
-    Raises:
-        ValueError: if the table has columns the schema lacks.
-    """
-    target = avro_to_arrow_schema(avro_schema)
-    extra = [c for c in table.column_names if c not in target.names]
-    if extra:
-        raise ValueError(f"table columns {extra} are not in the Avro schema {target.names}")
-    data = conform_table(table, target)
-    sink = pa.BufferOutputStream()
-    pq.write_table(data, sink, compression=compression, use_compliant_nested_type=True,
-                   store_decimal_as_integer=True, coerce_timestamps=None)
-    content = sink.getvalue().to_pybytes()
-    return encode_block(BlockType.PARQUET_DATA, _data_header(instant, avro_schema, event_time_range), content)
-
-
-def _ordering_branch(t: pa.DataType) -> int:
-    """orderingVal union branch for an Arrow type (see :data:`ORDERING_WRAPPERS`)."""
-    if pa.types.is_null(t):
-        return 0
-    if pa.types.is_boolean(t):
-        return 1
-    if t in (pa.int8(), pa.int16(), pa.int32(), pa.uint8(), pa.uint16()):
-        return 2
-    if t in (pa.int64(), pa.uint32()):
-        return 3
-    if t in (pa.float16(), pa.float32()):
-        return 4
-    if t == pa.float64():
-        return 5
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
-        return 6
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return 7
-    if pa.types.is_date(t):
-        return 8
-    if pa.types.is_decimal(t):
-        return 9
-    if pa.types.is_time(t):
-        return 10
-    if pa.types.is_timestamp(t):
-        return 11
-    raise ValueError(f"no Hudi ordering value wrapper for Arrow type {t}")
-
-
-def encode_delete_block(keys: pa.Table, *, instant: str, avro_schema: dict | str,
-                        event_time_range: tuple[int, int] | None = None) -> bytes:
-    """A DELETE block (content version 3): ``int32 3, int32 payloadLen`` + Avro binary
-    ``HoodieDeleteRecordList``, header ``{INSTANT_TIME, SCHEMA}`` with the table's writer schema.
-
-    ``keys`` has ``record_key`` and ``partition_path`` and optionally ``ordering_value``, whose
-    Arrow type picks the wrapper (int32 -> IntWrapper, int64 -> LongWrapper, timestamp ->
-    TimestampMicrosWrapper, decimal -> DecimalWrapper rescaled to (30, 15), ...); null values are
-    written as the null branch. Without an ordering column every record gets ``IntWrapper(0)``,
-    as Hudi's SQL ``DELETE`` writes it (natural/commit order).
-
-    Raises:
-        ValueError: for missing key columns, ordering types without a wrapper, or decimals that
-            do not fit (30, 15).
-    """
-    for col in ("record_key", "partition_path"):
-        if col not in keys.column_names:
-            raise ValueError(f"delete keys need a {col!r} column, got {keys.column_names}")
-    n = keys.num_rows
-    key_pieces = encode_records_array(keys.select(["record_key", "partition_path"]).rename_columns(
-        ["recordKey", "partitionPath"]), _KEY_SCHEMA)
-    if "ordering_value" in keys.column_names:
-        ordering = keys.column("ordering_value")
-        ordering = ordering.combine_chunks() if isinstance(ordering, pa.ChunkedArray) else ordering
-        branch = _ordering_branch(ordering.type)
-    else:
-        ordering = pa.array(np.zeros(n, dtype=np.int32))
-        branch = 2
-    if branch == 0 or ordering.null_count == n:
-        ordering_pieces = pa.repeat(pa.scalar(b"\x00", pa.binary()), n)
-    else:
-        name, value_type, arrow_t = ORDERING_WRAPPERS[branch - 1]
-        wrapper_schema = _wrapper(name, value_type)
-        try:
-            # normalise units first: dates to days, times/timestamps to micros, decimals to (30, 15)
-            ordering = ordering.cast(arrow_t, safe=True)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-            raise ValueError(f"ordering_value of type {ordering.type} cannot be written as {name}: {e}") from e
-        valid = ordering.is_valid()
-        try:
-            encoded = encode_records_array(pa.table({"value": ordering.filter(valid)}), wrapper_schema)
-        except ValueError as e:
-            raise ValueError(f"ordering_value cannot be written as {name}: {e}") from e
-        tag = pa.scalar(bytes([branch * 2]), pa.binary())  # zig-zag of a small union index
-        ordering_pieces = pc.replace_with_mask(pa.repeat(pa.scalar(b"\x00", pa.binary()), n), valid,
-                                               pc.binary_join_element_wise(tag, encoded, b""))
-    items = pc.binary_join_element_wise(key_pieces, ordering_pieces, b"") if n else pa.array([], pa.binary())
-    # deleteRecordList: one Avro array block (count, items, 0); an empty list is just 0
-    payload = (zigzag_long(n) + _concat_datums(items, length_prefix=False) + b"\x00") if n else b"\x00"
-    content = struct.pack(">ii", DELETE_BLOCK_CONTENT_VERSION, len(payload)) + payload
-    return encode_block(BlockType.DELETE, _data_header(instant, avro_schema, event_time_range), content)
-
-
-def encode_command_block(instant: str, target_instant: str) -> bytes:
-    """A ROLLBACK command block: header ``{INSTANT_TIME: instant, TARGET_INSTANT_TIME: target,
-    COMMAND_BLOCK_TYPE: "0"}``, empty content (what MOR rollback writes into a new log file)."""
-    header = {
-        HeaderKey.INSTANT_TIME: instant,
-        HeaderKey.TARGET_INSTANT_TIME: target_instant,
-        HeaderKey.COMMAND_BLOCK_TYPE: ROLLBACK_COMMAND,
-    }
-    return encode_block(BlockType.COMMAND, header, b"")
-
-
-def write_log_file(storage: Storage, rel_path: str, blocks: list[bytes]) -> int:
-    """Create a new log file holding ``blocks`` (encoded blocks) and return its size.
-
-    Create-only, like Hudi 0.14+ (which rolls over to a new version instead of appending).
-
-    Raises:
-        FileExistsError: if the file already exists.
-        ValueError: if an element is not an encoded block.
-    """
-    for i, b in enumerate(blocks):
-        if not b.startswith(MAGIC):
-            raise ValueError(f"element {i} for {rel_path} is not an encoded log block")
-    data = b"".join(blocks)
-    storage.create_new(rel_path, data)
-    return len(data)

@@ -6,9 +6,10 @@ hudi-rs understand; the cleaner deletes their files later. See docs/ttl.md.
 
 from hoodie.services.ttl.config import TTLConfig, TTLConfigError, TTLRule, parse_duration_ms
 from hoodie.services.ttl.predicate import PredicateError, parse_predicate
+from hoodie.services.ttl.async_service import TTLAsyncService, maybe_run_async_ttl, stop_async_services
 from hoodie.services.ttl.service import (
-    TTLAsyncService, TTLResult, active_instants, call_manage_partition_ttl, call_run_ttl, delete_partitions,
-    maybe_run_async_ttl, maybe_run_inline_ttl, run_ttl, stop_async_services,
+    TTLResult, active_instants, call_manage_partition_ttl, call_run_ttl, delete_partitions, maybe_run_inline_ttl,
+    run_ttl,
 )
 from hoodie.services.ttl.stash import RestoreResult, StashError, list_stashes, restore
 from hoodie.services.ttl.stats import PartitionStats, partition_last_modified

@@ -16,7 +16,7 @@ from hoodie.format.file_group import naming as N
 from hoodie.format.phases import phase
 from hoodie.format.slice import writer as W
 from hoodie.format.slice.merge import comparable_order_keys
-from hoodie.format.slice.reader import _conform, read_base_file
+from hoodie.format.slice.slice_reader import _conform, read_base_file
 from hoodie.format.table import META_COLUMNS, HoodieTable
 from hoodie.format.timeline.commit_metadata import NULL_COMMIT, WriteStat
 from hoodie.services.write import prepare as R
