@@ -80,7 +80,7 @@ DAMAGED_PLANS = (
 # back, reopens a rolled-back restore's stash and refuses savepointed commits: those paths are
 # tested beside the services they serve (the guards' hypothesis test is left out).
 ROLLBACK_TESTS = (
-    "tests/services/test_boundaries.py", "tests/services/test_rollback.py", "tests/services/test_ttl_stash.py",
+    "tests/services/test_rollback_boundaries.py", "tests/services/test_rollback.py", "tests/services/test_ttl_stash.py",
     "tests/services/test_savepoint.py", "tests/services/test_transaction.py", "tests/services/test_metadata_write.py",
     "tests/services/test_ttl_restore_model.py::test_rollback_of_a_restore_commit_makes_the_stash_restorable_again",
     "tests/services/test_compaction_plan_guards.py::test_rollback_of_deltacommit_in_pending_compaction_plan_is_refused",
@@ -90,7 +90,8 @@ ROLLBACK_TESTS = (
 )
 # The cleaner keeps savepointed slices and settles TTL stashes first (tested with those services).
 CLEAN_TESTS = (
-    "tests/services/test_boundaries.py", "tests/services/test_clean.py", "tests/services/test_clean_model.py",
+    "tests/services/test_clean_boundaries.py", "tests/services/test_clean_plan_boundaries.py",
+    "tests/services/test_clean.py", "tests/services/test_clean_model.py",
     "tests/services/test_compaction_link_chains.py", "tests/services/test_savepoint.py",
     "tests/services/test_ttl_stash.py",
 )
@@ -105,7 +106,7 @@ class Target:
 
 
 READER_TESTS = (
-    "tests/format/test_boundaries.py", "tests/format/test_fsview.py", "tests/format/test_fixtures.py",
+    "tests/format/test_reader_boundaries.py", "tests/format/test_fsview.py", "tests/format/test_fixtures.py",
     "tests/format/test_fixtures_v8v9.py", "tests/format/test_model_hudi_rs.py",
     "tests/format/test_overwrite_ops.py", "tests/format/test_write_primitives.py",
     "tests/format/test_partition_pruning.py",
@@ -131,7 +132,7 @@ READER_TESTS = (
 TARGETS: dict[str, Target] = {
     "merge": Target(
         "src/hoodie/format/slice/merge.py",
-        ("tests/format/test_boundaries.py", "tests/format/test_model_hudi_rs.py", "tests/format/test_fsview.py",
+        ("tests/format/test_merge_boundaries.py", "tests/format/test_model_hudi_rs.py", "tests/format/test_fsview.py",
          "tests/format/test_fixtures.py", "tests/format/test_fixtures_v8v9.py", "tests/format/test_java_order_keys.py",
          "tests/format/test_ordering_java_compare.py::test_nan_and_signed_zero_ordering_values",
          # Keys stored twice in one base file (merge_copies, copy_ranks, the detection in both merges).
@@ -139,37 +140,37 @@ TARGETS: dict[str, Target] = {
     ),
     "fsview": Target(
         "src/hoodie/format/file_group/fsview.py",
-        ("tests/format/test_boundaries.py", "tests/format/test_fsview.py", "tests/format/test_overwrite_ops.py",
+        ("tests/format/test_fsview_boundaries.py", "tests/format/test_fsview.py", "tests/format/test_overwrite_ops.py",
          "tests/format/test_fixtures.py", "tests/format/test_fixtures_v8v9.py", "tests/format/test_lsm_timeline.py",
          "tests/services/test_compaction_plan.py", *DAMAGED_PLANS),
     ),
     "timeline": Target(
         "src/hoodie/format/timeline/active.py",
-        ("tests/format/test_boundaries.py", "tests/format/test_timeline.py", "tests/format/test_fsview.py",
+        ("tests/format/test_timeline_boundaries.py", "tests/format/test_timeline.py", "tests/format/test_fsview.py",
          "tests/format/test_write_primitives.py", "tests/format/test_fixtures_v8v9.py", *DAMAGED_PLANS),
     ),
     "reader": Target("src/hoodie/format/slice/reader.py", READER_TESTS),
     "reader.slice": Target("src/hoodie/format/slice/slice_reader.py", READER_TESTS),
     "reader.pruning": Target(
         "src/hoodie/format/slice/pruning.py",
-        ("tests/format/test_boundaries.py", "tests/format/test_partition_pruning.py", "tests/format/test_fixtures.py"),
+        ("tests/format/test_reader_boundaries.py", "tests/format/test_partition_pruning.py", "tests/format/test_fixtures.py"),
     ),
     "reader.filters": Target(
         "src/hoodie/format/slice/filters.py",
-        ("tests/format/test_boundaries.py", "tests/format/test_partition_pruning.py", "tests/format/test_fixtures.py"),
+        ("tests/format/test_reader_boundaries.py", "tests/format/test_partition_pruning.py", "tests/format/test_fixtures.py"),
     ),
     "compaction.strategies": Target(
         "src/hoodie/services/compaction/strategies.py",
-        ("tests/services/test_boundaries.py", "tests/services/test_compaction_plan.py", EVENT_TIME_UNITS),
+        ("tests/services/test_compaction_boundaries.py", "tests/services/test_compaction_plan.py", EVENT_TIME_UNITS),
     ),
     "compaction.event_index": Target(
         "src/hoodie/services/compaction/event_index.py",
-        ("tests/services/test_boundaries.py", "tests/services/test_compaction_plan.py",
+        ("tests/services/test_compaction_boundaries.py", "tests/services/test_compaction_plan.py",
          "tests/services/test_compaction_run.py", EVENT_TIME_UNITS),
     ),
     "compaction.partial": Target(
         "src/hoodie/services/compaction/partial.py",
-        ("tests/services/test_boundaries.py", "tests/services/test_compaction_plan.py",
+        ("tests/services/test_compaction_boundaries.py", "tests/services/test_compaction_plan.py",
          "tests/services/test_compaction_run.py", "tests/services/test_compaction_link_chains.py",
          # The fixed examples of the property tests (their random histories are left out).
          *(f"tests/services/test_compaction_property.py::test_example_{t}" for t in (
@@ -179,11 +180,11 @@ TARGETS: dict[str, Target] = {
     ),
     "ttl.strategies": Target(
         "src/hoodie/services/ttl/strategies.py",
-        ("tests/services/test_boundaries.py", "tests/services/test_ttl.py", "tests/services/test_ttl_config.py"),
+        ("tests/services/test_ttl_boundaries.py", "tests/services/test_ttl.py", "tests/services/test_ttl_config.py"),
     ),
     "ttl.stats": Target(
         "src/hoodie/services/ttl/stats.py",
-        ("tests/services/test_boundaries.py", "tests/services/test_ttl_stats.py", "tests/services/test_ttl.py"),
+        ("tests/services/test_ttl_boundaries.py", "tests/services/test_ttl_stats.py", "tests/services/test_ttl.py"),
     ),
     "clean.planner": Target("src/hoodie/services/clean/planner.py", CLEAN_TESTS),
     "clean.executor": Target("src/hoodie/services/clean/executor.py", CLEAN_TESTS),
