@@ -42,7 +42,7 @@ from hoodie.services.compaction import rollback_compaction, run_compaction
 from hoodie.services.rollback.failed_writes import rollback_failed_writes  # noqa: F401
 from hoodie.services.ttl import StashError, restore, run_ttl
 from hoodie.services.ttl.move import bring_back
-from hoodie.services.ttl.records import run_record_ttl
+from hoodie.services.ttl.record_ttl import run_record_ttl
 
 # pyarrow imports pandas the first time a table is built from a dict: do it now, not in the operation.
 pa.table({"warm_up": [0]})

@@ -100,7 +100,7 @@ def test_record_index_encoding_round_trips() -> None:
 
     import fastavro
 
-    from hoodie.format.metadata import writer as MW
+    from hoodie.format.metadata import encoding as MW
     for version in (6, 8, 9):
         schema = MW.schema_json(version)
         parsed = fastavro.parse_schema(json.loads(schema))

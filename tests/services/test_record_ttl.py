@@ -1,4 +1,4 @@
-"""Record-level TTL (``hoodie.record.ttl.*``, :mod:`hoodie.services.ttl.records`; docs/ttl.md).
+"""Record-level TTL (``hoodie.record.ttl.*``, :mod:`hoodie.services.ttl.record_ttl`; docs/ttl.md).
 
 The model test: random histories of inserts and upserts with event times on COPY_ON_WRITE and
 MERGE_ON_READ tables (versions 6 and 9), then a dry run and a record TTL run. The dry run writes
@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import hoodie
 from hoodie.format.table import HoodieTable
-from hoodie.services.ttl.records import (
+from hoodie.services.ttl.record_ttl import (
     CUTOFF_KEY, RecordTTLConfigError, base_file_min, run_record_ttl, writes_since_last_run,
 )
 from hoodie import write_arrow
@@ -290,7 +290,7 @@ def test_inline_misconfiguration_refused_before_the_write(tmp_path: Path) -> Non
 
 _CHILD = """
 import sys
-from hoodie.services.ttl.records import run_record_ttl
+from hoodie.services.ttl.record_ttl import run_record_ttl
 run_record_ttl(sys.argv[1], {"hoodie.record.ttl.retention": "P5D", "hoodie.record.ttl.field": "ev"},
                now_ms=int(sys.argv[2]))
 """

@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 
 import hoodie
 from hoodie.format.slice.eventtime import EventTimeError, event_time_millis
-from hoodie.services.ttl.records import RecordTTLConfigError, run_record_ttl
+from hoodie.services.ttl.record_ttl import RecordTTLConfigError, run_record_ttl
 from hoodie.services.ttl.timeformat import TimePattern, zone
 from hoodie import write_arrow
 from hoodie.errors import WriteError

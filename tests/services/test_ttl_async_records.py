@@ -16,7 +16,7 @@ import pytest
 import hoodie
 from hoodie.format.table import HoodieTable
 from hoodie.services.ttl import TTLAsyncService, TTLConfigError, maybe_run_async_ttl, stop_async_services
-from hoodie.services.ttl.records import CUTOFF_KEY, RecordTTLConfigError
+from hoodie.services.ttl.record_ttl import CUTOFF_KEY, RecordTTLConfigError
 from hoodie import write_arrow
 from tests.hudi_rs import read_hudi_rs
 

@@ -104,7 +104,7 @@ def _stashes(args: argparse.Namespace) -> int:
 
 
 def _records(args: argparse.Namespace) -> int:
-    from hoodie.services.ttl.records import run_record_ttl
+    from hoodie.services.ttl.record_ttl import run_record_ttl
 
     opts = parse_sets(args.set)
     if args.retention is not None:

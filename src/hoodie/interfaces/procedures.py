@@ -79,7 +79,7 @@ def _manage_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
                "CALL run_record_ttl(table => 'events', retention => 'PT36H', field => 'event_ts', dry_run => true)",
            ))
 def _run_record_ttl(spark: Any, a: dict[str, Any]) -> list[tuple]:
-    from hoodie.services.ttl.records import call_run_record_ttl, result_rows
+    from hoodie.services.ttl.record_ttl import call_run_record_ttl, result_rows
 
     ref = _table(spark, a, "run_record_ttl")
     res = call_run_record_ttl(ref.base_path, a["retention"], a["field"], a["options"] or "", bool(a["dry_run"]))

@@ -15,7 +15,7 @@ rollback of a write                        ``RollbackOperation``                
 rollback of failed writes (each write)     ``WriteRollback``, in the write's            ``services/rollback/failed_writes.py``
                                            transaction
 partition TTL (replacecommit)              ``TTLOperation``                             ``services/ttl/service.py``
-record TTL (commit, deltacommit)           ``RecordTTLOperation``                       ``services/ttl/records.py``
+record TTL (commit, deltacommit)           ``RecordTTLOperation``                       ``services/ttl/record_ttl.py``
 TTL stash restore (commit)                 ``RestoreOperation``                         ``services/ttl/stash.py``
 savepoint                                  ``SavepointOperation``                       ``services/savepoint.py``
 restore to a savepoint                     ``SavepointRestoreOperation``                ``services/savepoint.py``

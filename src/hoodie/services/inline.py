@@ -30,7 +30,7 @@ from hoodie.services.compaction.strategies import resolve_strategy
 from hoodie.services.transaction import Hook, Transaction
 from hoodie.services.ttl import keys as TK
 from hoodie.services.ttl.config import TTLConfig
-from hoodie.services.ttl.records import RecordTTLConfig, maybe_run_inline_record_ttl
+from hoodie.services.ttl.record_ttl import RecordTTLConfig, maybe_run_inline_record_ttl
 from hoodie.services.ttl.async_service import maybe_run_async_ttl
 from hoodie.services.ttl.service import check_async_options, maybe_run_inline_ttl
 

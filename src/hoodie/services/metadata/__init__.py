@@ -1,6 +1,6 @@
 """The metadata table's write side: every commit records its files in the ``files`` partition.
 
-* :mod:`~hoodie.services.metadata.records`: the records of each data-table action;
+* :mod:`~hoodie.services.metadata.action_records`: the records of each data-table action;
 * :mod:`~hoodie.services.metadata.writer`: deltacommits, the metadata table's compaction, clean and
   rollback, bootstrap and drop;
 * :mod:`~hoodie.services.metadata.lifecycle`: when a transaction keeps, creates, rebuilds or drops

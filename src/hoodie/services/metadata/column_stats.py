@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 from hoodie.format.file_group import naming as N
 from hoodie.format.log import logformat as L
 from hoodie.format.metadata import column_stats as CS
-from hoodie.format.metadata import writer as MW
+from hoodie.format.metadata import encoding as MW
 from hoodie.format.metadata.errors import MetadataTableError
 from hoodie.format.metadata.index_reader import read_column_stats, stats_by_file
 from hoodie.format.metadata.records import FilesRecord, partition_name

@@ -41,7 +41,7 @@ from hoodie.format.file_group.fsview import FileSlice, FileSystemView
 from hoodie.format.log import logformat as L
 from hoodie.format.metadata import column_stats as CS
 from hoodie.format.metadata import record_index as RI
-from hoodie.format.metadata import writer as MW
+from hoodie.format.metadata import encoding as MW
 from hoodie.format.metadata.errors import MetadataTableError
 from hoodie.format.metadata.index_reader import (
     lookup_record_index, merge_stats_into, read_column_stats, read_partition_stats, read_record_index,

@@ -36,7 +36,7 @@ from hoodie.faults import fault_point
 from hoodie.format.file_group import naming as N
 from hoodie.format.file_group.fsview import FileSystemView, list_partitions
 from hoodie.format.log import logformat as L
-from hoodie.format.metadata import writer as MW
+from hoodie.format.metadata import encoding as MW
 from hoodie.format.metadata.errors import MetadataTableError
 from hoodie.format.metadata.records import FilesRecord
 from hoodie.format.metadata.table import (
@@ -66,7 +66,7 @@ from hoodie.services.metadata.dropping import (  # noqa: F401  (re-exported: cal
     INDEXES, _warned, drop_index_partition, drop_index_partitions, drop_metadata_table, metadata_table_state,
     table_props_fresh, warn_once,
 )
-from hoodie.services.metadata.records import action_records
+from hoodie.services.metadata.action_records import action_records
 
 log = logging.getLogger("hoodie.services.metadata")
 

@@ -1,7 +1,7 @@
 """Asynchronous TTL (``hoodie.ttl.async.enabled``): a background service per table that runs partition
 TTL and record TTL whenever enough commits completed since their last runs (RFC-65's async mode;
 docs/ttl.md "Modes"), and the hook writers call after each commit. Each run is the standalone run of
-:mod:`hoodie.services.ttl.service` (partition TTL) or :mod:`hoodie.services.ttl.records` (record TTL).
+:mod:`hoodie.services.ttl.service` (partition TTL) or :mod:`hoodie.services.ttl.record_ttl` (record TTL).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from hoodie.services.ttl.config import (
     TTLConfig,
     TTLConfigError,
 )
-from hoodie.services.ttl import records as RT
+from hoodie.services.ttl import record_ttl as RT
 from hoodie.services.ttl.service import (
     TTLResult, _check_table, _cfg, _open, check_async_options, commits_since, last_ttl_instant,
     run_ttl,
@@ -42,7 +42,7 @@ class TTLAsyncService:
     ``hoodie.ttl.async.max.commits`` commits completed since the last run of each (RFC-65's async
     mode; docs/ttl.md "Modes").
 
-    Partition TTL runs when it is configured; record TTL (:func:`~hoodie.services.ttl.records.run_record_ttl`,
+    Partition TTL runs when it is configured; record TTL (:func:`~hoodie.services.ttl.record_ttl.run_record_ttl`,
     the code path of every other mode) when ``hoodie.record.ttl.retention`` is set. Each has its own
     count: partition TTL counts commits and deltacommits since the last TTL replacecommit, record TTL
     completed writes since the last record TTL commit; a run that expires nothing also resets its count,

@@ -44,7 +44,7 @@ from hoodie.services.ttl.stats import STATS_KEY, remember
 from hoodie.services.ttl import move as MV
 from hoodie.services.ttl import outcome
 from hoodie.services.ttl.outcome import result_rows
-from hoodie.services.ttl import records as RT
+from hoodie.services.ttl import record_ttl as RT
 from hoodie.services.ttl.strategies import EXPIRED, KEPT, SKIPPED, PartitionDecision, create_strategy
 
 log = logging.getLogger(__name__)
@@ -531,7 +531,7 @@ def check_async_options(options: Mapping[str, Any], table_props: Optional[Mappin
 
     Partition TTL runs when it is configured, record TTL when ``hoodie.record.ttl.retention`` is set;
     with neither the partition TTL error (no retention) is raised, as before record TTL existed.
-    Raises :class:`TTLConfigError` (:class:`~hoodie.services.ttl.records.RecordTTLConfigError` for
+    Raises :class:`TTLConfigError` (:class:`~hoodie.services.ttl.record_ttl.RecordTTLConfigError` for
     record TTL keys) before a writer commits anything.
     """
     cfg = TTLConfig.from_options(options)

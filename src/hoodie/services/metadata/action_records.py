@@ -23,7 +23,7 @@ from typing import Callable, Iterable, Mapping
 
 from hoodie.format.file_group import links as LK
 from hoodie.format.metadata.records import FilesRecord
-from hoodie.format.metadata.writer import file_list_record, partition_list_record
+from hoodie.format.metadata.encoding import file_list_record, partition_list_record
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.commit_metadata import CommitMetadata
 from hoodie.format.timeline.plans import read_avro_metadata
