@@ -45,12 +45,10 @@ ALLOWED: dict[tuple[str, str], str] = {}
 # looks (issue 32): none is needed inside a function to break a cycle (the graph has none). Local
 # imports stay where they load an optional package: the engine's modules import one another when used
 # (``hoodie.engine.datasource`` needs PySpark 4's ``pyspark.sql.datasource``), and pyspark and other
-# optional packages are no hoodie modules. The modules listed here keep theirs for the reason given;
-# the test fails when one has none left, so the list cannot go stale.
-LOCAL_IMPORTS_ALLOWED: dict[str, str] = {
-    "hoodie.services.ttl.move": "edited on the TTL branch at the same time; its imports move up once that lands",
-    "hoodie.services.ttl.record_ttl": "edited on the TTL branch at the same time; its imports move up once that lands",
-}
+# optional packages are no hoodie modules. A module listed here would keep its own for the reason given
+# (none is: the last two, TTL's move and record TTL, moved theirs up); the test fails when a listed
+# module has none left, so the list cannot go stale.
+LOCAL_IMPORTS_ALLOWED: dict[str, str] = {}
 
 
 @dataclass(frozen=True)

@@ -39,11 +39,14 @@ import pyarrow.compute as pc
 
 from hoodie import configs as C
 from hoodie.configs import unknown_keys_checked
+from hoodie.errors import HoodieError
 from hoodie.faults import fault_point
 from hoodie.format.file_group.fsview import FileSystemView
+from hoodie.format.slice.reader import iter_plan, plan_read
 from hoodie.format.storage import Storage, StorageError
 from hoodie.format.table import HoodieTable, table_exists
 from hoodie.format.timeline import instant as I
+from hoodie.services.delete_partition import DELETE_PARTITION, delete_partitions
 from hoodie.services.ttl.keys import TTLConfigError
 from hoodie.services.write import ArrowWriteExecutor, run_write
 
@@ -189,8 +192,6 @@ def _check_cold_table(cold: HoodieTable, hot: HoodieTable) -> None:
 def snapshot_rows(table: HoodieTable, partitions: Iterable[str], as_of: Optional[str] = None) -> dict[str, pa.Table]:
     """The snapshot rows of each partition (merged, deletes applied), meta columns included; with
     ``as_of``, as the table was at that instant (time travel)."""
-    from hoodie.format.slice.reader import iter_plan, plan_read
-
     wanted = set(partitions)
     plan = plan_read(table, as_of=as_of)
     out: dict[str, list[pa.Table]] = {p: [] for p in wanted}
@@ -352,8 +353,6 @@ def _last_move(hot: HoodieTable, partition: str) -> tuple[bool, Optional[dict]]:
     ``insert_overwrite`` (a bring-back keeping the cold copy, or a user's), an
     ``insert_overwrite_table`` or a ``delete_partition`` that is not a TTL move. The hot table then
     holds the partition's whole content, so the cold copy is replaced, not added to."""
-    from hoodie.services.delete_partition import DELETE_PARTITION
-
     tl = hot.timeline
     for inst in reversed(tl.completed().instants):
         if inst.action not in (I.COMMIT, I.DELTA_COMMIT, I.REPLACE_COMMIT):
@@ -383,8 +382,6 @@ def _recorded_cold_rows(cold: HoodieTable, p: str, rec: Mapping[str, Any]) -> Op
     """Cold partition ``p`` as the hot table's record of its last move left it: read as of that
     move's cold instant (time travel), returned only when it matches the recorded row count and
     digest (None when it cannot be read back, e.g. the cleaner removed its files)."""
-    from hoodie.errors import HoodieError
-
     instant = rec.get("instant")
     if not instant:
         return None
@@ -456,8 +453,6 @@ def copy_to_cold(hot: HoodieTable, partitions: list[str], cfg: MoveConfig) -> di
     ``insert_overwrite`` of each partition with its new content, :func:`_cold_content`) and verify
     them there; returns what was moved, per partition. Writes nothing to the hot table. Raises
     :class:`TTLMoveError` when the copy does not verify (the hot table is left as it was)."""
-    from hoodie.services.delete_partition import delete_partitions
-
     data = snapshot_rows(hot, partitions)
     copies = {p: PartitionCopy(p, t.num_rows, digest(t)) for p, t in data.items()}
     st = cfg.storage()
@@ -611,8 +606,6 @@ def bring_back(hot_path: str | HoodieTable, partitions: Iterable[str], *, target
         _verify(hot, {p: copies[p] for p in todo}, f"bringing back {', '.join(todo)}")
         fault_point("ttl.bring_back.after_verify")
     if drop_from_cold:
-        from hoodie.services.delete_partition import delete_partitions
-
         live = _live_file_ids(cold.reload(), parts)
         if live:
             # Rolls back a drop an earlier, killed bring-back left pending (nothing else writes the
@@ -642,8 +635,6 @@ def _back_then_written(hot: HoodieTable, p: str, hot_rows: pa.Table, cold_rows: 
 def _dropped(cold: HoodieTable, partition: str) -> bool:
     """Whether a completed delete_partition of the cold table removed ``partition`` (what a
     bring-back does after its verified write to the hot table)."""
-    from hoodie.services.delete_partition import DELETE_PARTITION
-
     tl = cold.timeline
     for inst in reversed(tl.completed().by_actions(I.REPLACE_COMMIT).instants):
         try:

@@ -37,7 +37,9 @@ from hoodie import configs as C
 from hoodie.configs import format_duration, warn_unknown_keys
 from hoodie.faults import fault_point
 from hoodie.services import write as B
+from hoodie.services.compaction.event_index import EventTimeIndex
 from hoodie.format.file_group.fsview import FileSlice
+from hoodie.format.slice.reader import iter_plan, plan_read
 from hoodie.format.slice.eventtime import EventTimeError, event_time_millis, millis_to_iso
 from hoodie.format.storage import Storage
 from hoodie.format.slice import writer as W
@@ -260,9 +262,6 @@ def find_candidates(table: HoodieTable, cfg: RecordTTLConfig, cutoff_ms: int) ->
                                                                                          list[FileGroupTTL], Any]:
     """(all snapshot slices, number examined, candidates, read plan): the file groups whose latest
     slice can hold a record older than ``cutoff_ms``, decided from metadata only."""
-    from hoodie.format.slice.reader import plan_read
-    from hoodie.services.compaction.event_index import EventTimeIndex
-
     plan = plan_read(table)
     slices = plan.slices
     index = None
@@ -283,8 +282,6 @@ def expired_rows(table: HoodieTable, cfg: RecordTTLConfig, cutoff_ms: int,
                  result: RecordTTLResult) -> pa.Table:
     """Fill ``result`` with the candidates and their counts; returns the expired rows (merged, all
     columns) of every candidate."""
-    from hoodie.format.slice.reader import iter_plan
-
     slices, result.file_groups_examined, cands, plan = find_candidates(table, cfg, cutoff_ms)
     result.candidates = cands
     parts: list[pa.Table] = []
