@@ -95,7 +95,7 @@ ASYNC_POLL_MS = define("hoodie.ttl.async.poll.interval.ms", 1000,
                        "How often the async TTL service checks the timeline without being notified.", _G,
                        type=Int(minimum=10, bits=64))
 
-# Record-level TTL (issue 19; hoodie.services.ttl.records, docs/ttl.md "Record-level TTL"). Hudi has no
+# Record-level TTL (issue 19; hoodie.services.ttl.record_ttl, docs/ttl.md "Record-level TTL"). Hudi has no
 # record-level TTL yet; the keys follow the hoodie.partition.ttl.* spelling.
 _RTTL = "ttl"
 RECORD_TTL_FIELD = define(
