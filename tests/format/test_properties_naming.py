@@ -5,12 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hoodie.format.file_group import naming as N
 from hoodie.format import properties as P
 from hoodie.format.storage import Storage
 from hoodie.format.table import HoodieTable, TableError, create_table, read_partition_metadata
 from tests.conftest import FIXTURE_ZIPS, fixture_table_path
+from tests.helpers import examples
 
 
 @pytest.mark.parametrize("stem", [z.stem for z in FIXTURE_ZIPS])
@@ -39,6 +42,18 @@ def test_properties_round_trip_with_escapes() -> None:
     back = P.parse_properties(text)
     assert back["a.b"] == props["a.b"]
     assert P.validate_checksum(back)
+
+
+# Keys and values with every character class the Java format escapes or splits on: separators, comment
+# marks, backslashes, leading blanks, line breaks, non-ASCII (the parser's fast path skips the escape walk
+# only where no backslash is).
+_PROP_TEXT = st.text(alphabet=st.sampled_from(list("ab.z09 =:#!\\\t\n\r\fü€{}\"'")) | st.characters(), max_size=12)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.dictionaries(_PROP_TEXT.filter(lambda k: k != ""), _PROP_TEXT, max_size=6))
+def test_properties_round_trip_any_text(props: dict[str, str]) -> None:
+    assert P.parse_properties(P.format_properties(props)) == props
 
 
 def test_create_table_layout(tmp_path: Path) -> None:

@@ -7,13 +7,17 @@ Reference: ``hudi-v6-format.md`` §3.1. ``hoodie.table.checksum`` is the CRC32 o
 from __future__ import annotations
 
 import datetime as _dt
+import re
 import zlib
 from typing import Iterable, Mapping
 
 CHECKSUM_KEY = "hoodie.table.checksum"
+_SEPARATOR = re.compile(r"[=: \t]")
 
 
 def _unescape(s: str) -> str:
+    if "\\" not in s:  # the common case: nothing to unescape (a table is opened often)
+        return s
     out: list[str] = []
     i = 0
     while i < len(s):
@@ -29,7 +33,11 @@ def _unescape(s: str) -> str:
             continue
         out.append(c)
         i += 1
-    return "".join(out)
+    text = "".join(out)
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        # Java escapes a character beyond U+FFFF as its UTF-16 surrogate pair (two \uXXXX): join them.
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 def _escape(s: str, is_key: bool) -> str:
@@ -47,6 +55,10 @@ def _escape(s: str, is_key: bool) -> str:
             out.append("\\r")
         elif c == "\f":
             out.append("\\f")
+        elif ord(c) > 0xFFFF:
+            # Java's \uXXXX holds one UTF-16 unit: a character beyond the BMP is written as its surrogate pair.
+            hi, lo = divmod(ord(c) - 0x10000, 0x400)
+            out.append(f"\\u{0xD800 + hi:04X}\\u{0xDC00 + lo:04X}")
         elif ord(c) < 0x20 or ord(c) > 0x7E:
             out.append(f"\\u{ord(c):04X}")
         else:
@@ -70,6 +82,9 @@ def parse_properties(text: str) -> dict[str, str]:
             i += 1
         # Find the first unescaped separator (=, : or whitespace).
         j = 0
+        if "\\" not in line:
+            m = _SEPARATOR.search(line)
+            j = m.start() if m else len(line)
         while j < len(line):
             if line[j] == "\\":
                 j += 2
