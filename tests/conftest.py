@@ -18,6 +18,11 @@ from tests.fixture_paths import REPO, V6_DIR as FIXTURE_DIR
 
 FIXTURE_ZIPS = sorted(FIXTURE_DIR.glob("*.zip"))
 
+# Only processes die in this run, never the machine: local writes skip the flush to stable storage
+# (hoodie.format.storage.fsync_enabled; about a tenth of a pure-Python test's time). Inherited by every
+# child process and Spark worker; tests/format/test_storage_sync.py checks the flush with it on.
+os.environ.setdefault("HOODIE_FSYNC", "false")
+
 
 def _beside_checkout(path: str) -> bool:
     """Whether ``path`` lies beside the checkout (under its parent folder, outside the repository,

@@ -53,3 +53,23 @@ def test_every_base_file_of_a_write_is_synced_before_its_commit(tmp_path: Path, 
     files = {str(f.relative_to(base)) for f in base.rglob("*.parquet") if ".hoodie" not in f.parts}
     assert len(files) == 3 and files <= set(synced)
     assert not any(synced[f] for f in files), "a base file was flushed after its commit completed"
+
+
+@pytest.mark.parametrize("setting, flushes", [(None, True), ("true", True), ("false", False), ("0", False)])
+def test_hoodie_fsync_switch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str | None,
+                             flushes: bool) -> None:
+    """Durable by default: unset (a user's run), every timeline file and base file reaches the disk
+    through ``os.fsync``; only an explicit ``HOODIE_FSYNC=false`` (this test suite) skips it."""
+    import os
+
+    if setting is None:
+        monkeypatch.delenv("HOODIE_FSYNC", raising=False)
+    else:
+        monkeypatch.setenv("HOODIE_FSYNC", setting)
+    calls: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real(fd))[1])
+    opts = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
+            "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.operation": "insert"}
+    write_arrow(str(tmp_path / "t"), pa.table({"k": ["a"], "p": ["x"]}), opts)
+    assert bool(calls) == flushes
