@@ -10,6 +10,8 @@ whose public names this module re-exports.
 from __future__ import annotations
 
 import copy
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
@@ -396,17 +398,34 @@ def _normalize_instant(value: Any, name: str) -> str:
 def iter_plan(plan: ReadPlan, slices: Optional[Sequence[FileSlice]] = None) -> Iterator[pa.Table]:
     """Read a plan slice by slice (each table already filtered and projected); ``slices`` reads a
     part of the plan's slices (one Spark task's), with the plan's pinned timeline and schema."""
-    table = plan.table
     for sl in plan.slices if slices is None else slices:
-        if plan.query_type == "read_optimized":
-            # Merge-on-read base files widen floats as Hudi's merging readers do, also here.
-            t = (read_base_file(table.storage, sl.base_file.path, plan.schema, java_floats=table.is_mor,
-                                schema_on_read=plan.schema_on_read)
-                 if sl.base_file else plan.schema.empty_table())
-        else:
-            t = read_file_slice(table, sl, plan.schema, as_of=plan.as_of, skip_log_files=plan.skip_log_files,
-                                schema_on_read=plan.schema_on_read)
-        yield finish(plan, t)
+        yield read_slice(plan, sl)
+
+
+def read_slice(plan: ReadPlan, sl: FileSlice) -> pa.Table:
+    """One of the plan's slices, filtered and projected."""
+    table = plan.table
+    if plan.query_type == "read_optimized":
+        # Merge-on-read base files widen floats as Hudi's merging readers do, also here.
+        t = (read_base_file(table.storage, sl.base_file.path, plan.schema, java_floats=table.is_mor,
+                            schema_on_read=plan.schema_on_read)
+             if sl.base_file else plan.schema.empty_table())
+    else:
+        t = read_file_slice(table, sl, plan.schema, as_of=plan.as_of, skip_log_files=plan.skip_log_files,
+                            schema_on_read=plan.schema_on_read)
+    return finish(plan, t)
+
+
+def read_plan_parallel(plan: ReadPlan, threads: Optional[int] = None) -> list[pa.Table]:
+    """Every slice of the plan, read by a pool of threads (Parquet decoding and storage reads release the
+    GIL: on an object store the requests overlap), in the plan's order. ``threads`` defaults to the cpu
+    count, at most 8."""
+    slices = list(plan.slices)
+    workers = min(len(slices), threads or min(8, os.cpu_count() or 1))
+    if workers <= 1:
+        return [read_slice(plan, sl) for sl in slices]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hoodie-read") as pool:
+        return list(pool.map(lambda sl: read_slice(plan, sl), slices))
 
 
 def finish(plan: ReadPlan, t: pa.Table) -> pa.Table:
@@ -448,7 +467,7 @@ def read_table(base_path: str, *, query_type: str = "snapshot", as_of: Optional[
     table = HoodieTable(base_path, storage_options, read_only=True)
     plan = plan_read(table, query_type=query_type, as_of=as_of, begin=begin, end=end,
                      columns=columns, filters=filters, options=options)
-    parts = list(iter_plan(plan))
+    parts = read_plan_parallel(plan)
     if not parts:
         return pa.schema([plan.schema.field(c) if c in plan.schema.names else pa.field(c, pa.string())
                           for c in plan.out_columns]).empty_table()
