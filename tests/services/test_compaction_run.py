@@ -524,3 +524,33 @@ def test_threshold_survives_archival_of_the_compaction_that_published_it(tmp_pat
     assert HoodieTable(path).timeline.get(c) is None, "the test needs the compaction archived"
     f = freshness(path)
     assert (f["threshold"]["epoch_ms"], f["threshold_instant"]) == (15, c)
+    # Later calls read nothing that grows with the history: no listing of the version-6 archive (one file per
+    # archival) while no archival ran. (The 1.x history is read by the file-system view for completion
+    # times of archived writes; LSM compaction keeps its file count bounded.)
+    from hoodie.format.storage import Storage
+
+    listed: list[str] = []
+    real = Storage.list_dir
+
+    def list_dir(self: Storage, rel: str = "") -> list:
+        listed.append(rel)
+        return real(self, rel)
+
+    Storage.list_dir = list_dir  # type: ignore[method-assign]
+    try:
+        for _ in range(3):
+            assert freshness(path)["threshold_instant"] == c
+    finally:
+        Storage.list_dir = real  # type: ignore[method-assign]
+    assert not [r for r in listed if "archived" in r], listed
+    # A newer compaction archived in turn: the next call sees the new archive and its T.
+    write_v("upsert", [(1, 20, 9)])
+    c2 = schedule_compaction(path, event_time_config(30, **extra))
+    run_compaction(path, c2, event_time_config(30, **extra))
+    for n in range(8):
+        write_v("upsert", [(2, 200 + n, 10 + n)])
+    run_clean(path, arch)
+    run_archival(path, arch)
+    assert HoodieTable(path).timeline.get(c2) is None, "the test needs the second compaction archived"
+    f = freshness(path)
+    assert (f["threshold"]["epoch_ms"], f["threshold_instant"]) == (30, c2)

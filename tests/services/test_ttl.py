@@ -513,3 +513,40 @@ def test_cli_ttl_run(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "TTLConfigError" in bad.stderr and bad.stderr.count("\n") == 1
     bad = _cli("ttl", "run", path, "--set", "novalue")
     assert bad.returncode == 2 and "KEY=VALUE" in bad.stderr
+
+
+def test_keep_by_time_lists_the_archive_only_for_a_partition_it_needs(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The version-6 archive holds one file per archival, so listing it on every TTL run would make a run's
+    cost grow with the table's age: KEEP_BY_TIME lists it only when a partition has no write in the active
+    timeline (then the archive can hide its writes), and decides the same either way."""
+    from hoodie.format.storage import Storage
+    from hoodie.services.archive import run_archival
+
+    path = str(tmp_path / "t")
+    opts = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
+            "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.clean.automatic": "false"}
+    write_arrow(path, pa.table({"k": ["old"], "p": ["quiet"], "ts": pa.array([0], pa.int64())}), opts)
+    for n in range(8):
+        write_arrow(path, pa.table({"k": ["a"], "p": ["busy"], "ts": pa.array([n], pa.int64())}), opts)
+    arch = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
+    run_clean(path, arch)
+    run_archival(path, arch)
+    listed: list[str] = []
+    real = Storage.list_dir
+
+    def list_dir(self: Storage, rel: str = "") -> list:
+        listed.append(rel)
+        return real(self, rel)
+
+    monkeypatch.setattr(Storage, "list_dir", list_dir)
+    ttl = {"hoodie.partition.ttl.management.strategy.type": "KEEP_BY_TIME",
+           "hoodie.partition.ttl.strategy.days.retain": "3650"}
+    both = run_ttl(path, {**ttl, "hoodie.partition.ttl.partition.selected": "busy,quiet"}, dry_run=True)
+    assert any("archived" in r for r in listed), "the quiet partition's writes are archived: the archive is read"
+    assert "quiet" in {d.partition for d in both.decisions}
+    listed.clear()
+    busy = run_ttl(path, {**ttl, "hoodie.partition.ttl.partition.selected": "busy"}, dry_run=True)
+    assert not [r for r in listed if "archived" in r], listed
+    assert [d.partition for d in busy.decisions] == ["busy"]

@@ -111,31 +111,33 @@ def last_threshold(table: HoodieTable) -> tuple[Optional[int], Optional[str]]:
     return _archived_threshold(table)
 
 
-# Per table, the archive folder's listing when last searched and the T found: the archive changes only
-# when archival runs, so a call costs one listing, not a read of every archive file (version 6 reads them
-# all to load).
-_ARCHIVED_T: dict[tuple[str, int], tuple[tuple[str, ...], tuple[Optional[int], Optional[str]]]] = {}
+# Per table, the active timeline's instants when the archive was last searched and the T found. The
+# archive changes only when archival runs, and archival removes what it archives from the active
+# timeline: while every instant active at the search is still active, the archive is the one searched.
+# So a call costs nothing that grows with the history (no listing of the archive folder, which holds
+# one file per archival on version 6), and the archive is read again only after an archival.
+_ARCHIVED_T: dict[tuple[str, int], tuple[frozenset[str], tuple[Optional[int], Optional[str]]]] = {}
 
 
 def _archived_threshold(table: HoodieTable) -> tuple[Optional[int], Optional[str]]:
     layout = table.timeline_layout
-    folder = HISTORY_FOLDER if layout == 2 else ARCHIVE_FOLDER
-    names = tuple(sorted(f.name for f in table.storage.list_dir(folder))) if table.storage.exists(folder) else ()
-    if not names:
-        return None, None
+    active = frozenset(i.timestamp for i in table.timeline.instants)
     key = (table.storage.uri(), layout)
     cached = _ARCHIVED_T.get(key)
-    if cached is not None and cached[0] == names:
+    if cached is not None and cached[0] and cached[0] <= active:
+        # (An empty active timeline proves nothing: whatever it gains later may be archived.)
         return cached[1]
+    folder = HISTORY_FOLDER if layout == 2 else ARCHIVE_FOLDER
     found: tuple[Optional[int], Optional[str]] = (None, None)
-    archived = load_archived(table.storage, layout)
-    for inst in reversed([i for i in archived.instants if i.action == "commit"]):
-        meta = archived.commit_metadata(inst.timestamp)
-        t = _published_threshold(meta) if meta is not None else None
-        if t is not None:
-            found = (t, inst.timestamp)
-            break
-    _ARCHIVED_T[key] = (names, found)
+    if table.storage.exists(folder) and any(not f.is_dir for f in table.storage.list_dir(folder)):
+        archived = load_archived(table.storage, layout)
+        for inst in reversed([i for i in archived.instants if i.action == "commit"]):
+            meta = archived.commit_metadata(inst.timestamp)
+            t = _published_threshold(meta) if meta is not None else None
+            if t is not None:
+                found = (t, inst.timestamp)
+                break
+    _ARCHIVED_T[key] = (active, found)
     return found
 
 

@@ -302,13 +302,17 @@ class KeepByTimeStrategy(BuiltinTTLStrategy):
         view = None
         # Only an archived timeline can hide the writes of a partition that holds data.
         # (layout 1: .hoodie/archived; layout 2: the LSM timeline's .hoodie/timeline/history)
+        # Listed only when a partition needs it: the archive grows with the table's age (a listing of it
+        # on every run would make TTL's cost grow with the history too).
         folder = f"{METAFOLDER}/archived" if self.table.timeline_layout == 1 else f"{METAFOLDER}/timeline/history"
-        archived = any(not e.is_dir for e in self.table.storage.list_dir(folder))
+        archived: Optional[bool] = None
         epoch: dict[str, int] = {}  # many partitions share an instant: convert each once
         for p in partitions:
             inst = self._stats.last_modified.get(p)
             what = "last modified at"
             if inst is None:
+                if archived is None:
+                    archived = any(not e.is_dir for e in self.table.storage.list_dir(folder))
                 if not archived:
                     continue
                 view = view or self.file_system_view()
