@@ -51,3 +51,40 @@ def test_write_and_read_table_on_s3(moto_s3: dict, tmp_path, table_type: str) ->
     s3_rows, local_rows = (sorted(rows_of(t, ["id", "p", "v"])) for t in outs)
     assert s3_rows == local_rows
     assert sorted(outs[0].column("v").to_pylist()) == ["X", "Y", "w", "z"]
+
+
+def test_small_log_files_are_read_in_one_request_on_s3(moto_s3: dict, tmp_path) -> None:  # noqa: F811
+    """On an object store every ranged read is a request: a small log file is fetched once and its blocks
+    (content included) parsed from memory. The blocks are the ones a local read finds, corrupt regions
+    included (a torn tail)."""
+    from hoodie.format.log.logformat import read_log_file
+
+    opts = {"hoodie.table.name": "s3log", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+            "hoodie.datasource.write.recordkey.field": "k", "hoodie.datasource.write.partitionpath.field": "p",
+            "hoodie.datasource.write.precombine.field": "ts"}
+    local = str(tmp_path / "t")
+    for n in range(3):
+        write_arrow(local, pa.table({"k": ["a", "b"], "p": ["x", "x"], "ts": pa.array([n, n], pa.int64())}), opts)
+    lst = Storage(local)
+    log = next(e.name for e in lst.list_dir("x") if ".log." in e.name)
+    data = lst.read_bytes(f"x/{log}") + b"#HUDI#\x00\x00torn"  # a torn block at the end
+    s3 = Storage("s3://hoodie-test/logs", moto_s3)
+    s3.write_bytes(f"x/{log}", data)
+    lst.write_bytes(f"x/{log}.torn", data)
+    opened: list[str] = []
+    real = Storage.open_input
+
+    def open_input(self: Storage, rel: str):  # type: ignore[no-untyped-def]
+        opened.append(rel)
+        return real(self, rel)
+
+    Storage.open_input = open_input  # type: ignore[method-assign]
+    try:
+        with pytest.warns(Warning, match="corrupt log block"):
+            remote = [(b.block_type, b.offset, b.size, b.header, b.read_content()) for b in read_log_file(s3, f"x/{log}")]
+    finally:
+        Storage.open_input = real  # type: ignore[method-assign]
+    assert opened == [f"x/{log}"]
+    with pytest.warns(Warning, match="corrupt log block"):
+        here = [(b.block_type, b.offset, b.size, b.header, b.read_content()) for b in read_log_file(lst, f"x/{log}.torn")]
+    assert remote == here and len(remote) >= 2

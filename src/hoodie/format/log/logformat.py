@@ -100,6 +100,9 @@ class LogBlock:
     content_offset: int
     content_length: int
     _storage: Storage | None = field(default=None, repr=False, compare=False)
+    # The whole file's bytes when the reader fetched it in one request (a small log file on an object
+    # store): the content is sliced from it instead of fetched again.
+    _file_bytes: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def instant_time(self) -> str | None:
@@ -135,6 +138,8 @@ class LogBlock:
         """The block's content bytes (for CORRUPT blocks: the skipped bytes)."""
         if self.content_length == 0:
             return b""
+        if self._file_bytes is not None:
+            return self._file_bytes[self.content_offset:self.content_offset + self.content_length]
         if self._storage is None:
             raise ValueError(f"{self._where()}: no storage handle to read the content from")
         f = self._storage.open_input(self.log_file)
@@ -460,6 +465,11 @@ def _next_magic(f: Any, start: int, file_size: int) -> int:
     return file_size
 
 
+# Object-store log files up to this size are read in one request (log files are small in practice:
+# Hudi rolls them at hoodie.logfile.max.size, 1 GiB, but a stream's are a few MiB at most).
+WHOLE_FILE_READ_BYTES = 8 << 20
+
+
 def read_log_file(storage: Storage, rel_path: str, *, warn: bool = True) -> Iterator[LogBlock]:
     """Iterate the blocks of a log file without reading their content.
 
@@ -476,12 +486,22 @@ def read_log_file(storage: Storage, rel_path: str, *, warn: bool = True) -> Iter
     Corrupt regions are reported from the bad block's magic, not from after it.
     """
     f = storage.open_input(rel_path)
+    whole: bytes | None = None
     try:
         file_size = f.size()
+        if not getattr(storage, "is_local", True) and file_size <= WHOLE_FILE_READ_BYTES:
+            # On an object store every ranged read is a request (four per block): a small log file is
+            # fetched once and parsed from memory, its blocks' content included.
+            whole = f.read(file_size)
+            f.close()
+            f = pa.BufferReader(whole)
+            file_size = len(whole)
         pos = 0
         while pos < file_size:
             block = _try_block(f, pos, file_size, rel_path, storage)
             if isinstance(block, LogBlock):
+                if whole is not None:
+                    block._file_bytes = whole
                 yield block
                 pos = block.offset + block.size
                 continue
@@ -496,7 +516,7 @@ def read_log_file(storage: Storage, rel_path: str, *, warn: bool = True) -> Iter
             yield LogBlock(
                 block_type=BlockType.CORRUPT, header={}, footer={}, log_file=rel_path,
                 offset=pos, size=skipped, content_offset=pos, content_length=skipped,
-                _storage=storage,
+                _storage=storage, _file_bytes=whole,
             )
             pos = nxt
     finally:
