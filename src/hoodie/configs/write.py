@@ -90,22 +90,31 @@ BLOOM_FILTER_TYPE = define("hoodie.bloom.index.filter.type", "DYNAMIC_V0",
 BLOOM_DYNAMIC_MAX_ENTRIES = define("hoodie.bloom.index.filter.dynamic.max.entries", 100000,
                                    "DYNAMIC_V0: rows are added until rows x num_entries reaches this bound.", W,
                                    type=Int(minimum=1))
-_GLOBAL = ("a global index finds a key in any partition and moves a record whose partition changed; hoodie's "
-           "index looks within the record's partition, so such a record would be stored twice")
+_GLOBAL = ("a global index finds a key in any partition and moves a record whose partition changed; hoodie's BLOOM "
+           "and SIMPLE look within the record's partition, so such a record would be stored twice. hoodie's global "
+           "index is RECORD_INDEX, with hoodie.metadata.record.index.enable=true")
 INDEX_TYPE = define(
     "hoodie.index.type", "BLOOM",
-    "Hudi's index type. hoodie's index is non-global, as Hudi's BLOOM and SIMPLE (a key is unique within its "
-    "partition; candidate file groups are pruned by the bloom filters and key ranges in their base files' "
-    "footers, then their keys are read): both are accepted and behave alike. Other index types are refused "
-    "before anything is written, since their records would be placed or found differently.",
-    W, type=Enum(("BLOOM", "SIMPLE"), what="an index type hoodie implements", refused={
+    "Hudi's index type. BLOOM and SIMPLE: hoodie's non-global index (a key is unique within its partition; "
+    "candidate file groups are pruned by the bloom filters and key ranges in their base files' footers, then "
+    "their keys are read): both are accepted and behave alike. RECORD_INDEX: Hudi's global record index (a key is "
+    "unique across partitions), looked up in the metadata table's record_index partition; it needs that index "
+    "(hoodie.metadata.record.index.enable=true), and a record arriving with another partition value moves as "
+    "hoodie.record.index.update.partition.path says. Other index types are refused before anything is written, "
+    "since their records would be placed or found differently.",
+    W, type=Enum(("BLOOM", "SIMPLE", "RECORD_INDEX"), what="an index type hoodie implements", refused={
         "GLOBAL_BLOOM": _GLOBAL, "GLOBAL_SIMPLE": _GLOBAL,
-        "RECORD_INDEX": "global tagging through record_index, which hoodie keeps (hoodie.metadata.record.index.enable) "
-                        "but does not tag by: a record whose partition changed would be stored twice",
         "BUCKET": "a bucket index stores each key in the file group of its hash bucket; hoodie would write file "
                   "groups a bucket index cannot find",
         "HBASE": "an external index hoodie cannot reach", "INMEMORY": "an index of one Spark job",
         "FLINK_STATE": "Flink's state index"}))
+RECORD_INDEX_UPDATE_PARTITION_PATH = define(
+    "hoodie.record.index.update.partition.path", False,
+    "hoodie.index.type=RECORD_INDEX on a partitioned table: a record whose key the table holds in another partition "
+    "than its incoming partition value. false (Hudi's default): it updates the stored record in the partition it "
+    "lives in (the incoming partition value is ignored for placement). true: it is merged with the stored record; "
+    "a merge result in another partition deletes the stored record and inserts the result in the new partition "
+    "(a delete, or an older record by the ordering field, stays in the old partition).", W, type=BOOLEAN)
 BULK_INSERT_SORT_MODES = ("NONE", "GLOBAL_SORT", "PARTITION_SORT", "PARTITION_PATH_REPARTITION",
                           "PARTITION_PATH_REPARTITION_AND_SORT")
 BULK_INSERT_SORT_MODE = define(

@@ -16,10 +16,13 @@ from hoodie.configs import table as TC
 from hoodie.configs.table import CDC_ENABLED
 from hoodie.configs.write import MERGE_ALLOW_DUPLICATE_ON_INSERTS
 from hoodie.errors import WriteError
+from hoodie.format.metadata.index_reader import record_index_available
+from hoodie.format.metadata.table import files_partition_available
 from hoodie.format.slice import writer as W
 from hoodie.format.slice.bloom import BloomSpec
 from hoodie.format.slice.eventtime import DEFAULT_UNIT
 from hoodie.format.table import HoodieTable, TableError, check_payload_class
+from hoodie.services.metadata.config import RECORD_INDEX_ENABLE, enable_option, index_option
 
 OPERATIONS = ("insert", "bulk_insert", "upsert", "delete", "insert_overwrite", "insert_overwrite_table",
               "delete_partition")
@@ -108,6 +111,18 @@ class WriteConfig:
     # _hoodie.datasource.write.prepped=true (what Hudi's SQL UPDATE/MERGE set): the input rows were read from
     # the table and carry _hoodie_record_key and _hoodie_partition_path, which the write takes as the keys.
     prepped: bool = False
+    # hoodie.index.type: BLOOM/SIMPLE (hoodie's non-global index) or RECORD_INDEX (global, by the metadata
+    # table's record_index), and how RECORD_INDEX places a record whose partition changed.
+    index_type: str = "BLOOM"
+    record_index_update_partition_path: bool = False
+    # hoodie.metadata.record.index.enable=true: the commit builds the record index when the table lacks it.
+    build_record_index: bool = False
+
+    @property
+    def tags_globally(self) -> bool:
+        """Whether this write tags its records with the record index (Hudi's global RECORD_INDEX): an
+        upsert, a delete, or an insert that merges keys the table holds."""
+        return self.index_type == "RECORD_INDEX" and tags_index(self)
 
     @property
     def keys_from_input(self) -> bool:
@@ -144,8 +159,8 @@ class WriteConfig:
                 "table created or written with it would answer CDC queries without hoodie's changes. Drop the option "
                 "(or set it false); for the records changed between two commits use an incremental query, "
                 "hoodie.read_table(path, query_type='incremental', begin=...). Nothing was written")
-        # Only checked: hoodie's one index behaves as Hudi's BLOOM/SIMPLE; any other type is refused here.
-        cfg.get(C.INDEX_TYPE)
+        # BLOOM and SIMPLE are hoodie's non-global index; RECORD_INDEX needs the record index (checked below).
+        index_type = cfg.get(C.INDEX_TYPE)
         version = cfg.get(C.WRITE_TABLE_VERSION)
         if version not in WRITE_TABLE_VERSIONS:
             raise WriteError(
@@ -195,7 +210,7 @@ class WriteConfig:
         zone = cfg.get(C.TIMELINE_TIMEZONE) if cfg.is_set(C.TIMELINE_TIMEZONE) else (
             "UTC" if table is None else "LOCAL")
 
-        return cls(
+        made = cls(
             table_name=name,
             table_type=ttype,
             operation=op,
@@ -223,8 +238,51 @@ class WriteConfig:
             auto_record_keys=auto,
             bulk_insert_sort_mode=cfg.get(C.BULK_INSERT_SORT_MODE),
             prepped=prepped,
+            index_type=index_type,
+            record_index_update_partition_path=bool(cfg.get(C.RECORD_INDEX_UPDATE_PARTITION_PATH)),
+            build_record_index=index_option(o, RECORD_INDEX_ENABLE) is True,
         )
+        if made.tags_globally:
+            _check_record_index_usable(o, table)
+        return made
 
+
+
+def tags_index(cfg: "WriteConfig") -> bool:
+    """Whether the write looks its records up in the table (Hudi tags upserts and deletes; an insert only with
+    hoodie.merge.allow.duplicate.on.inserts=false, which merges a key the table holds; bulk_insert and the
+    overwrites never)."""
+    op = cfg.operation
+    return op in ("upsert", "delete") or (op == "insert" and not cfg.allow_duplicate_on_inserts)
+
+
+def _check_record_index_usable(options: Mapping[str, str], table: Optional[HoodieTable]) -> None:
+    """hoodie.index.type=RECORD_INDEX tags by the metadata table's record_index: the write must find it, or
+    build it at its commit (hoodie.metadata.record.index.enable=true), else it is refused before anything is
+    written. (Java Hudi falls back to a GLOBAL_SIMPLE scan of every file when the index is missing; hoodie
+    names the missing setting instead of running a slower index than the one asked for.)"""
+    enable = enable_option(options)
+    ri = index_option(options, RECORD_INDEX_ENABLE)
+    where = f"the table at {table.base_path}" if table is not None else "this new table"
+    fix = ("Set hoodie.metadata.enable=true and hoodie.metadata.record.index.enable=true (the write builds the "
+           "record index from the table's files, then keeps it), or use hoodie.index.type=BLOOM (non-global). "
+           "Nothing was written")
+    if enable is False:
+        raise WriteError(f"hoodie.index.type=RECORD_INDEX looks records up in the metadata table's record_index, "
+                         f"and hoodie.metadata.enable=false drops the metadata table. {fix}")
+    if ri is False:
+        raise WriteError(f"hoodie.index.type=RECORD_INDEX looks records up in the metadata table's record_index, "
+                         f"and hoodie.metadata.record.index.enable=false drops it. {fix}")
+    props = table.props if table is not None else {}
+    has_mdt = files_partition_available(props)
+    if ri is True and (has_mdt or enable is True):
+        return  # built (or rebuilt) by this write's commit when missing; tagged by a key scan until then
+    if ri is None and has_mdt and record_index_available(props):
+        return
+    missing = ("has no metadata table" if not has_mdt else
+               "has a metadata table without the record_index partition")
+    raise WriteError(f"hoodie.index.type=RECORD_INDEX looks records up in the metadata table's record_index, and "
+                     f"{where} {missing}. {fix}")
 
 
 # What a write without record key fields may do: add rows with generated keys (insert, bulk_insert and

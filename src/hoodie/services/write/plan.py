@@ -158,54 +158,37 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
     # record (Hudi routes it to the small file holding the key and merges there): it is tagged like an upsert.
     tag_index = op not in ("insert", "bulk_insert") + OVERWRITE_OPERATIONS or (
         op == "insert" and not cfg.allow_duplicate_on_inserts)
-    for p in sorted(by_partition):
-        prec = by_partition[p]
-        matched = np.zeros(prec.num_rows, dtype=bool)
-        if tag_index:
-            keys = prec.column("_hoodie_record_key")
-            for sl in view.latest_file_slices(p):
-                with phase("index.read"):
-                    existing = _slice_keys(table, sl)
-                if len(existing) == 0:
-                    continue
-                # A key held by several file groups (duplicates an insert wrote) updates each copy,
-                # as Hudi's index tags every location it finds for the key.
-                with phase("index.match"):
-                    hit = pc.is_in(keys, value_set=existing).to_numpy(zero_copy_only=False)
-                if not hit.any():
-                    continue
-                matched |= hit
-                hits = prec.filter(pa.array(hit))
-                if table.is_mor:
-                    base_instant = pending_fg.get((p, sl.file_id), sl.base_instant)
-                    logs = [lf.name for lf in sl.log_files if lf.parsed.base_instant == base_instant]
-                    w = FileGroupWork(p, sl.file_id, "append", base_instant,
-                                      sl.base_file.name if sl.base_file and sl.base_instant == base_instant else "",
-                                      logs)
-                    pending_c, top = reserved.get((p, sl.file_id), (None, 0))
-                    if pending_c == base_instant:
-                        w.reserved_log_version = top
-                else:
-                    w = FileGroupWork(p, sl.file_id, "merge", sl.base_instant,
-                                      sl.base_file.name if sl.base_file else None, [])
-                if is_delete:
-                    # The delete operation writes natural-order deletes (ordering value 0), as
-                    # Hudi's delete API does: they win over every earlier version of the key.
-                    w.deletes = _delete_table(hits, cfg.event_time_field)
-                elif table.is_mor:
-                    w.deletes, w.upserts = _split_soft_deletes(table, sl, hits, cfg)
-                    if w.deletes is None and w.upserts is None:
+    if tag_index and cfg.tags_globally:
+        with phase("index.record_index"):
+            work, to_insert = _tag_globally(table, records, cfg, view, pending_fg, reserved)
+    else:
+        for p in sorted(by_partition):
+            prec = by_partition[p]
+            matched = np.zeros(prec.num_rows, dtype=bool)
+            if tag_index:
+                keys = prec.column("_hoodie_record_key")
+                for sl in view.latest_file_slices(p):
+                    with phase("index.read"):
+                        existing = _slice_keys(table, sl)
+                    if len(existing) == 0:
                         continue
-                else:
-                    w.upserts = hits  # the merge applies soft deletes (execute_file_group)
-                work.append(w)
-        if not is_delete:
-            # A soft-deleted row of a key the table does not hold is not written (Hudi's
-            # getInsertValue is empty for it): inserts, overwrites and upserts of new keys.
-            new = R.drop_soft_deleted(prec.filter(pa.array(~matched)) if matched.any() else prec)
-            if new.num_rows:
-                to_insert[p] = new
-    if to_insert and record_index_available(table.props):
+                    # A key held by several file groups (duplicates an insert wrote) updates each copy,
+                    # as Hudi's index tags every location it finds for the key.
+                    with phase("index.match"):
+                        hit = pc.is_in(keys, value_set=existing).to_numpy(zero_copy_only=False)
+                    if not hit.any():
+                        continue
+                    matched |= hit
+                    w = _slice_work(table, cfg, sl, prec.filter(pa.array(hit)), pending_fg, reserved)
+                    if w is not None:
+                        work.append(w)
+            if not is_delete:
+                # A soft-deleted row of a key the table does not hold is not written (Hudi's
+                # getInsertValue is empty for it): inserts, overwrites and upserts of new keys.
+                new = R.drop_soft_deleted(prec.filter(pa.array(~matched)) if matched.any() else prec)
+                if new.num_rows:
+                    to_insert[p] = new
+    if to_insert and record_index_available(table.props) and not (tag_index and cfg.tags_globally):
         with phase("index.record_index"):
             _check_new_keys_are_new(table, to_insert, op)
     per_file = max(1, cfg.max_file_size // max(1, cfg.record_size_estimate))
@@ -229,9 +212,10 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
                     w = FileGroupWork(p, sl.file_id, "merge", sl.base_instant, sl.base_file.name, [])
                     work.append(w)
                     by_fid[sl.file_id] = w
-                if w.deletes is None:
-                    w.upserts = chunk if w.upserts is None else pa.concat_tables([w.upserts, chunk])
-                    w.num_inserts += chunk.num_rows
+                # The merge applies the work's deletes (records a RECORD_INDEX write moves out) before its
+                # upserts, so new keys may join a file group that loses others.
+                w.upserts = chunk if w.upserts is None else pa.concat_tables([w.upserts, chunk])
+                w.num_inserts += chunk.num_rows
         rest = recs.slice(offset)
         if rest.num_rows == 0:
             continue
@@ -244,6 +228,168 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
                                           num_inserts=chunk.num_rows))
     op_type = OPERATION_TYPES[op]
     return WritePlan(table, cfg, instant, avro_schema, work, op_type)
+
+
+
+def _slice_work(table: HoodieTable, cfg: WriteConfig, sl: FileSlice, hits: pa.Table, pending_fg: Mapping[Any, str],
+                reserved: Mapping[Any, tuple[Optional[str], int]]) -> Optional[FileGroupWork]:
+    """The work of the records ``hits`` tagged to the file group of slice ``sl`` (None: nothing to write)."""
+    p = sl.partition
+    if table.is_mor:
+        base_instant = pending_fg.get((p, sl.file_id), sl.base_instant)
+        logs = [lf.name for lf in sl.log_files if lf.parsed.base_instant == base_instant]
+        w = FileGroupWork(p, sl.file_id, "append", base_instant,
+                          sl.base_file.name if sl.base_file and sl.base_instant == base_instant else "", logs)
+        pending_c, top = reserved.get((p, sl.file_id), (None, 0))
+        if pending_c == base_instant:
+            w.reserved_log_version = top
+    else:
+        w = FileGroupWork(p, sl.file_id, "merge", sl.base_instant, sl.base_file.name if sl.base_file else None, [])
+    if hits.num_rows == 0:
+        return w
+    if cfg.operation == "delete":
+        # The delete operation writes natural-order deletes (ordering value 0), as Hudi's delete API
+        # does: they win over every earlier version of the key.
+        w.deletes = _delete_table(hits, cfg.event_time_field)
+    elif table.is_mor:
+        w.deletes, w.upserts = _split_soft_deletes(table, sl, hits, cfg)
+        if w.deletes is None and w.upserts is None:
+            return None
+    else:
+        w.upserts = hits  # the merge applies soft deletes (execute_file_group)
+    return w
+
+
+class RecordIndexOutOfSync(WriteError):
+    """hoodie.index.type=RECORD_INDEX found no usable record index at planning: refused before any file is
+    written (the write's instant files are removed at once, as for :class:`RecordIndexConflict`)."""
+
+
+def _record_locations(table: HoodieTable, cfg: WriteConfig, keys: Sequence[str],
+                      view: FileSystemView) -> dict[str, tuple[str, str]]:
+    """key -> (partition, file id) of the ``keys`` the table holds, by the record index (batched: each
+    record_index file group reads the keys hashed to it, in one pass over its HFile and log blocks).
+
+    A table whose record index this write's commit creates (hoodie.metadata.record.index.enable=true, not
+    built yet) is tagged by a scan of every latest slice's keys: what the index will hold, as Hudi tags with
+    the index it builds first."""
+    if record_index_available(table.props):
+        found = lookup_record_index(MetadataTable(table), keys)
+        return {k: (loc.partition, loc.file_id) for k, loc in found.items()}
+    if not cfg.build_record_index:
+        raise RecordIndexOutOfSync(
+            f"hoodie.index.type=RECORD_INDEX: the metadata table of {table.base_path} has no record_index partition "
+            "(hoodie.table.metadata.partitions) at this write. Set hoodie.metadata.record.index.enable=true (the "
+            "write builds it from the table's files), or use hoodie.index.type=BLOOM. Nothing was written")
+    wanted = set(keys)
+    out: dict[str, tuple[str, str]] = {}
+    for part in view.partitions():
+        for sl in view.latest_file_slices(part):
+            for k in set(slice_record_keys(table, sl).to_pylist()) & wanted:
+                prev = out.setdefault(k, (part, sl.file_id))
+                if prev != (part, sl.file_id):
+                    raise RecordIndexConflict(
+                        f"record key {k!r} is in partition {prev[0]!r} file group {prev[1]} and in partition {part!r} "
+                        f"file group {sl.file_id}; hoodie.index.type=RECORD_INDEX maps each key to one place (Hudi's "
+                        "global index). Delete one copy first. Nothing was written")
+    return out
+
+
+def _with_partition(rows: pa.Table, partition: str) -> pa.Table:
+    """``rows`` with ``_hoodie_partition_path`` set to ``partition`` (Hudi re-keys a record tagged to its stored
+    location with the stored partition path; the data columns stay as they came)."""
+    i = rows.schema.get_field_index("_hoodie_partition_path")
+    return rows.set_column(i, "_hoodie_partition_path", pa.repeat(pa.scalar(partition, pa.string()), rows.num_rows))
+
+
+def _tag_globally(table: HoodieTable, records: pa.Table, cfg: WriteConfig, view: FileSystemView,
+                  pending_fg: Mapping[Any, str], reserved: Mapping[Any, tuple[Optional[str], int]]
+                  ) -> tuple[list[FileGroupWork], dict[str, pa.Table]]:
+    """Hudi's RECORD_INDEX tagging (``tagGlobalLocationBackToRecords``, mayContainDuplicateLookup=false):
+    (the work of the records found in the table, the new records per partition).
+
+    A key the index holds goes to its stored file group, whatever its incoming partition value, unless
+    hoodie.record.index.update.partition.path=true on a partitioned table and the value differs: then it is
+    merged with the stored record, and a result in the new partition deletes the stored record (a
+    natural-order delete) and is inserted there. A delete (the operation, or ``_hoodie_is_deleted``) and a
+    record older than the stored one by the ordering field (the merge keeps the stored record) stay in the
+    old partition. A key the index does not hold is an insert in its incoming partition."""
+    keys = records.column("_hoodie_record_key").to_pylist()
+    parts = records.column("_hoodie_partition_path").to_pylist()
+    found = _record_locations(table, cfg, keys, view)
+    is_delete = cfg.operation == "delete"
+    move = cfg.record_index_update_partition_path and table.is_partitioned
+    gone = R.soft_deleted(records)
+    tagged: dict[tuple[str, str], list[int]] = {}
+    moving: dict[tuple[str, str], list[int]] = {}
+    new: dict[str, list[int]] = {}
+    for i, (k, p_in) in enumerate(zip(keys, parts)):
+        loc = found.get(k)
+        if loc is None:
+            if not is_delete:
+                new.setdefault(p_in, []).append(i)
+        elif move and p_in != loc[0] and not is_delete and not (gone is not None and gone[i]):
+            moving.setdefault(loc, []).append(i)
+        else:
+            tagged.setdefault(loc, []).append(i)
+    slices: dict[tuple[str, str], FileSlice] = {}
+    for p in sorted({loc[0] for loc in list(tagged) + list(moving)}):
+        for sl in view.latest_file_slices(p):
+            slices[(p, sl.file_id)] = sl
+    for loc in sorted(set(tagged) | set(moving)):
+        if loc not in slices:
+            raise RecordIndexOutOfSync(
+                f"the record index of {table.base_path} places key {keys[(tagged.get(loc) or moving[loc])[0]]!r} in "
+                f"partition {loc[0]!r} file group {loc[1]}, which the table does not have: the index is out of sync "
+                "(hoodie metadata validate shows it; hoodie.metadata.record.index.enable=false then true rebuilds "
+                "it). Nothing was written")
+    moved_out: dict[tuple[str, str], list[int]] = {}
+    for loc, idx in sorted(moving.items()):
+        rows = records.take(pa.array(idx, pa.int64()))
+        if table.merge_mode.use_ordering and cfg.precombine_field and cfg.precombine_field in rows.column_names:
+            # The merge keeps the stored record when the incoming one is older: it stays where it is.
+            schema = table.arrow_schema()
+            cols = [c for c in ("_hoodie_record_key", "_hoodie_commit_time", cfg.precombine_field, IS_DELETED)
+                    if c in schema.names]
+            stored = read_file_slice(table, slices[loc], pa.schema([schema.field(c) for c in cols]))
+            if cfg.precombine_field in stored.column_names:
+                fresh = set(_drop_stale_updates(stored, rows, cfg.precombine_field)
+                            .column("_hoodie_record_key").to_pylist())
+                for i in idx:
+                    if keys[i] not in fresh:
+                        tagged.setdefault(loc, []).append(i)
+                idx = [i for i in idx if keys[i] in fresh]
+        for i in idx:
+            moved_out.setdefault(loc, []).append(i)
+            new.setdefault(parts[i], []).append(i)
+    work: list[FileGroupWork] = []
+    for loc in sorted(set(tagged) | set(moved_out)):
+        sl = slices[loc]
+        hits = _with_partition(records.take(pa.array(sorted(tagged.get(loc, [])), pa.int64())), loc[0])
+        w = _slice_work(table, cfg, sl, hits, pending_fg, reserved)
+        if loc in moved_out:
+            gone_rows = _with_partition(records.take(pa.array(moved_out[loc], pa.int64())), loc[0])
+            if w is None:
+                w = _slice_work(table, cfg, sl, hits.slice(0, 0), pending_fg, reserved)
+            assert w is not None
+            if w.deletes is not None and "ordering_value" in w.deletes.column_names:
+                # One delete block: the moved records' deletes carry their incoming ordering values (not
+                # older than the stored ones), as the soft deletes beside them do.
+                extra = _delete_table(gone_rows, cfg.event_time_field, cfg.precombine_field)
+            else:
+                extra = _delete_table(gone_rows, cfg.event_time_field)
+            w.deletes = extra if w.deletes is None else pa.concat_tables(
+                [w.deletes, extra.select(w.deletes.column_names).cast(w.deletes.schema)])
+        if w is not None:
+            work.append(w)
+    to_insert: dict[str, pa.Table] = {}
+    for p in sorted(new):
+        # A soft-deleted row of a key the table does not hold is not written (Hudi's getInsertValue is
+        # empty for it).
+        rows = R.drop_soft_deleted(records.take(pa.array(sorted(new[p]), pa.int64())))
+        if rows.num_rows:
+            to_insert[p] = rows
+    return work, to_insert
 
 
 

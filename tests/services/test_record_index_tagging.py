@@ -1,0 +1,173 @@
+"""hoodie.index.type=RECORD_INDEX: upserts and deletes tagged by the metadata table's record_index, with
+Hudi's global semantics (``HoodieIndexUtils.tagGlobalLocationBackToRecords``). A model test of random
+upserts and deletes whose keys move between partitions, against hoodie's reader and hudi-rs, with the
+record index validated against a key scan after every step; the refusals before anything is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import hoodie
+from hoodie.errors import WriteError
+from hoodie.format.table import HoodieTable
+from hoodie.services.metadata.lifecycle import validate_record_index
+from tests.helpers import examples
+from tests.hudi_rs import read_hudi_rs
+
+COLS = ["_hoodie_record_key", "_hoodie_partition_path", "k", "p", "ts", "v"]
+KEYS = [f"k{i}" for i in range(8)]
+PARTS = ["x", "y", "z"]
+
+
+def _opts(table_type: str, version: int, op: str, update_pp: bool, **extra: str) -> dict[str, str]:
+    return {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
+            "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.table.type": table_type, "hoodie.write.table.version": str(version),
+            "hoodie.metadata.enable": "true", "hoodie.metadata.record.index.enable": "true",
+            "hoodie.metadata.record.index.min.filegroup.count": "3",
+            "hoodie.datasource.write.operation": op, "hoodie.index.type": "RECORD_INDEX",
+            "hoodie.record.index.update.partition.path": str(update_pp).lower(),
+            # small base files: several file groups per partition, small-file packing beside moves
+            "hoodie.parquet.max.file.size": "4096", "hoodie.copyonwrite.record.size.estimate": "512",
+            "hoodie.parquet.small.file.limit": "2048", **extra}
+
+
+def _rows(t: pa.Table) -> list[tuple]:
+    return sorted(tuple(r[c] for c in COLS) for r in t.select(COLS).to_pylist())
+
+
+class GlobalIndexModel:
+    """Hudi's RECORD_INDEX semantics: key -> (stored partition path, row)."""
+
+    def __init__(self, update_pp: bool) -> None:
+        self.update_pp = update_pp
+        self.rows: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    def upsert(self, batch: list[dict[str, Any]], use_ordering: bool) -> None:
+        for r in batch:
+            old = self.rows.get(r["k"])
+            if old is None:
+                self.rows[r["k"]] = (r["p"], r)
+                continue
+            if use_ordering and r["ts"] < old[1]["ts"]:
+                continue  # the merge keeps the stored record, where it is
+            # Moved only with update.partition.path; else updated in place with the incoming data columns.
+            self.rows[r["k"]] = (r["p"] if self.update_pp else old[0], r)
+
+    def delete(self, keys: list[str]) -> None:
+        for k in keys:
+            self.rows.pop(k, None)
+
+    def snapshot(self) -> list[tuple]:
+        return sorted((k, p, r["k"], r["p"], r["ts"], r["v"]) for k, (p, r) in self.rows.items())
+
+
+step = st.tuples(st.sampled_from(["upsert", "upsert", "delete"]),
+                 st.lists(st.tuples(st.sampled_from(KEYS), st.sampled_from(PARTS), st.integers(0, 3)),
+                          min_size=1, max_size=6, unique_by=lambda t: t[0]))
+
+
+@settings(max_examples=examples(4), deadline=None)
+@given(table_type=st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), version=st.sampled_from([6, 9]),
+       update_pp=st.booleans(), steps=st.lists(step, min_size=2, max_size=4))
+# Always run: keys moving (k0 newer, k1 older than stored), then a delete by a stale partition value.
+@example(table_type="COPY_ON_WRITE", version=6, update_pp=True,
+         steps=[("upsert", [("k0", "y", 2), ("k1", "z", 0), ("k6", "z", 1)]), ("delete", [("k0", "x", 0)])])
+@example(table_type="MERGE_ON_READ", version=9, update_pp=True,
+         steps=[("upsert", [("k0", "y", 2), ("k1", "z", 0), ("k2", "x", 3)]), ("delete", [("k2", "z", 0)])])
+@example(table_type="MERGE_ON_READ", version=6, update_pp=False,
+         steps=[("upsert", [("k0", "y", 2), ("k3", "y", 1)]), ("upsert", [("k0", "z", 3)])])
+def test_record_index_tagging_matches_the_global_index_model(tmp_path_factory: pytest.TempPathFactory,
+                                                             table_type: str, version: int, update_pp: bool,
+                                                             steps: list) -> None:
+    """Every step's table equals the model in hoodie's reader and hudi-rs, and the record index equals a
+    key scan of the files (each key in exactly one file group)."""
+    path = str(tmp_path_factory.mktemp("ridx") / "t")
+    model = GlobalIndexModel(update_pp)
+    first = [{"k": k, "p": PARTS[i % 3], "ts": 1, "v": f"init-{k}"} for i, k in enumerate(KEYS[:5])]
+    hoodie.write_arrow(path, pa.Table.from_pylist(first), _opts(table_type, version, "upsert", update_pp))
+    model.upsert(first, False)
+    use_ordering = HoodieTable(path).merge_mode.use_ordering
+    for n, (op, batch) in enumerate(steps):
+        if op == "delete":
+            rows = [{"k": k, "p": p, "ts": ts, "v": "del"} for k, p, ts in batch]
+            model.delete([r["k"] for r in rows])
+        else:
+            rows = [{"k": k, "p": p, "ts": ts, "v": f"s{n}-{k}"} for k, p, ts in batch]
+            model.upsert(rows, use_ordering)
+        hoodie.write_arrow(path, pa.Table.from_pylist(rows), _opts(table_type, version, op, update_pp))
+        what = f"step {n} {op} {batch}"
+        assert validate_record_index(HoodieTable(path)) == [], what
+        assert _rows(hoodie.read_table(path)) == model.snapshot(), what
+        assert _rows(read_hudi_rs(path)) == model.snapshot(), what
+
+
+def _timeline_files(path: str) -> list[str]:
+    return sorted(p.name for p in (Path(path) / ".hoodie").iterdir() if p.is_file())
+
+
+@pytest.mark.parametrize("extra, says", [
+    ({"hoodie.metadata.record.index.enable": "false"}, "hoodie.metadata.record.index.enable=false"),
+    ({"hoodie.metadata.enable": "false"}, "hoodie.metadata.enable=false"),
+])
+def test_record_index_type_refused_without_the_index(tmp_path: Path, extra: dict, says: str) -> None:
+    """RECORD_INDEX with the record index switched off is refused before anything is written, naming the fix."""
+    path = str(tmp_path / "t")
+    hoodie.write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "ts": [1], "v": ["a"]}),
+                       _opts("COPY_ON_WRITE", 6, "upsert", False))
+    before = _timeline_files(path)
+    with pytest.raises(WriteError, match="hoodie.metadata.record.index.enable=true") as e:
+        hoodie.write_arrow(path, pa.table({"k": ["a"], "p": ["y"], "ts": [2], "v": ["b"]}),
+                           _opts("COPY_ON_WRITE", 6, "upsert", False, **extra))
+    assert says in str(e.value) and "Nothing was written" in str(e.value)
+    assert _timeline_files(path) == before
+
+
+def test_record_index_type_refused_on_a_table_without_one(tmp_path: Path) -> None:
+    """A table whose metadata table has no record_index, written without asking for one: refused, unchanged."""
+    path = str(tmp_path / "t")
+    base = _opts("COPY_ON_WRITE", 6, "upsert", False)
+    base.pop("hoodie.metadata.record.index.enable")
+    base.pop("hoodie.index.type")
+    hoodie.write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "ts": [1], "v": ["a"]}), base)
+    before = _timeline_files(path)
+    with pytest.raises(WriteError, match="without the record_index partition.*record.index.enable=true"):
+        hoodie.write_arrow(path, pa.table({"k": ["a"], "p": ["y"], "ts": [2], "v": ["b"]}),
+                           {**base, "hoodie.index.type": "RECORD_INDEX"})
+    assert _timeline_files(path) == before
+
+
+def test_record_index_built_by_the_write_that_first_asks_for_it(tmp_path: Path) -> None:
+    """A table without record_index, upserted with RECORD_INDEX and hoodie.metadata.record.index.enable=true:
+    tagged globally by a key scan (the index Hudi builds first would say the same), the index created at the
+    commit and valid; the moved key is in one place."""
+    path = str(tmp_path / "t")
+    base = _opts("MERGE_ON_READ", 9, "upsert", True)
+    base.pop("hoodie.metadata.record.index.enable")
+    base.pop("hoodie.index.type")
+    hoodie.write_arrow(path, pa.table({"k": ["a", "b"], "p": ["x", "y"], "ts": [1, 1], "v": ["a", "b"]}), base)
+    assert "record_index" not in HoodieTable(path).props.get("hoodie.table.metadata.partitions", "")
+    hoodie.write_arrow(path, pa.table({"k": ["a"], "p": ["z"], "ts": [2], "v": ["a2"]}),
+                       _opts("MERGE_ON_READ", 9, "upsert", True))
+    table = HoodieTable(path)
+    assert "record_index" in table.props["hoodie.table.metadata.partitions"]
+    assert validate_record_index(table) == []
+    want = [("a", "z", "a", "z", 2, "a2"), ("b", "y", "b", "y", 1, "b")]
+    assert _rows(hoodie.read_table(path)) == want
+    assert _rows(read_hudi_rs(path)) == want
+
+
+def test_a_bloom_write_still_refuses_a_key_the_record_index_places_elsewhere(tmp_path: Path) -> None:
+    """The non-global index on a table with a record index keeps refusing a second copy of a key."""
+    path = str(tmp_path / "t")
+    hoodie.write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "ts": [1], "v": ["a"]}),
+                       _opts("COPY_ON_WRITE", 6, "upsert", False))
+    with pytest.raises(WriteError, match="already in partition 'x'"):
+        hoodie.write_arrow(path, pa.table({"k": ["a"], "p": ["y"], "ts": [2], "v": ["b"]}),
+                           _opts("COPY_ON_WRITE", 6, "upsert", False, **{"hoodie.index.type": "BLOOM"}))
