@@ -8,6 +8,14 @@ commit per table, and for a point filter on ``id`` with data skipping the partit
 partition_stats pruning (table b) against all partitions.
 
     python bench/metadata_indexes.py [--partitions 30] [--commits 4] [--rows 50000] [--upserts 3]
+
+``--tagging``: instead, what hoodie.index.type=RECORD_INDEX saves when tagging an upsert. One table of
+``--keys`` keys in ``--file-groups`` file groups (20 partitions, inserted in one commit, record index on),
+copied; upserts of ``--upsert-rows`` random existing keys, alternating on the copies, tag with BLOOM (the
+keys of every latest slice of the touched partitions) or RECORD_INDEX (HFile lookups in the record index's
+file groups). Reported: the median tagging time (the write's ``index.*`` phases) and upsert time of each.
+
+    python bench/metadata_indexes.py --tagging [--keys 200000] [--file-groups 200] [--upsert-rows 1000]
 """
 
 from __future__ import annotations
@@ -23,11 +31,13 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import pyarrow as pa  # noqa: E402
+import random  # noqa: E402
 
 from _common import timed  # noqa: E402
 
 import hoodie  # noqa: E402
 from hoodie import write_arrow  # noqa: E402
+from hoodie.format import phases  # noqa: E402
 from hoodie.format.slice.reader import plan_read  # noqa: E402
 from hoodie.format.table import HoodieTable  # noqa: E402
 from hoodie.services.metadata import validate_metadata_table  # noqa: E402
@@ -58,14 +68,71 @@ def batch(commit: int, rows: int, partitions: int) -> pa.Table:
                      "amount": pa.array([(i * 37) % 1000 / 10 for i in ids], pa.float64())})
 
 
+def tagging(keys: int, file_groups: int, upsert_rows: int, upserts: int) -> None:
+    """RECORD_INDEX against BLOOM tagging on one table of many file groups (module doc)."""
+    parts = 20
+    per_group = max(1, keys // file_groups)
+    opts = {**OPTS, "hoodie.metadata.index.column.stats.enable": "false", "hoodie.metadata.record.index.enable": "true",
+            "hoodie.copyonwrite.record.size.estimate": "100", "hoodie.parquet.max.file.size": str(100 * per_group)}
+    first = dt.date(2025, 1, 1)
+    ids = list(range(keys))
+    data = pa.table({"id": pa.array(ids, pa.int64()),
+                     "day": [(first + dt.timedelta(days=i % parts)).isoformat() for i in ids],
+                     "ts": pa.array([0] * keys, pa.int64()),
+                     "amount": pa.array([(i * 37) % 1000 / 10 for i in ids], pa.float64())})
+    root = tempfile.mkdtemp(prefix="hoodie-tag-")
+    try:
+        paths = {"BLOOM": os.path.join(root, "bloom"), "RECORD_INDEX": os.path.join(root, "ridx")}
+        made, _ = timed(lambda: write_arrow(paths["BLOOM"], data, {**opts, "hoodie.datasource.write.operation": "insert"}))
+        shutil.copytree(paths["BLOOM"], paths["RECORD_INDEX"])
+        table = HoodieTable(paths["BLOOM"])
+        n_groups = len({s.file_id for i in table.timeline.completed_writes()
+                        for s in table.timeline.commit_metadata(i).all_write_stats()})
+        print(f"table: {keys:,} keys, {n_groups} file groups in {parts} partitions, record index on "
+              f"(created in {made:.1f} s); upserts of {upsert_rows:,} random keys (median of {upserts}):")
+        rng = random.Random(7)
+        tag: dict[str, list[float]] = {k: [] for k in paths}
+        total: dict[str, list[float]] = {k: [] for k in paths}
+        for u in range(upserts):
+            picked = sorted(rng.sample(ids, upsert_rows))
+            up = data.take(pa.array(picked)).set_column(2, "ts", pa.array([u + 1] * upsert_rows, pa.int64()))
+            for kind, path in paths.items():
+                o = {**opts, "hoodie.datasource.write.operation": "upsert", "hoodie.index.type": kind}
+                with phases.recording() as prof:
+                    secs, _ = timed(lambda: write_arrow(path, up, o))
+                spent = prof.as_dict()
+                tag[kind].append(sum(v for k, v in spent.items() if k.startswith("index")))
+                if os.environ.get("BENCH_PHASES"):
+                    print(kind, sorted(spent.items(), key=lambda kv: -kv[1])[:6])
+                total[kind].append(secs)
+        for kind in paths:
+            assert validate_metadata_table(HoodieTable(paths[kind])).equal, kind
+        a = hoodie.read_table(paths["BLOOM"]).sort_by("id").select(["id", "day", "ts", "amount"])
+        b = hoodie.read_table(paths["RECORD_INDEX"]).sort_by("id").select(["id", "day", "ts", "amount"])
+        assert a.equals(b)
+        tb, tr = statistics.median(tag["BLOOM"]), statistics.median(tag["RECORD_INDEX"])
+        ub, ur = statistics.median(total["BLOOM"]), statistics.median(total["RECORD_INDEX"])
+        print(f"  BLOOM         tagging {tb:.3f} s   upsert {ub:.3f} s")
+        print(f"  RECORD_INDEX  tagging {tr:.3f} s   upsert {ur:.3f} s")
+        print(f"  RECORD_INDEX / BLOOM: tagging {tr / tb:.3f}x, upsert {ur / ub:.2f}x")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--tagging", action="store_true", help="RECORD_INDEX against BLOOM tagging (module doc)")
+    ap.add_argument("--keys", type=int, default=200_000)
+    ap.add_argument("--file-groups", type=int, default=200)
     ap.add_argument("--partitions", type=int, default=30, help="new day partitions per insert")
     ap.add_argument("--commits", type=int, default=4)
     ap.add_argument("--rows", type=int, default=50_000)
     ap.add_argument("--upserts", type=int, default=3)
     ap.add_argument("--upsert-rows", type=int, default=1000)
     args = ap.parse_args()
+    if args.tagging:
+        tagging(args.keys, args.file_groups, args.upsert_rows, args.upserts)
+        return
     root = tempfile.mkdtemp(prefix="hoodie-mi-")
     try:
         paths = {k: os.path.join(root, k.strip("+")) for k in KINDS}

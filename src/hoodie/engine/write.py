@@ -599,7 +599,13 @@ def _write_partitions(keyed, table: HoodieTable, cfg: WriteConfig, instant: str,
             yield from write_rows(run).to_batches()
 
     layout = _bulk_insert_layout(keyed, cfg, instant)
-    if layout is not None:
+    if cfg.tags_globally:
+        # hoodie.index.type=RECORD_INDEX: a record's file group follows from the index, not from its
+        # incoming partition (and a record moving partitions touches two), so one task plans and writes the
+        # whole batch: no two tasks ever write one file group or fill one small file.
+        rows = _with_keys(keyed, cfg, _arrow_schema_of(keyed), instant).repartition(1) \
+            .mapInArrow(run_input_partition, out_schema).collect()
+    elif layout is not None:
         rows = layout.mapInArrow(run_input_partition, out_schema).collect()
     else:
         rows = _by_partition(keyed, cfg, instant).mapInArrow(run_partitions, out_schema).collect()
