@@ -13,7 +13,9 @@ partition_stats pruning (table b) against all partitions.
 ``--keys`` keys in ``--file-groups`` file groups (20 partitions, inserted in one commit, record index on),
 copied; upserts of ``--upsert-rows`` random existing keys, alternating on the copies, tag with BLOOM (the
 keys of every latest slice of the touched partitions) or RECORD_INDEX (HFile lookups in the record index's
-file groups). Reported: the median tagging time (the write's ``index.*`` phases) and upsert time of each.
+file groups). Reported: the median tagging time (the write's ``index.*`` phases; RECORD_INDEX's includes
+listing the touched file groups' partitions), planning time (``plan_write``: tagging, de-duplication,
+sizing, both listing alike) and upsert time of each (``BENCH_PHASES=1`` prints each upsert's top phases).
 
     python bench/metadata_indexes.py --tagging [--keys 200000] [--file-groups 200] [--upsert-rows 1000]
 """
@@ -33,9 +35,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import pyarrow as pa  # noqa: E402
 import random  # noqa: E402
 
-from _common import timed  # noqa: E402
+from _common import call_timer, timed  # noqa: E402
 
 import hoodie  # noqa: E402
+import hoodie.services.write.execution as write_execution  # noqa: E402
 from hoodie import write_arrow  # noqa: E402
 from hoodie.format import phases  # noqa: E402
 from hoodie.format.slice.reader import plan_read  # noqa: E402
@@ -92,14 +95,16 @@ def tagging(keys: int, file_groups: int, upsert_rows: int, upserts: int) -> None
               f"(created in {made:.1f} s); upserts of {upsert_rows:,} random keys (median of {upserts}):")
         rng = random.Random(7)
         tag: dict[str, list[float]] = {k: [] for k in paths}
+        plan: dict[str, list[float]] = {k: [] for k in paths}
         total: dict[str, list[float]] = {k: [] for k in paths}
         for u in range(upserts):
             picked = sorted(rng.sample(ids, upsert_rows))
             up = data.take(pa.array(picked)).set_column(2, "ts", pa.array([u + 1] * upsert_rows, pa.int64()))
             for kind, path in paths.items():
                 o = {**opts, "hoodie.datasource.write.operation": "upsert", "hoodie.index.type": kind}
-                with phases.recording() as prof:
+                with phases.recording() as prof, call_timer(write_execution, "plan_write") as planned:
                     secs, _ = timed(lambda: write_arrow(path, up, o))
+                plan[kind].append(sum(planned))
                 spent = prof.as_dict()
                 tag[kind].append(sum(v for k, v in spent.items() if k.startswith("index")))
                 if os.environ.get("BENCH_PHASES"):
@@ -112,9 +117,10 @@ def tagging(keys: int, file_groups: int, upsert_rows: int, upserts: int) -> None
         assert a.equals(b)
         tb, tr = statistics.median(tag["BLOOM"]), statistics.median(tag["RECORD_INDEX"])
         ub, ur = statistics.median(total["BLOOM"]), statistics.median(total["RECORD_INDEX"])
-        print(f"  BLOOM         tagging {tb:.3f} s   upsert {ub:.3f} s")
-        print(f"  RECORD_INDEX  tagging {tr:.3f} s   upsert {ur:.3f} s")
-        print(f"  RECORD_INDEX / BLOOM: tagging {tr / tb:.3f}x, upsert {ur / ub:.2f}x")
+        pb, pr = statistics.median(plan["BLOOM"]), statistics.median(plan["RECORD_INDEX"])
+        print(f"  BLOOM         tagging {tb:.3f} s   planning {pb:.3f} s   upsert {ub:.3f} s")
+        print(f"  RECORD_INDEX  tagging {tr:.3f} s   planning {pr:.3f} s   upsert {ur:.3f} s")
+        print(f"  RECORD_INDEX / BLOOM: tagging {tr / tb:.2f}x, planning {pr / pb:.2f}x, upsert {ur / ub:.2f}x")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
