@@ -53,10 +53,14 @@ class GlobalIndexModel:
         for r in batch:
             old = self.rows.get(r["k"])
             if old is None:
-                self.rows[r["k"]] = (r["p"], r)
+                if not r["_hoodie_is_deleted"]:  # a soft delete of a key the table lacks writes nothing
+                    self.rows[r["k"]] = (r["p"], r)
                 continue
             if use_ordering and r["ts"] < old[1]["ts"]:
                 continue  # the merge keeps the stored record, where it is
+            if r["_hoodie_is_deleted"]:
+                del self.rows[r["k"]]  # deleted where it is stored, whatever partition value it came with
+                continue
             # Moved only with update.partition.path; else updated in place with the incoming data columns.
             self.rows[r["k"]] = (r["p"] if self.update_pp else old[0], r)
 
@@ -68,8 +72,10 @@ class GlobalIndexModel:
         return sorted((k, p, r["k"], r["p"], r["ts"], r["v"]) for k, (p, r) in self.rows.items())
 
 
+# (operation, [(key, incoming partition, ordering value, _hoodie_is_deleted)])
 step = st.tuples(st.sampled_from(["upsert", "upsert", "delete"]),
-                 st.lists(st.tuples(st.sampled_from(KEYS), st.sampled_from(PARTS), st.integers(0, 3)),
+                 st.lists(st.tuples(st.sampled_from(KEYS), st.sampled_from(PARTS), st.integers(0, 3),
+                                    st.sampled_from([False, False, False, True])),
                           min_size=1, max_size=6, unique_by=lambda t: t[0]))
 
 
@@ -78,11 +84,15 @@ step = st.tuples(st.sampled_from(["upsert", "upsert", "delete"]),
        update_pp=st.booleans(), steps=st.lists(step, min_size=2, max_size=4))
 # Always run: keys moving (k0 newer, k1 older than stored), then a delete by a stale partition value.
 @example(table_type="COPY_ON_WRITE", version=6, update_pp=True,
-         steps=[("upsert", [("k0", "y", 2), ("k1", "z", 0), ("k6", "z", 1)]), ("delete", [("k0", "x", 0)])])
+         steps=[("upsert", [("k0", "y", 2, False), ("k1", "z", 0, False), ("k6", "z", 1, False)]),
+                ("delete", [("k0", "x", 0, False)])])
 @example(table_type="MERGE_ON_READ", version=9, update_pp=True,
-         steps=[("upsert", [("k0", "y", 2), ("k1", "z", 0), ("k2", "x", 3)]), ("delete", [("k2", "z", 0)])])
+         steps=[("upsert", [("k0", "y", 2, False), ("k1", "z", 0, False), ("k2", "x", 3, False),
+                            ("k3", "x", 2, True)]),
+                ("delete", [("k2", "z", 0, False)])])
 @example(table_type="MERGE_ON_READ", version=6, update_pp=False,
-         steps=[("upsert", [("k0", "y", 2), ("k3", "y", 1)]), ("upsert", [("k0", "z", 3)])])
+         steps=[("upsert", [("k0", "y", 2, False), ("k3", "y", 1, False)]),
+                ("upsert", [("k0", "z", 3, False), ("k4", "x", 1, True)])])
 def test_record_index_tagging_matches_the_global_index_model(tmp_path_factory: pytest.TempPathFactory,
                                                              table_type: str, version: int, update_pp: bool,
                                                              steps: list) -> None:
@@ -90,16 +100,17 @@ def test_record_index_tagging_matches_the_global_index_model(tmp_path_factory: p
     key scan of the files (each key in exactly one file group)."""
     path = str(tmp_path_factory.mktemp("ridx") / "t")
     model = GlobalIndexModel(update_pp)
-    first = [{"k": k, "p": PARTS[i % 3], "ts": 1, "v": f"init-{k}"} for i, k in enumerate(KEYS[:5])]
+    first = [{"k": k, "p": PARTS[i % 3], "ts": 1, "v": f"init-{k}", "_hoodie_is_deleted": False}
+             for i, k in enumerate(KEYS[:5])]
     hoodie.write_arrow(path, pa.Table.from_pylist(first), _opts(table_type, version, "upsert", update_pp))
     model.upsert(first, False)
     use_ordering = HoodieTable(path).merge_mode.use_ordering
     for n, (op, batch) in enumerate(steps):
         if op == "delete":
-            rows = [{"k": k, "p": p, "ts": ts, "v": "del"} for k, p, ts in batch]
+            rows = [{"k": k, "p": p, "ts": ts, "v": "del", "_hoodie_is_deleted": False} for k, p, ts, _ in batch]
             model.delete([r["k"] for r in rows])
         else:
-            rows = [{"k": k, "p": p, "ts": ts, "v": f"s{n}-{k}"} for k, p, ts in batch]
+            rows = [{"k": k, "p": p, "ts": ts, "v": f"s{n}-{k}", "_hoodie_is_deleted": soft} for k, p, ts, soft in batch]
             model.upsert(rows, use_ordering)
         hoodie.write_arrow(path, pa.Table.from_pylist(rows), _opts(table_type, version, op, update_pp))
         what = f"step {n} {op} {batch}"
