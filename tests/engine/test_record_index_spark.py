@@ -26,7 +26,7 @@ def _rows(t: pa.Table) -> list[tuple]:
 def test_spark_record_index_write_equals_write_arrow(spark, tmp_path: Path) -> None:
     """Keys moving partitions (a: newer, moves; b: older, stays), a delete by a stale partition value; the
     file groups of x are touched by rows of three incoming partitions (two Spark tasks by partition would
-    both rewrite them)."""
+    both rewrite them), planned as one group beside the groups of w and v."""
     import hoodie.spark as hs
 
     table_type, update_pp = "COPY_ON_WRITE", "true"
@@ -35,8 +35,9 @@ def test_spark_record_index_write_equals_write_arrow(spark, tmp_path: Path) -> N
             "hoodie.datasource.write.table.type": table_type, "hoodie.write.table.version": "9",
             "hoodie.metadata.enable": "true", "hoodie.metadata.record.index.enable": "true",
             "hoodie.index.type": "RECORD_INDEX", "hoodie.record.index.update.partition.path": update_pp}
-    steps = [("upsert", [("a", "x", 1, "a1"), ("b", "x", 1, "b1"), ("c", "y", 1, "c1")]),
-             ("upsert", [("a", "y", 2, "a2"), ("b", "z", 0, "b0"), ("d", "z", 1, "d1")]),
+    steps = [("upsert", [("a", "x", 1, "a1"), ("b", "x", 1, "b1"), ("c", "y", 1, "c1"), ("e", "w", 1, "e1")]),
+             ("upsert", [("a", "y", 2, "a2"), ("b", "z", 0, "b0"), ("d", "z", 1, "d1"), ("e", "w", 2, "e2"),
+                         ("f", "v", 1, "f1")]),
              ("delete", [("c", "z", 0, "")])]
     ours, theirs = str(tmp_path / "arrow"), str(tmp_path / "spark")
     for op, rows in steps:

@@ -182,3 +182,26 @@ def test_a_bloom_write_still_refuses_a_key_the_record_index_places_elsewhere(tmp
     with pytest.raises(WriteError, match="already in partition 'x'"):
         hoodie.write_arrow(path, pa.table({"k": ["a"], "p": ["y"], "ts": [2], "v": ["b"]}),
                            _opts("COPY_ON_WRITE", 6, "upsert", False, **{"hoodie.index.type": "BLOOM"}))
+
+
+@pytest.mark.parametrize("update_pp, want", [
+    # stored: a in x, b in y, c in z. a arrives in y, b in w, n (new) twice, in v and u; c in z.
+    # a joins x and y, b joins w and y: one group {w, x, y}, named w (b's own: left out); n's rows: {u, v}.
+    (True, {"a": "w", "n": "u"}),
+    # a and b go where they are stored (x, y), whatever partition they arrive with.
+    (False, {"a": "x", "b": "y", "n": "u"}),
+])
+def test_record_index_groups_join_the_partitions_a_record_touches(tmp_path: Path, update_pp: bool,
+                                                                  want: dict) -> None:
+    """The Spark write's task groups: every partition a key's rows touch in one group (named by its least
+    path); a key whose group is its incoming partition is left out."""
+    from hoodie.services.write.configs import WriteConfig
+    from hoodie.services.write.plan import record_index_groups
+
+    path = str(tmp_path / "t")
+    hoodie.write_arrow(path, pa.table({"k": ["a", "b", "c"], "p": ["x", "y", "z"], "ts": [1, 1, 1], "v": ["", "", ""]}),
+                       _opts("COPY_ON_WRITE", 9, "upsert", update_pp))
+    table = HoodieTable(path)
+    cfg = WriteConfig.from_options(_opts("COPY_ON_WRITE", 9, "upsert", update_pp), table)
+    got = record_index_groups(table, cfg, ["a", "b", "n", "n", "c"], ["y", "w", "v", "u", "z"])
+    assert got == want

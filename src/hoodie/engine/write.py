@@ -53,7 +53,7 @@ from hoodie.services.transaction import Transaction
 from hoodie.services.write import WriteOperation, WriteOutcome, run_write
 from hoodie.services.write.configs import IS_DELETED, PARTITIONS_TO_DELETE, WriteConfig
 from hoodie.services.write.execution import execute_file_group
-from hoodie.services.write.plan import plan_write
+from hoodie.services.write.plan import plan_write, record_index_groups
 from hoodie.services.write.prepare import check_event_times, prepare_records
 
 KEY = "_hoodie_record_key"
@@ -474,6 +474,52 @@ def _by_partition(df, cfg: WriteConfig, instant: Optional[str] = None):
     return _with_keys(df, cfg, _arrow_schema_of(df)).repartition(PART).sortWithinPartitions(PART)
 
 
+GROUP = "_hoodie_record_index_group"
+
+
+def _by_record_index_group(df, table: HoodieTable, cfg: WriteConfig, instant: str):
+    """hoodie.index.type=RECORD_INDEX: the keyed input shuffled by record-index group, one group's rows in
+    one task, sorted by group (:func:`~hoodie.services.write.plan.record_index_groups`: a record's file
+    group follows from the index, not from its incoming partition, and a record moving partitions touches
+    two). The driver looks the keys up once to group them; each task tags its rows again, from the same
+    index."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    keyed = _with_keys(df, cfg, _arrow_schema_of(df), instant)
+    pairs = keyed.select(KEY, PART).toArrow()
+    group_of = record_index_groups(table, cfg, pairs.column(KEY).to_pylist(), pairs.column(PART).to_pylist())
+    out_schema = StructType(list(keyed.schema.fields) + [StructField(GROUP, StringType(), True)])
+
+    def add_group(batches):
+        for b in batches:
+            t = pa.Table.from_batches([b])
+            groups = [group_of.get(k, p) for k, p in zip(t.column(KEY).to_pylist(), t.column(PART).to_pylist())]
+            yield from t.append_column(GROUP, pa.array(groups, pa.string())).to_batches()
+
+    return keyed.mapInArrow(add_group, out_schema).repartition(GROUP).sortWithinPartitions(GROUP)
+
+
+def _runs_of(batches: Any, column: str) -> Any:
+    """The rows of a task sorted by ``column``, one table per value, each as soon as its run ends."""
+    current: Optional[str] = None
+    pending: list[pa.Table] = []
+    for b in batches:
+        t = pa.Table.from_batches([b])
+        if t.num_rows == 0:
+            continue
+        values = t.column(column).to_pylist()
+        starts = [0] + [i for i in range(1, len(values)) if values[i] != values[i - 1]]
+        for i, start in enumerate(starts):
+            end = starts[i + 1] if i + 1 < len(starts) else t.num_rows
+            if values[start] != current and pending:
+                yield pa.concat_tables(pending)
+                pending = []
+            current = values[start]
+            pending.append(t.slice(start, end - start))
+    if pending:
+        yield pa.concat_tables(pending)
+
+
 def _partition_runs(batches: Any, cfg: WriteConfig) -> Any:
     """The rows of a task sorted by table partition (:func:`_by_partition`), one table per partition
     path, each as soon as its run ends (keys generated where the input lacks them).
@@ -593,6 +639,11 @@ def _write_partitions(keyed, table: HoodieTable, cfg: WriteConfig, instant: str,
         ids = (instant, tc.partitionId() if tc else 0, 0) if cfg.auto_record_keys else None
         yield from write_rows(t, ids).to_batches()
 
+    def run_groups(batches):
+        # Rows sorted by record-index group (_by_record_index_group): plan and write each group's rows.
+        for run in _runs_of(batches, GROUP):
+            yield from write_rows(run.drop_columns([GROUP])).to_batches()
+
     def run_partitions(batches):
         # Rows sorted by table partition: write each partition's run as soon as it ends.
         for run in _partition_runs(batches, cfg):
@@ -600,11 +651,7 @@ def _write_partitions(keyed, table: HoodieTable, cfg: WriteConfig, instant: str,
 
     layout = _bulk_insert_layout(keyed, cfg, instant)
     if cfg.tags_globally:
-        # hoodie.index.type=RECORD_INDEX: a record's file group follows from the index, not from its
-        # incoming partition (and a record moving partitions touches two), so one task plans and writes the
-        # whole batch: no two tasks ever write one file group or fill one small file.
-        rows = _with_keys(keyed, cfg, _arrow_schema_of(keyed), instant).repartition(1) \
-            .mapInArrow(run_input_partition, out_schema).collect()
+        rows = _by_record_index_group(keyed, table, cfg, instant).mapInArrow(run_groups, out_schema).collect()
     elif layout is not None:
         rows = layout.mapInArrow(run_input_partition, out_schema).collect()
     else:

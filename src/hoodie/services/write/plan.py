@@ -295,6 +295,48 @@ def _record_locations(table: HoodieTable, cfg: WriteConfig, keys: Sequence[str],
     return out
 
 
+def record_index_groups(table: HoodieTable, cfg: WriteConfig, keys: Sequence[str],
+                        partitions: Sequence[str]) -> dict[str, str]:
+    """For a write spread over tasks (Spark) that tags by the record index: key -> the table partition
+    naming the group of partitions whose task must plan its rows, for the keys whose group is not simply
+    their incoming partition path.
+
+    A record touches the partition the index stores its key in (an update, a delete) or its incoming
+    partition (an insert), and both when it may move (hoodie.record.index.update.partition.path=true);
+    every row of one key touches the partitions of all of them (de-duplication is global). Partitions
+    touched together form one group, named by its least partition path, so no two tasks write one file
+    group or fill one small file, and every task sees every row of its keys."""
+    found = _record_locations(table, cfg, keys, FileSystemView(table.storage, table.timeline))
+    move = cfg.record_index_update_partition_path and table.is_partitioned
+    parent: dict[str, str] = {}
+
+    def find(p: str) -> str:
+        while parent.setdefault(p, p) != p:
+            parent[p] = parent[parent[p]]
+            p = parent[p]
+        return p
+
+    def union(a: str, b: str) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    first: dict[str, str] = {}  # key -> a partition it touches
+    for k, p_in in zip(keys, partitions):
+        loc = found.get(k)
+        touched = p_in if loc is None or move else loc[0]
+        if loc is not None and move:
+            union(p_in, loc[0])
+        prev = first.setdefault(k, touched)
+        union(prev, touched)
+    out: dict[str, str] = {}
+    for k, p_in in zip(keys, partitions):
+        group = find(first[k])
+        if group != p_in:
+            out[k] = group
+    return out
+
+
 def _with_partition(rows: pa.Table, partition: str) -> pa.Table:
     """``rows`` with ``_hoodie_partition_path`` set to ``partition`` (Hudi re-keys a record tagged to its stored
     location with the stored partition path; the data columns stay as they came)."""
