@@ -205,3 +205,23 @@ def test_record_index_groups_join_the_partitions_a_record_touches(tmp_path: Path
     cfg = WriteConfig.from_options(_opts("COPY_ON_WRITE", 9, "upsert", update_pp), table)
     got = record_index_groups(table, cfg, ["a", "b", "n", "n", "c"], ["y", "w", "v", "u", "z"])
     assert got == want
+
+
+def test_a_record_index_out_of_sync_is_refused_while_planning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index placing a key in a file group the table lacks: refused naming validate, the write's instant
+    files removed, the table unchanged."""
+    from hoodie.format.metadata.record_index import RecordLocation
+    from hoodie.services.write import plan
+
+    path = str(tmp_path / "t")
+    hoodie.write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "ts": [1], "v": ["a"]}),
+                       _opts("MERGE_ON_READ", 6, "upsert", False))
+    before = _timeline_files(path)
+    monkeypatch.setattr(plan, "lookup_record_index",
+                        lambda mdt, keys: {"a": RecordLocation("x", "00000000-0000-0000-0000-000000000000-0", 0)})
+    with pytest.raises(WriteError, match="out of sync.*hoodie metadata validate"):
+        hoodie.write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "ts": [2], "v": ["b"]}),
+                           _opts("MERGE_ON_READ", 6, "upsert", False))
+    assert _timeline_files(path) == before
+    monkeypatch.undo()
+    assert _rows(hoodie.read_table(path)) == [("a", "x", "a", "x", 1, "a")]

@@ -260,11 +260,6 @@ def _slice_work(table: HoodieTable, cfg: WriteConfig, sl: FileSlice, hits: pa.Ta
     return w
 
 
-class RecordIndexOutOfSync(WriteError):
-    """hoodie.index.type=RECORD_INDEX found no usable record index at planning: refused before any file is
-    written (the write's instant files are removed at once, as for :class:`RecordIndexConflict`)."""
-
-
 def _record_locations(table: HoodieTable, cfg: WriteConfig, keys: Sequence[str],
                       view: FileSystemView) -> dict[str, tuple[str, str]]:
     """key -> (partition, file id) of the ``keys`` the table holds, by the record index (batched: each
@@ -499,6 +494,12 @@ def _drop_stale_updates(existing: pa.Table, ups: pa.Table, ordering: str) -> pa.
 class RecordIndexConflict(WriteError):
     """A write that would put a key the record index places elsewhere: refused during planning, before
     any file is written (the write's instant files are removed at once)."""
+
+
+class RecordIndexOutOfSync(RecordIndexConflict):
+    """hoodie.index.type=RECORD_INDEX found no usable record index at planning (none, or one placing a key in
+    a file group the table does not have): refused before any file is written, the write's instant files
+    removed at once."""
 
 
 def _check_new_keys_are_new(table: HoodieTable, to_insert: Mapping[str, pa.Table], op: str) -> None:
