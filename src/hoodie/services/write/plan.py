@@ -1,7 +1,8 @@
 """Planning one write (insert / upsert / delete / overwrite) over Arrow data, in pure Python.
 
 A write is planned the way Hudi plans it: de-duplication by key, tagging against the existing
-records (a simple index: the keys of the latest slices of the affected partitions), small-file
+records (a simple index: the keys of the latest slices of the affected partitions; with
+``hoodie.index.type=RECORD_INDEX`` Hudi's global record index, looked up in the metadata table), small-file
 handling and file sizing, then one unit of work per file group (:class:`FileGroupWork`), which
 :mod:`hoodie.services.write.execution` writes. The flow that runs these steps in a transaction is
 :mod:`hoodie.services.write`.
