@@ -225,3 +225,41 @@ def test_a_record_index_out_of_sync_is_refused_while_planning(tmp_path: Path, mo
     assert _timeline_files(path) == before
     monkeypatch.undo()
     assert _rows(hoodie.read_table(path)) == [("a", "x", "a", "x", 1, "a")]
+
+
+def _java_fixtures_with_a_clean_record_index() -> list[Path]:
+    from tests.services.test_indexes import _zips
+
+    # The Java fixtures whose record index maps each key to one place and whose keys are simple (a key the
+    # index holds twice, or a timestamp key generator, is not what this test is about).
+    return [z for z in _zips("record_index") if "txns_simple_meta" in z.stem or "trips_8i3u1d" in z.stem]
+
+
+@pytest.mark.filterwarnings("ignore:.*dropped the metadata-table partitions")
+@pytest.mark.parametrize("z", _java_fixtures_with_a_clean_record_index(), ids=lambda z: z.stem)
+def test_record_index_tagging_on_a_java_written_record_index(z: Path, tmp_path: Path) -> None:
+    """A Java-written table (v8 MOR, v9 COW and MOR) tagged through its own record_index: a key upserted with
+    another partition value moves (hoodie.record.index.update.partition.path=true), the row count stays,
+    hudi-rs reads what hoodie reads and the index stays valid."""
+    from tests.format.test_metadata_fixtures import _table
+
+    path = str(_table(z, tmp_path / "t"))
+    table = HoodieTable(path)
+    assert validate_record_index(table) == []
+    pf, rk = table.partition_fields[0], table.record_key_fields[0]
+    before = hoodie.read_table(path)
+    one = before.slice(0, 1)
+    data = one.drop_columns([c for c in one.column_names if c.startswith("_hoodie")])
+    old = data.column(pf)[0].as_py()
+    new = sorted(set(before.column(pf).to_pylist()) - {old})[0]
+    data = data.set_column(data.schema.get_field_index(pf), pf, pa.array([new], data.schema.field(pf).type))
+    hoodie.write_arrow(path, data, {"hoodie.datasource.write.operation": "upsert", "hoodie.index.type": "RECORD_INDEX",
+                                    "hoodie.record.index.update.partition.path": "true"})
+    key = one.column(rk)[0].as_py()
+    after = hoodie.read_table(path)
+    assert after.num_rows == before.num_rows
+    assert [r[pf] for r in after.to_pylist() if r[rk] == key] == [new]
+    cols = ["_hoodie_record_key", "_hoodie_partition_path", rk, pf]
+    ours = sorted(tuple(r[c] for c in cols) for r in after.select(cols).to_pylist())
+    assert sorted(tuple(r[c] for c in cols) for r in read_hudi_rs(path).select(cols).to_pylist()) == ours
+    assert validate_record_index(HoodieTable(path)) == []
