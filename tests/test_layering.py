@@ -32,7 +32,7 @@ from typing import Iterable, Optional
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 
-BASE_MODULES = ("hoodie.errors", "hoodie.configs", "hoodie.faults", "hoodie.metrics")
+BASE_MODULES = ("hoodie.errors", "hoodie.configs", "hoodie.faults", "hoodie.metrics", "hoodie.progress")
 FACADE_MODULES = ("hoodie", "hoodie.spark", "hoodie.catalog")
 LAYERS = ("base", "format", "services", "engine", "interfaces", "facade")
 

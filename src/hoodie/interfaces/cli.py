@@ -12,6 +12,7 @@ import sys
 import time
 from typing import Any, Optional, Sequence
 from hoodie.errors import HoodieError
+from hoodie import progress
 
 EXAMPLES = """examples:
   hoodie quickstart --base-path /tmp/hoodie_quickstart
@@ -312,10 +313,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"hoodie: warning: {message}", file=sys.stderr)
 
         warnings.showwarning = show
+    # Progress bars for long pure-Python work only where a person watches (logs and pipes get none).
+    previous = progress.use(progress.terminal_reporter() if _interactive() else None)
     try:
         return _run(args)
     finally:
         warnings.showwarning = saved
+        progress.use(previous)
+
+
+def _interactive() -> bool:
+    """Whether standard error is a terminal."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -77,7 +77,10 @@ def cli_md() -> str:
     lines = ["# CLI reference", "",
              "Generated from the `hoodie` argument parser by `python -m hoodie.interfaces.docgen`.",
              "Every command that prints data takes `--json`; errors print one line and exit with code 2;",
-             "metadata commands (show, ttl, clean, compaction schedule/show, rollback) start no JVM.", "",
+             "metadata commands (show, ttl, clean, compaction schedule/show, rollback) start no JVM.",
+             "At a terminal, long pure-Python work (compaction, TTL's move and bring-back, building or",
+             "validating the metadata table) shows a progress bar on standard error (`hoodie.progress`), Spark",
+             "jobs Spark's own; piped or logged runs show none.", "",
              "```", _help_of(parser), "```"]
 
     def walk(p: argparse.ArgumentParser, prefix: str) -> None:

@@ -47,6 +47,7 @@ from hoodie.services.compaction.rollback import is_split_file, rollback_compacti
 from hoodie.services.compaction.schedule import open_table, schedule_compaction_result
 from hoodie.services.compaction.strategies import resolve_strategy
 from hoodie.services.transaction import Hook, Operation, Transaction
+from hoodie import progress
 
 log = logging.getLogger("hoodie.compaction")
 
@@ -84,11 +85,13 @@ def _pending_instants(table: HoodieTable) -> list[str]:
 def _in_process_executor(table: HoodieTable, cfg: CompactionConfig) -> Executor:
     def run(tasks: list[CompactionTask]) -> list[WriteStat]:
         stats = []
-        for t in tasks:
-            stats.append(execute_operation(table, t.instant, t.operation, cfg,
-                                           token=N.write_token(t.task_id, 0, t.task_id),
-                                           task_partition_id=t.task_id, plan_extra=t.plan_extra))
-            fault_point("compaction.after_operation")
+        with progress.task(f"compacting {len(tasks)} file group(s) of {table.name}", len(tasks)) as bar:
+            for t in tasks:
+                stats.append(execute_operation(table, t.instant, t.operation, cfg,
+                                               token=N.write_token(t.task_id, 0, t.task_id),
+                                               task_partition_id=t.task_id, plan_extra=t.plan_extra))
+                fault_point("compaction.after_operation")
+                bar.advance()
         return stats
     return run
 

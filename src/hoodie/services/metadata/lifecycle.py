@@ -25,8 +25,9 @@ from hoodie.format.table import HoodieTable
 from hoodie.format.timeline.active import Timeline
 from hoodie.services.metadata.column_stats import ColumnStatsWriter, column_stats_listed
 from hoodie.services.metadata.config import RECORD_INDEX_ENABLE, enable_option, index_option
+from hoodie.services.metadata.storage_listing import storage_listing
 from hoodie.services.metadata.writer import (
-    drop_index_partitions, drop_metadata_table, metadata_table_state, storage_listing, warn_once,
+    drop_index_partitions, drop_metadata_table, metadata_table_state, warn_once,
 )
 from hoodie.format.timeline import instant as I
 from hoodie.format.file_group import naming as N

@@ -34,7 +34,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from hoodie.faults import fault_point
 from hoodie.format.file_group import naming as N
-from hoodie.format.file_group.fsview import FileSystemView, list_partitions
+from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.log import logformat as L
 from hoodie.format.metadata import encoding as MW
 from hoodie.format.metadata.errors import MetadataTableError
@@ -67,6 +67,7 @@ from hoodie.services.metadata.dropping import (  # noqa: F401  (re-exported: cal
     table_props_fresh, warn_once,
 )
 from hoodie.services.metadata.action_records import action_records
+from hoodie.services.metadata.storage_listing import storage_listing
 
 log = logging.getLogger("hoodie.services.metadata")
 
@@ -772,28 +773,7 @@ def _merge(records: list[FilesRecord]) -> list[FilesRecord]:
     return list(out.values())
 
 
-def storage_listing(storage: Storage, upto: Optional[str] = None) -> dict[str, dict[str, int]]:
-    """partition -> {data file name: size} on storage: base and log files whose instant (a log
-    file's base instant) is at or before ``upto`` (Java's bootstrap filter; every file when None)."""
-    out: dict[str, dict[str, int]] = {}
-    for part in list_partitions(storage):
-        files: dict[str, int] = {}
-        for s in storage.list_dir(part):
-            if s.is_dir:
-                continue
-            if N.is_base_file(s.name):
-                inst = N.parse_base_file(s.name).instant
-            elif N.is_log_file(s.name):
-                inst = N.parse_log_file(s.name).base_instant
-            else:
-                continue
-            if upto is None or inst[:17] <= upto[:17]:
-                files[s.name] = s.size
-        out[part] = files
-    return out
-
-
 __all__ = [
-    "MetadataWriter", "UpdateResult", "drop_metadata_table", "drop_index_partitions", "storage_listing",
+    "MetadataWriter", "UpdateResult", "drop_metadata_table", "drop_index_partitions",
     "metadata_table_state", "table_props_fresh", "warn_once",
 ]

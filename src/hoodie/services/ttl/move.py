@@ -49,6 +49,7 @@ from hoodie.format.timeline import instant as I
 from hoodie.services.delete_partition import DELETE_PARTITION, delete_partitions
 from hoodie.services.ttl.keys import TTLConfigError
 from hoodie.services.write import ArrowWriteExecutor, run_write
+from hoodie import progress
 
 log = logging.getLogger(__name__)
 
@@ -196,8 +197,10 @@ def snapshot_rows(table: HoodieTable, partitions: Iterable[str], as_of: Optional
     plan = plan_read(table, as_of=as_of)
     out: dict[str, list[pa.Table]] = {p: [] for p in wanted}
     slices = [sl for sl in plan.slices if sl.partition in wanted]
-    for sl, t in zip(slices, iter_plan(plan, slices)):
-        out[sl.partition].append(t)
+    with progress.task(f"reading {len(wanted)} partition(s) of {table.name}", len(slices)) as bar:
+        for sl, t in zip(slices, iter_plan(plan, slices)):
+            out[sl.partition].append(t)
+            bar.advance()
     return {p: (pa.concat_tables(ts, promote_options="permissive") if ts else plan.schema.empty_table())
             for p, ts in out.items()}
 
