@@ -354,13 +354,8 @@ def file_size_rows(base_path: str, partition_path: Optional[str] = None, limit: 
     every: list[int] = []
     for p in parts:
         for st in storage.list_dir(p):
-            if st.is_dir:
-                continue
-            if N.is_base_file(st.name):
-                key = N.parse_base_file(st.name).instant
-            elif N.is_log_file(st.name):
-                key = N.parse_log_file(st.name).base_instant
-            else:
+            key = None if st.is_dir else N.data_file_instant(st.name)
+            if key is None:
                 continue
             by_instant.setdefault(key, []).append(st.size)
             every.append(st.size)

@@ -96,6 +96,16 @@ def parse_base_file(name: str) -> BaseFileName:
     return BaseFileName(name=name, file_id=parts[0], write_token=parts[1], instant=parts[2], ext="." + ext)
 
 
+def data_file_instant(name: str) -> str | None:
+    """The instant a data file belongs to: a base file's instant, a log file's base instant (the slice it
+    joins); None for any other name."""
+    if is_base_file(name):
+        return parse_base_file(name).instant
+    if is_log_file(name):
+        return parse_log_file(name).base_instant
+    return None
+
+
 def parse_log_file(name: str) -> LogFileName:
     """Parse ``.<fileId>_<baseInstant>.log.<version>_<token>[.cdc]``."""
     m = LOG_FILE_PATTERN.match(name)

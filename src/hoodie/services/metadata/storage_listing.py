@@ -26,13 +26,8 @@ def storage_listing(storage: Storage, upto: Optional[str] = None) -> dict[str, d
 def _partition_files(storage: Storage, part: str, upto: Optional[str]) -> dict[str, int]:
     files: dict[str, int] = {}
     for s in storage.list_dir(part):
-        if s.is_dir:
-            continue
-        if N.is_base_file(s.name):
-            inst = N.parse_base_file(s.name).instant
-        elif N.is_log_file(s.name):
-            inst = N.parse_log_file(s.name).base_instant
-        else:
+        inst = None if s.is_dir else N.data_file_instant(s.name)
+        if inst is None:
             continue
         if upto is None or inst[:17] <= upto[:17]:
             files[s.name] = s.size
