@@ -103,7 +103,8 @@ def resolve_table_path(spark: Any, name: str) -> str:
         raise CatalogError(f"{e}; {fix}") from None
     path = props.get(BASE_PATH_PROP)
     if not path:
-        raise CatalogError(f"{db}.{tbl} (from {name!r}) is in the catalog but is not a hoodie table "
+        # Hudi's wording first ("<name> is not a Hudi table"), then what hoodie found.
+        raise CatalogError(f"{name} is not a Hudi table: {db}.{tbl} is in the catalog but is not a hoodie table "
                            f"(no {BASE_PATH_PROP} property); {fix}")
     return path
 

@@ -57,7 +57,8 @@ through hoodie's one commit path as one instant (``hoodie.spark.write``), so a s
   LOCATION), registered in the catalog. The PARTITIONED BY columns become the table's last columns (in
   PARTITIONED BY order), as Spark and Hudi order them. Without ``primaryKey`` the table has no record key
   fields and its keys are generated per row, as Hudi 1.x does: INSERT INTO, UPDATE, MERGE and DELETE FROM
-  (the last three by the stored keys) work;
+  (the last three by the stored keys) work. The properties are read as Hudi reads them (aliases in any case,
+  Hudi's ``hoodie.table.*`` keys, the table named by the statement): :mod:`hoodie.interfaces.sql_create`;
 * ``ALTER TABLE t DROP [IF EXISTS] PARTITION (p = v, ...)``: a delete_partition replacecommit;
 * ``SHOW PARTITIONS t``: the table's partition paths;
 * ``SELECT ... FROM t TIMESTAMP AS OF 'instant'`` (or ``VERSION AS OF``): time travel (by completion time
@@ -77,16 +78,15 @@ the operation, the rows written and a note saying what happened.
 
 from __future__ import annotations
 
-import json
-import os
 from typing import Any, Callable, Optional
 
-from hoodie.interfaces.catalog import quote_name, register_table, rewrite_names
+from hoodie.interfaces.catalog import rewrite_names
 from hoodie.interfaces.sql_call import SqlError
 from hoodie.interfaces.sql_common import (  # noqa: F401  (RESULT_SCHEMA and the keys: this module's names too)
     INSERT_INTO_OPERATION, OVERWRITE_MODE, PATH_DATABASES, PREPPED_META, RESULT_SCHEMA, WRITE_OPERATION, Target, _as_of_views, _data_columns,
     _parse, _read_target, _refresh, _refuse_key_updates, _result, _sql, _target, _write, case_sensitive,
     prepped_options, refuse_plain_spark_table, resolver)
+from hoodie.interfaces.sql_create import create as _create
 from hoodie.interfaces.sql_merge import _merge
 
 # -- INSERT ----------------------------------------------------------------------------------------------
@@ -405,123 +405,6 @@ def _show_partitions(spark: Any, t: Target):
     view = FileSystemView(t.table.storage, t.table.timeline)
     parts = sorted(p for p in view.partitions() if any(True for _ in view.latest_file_slices(p)))
     return spark.createDataFrame([(p,) for p in parts], "partition string")
-
-
-_TYPES = {"cow": "COPY_ON_WRITE", "copy_on_write": "COPY_ON_WRITE", "mor": "MERGE_ON_READ",
-          "merge_on_read": "MERGE_ON_READ"}
-
-
-def _create(spark: Any, stmt: Any):
-    """CREATE TABLE ... USING hudi|hoodie with columns or AS SELECT (a new table)."""
-    from sqlglot import exp
-
-    from hoodie.engine.datasource import arrow_schema_for
-    from hoodie.services.write.configs import WriteConfig
-    from hoodie.services.write.prepare import avro_schema_for
-    from hoodie.format.table import create_table
-
-    props = {}
-    location = None
-    partitioned: list[str] = []
-    using = None
-    given = []
-    for p in (stmt.args.get("properties").expressions if stmt.args.get("properties") else []):
-        # OPTIONS (...) carries the same keys as TBLPROPERTIES in Hudi's CREATE TABLE (its tests use both).
-        given.extend(p.expressions if isinstance(p, exp.OptionsProperty) else [p])
-    for p in given:
-        if isinstance(p, exp.FileFormatProperty):
-            using = p.this.name if hasattr(p.this, "name") else str(p.this)
-        elif isinstance(p, exp.LocationProperty):
-            location = p.this.name
-        elif isinstance(p, exp.PartitionedByProperty):
-            partitioned = [c.name for c in p.this.expressions]
-        elif isinstance(p, exp.Property) and p.args.get("value") is not None:
-            key = p.name if isinstance(p.this, str) else (p.this.name if hasattr(p.this, "name") else str(p.this))
-            value = p.args["value"]
-            props[key] = value.name if isinstance(value, (exp.Literal, exp.Identifier, exp.Var)) else _sql(value)
-    if (using or "").lower() not in PATH_DATABASES:
-        return None
-    schema_exp = stmt.this
-    query = stmt.expression
-    has_columns = isinstance(schema_exp, exp.Schema) and any(isinstance(c, exp.ColumnDef)
-                                                              for c in schema_exp.expressions)
-    if not has_columns and query is None:
-        return None  # registering an existing table (or a clause refused there): hoodie.interfaces.sql
-    table_exp = schema_exp.this if isinstance(schema_exp, exp.Schema) else schema_exp
-    name = f"{table_exp.db}.{table_exp.name}" if table_exp.db else table_exp.name
-    key = props.pop("primaryKey", None) or props.pop("hoodie.datasource.write.recordkey.field", None)
-    ordering = (props.pop("preCombineField", None) or props.pop("orderingFields", None)
-                or props.pop("hoodie.datasource.write.precombine.field", None))
-    ttype = _TYPES.get((props.pop("type", None) or "cow").lower())
-    if ttype is None:
-        raise SqlError("TBLPROPERTIES type must be 'cow' or 'mor'")
-    from hoodie.interfaces.catalog import _split
-
-    from hoodie.format.storage import Storage
-    from hoodie.format.table import table_exists
-
-    db, tbl = _split(name, spark)
-    refuse_plain_spark_table(spark, f"{db}.{tbl}")
-    if spark.catalog.tableExists(f"`{db}`.`{tbl}`"):
-        if stmt.args.get("exists"):
-            return _result(spark, None, "create", 0, f"{db}.{tbl} already exists (IF NOT EXISTS): nothing done")
-        raise SqlError(f"{db}.{tbl} already exists; use CREATE TABLE IF NOT EXISTS to keep it, or DROP it first")
-    managed = location is None  # in the warehouse folder: DROP TABLE deletes the data (interfaces/sql_ddl.py)
-    if location is None:
-        warehouse = spark.conf.get("spark.sql.warehouse.dir").replace("file:", "")
-        location = os.path.join(warehouse, f"{db}.db" if db != "default" else "", tbl)
-    if table_exists(Storage(location)):
-        raise SqlError(f"LOCATION {location} already holds a hoodie table: CREATE TABLE with "
-                       f"{'AS SELECT' if query is not None else 'a column list'} makes a new one. Register the "
-                       f"existing table with CREATE TABLE {db}.{tbl} USING hoodie LOCATION '{location}' (no column "
-                       "list, no AS SELECT), write into it with INSERT INTO, or DROP it (delete the folder) first")
-    # Without primaryKey the table has no record key fields: Hudi 1.x generates a key per row (auto keys).
-    opts = {"hoodie.table.name": tbl, **({"hoodie.datasource.write.recordkey.field": key} if key else {}),
-            "hoodie.datasource.write.table.type": ttype,
-            "hoodie.datasource.write.partitionpath.field": ",".join(partitioned),
-            "hoodie.datasource.write.hive_style_partitioning": "true", **props}
-    if ordering:
-        opts["hoodie.datasource.write.precombine.field"] = ordering
-    if query is not None:
-        from hoodie.engine.write import write
-
-        df = spark.sql(rewrite_names(spark, _sql(query)))
-        df = df.select(*_partition_columns_last(list(df.columns), partitioned, "AS SELECT"))
-        instant = write(df, location, {**opts, "hoodie.datasource.write.operation": "bulk_insert"})
-        register_table(spark, quote_name(db, tbl), location, managed=managed)
-        return _result(spark, instant, "bulk_insert", df.count(), f"created {db}.{tbl} at {location}")
-    cols = [(c.name, c.args["kind"].sql(dialect="spark")) for c in schema_exp.expressions
-            if isinstance(c, exp.ColumnDef)]
-    kinds = dict(cols)
-    cols = [(c, kinds[c]) for c in _partition_columns_last(list(kinds), partitioned, "the column list")]
-    ddl = ", ".join(f"`{c}` {t}" for c, t in cols)
-    arrow = arrow_schema_for(spark.createDataFrame([], ddl).schema)
-    cfg = WriteConfig.from_options({**opts, "hoodie.datasource.write.operation": "insert"})
-    avro = avro_schema_for(arrow, cfg, None)
-    from hoodie.format.keys.generators import key_generator_from_config
-
-    create_table(location, table_name=tbl, table_type=ttype, record_key_fields=cfg.record_key_fields,
-                 partition_fields=cfg.partition_fields, precombine_field=cfg.precombine_field,
-                 keygen_class=key_generator_from_config(cfg.keygen_props,
-                                                        allow_auto_record_keys=not key).java_class_name,
-                 hive_style=cfg.hive_style, avro_schema=avro, timeline_timezone=cfg.timeline_timezone,
-                 database=db, table_version=cfg.table_version, auto_record_keys=not key)
-    register_table(spark, quote_name(db, tbl), location, managed=managed)
-    return _result(spark, None, "create", 0, f"created {db}.{tbl} at {location}: {json.dumps(dict(cols))}")
-
-
-def _partition_columns_last(columns: list[str], partitioned: list[str], what: str) -> list[str]:
-    """``columns`` with the PARTITIONED BY columns moved to the end, in their PARTITIONED BY order: the
-    table schema Spark and Hudi give a partitioned table (an INSERT by position then fills the partition
-    columns from the query's last columns, as Hudi's tests write them). A partition column that is not
-    in ``columns`` is refused."""
-    lower = {c.lower(): c for c in columns}
-    missing = [p for p in partitioned if p.lower() not in lower]
-    if missing:
-        raise SqlError(f"CREATE TABLE ... PARTITIONED BY ({', '.join(partitioned)}): {', '.join(missing)} is not in "
-                       f"{what} ({', '.join(columns)}). Nothing was created")
-    parts = [lower[p.lower()] for p in partitioned]
-    return [c for c in columns if c not in parts] + parts
 
 
 def _time_travel(spark: Any, stmt: Any):

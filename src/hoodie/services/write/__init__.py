@@ -154,7 +154,9 @@ class WriteOperation(Operation):
         else:
             # An overwrite's batch is the table's new content: its schema is the new table schema.
             self.avro_schema = avro_schema_for(self.executor.body_schema(), cfg, None if replace else existing)
-        txn.table = existing or open_or_create(st.base_uri, cfg, self.avro_schema, self.storage_options)
+        # hoodie.database.name (Hudi's HoodieTableConfig.DATABASE_NAME) is recorded when the write creates the table.
+        txn.table = existing or open_or_create(st.base_uri, cfg, self.avro_schema, self.storage_options,
+                                               database=self.options.get("hoodie.database.name") or None)
         return True
 
     def check(self, txn: Transaction) -> None:
