@@ -16,5 +16,11 @@ from hoodie.engine.read import read  # noqa: E402
 from hoodie.engine.stream import service_failures, stop_services, write_stream  # noqa: E402
 from hoodie.engine.write import write  # noqa: E402
 from hoodie.interfaces.catalog import session  # noqa: E402
+from hoodie.engine.spark_errors import SparkSideError, unwrapping  # noqa: E402
 
-__all__ = ["read", "write", "write_stream", "service_failures", "stop_services", "register", "session", "HoodieDataSource"]
+# Errors hoodie raises inside Spark (the data source, Python workers) come back wrapped in Spark's
+# exceptions; these entry points raise them with hoodie's own message.
+read = unwrapping(read)
+write = unwrapping(write)
+
+__all__ = ["SparkSideError", "read", "write", "write_stream", "service_failures", "stop_services", "register", "session", "HoodieDataSource"]

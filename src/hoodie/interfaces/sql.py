@@ -23,6 +23,7 @@ from typing import Any, Optional
 
 # The procedures register themselves in PROCEDURES on import; the CALL machinery lives in sql_call.
 import hoodie.interfaces.procedures  # noqa: F401
+from hoodie.engine.spark_errors import unwrapping
 from hoodie.interfaces.catalog import (BASE_PATH_PROP, RO_SUFFIX, _split, quote_name, register_table,
                                        rewrite_names, table_properties)
 from hoodie.interfaces.sql_call import (  # noqa: F401  (re-exported: hoodie.interfaces.sql is where users look)
@@ -167,10 +168,12 @@ def local_frame(spark: Any, rows: list[tuple], ddl: str):
     return spark.createDataFrame(data, schema=schema)
 
 
+@unwrapping
 def sql(spark: Any, text: str):
     """Run ``CALL procedure(...)`` (returns a DataFrame), register a table with ``CREATE TABLE name
     USING hoodie LOCATION 'path'`` (returns the registered views), or pass any other statement to
-    ``spark.sql``."""
+    ``spark.sql``. An error hoodie raised inside Spark (its data source, a Python worker) is raised with
+    hoodie's own message, not wrapped in Spark's (:mod:`hoodie.engine.spark_errors`)."""
     from hoodie.engine.datasource import ensure_registered
 
     ensure_registered(spark)
