@@ -137,7 +137,8 @@ def test_rename_and_table_properties(spark, tmp_path: Path) -> None:
     assert r.operation == "add columns" and r.instant
     table = HoodieTable(path)
     assert table.arrow_schema(with_meta=False).names == ["id", "v", "p", "ext0", "ext1"]
-    assert '"ext1"' in table.timeline.commit_metadata(table.timeline.completed_writes().last()).schema
+    meta = table.timeline.commit_metadata(table.timeline.completed_writes().last())
+    assert '"ext1"' in meta.schema and meta.operation_type == "ALTER_SCHEMA"  # Hudi's schema commit
     hoodie.sql(spark, "INSERT INTO ddl_new VALUES (4, 'd', 'x', 'e', 7)")
     got = sorted(tuple(x) for x in hoodie.sql(spark, "SELECT id, ext0, ext1 FROM ddl_new").collect())
     assert got == [(1, None, None), (3, None, None), (4, "e", 7), (9, None, None)]

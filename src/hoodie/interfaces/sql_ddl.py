@@ -12,8 +12,9 @@
   entries move; a managed table's folder moves to the new name's warehouse folder (local storage),
   an external one stays where it is.
 * ``ALTER TABLE t ADD COLUMNS (c type [COMMENT '...'], ...)``: new nullable columns at the end, recorded as
-  Hudi records a schema change: a commit without records whose metadata carries the new schema; rows
-  written before read null in them. A column the table has, ``NOT NULL`` and ``FIRST``/``AFTER`` are refused.
+  Hudi records a schema change: a commit (copy-on-write; ``deltacommit`` on merge-on-read) without records,
+  operationType ``ALTER_SCHEMA``, whose metadata carries the new schema (hudi-rs and Hudi read it from
+  there); rows written before read null in them. A column the table has, ``NOT NULL`` and ``FIRST``/``AFTER`` are refused.
 * ``ALTER TABLE t SET TBLPROPERTIES ('k' = 'v', ...)`` / ``UNSET TBLPROPERTIES [IF EXISTS] ('k', ...)``:
   the table-level SQL options hoodie's statements read from the table (``hoodie.datasource.overwrite.mode``,
   ``hoodie.write.set.null.for.missing.columns``) are written to ``hoodie.properties`` under the table lock;
@@ -34,6 +35,7 @@ from hoodie.interfaces.catalog import (BASE_PATH_PROP, MANAGED_PROP, QUERY_TYPE_
                                        _split, quote_name, register_table, table_properties)
 from hoodie.interfaces.sql_call import SqlError
 from hoodie.interfaces.sql_common import OVERWRITE_MODE, RESULT_SCHEMA, _parse
+from hoodie.services.write import WriteOperation
 
 # Table-level SQL options hoodie's statements read from hoodie.properties (sql_dml).
 TABLE_SQL_KEYS = (OVERWRITE_MODE, "hoodie.write.set.null.for.missing.columns")
@@ -181,7 +183,6 @@ def add_columns(spark: Any, db: str, tbl: str, base: str, columns: list[Any]):
 
     from hoodie.engine.datasource import arrow_schema_for
     from hoodie.format.table import HoodieTable
-    from hoodie.interfaces.python_io import write_arrow
 
     table = HoodieTable(base)
     current = table.arrow_schema(with_meta=False)
@@ -204,14 +205,39 @@ def add_columns(spark: Any, db: str, tbl: str, base: str, columns: list[Any]):
         defs.append((name, c.args["kind"].sql(dialect="spark")))
     added = arrow_schema_for(_parse_datatype_string(", ".join(f"`{n}` {t}" for n, t in defs)))
     schema = pa.schema(list(current) + [f.with_nullable(True) for f in added])
-    instant = write_arrow(base, schema.empty_table(), {"hoodie.table.name": table.name,
-                                                       "hoodie.datasource.write.operation": "insert"})
+    instant = commit_schema(base, table.name, schema)
     from hoodie.interfaces.catalog import attach
 
     attach(spark, db)  # the session views read the new schema
     return spark.createDataFrame([(instant, "add columns", 0, f"added {', '.join(n for n, _ in defs)} to "
-                                  f"{db}.{tbl}: a commit without records whose metadata records the new schema")],
-                                 RESULT_SCHEMA)
+                                  f"{db}.{tbl}: an ALTER_SCHEMA commit without records whose metadata records the "
+                                  "new schema")], RESULT_SCHEMA)
+
+
+class AlterSchemaOperation(WriteOperation):
+    """A write of no records whose commit carries the table's new schema, as Hudi's ALTER TABLE commits it
+    (``AlterHoodieTableAddColumnsCommand.commitWithSchema``): operationType ``ALTER_SCHEMA``, action ``commit``
+    (copy-on-write) or ``deltacommit`` (merge-on-read), no write stats."""
+
+    @property
+    def operation_type(self) -> str:
+        return "ALTER_SCHEMA"
+
+
+def commit_schema(base: str, table_name: str, schema: Any) -> str:
+    """Commit ``schema`` (Arrow, without meta columns) as the table's schema: one ALTER_SCHEMA commit without
+    records, through the one commit path (table lock, rollback of failed writes, metadata table). As Hudi's,
+    it runs no clean or archival after it. Returns the committed instant."""
+    from hoodie.format.storage import Storage
+    from hoodie.services.transaction import Transaction
+    from hoodie.services.write import ArrowWriteExecutor
+
+    options = {"hoodie.table.name": table_name, "hoodie.datasource.write.operation": "insert"}
+    op = AlterSchemaOperation(Storage(base), options, ArrowWriteExecutor(schema.empty_table(), options),
+                                   what="ALTER TABLE")
+    txn = Transaction(op, op, storage=op.storage, options=options, post_commit=[op.metrics_hook()]).run()
+    assert txn.completed is not None
+    return txn.completed.timestamp
 
 
 def _refusal(db: str, tbl: str, key: str) -> Optional[str]:
