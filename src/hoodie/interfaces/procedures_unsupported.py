@@ -29,13 +29,8 @@ HUDI_PROCEDURES = (
     "run_rollback_inflight_tableservice", "show_timeline",
 )
 
-_LIST_TIMELINE = "CALL show_timeline(table => ..., showArchived => true) lists archived instants"
-
 # name -> what to use instead (the refusal's second half).
 UNSUPPORTED: dict[str, str] = {
-    "show_archived_commits": f"{_LIST_TIMELINE}; CALL show_commits(...) shows the write totals of the active ones",
-    "show_archived_commits_metadata": f"{_LIST_TIMELINE}; CALL show_commits_metadata(...) shows the write stats of "
-                                      "the active ones",
     "commits_compare": "CALL show_commits(table => ...) on each table and compare the commit_time columns",
     "export_instants": "copy the instant files of <base path>/.hoodie (the timeline) with any file tool; "
                        "CALL show_timeline(...) lists them",
