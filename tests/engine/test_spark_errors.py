@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hoodie.engine.spark_errors import SparkSideError, hoodie_message, unwrap
 from hoodie.errors import HoodieError, WriteError
+from tests.helpers import examples
 
 MSG = "hoodie.datasource.query.type='bogus': use snapshot, read_optimized or incremental"
 DATA_SOURCE = (
@@ -84,3 +87,20 @@ def test_data_source_errors_come_out_whole_once(spark, tmp_path: Path) -> None:
         assert text.count(str(e.value)) == 1
     finally:
         sql(spark, "drop table spark_errors_t")
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(cls=st.sampled_from(["ValueError", "hoodie.errors.WriteError", "hoodie.format.slice.filters.ReadError"]),
+       lines=st.lists(st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40).filter(
+           lambda s: s.strip() and not s[0].isspace() and "Traceback" not in s), min_size=1, max_size=3),
+       wrap=st.sampled_from(["ds", "worker", "py4j"]))
+def test_hoodie_message_generator(cls: str, lines: list[str], wrap: str) -> None:
+    """Any hoodie message (one or more lines) in each of Spark's wrappings comes out exactly."""
+    msg = "\n".join(lines)
+    tb = (f"Traceback (most recent call last):\n  File \"/x/hoodie/engine/datasource.py\", line 1, in schema\n"
+          f"    raise X\n{cls}: {msg}\n")
+    text = {"ds": f"[PYTHON_DATA_SOURCE_ERROR] Failed: {tb} SQLSTATE: 38000",
+            "worker": f"Job aborted: org.apache.spark.api.python.PythonException: {tb}\n\tat org.apache.X.y(X.scala:1)\n",
+            "py4j": f"An error occurred while calling o1.save.\n: org.apache.spark.SparkException: {tb}\tat a.b(C.java:1)\n"
+                    "Caused by: java.lang.RuntimeException: other\n"}[wrap]
+    assert hoodie_message(text) == (cls, msg.strip())

@@ -85,13 +85,9 @@ def _resolve_fields(given: Optional[str], columns: list[str], what: str, hudi_na
     return out
 
 
-def create(spark: Any, stmt: Any):
-    """CREATE TABLE ... USING hudi|hoodie with columns or AS SELECT (a new table); None for any other
-    CREATE TABLE (a registration, or not a hoodie table)."""
+def statement_properties(stmt: Any) -> tuple[dict[str, str], Optional[str], list[str], Optional[str]]:
+    """(TBLPROPERTIES and OPTIONS, LOCATION, PARTITIONED BY columns, USING format) of a parsed CREATE TABLE."""
     from sqlglot import exp
-
-    from hoodie.format.storage import Storage
-    from hoodie.format.table import table_exists
 
     props: dict[str, str] = {}
     location = None
@@ -114,6 +110,18 @@ def create(spark: Any, stmt: Any):
                    if isinstance(p.this, exp.Dot) else p.this.name if hasattr(p.this, "name") else str(p.this))
             value = p.args["value"]
             props[key] = value.name if isinstance(value, (exp.Literal, exp.Identifier, exp.Var)) else _sql(value)
+    return props, location, partitioned, using
+
+
+def create(spark: Any, stmt: Any):
+    """CREATE TABLE ... USING hudi|hoodie with columns or AS SELECT (a new table); None for any other
+    CREATE TABLE (a registration, or not a hoodie table)."""
+    from sqlglot import exp
+
+    from hoodie.format.storage import Storage
+    from hoodie.format.table import table_exists
+
+    props, location, partitioned, using = statement_properties(stmt)
     if (using or "").lower() not in PATH_DATABASES:
         return None
     schema_exp = stmt.this
