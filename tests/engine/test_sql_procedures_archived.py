@@ -40,7 +40,7 @@ def test_show_archived_commits(spark, tmp_path: Path, version: int) -> None:
     active = {i.timestamp for i in HoodieTable(path).timeline.completed_writes()}
     archived = sorted(set(seen) - active, reverse=True)
     assert len(archived) >= 2, "the table's timeline must have been archived"
-    window = f"start_ts => '0', end_ts => '99991231235959999'"
+    window = "start_ts => '0', end_ts => '99991231235959999'"
 
     rows = _call(spark, f"CALL show_archived_commits(table => '{path}', {window}, limit => 100)")
     assert [r["commit_time"] for r in rows] == archived  # newest first, active commits not shown
