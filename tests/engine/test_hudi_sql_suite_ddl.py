@@ -2,7 +2,8 @@
 
 The pattern of test_hudi_sql_suite.py: each test replays tests of Hudi's own suite
 (hudi-spark-datasource/hudi-spark/src/test/scala/org/apache/spark/sql/hudi/ddl/TestCreateTable.scala and
-dml/others/TestTimeTravelTable.scala); the statements and the answers Hudi's tests expect are facts of
+dml/others/TestTimeTravelTable.scala, and cases of dml/insert/TestInsertTable.scala not replayed in
+test_hudi_sql_suite.py); the statements and the answers Hudi's tests expect are facts of
 Hudi's behaviour, the code is ours. Hudi's checks of its Spark catalog entry (``CatalogTableType``, Hive
 input formats, ``table.properties``) have no counterpart: hoodie's catalog entries are views carrying
 ``hoodie.base.path`` (hoodie/interfaces/catalog.py); what those checks stand for is checked on the table
@@ -22,6 +23,9 @@ Not replayed, with the reason:
 * "Test Create Table From Existing Hoodie Table"'s checks that registering writes ``hoodie.table.create.schema``
   and ``hoodie.database.name`` into the table's hoodie.properties: registering an existing table changes
   nothing in it (the statements and answers after it are replayed);
+* TestInsertTable "Test table type name incase-sensitive test" (``hoodie.index.type = 'BUCKET'``): hoodie's
+  index is Hudi's BLOOM/SIMPLE, a bucket index is refused (test_hudi_sql_suite.py lists the other TestInsertTable
+  cases not replayed);
 * TestTimeTravelTable "Test Time Travel With Schema Evolution": ``ALTER TABLE ... DROP COLUMN``
   (``hoodie.schema.on.read.enable``) is not supported; "Test Unsupported syntax can be parsed"'s
   ``INSERT OVERWRITE LOCAL DIRECTORY``: a Spark statement, passed to Spark unchanged (its ``select 1
@@ -87,7 +91,7 @@ def test_create_table_properties(spark, tmp_path: Path) -> None:
     case and its own keys (hoodie.table.recordkey.fields, hoodie.table.type, hoodie.table.precombine.field); the
     table is named by the statement and its database, whatever hoodie.table.name / hoodie.database.name say,
     and hoodie.datasource.write.operation is not kept in hoodie.properties."""
-    for key_case in ("primaryKey = 'id', preCombineField = 'ts'", "PRIMARYKEY = 'id', precombineField = 'ts'"):
+    for key_case in ("PRIMARYKEY = 'id', precombineField = 'ts'",):  # (every spelling: test_sql_create_props.py)
         t = table_name()
         sql(spark, f"""create table {t} ({COLS}, dt string) using hudi partitioned by (dt) options (
                        hoodie.database.name = "databaseName", hoodie.table.name = "tableName", {key_case},
@@ -101,7 +105,7 @@ def test_create_table_properties(spark, tmp_path: Path) -> None:
         assert "hoodie.table.create.schema" in ht.props
         assert not any(f["name"].startswith("_hoodie") for f in json.loads(ht.props["hoodie.table.create.schema"])["fields"])
 
-    for ttype in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+    for ttype in ("MERGE_ON_READ",):  # copy-on-write is the default, whatever the key says
         t = table_name()
         sql(spark, f"""create table {t} ({COLS}) using hudi tblproperties (hoodie.table.recordkey.fields = 'id',
                        hoodie.table.type = '{ttype}', hoodie.table.precombine.field = 'ts') location '{tmp_path / t}'""")
@@ -416,3 +420,34 @@ def _time_travel(spark, tmp_path: Path, ttype: str) -> None:
                          f"select id, name, price, ts from {t2} TIMESTAMP AS OF '{i2}' where id>1") == [
         (1, "a1", 10.0, 1000), (3, "a3", 10.0, 1000), (4, "a4", 20.0, 1000)]
     assert answer(spark, "select 1 distribute by 1") == [(1,)]
+
+
+# -- TestInsertTable (cases not in test_hudi_sql_suite.py) -------------------------------------------------------
+
+@pytest.mark.slow  # long replay
+@pytest.mark.parametrize("ttype", ["cow", "mor"])
+def test_insert_into_values_and_subset_of_columns(spark, tmp_path: Path, ttype: str) -> None:
+    """TestInsertTable "Test Insert Into with values" (a WHERE with functions of the partition column) and "Test
+    Insert Into with subset of columns" on a non-partitioned table (the partitioned half is in
+    test_hudi_sql_suite.py): a column list in another order, a subset (the rest null), VALUES with aliases."""
+    t = table_name()
+    sql(spark, f"create table {t} (id int, dt string, name string, price double, ts long) using hudi "
+               f"tblproperties (primaryKey = 'id', type = '{ttype}') partitioned by (dt) location '{tmp_path / t}'")
+    sql(spark, f"""insert into {t} values (1, 'a1', 10, 1000, "2021-01-05"), (2, 'a2', 20, 2000, "2021-01-06"),
+                   (3, 'a3', 30, 3000, "2021-01-07")""")
+    assert answer(spark, f"select id, name, price, ts, dt from {t} where year(dt) > '2020' and lower(name) > 'a0'") == [
+        (1, "a1", 10.0, 1000, "2021-01-05"), (2, "a2", 20.0, 2000, "2021-01-06"), (3, "a3", 30.0, 3000, "2021-01-07")]
+
+    n = table_name()
+    sql(spark, f"create table {n} (id int, dt string, name string, price double, ts long) using hudi "
+               f"tblproperties (type = '{ttype}', primaryKey = 'id') location '{tmp_path / n}'")
+    q = f"select id, name, price, ts, dt from {n}"
+    sql(spark, f"insert into {n} (id, name, price, ts, dt) values (1, 'a1', 10, 1000, '2025-01-01'), "
+               "(2, 'a2', 20, 2000, '2025-01-02')")
+    sql(spark, f"insert into {n} (dt, name, id, price, ts) values ('2025-01-03', 'a3', 3, 30, 3000)")
+    sql(spark, f"insert into {n} (dt, ts, name, id) values ('2025-01-04', 4000, 'a4', 4)")
+    sql(spark, f"insert into {n} (id, price, ts, dt) values (5, 50.0, 5000, '2025-01-05')")
+    sql(spark, f"insert into {n} (dt, ts, id, name) values ('2025-01-06' as dt, 6000 as ts, 6 as id, 'a6' as name)")
+    assert answer(spark, q) == [
+        (1, "a1", 10.0, 1000, "2025-01-01"), (2, "a2", 20.0, 2000, "2025-01-02"), (3, "a3", 30.0, 3000, "2025-01-03"),
+        (4, "a4", None, 4000, "2025-01-04"), (5, None, 50.0, 5000, "2025-01-05"), (6, "a6", None, 6000, "2025-01-06")]

@@ -26,7 +26,7 @@ def _call(spark, text: str) -> list[dict]:
     return [r.asDict() for r in hoodie.sql(spark, text).collect()]
 
 
-@pytest.mark.parametrize("version", [6, 9])
+@pytest.mark.parametrize("version", [pytest.param(6, marks=pytest.mark.slow), 9])
 def test_show_archived_commits(spark, tmp_path: Path, version: int) -> None:
     path = str(tmp_path / "t")
     seen = {}  # commit time -> (completion time, commit metadata) while it was active
