@@ -16,6 +16,7 @@ quickstart's table.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Callable, Optional
 
@@ -38,8 +39,16 @@ def event_files(stream: list[tuple[str, list[dict[str, Any]]]]) -> list[pa.Table
     (Hudi's soft-delete column: a stream carries deletes as rows)."""
     out: list[pa.Table] = []
     schema = SCHEMA.append(pa.field(DELETED, pa.bool_()))
+    newest = 0
     for op, recs in stream:
-        rows = [{**r, DELETED: op == "delete"} for r in recs]
+        if op == "delete":
+            # A delete row carries a newer ordering value than any row before it: one micro-batch may hold
+            # a key's insert and its delete, and with equal ordering values which one survives the batch's
+            # de-duplication is arbitrary (in Hudi as here: precombine keeps either on a tie).
+            rows = [{**r, "updated_at": newest + 1, DELETED: True} for r in recs]
+        else:
+            rows = [{**r, DELETED: False} for r in recs]
+        newest = max([newest] + [r["updated_at"] for r in rows])
         if op == "delete" and out:
             out[-1] = pa.concat_tables([out[-1], pa.Table.from_pylist(rows, schema=schema)])
         else:
@@ -64,8 +73,17 @@ def run_stream_quickstart(base_path: str, rows: int = 20000, days: int = 10, bat
     files = event_files(stream)
     source = f"{base_path.rstrip('/')}/{AUX}/events"
     checkpoint = f"{base_path.rstrip('/')}/{AUX}/checkpoint"
+    started = time.time()
     for n, t in enumerate(files):
-        claim.storage.write_bytes(f"{AUX}/events/arrival-{n:04d}.parquet", _parquet_bytes(t))
+        rel = f"{AUX}/events/arrival-{n:04d}.parquet"
+        claim.storage.write_bytes(rel, _parquet_bytes(t))
+        # Spark's file source takes files in modification-time order, ties in listing order: arrivals written
+        # within one millisecond could be read out of order. A second apart each (object stores keep whole
+        # seconds), so the stream replays them as they arrived.
+        if claim.storage.is_local:
+            os.utime(claim.storage.full(rel), (started + n, started + n))
+        elif n + 1 < len(files):
+            time.sleep(1.0)
     opts = {
         **TABLE_OPTIONS,
         "hoodie.datasource.write.operation": "upsert",
