@@ -213,6 +213,12 @@ def _samples() -> dict[str, dict]:
             "partitionToWriteStats": {}, "compacted": False, "extraMetadata": {}, "version": None,
             "operationType": "DELETE_PARTITION", "partitionToReplaceFileIds": {"p1": ["f-0", "f-1"]},
         },
+        # Version 6 archival's merge of small archive files (hoodie.archive.merge.enable).
+        "HoodieMergeArchiveFilePlan": {
+            "candidate": ["file:/t/.hoodie/archived/.commits_.archive.2_1-0-1",
+                          "file:/t/.hoodie/archived/.commits_.archive.1_1-0-1"],
+            "mergedArchiveFileName": ".commits_.archive.3_1-0-1",
+        },
     }
 
 

@@ -37,17 +37,24 @@ BEYOND_SAVEPOINT = define(
     "date the start of the active timeline by its first instant and need no holes in it.", _G, type=BOOLEAN)
 MERGE_ENABLE = define(
     "hoodie.archive.merge.enable", False,
-    "Table version 6: merge small archive files into one. hoodie, like Hudi 1.x for version 6 tables, never "
-    "merges (one archive file per archival); true is accepted and has no effect (a warning says so).", _G,
-    type=BOOLEAN)
+    "Table version 6: after writing its archive file, archival merges the newest small archive files of "
+    ".hoodie/archived into one once hoodie.archive.merge.files.batch.size of them are in a row, so that the number "
+    "of archive files readers list and read stays bounded (Hudi 0.11+; Hudi only merges on storage that cannot "
+    "append, and hoodie never appends). A merge is crash safe: the next archival reverts or completes an "
+    "interrupted one, and readers see every archived instant exactly once meanwhile. Not applicable to table "
+    "versions 8/9: their LSM archived timeline compacts its own levels (hoodie.timeline.compaction.batch.size).",
+    _G, type=BOOLEAN)
 MERGE_FILES_BATCH_SIZE = define(
     "hoodie.archive.merge.files.batch.size", 10,
-    "Table version 6: number of small archive files merged at once (with hoodie.archive.merge.enable; unused by "
-    "hoodie, see there).", _G, type=Int(minimum=2))
+    "Table version 6, with hoodie.archive.merge.enable: the minimum number of small archive files to merge at a "
+    "time. Candidates are the newest archive files up to (not including) the newest one larger than "
+    "hoodie.archive.merge.small.file.limit.bytes; when there are at least this many, all of them are merged into "
+    "one. Not applicable to table versions 8/9.", _G, type=Int(minimum=2))
 MERGE_SMALL_FILE_LIMIT_BYTES = define(
     "hoodie.archive.merge.small.file.limit.bytes", 20 * 1024 * 1024,
-    "Table version 6: archive files smaller than this are merge candidates (with hoodie.archive.merge.enable; "
-    "unused by hoodie, see there).", _G, type=Int(minimum=1, bits=64))
+    "Table version 6, with hoodie.archive.merge.enable: an archive file larger than this is not merged, and no "
+    "older file is merged past it (the order of archive files is kept). Not applicable to table versions 8/9.",
+    _G, type=Int(minimum=1, bits=64))
 TIMELINE_COMPACTION_BATCH_SIZE = define(
     "hoodie.timeline.compaction.batch.size", 10,
     "Table versions 8/9: once a level of the LSM archived timeline holds this many files, the oldest of them are "

@@ -7,6 +7,12 @@ Reference: ``hudi-v6-format.md`` §3.1/§3.5/§3.6, Hudi's ``HoodieTimelineArchi
 * Files: ``.hoodie/archived/.commits_.archive.<N>_1-0-1``, Hudi log files (file id ``commits``,
   empty base instant, extension ``archive``, the default write token). Hudi 0.14+ never appends on
   object stores: every archival rolls over to version N+1. hoodie writes one file per archival.
+* ``.hoodie/archived/mergeArchivePlan``: present only while small archive files are being merged
+  (``hoodie.archive.merge.enable``, :mod:`hoodie.services.archive.merge`): an Avro container file of
+  one ``HoodieMergeArchiveFilePlan`` (``candidate``: the paths of the files being merged,
+  ``mergedArchiveFileName``: the name of the file that replaces them). Readers never read it as an
+  archive file; while it exists an instant may be in both the merged file and a candidate (readers
+  keep one), and a merged file that does not decode is skipped (its candidates still hold everything).
 * Blocks: ``AVRO_DATA`` blocks whose header holds only the writer ``SCHEMA``; each holds up to
   ``hoodie.commits.archival.batch`` records of ``HoodieArchivedMetaEntry``.
 * One record per *instant file* (requested, inflight and completed files each): ``commitTime``,
@@ -50,6 +56,9 @@ _FILE_RE = re.compile(r"^\.commits_\.archive\.(\d+)(?:_(\d+-\d+-\d+))?$")
 _CONTENT_VERSION = 3  # HoodieAvroDataBlock content version
 # HoodieRollingStatMetadata.ROLLING_STAT_METADATA_KEY: blanked in archived commit metadata, as Java does.
 ROLLING_STAT_METADATA_KEY = "ROLLING_STAT_METADATA"
+# HoodieArchivedTimeline.MERGE_ARCHIVE_PLAN_NAME: the plan of a merge of small archive files in progress.
+MERGE_PLAN_NAME = "mergeArchivePlan"
+MERGE_PLAN_KIND = "HoodieMergeArchiveFilePlan"
 
 
 class ArchiveV1Error(HoodieError):
@@ -196,9 +205,28 @@ def meta_entry(f: InstantFile, timezone: str = "UTC") -> dict:
     return entry
 
 
-def encode_archive_block(entries: Sequence[dict]) -> bytes:
-    """One ``AVRO_DATA`` block of ``HoodieArchivedMetaEntry`` records, header ``{SCHEMA}`` only."""
-    schema, parsed = _schema()
+_PARSED_BY_JSON: dict[str, Any] = {}
+
+
+def _parsed_schema(schema_json: str) -> Any:
+    """A writer schema of an archive block, parsed once per distinct schema text."""
+    parsed = _PARSED_BY_JSON.get(schema_json)
+    if parsed is None:
+        parsed = _PARSED_BY_JSON[schema_json] = fastavro.parse_schema(json.loads(schema_json))
+    return parsed
+
+
+def encode_archive_block(entries: Sequence[dict], schema_json: Optional[str] = None) -> bytes:
+    """One ``AVRO_DATA`` block of ``HoodieArchivedMetaEntry`` records, header ``{SCHEMA}`` only.
+
+    ``schema_json``: the writer schema to encode with (default: hoodie's). Merging archive files passes
+    the schema the records were read with, so that records Java wrote (with fields hoodie's schema
+    leaves out) are copied without loss."""
+    if schema_json is None:
+        schema, parsed = _schema()
+        schema_json = json.dumps(schema, separators=(",", ":"))
+    else:
+        parsed = _parsed_schema(schema_json)
     parts = [struct.pack(">ii", _CONTENT_VERSION, len(entries))]
     for e in entries:
         buf = io.BytesIO()
@@ -206,7 +234,7 @@ def encode_archive_block(entries: Sequence[dict]) -> bytes:
         datum = buf.getvalue()
         parts.append(struct.pack(">i", len(datum)))
         parts.append(datum)
-    header = {HeaderKey.SCHEMA: json.dumps(schema, separators=(",", ":"))}
+    header = {HeaderKey.SCHEMA: schema_json}
     return encode_block(BlockType.AVRO_DATA, header, b"".join(parts))
 
 
@@ -218,11 +246,17 @@ def write_archive_file(storage: Storage, files: Sequence[InstantFile], batch: in
         raise ValueError("nothing to archive")
     entries = [meta_entry(f, timezone) for f in files]
     blocks = [encode_archive_block(entries[i:i + batch]) for i in range(0, len(entries), batch)]
-    names = [s.name for s in storage.list_dir(folder) if not s.is_dir]
-    version = max((v for v in (archive_file_version(n) for n in names) if v is not None), default=0) + 1
-    rel = f"{folder}/{archive_file_name(version)}"
+    rel = f"{folder}/{next_archive_file_name(storage, folder)}"
     storage.create_new(rel, b"".join(blocks))
     return rel
+
+
+def next_archive_file_name(storage: Storage, folder: str = ARCHIVE_FOLDER) -> str:
+    """The name of the next archive file of ``folder``: one version above the highest there (Java's writer
+    rolls over from the latest log version on storage that cannot append)."""
+    names = [s.name for s in storage.list_dir(folder) if not s.is_dir]
+    version = max((v for v in (archive_file_version(n) for n in names) if v is not None), default=0) + 1
+    return archive_file_name(version)
 
 
 # -- reading ------------------------------------------------------------------------------------------
@@ -234,7 +268,17 @@ def read_archive_entries(storage: Storage, rel: str) -> list[dict]:
     Raises:
         ArchiveV1Error: a data block cannot be decoded with its own schema.
     """
-    out: list[dict] = []
+    return [e for _, records in read_archive_blocks(storage, rel) for e in records]
+
+
+def read_archive_blocks(storage: Storage, rel: str) -> list[tuple[str, list[dict]]]:
+    """The data blocks of one archive file, in file order: (writer schema JSON, records). Corrupt blocks
+    are skipped as in :func:`read_archive_entries`.
+
+    Raises:
+        ArchiveV1Error: a data block cannot be decoded with its own schema.
+    """
+    out: list[tuple[str, list[dict]]] = []
     for block in read_log_file(storage, rel, warn=False):
         if block.block_type != BlockType.AVRO_DATA:
             continue
@@ -242,15 +286,17 @@ def read_archive_entries(storage: Storage, rel: str) -> list[dict]:
         if not schema_json:
             raise ArchiveV1Error(f"{storage.uri(rel)}: an archive block without a SCHEMA header")
         try:
-            parsed = fastavro.parse_schema(json.loads(schema_json))
+            parsed = _parsed_schema(schema_json)
             content = block.read_content()
             version, count = struct.unpack_from(">ii", content, 0)
             pos = 8
+            records = []
             for _ in range(count):
                 (n,) = struct.unpack_from(">i", content, pos)
                 pos += 4
-                out.append(fastavro.schemaless_reader(io.BytesIO(content[pos:pos + n]), parsed))
+                records.append(fastavro.schemaless_reader(io.BytesIO(content[pos:pos + n]), parsed))
                 pos += n
+            out.append((schema_json, records))
         except (ValueError, struct.error, EOFError, KeyError) as e:
             raise ArchiveV1Error(f"{storage.uri(rel)} holds an archive block that does not decode ({e}); restore "
                                  "the file from a backup") from None
@@ -286,9 +332,19 @@ class ArchivedTimelineV1(I.InstantSequence):
         """Read every archive file of ``folder`` (absent or empty: an empty timeline)."""
         files = archive_files(storage, folder)
         entries: list[dict] = []
+        read: list[str] = []
         for rel in files:
-            entries.extend(read_archive_entries(storage, rel))
-        return cls(entries, files)
+            try:
+                entries.extend(read_archive_entries(storage, rel))
+            except (ArchiveV1Error, OSError):
+                # Java's reader skips a file that does not read only when it is the merged file of an
+                # unfinished merge (its candidates are all still there then); anything else is damage.
+                plan = read_merge_plan(storage, folder, missing_ok=True, raise_errors=False)
+                if plan is None or plan.merged_file_name.lower() != rel.rsplit("/", 1)[-1].lower():
+                    raise
+                continue
+            read.append(rel)
+        return cls(entries, read)
 
     def entries(self) -> list[dict]:
         """Every archived entry (one per instant file), in timeline order."""
@@ -315,6 +371,57 @@ def archived_keys(storage: Storage, rel: str) -> set[tuple[str, str, str]]:
             for e in read_archive_entries(storage, rel)}
 
 
+# -- merging small archive files: the plan -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MergePlan:
+    """``HoodieMergeArchiveFilePlan``: the archive files being merged (``candidates``: paths as written,
+    Java writes full paths) and the name of the file replacing them."""
+
+    candidates: tuple[str, ...]
+    merged_file_name: str
+
+    def candidate_names(self) -> list[str]:
+        """The candidates' file names (they are always files of the archive folder)."""
+        return [c.rstrip("/").rsplit("/", 1)[-1] for c in self.candidates]
+
+
+def encode_merge_plan(candidates: Sequence[str], merged_file_name: str) -> bytes:
+    """The content of the ``mergeArchivePlan`` file (an Avro container file, as Java serialises plans)."""
+    return plans.write_avro_metadata(MERGE_PLAN_KIND, {"candidate": list(candidates),
+                                                       "mergedArchiveFileName": merged_file_name})
+
+
+def decode_merge_plan(data: bytes) -> MergePlan:
+    """Parse a ``mergeArchivePlan`` file.
+
+    Raises:
+        ValueError: the content is not a complete ``HoodieMergeArchiveFilePlan`` (a crash while writing it).
+    """
+    rec = plans.read_avro_metadata(data)
+    cands, merged = rec.get("candidate"), rec.get("mergedArchiveFileName")
+    if cands is None or not merged:
+        raise ValueError("the merge plan names no candidates or no merged file")
+    return MergePlan(tuple(str(c) for c in cands), str(merged))
+
+
+def read_merge_plan(storage: Storage, folder: str = ARCHIVE_FOLDER, *, missing_ok: bool = True,
+                    raise_errors: bool = True) -> Optional[MergePlan]:
+    """The merge plan of ``folder``, or None when there is none (or, with ``raise_errors=False``, when it
+    does not parse)."""
+    rel = f"{folder}/{MERGE_PLAN_NAME}"
+    try:
+        return decode_merge_plan(storage.read_bytes(rel))
+    except FileNotFoundError:
+        if missing_ok:
+            return None
+        raise
+    except ValueError:
+        if raise_errors:
+            raise
+        return None
+
+
 def load_archived(storage: Storage, layout: int) -> "ArchivedTimelineV1 | ArchivedTimeline":
     """The archived timeline of the table at ``storage`` in its layout's format (1: ``.hoodie/archived``,
     2: the LSM history), completed instants oldest first; both answer ``instants`` and
@@ -324,5 +431,7 @@ def load_archived(storage: Storage, layout: int) -> "ArchivedTimelineV1 | Archiv
 
 __all__ = ["load_archived", "ARCHIVE_FOLDER", "ArchivedTimelineV1", "ArchiveV1Error", "InstantFile", "archive_file_name",
            "archive_file_version", "archive_files", "archived_meta_entry_schema", "encode_archive_block",
-           "meta_entry", "read_archive_entries", "write_archive_file", "archived_keys"]
+           "meta_entry", "read_archive_entries", "write_archive_file", "archived_keys", "read_archive_blocks",
+           "next_archive_file_name", "MERGE_PLAN_NAME", "MergePlan", "encode_merge_plan", "decode_merge_plan",
+           "read_merge_plan"]
 

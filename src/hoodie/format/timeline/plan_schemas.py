@@ -353,6 +353,13 @@ def _commit_metadata(replace: bool) -> dict:
     return {"type": "record", "name": name, "namespace": NAMESPACE, "fields": fields}
 
 
+def _merge_archive_file_plan() -> dict:
+    # HoodieMergeArchiveFilePlan.avsc (0.11+): the plan of a merge of small version 6 archive files.
+    return {"type": "record", "name": "HoodieMergeArchiveFilePlan", "namespace": NAMESPACE,
+            "fields": [_nullable("candidate", {"type": "array", "items": "string"}),
+                       _nullable("mergedArchiveFileName", "string")]}
+
+
 _BUILDERS = {
     "HoodieCompactionPlan": lambda ext: _compaction_plan(ext),
     "HoodieCleanerPlan": lambda ext: _cleaner_plan(),
@@ -365,6 +372,7 @@ _BUILDERS = {
     "HoodieRestoreMetadata": lambda ext: _restore_metadata(),
     "HoodieCommitMetadata": lambda ext: _commit_metadata(False),
     "HoodieReplaceCommitMetadata": lambda ext: _commit_metadata(True),
+    "HoodieMergeArchiveFilePlan": lambda ext: _merge_archive_file_plan(),
 }
 
 KINDS: tuple[str, ...] = tuple(_BUILDERS)

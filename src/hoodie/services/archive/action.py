@@ -10,7 +10,9 @@ table:
 3. delete the archived instants' files from the active timeline: requested and inflight files first,
    then completed files oldest first (Java's order: a reader never sees a hole, nor a completed
    instant's pending file without its completed file), and their leftover marker folders;
-4. versions 8/9: LSM compaction and cleaning of the archived timeline.
+4. versions 8/9: LSM compaction and cleaning of the archived timeline; version 6 with
+   ``hoodie.archive.merge.enable``: merge the newest small archive files into one
+   (:mod:`hoodie.services.archive.merge`), after recovering a merge a crash interrupted (step 1).
 
 Crash safety: the archive is written before anything is deleted, so after a crash every completed
 instant is in the active timeline, the archived one, or both. A re-run is idempotent: an instant still
@@ -42,6 +44,7 @@ from hoodie.format.timeline.active import METAFOLDER, TIMELINE_FOLDER_V2, Timeli
 from hoodie.format.timeline.archived import HISTORY_FOLDER, ArchivedTimeline
 from hoodie.format.timeline.instant import Instant, State
 from hoodie.metrics import publish
+from hoodie.services.archive import merge as M
 from hoodie.services.archive.config import LSM_RETAINED_MANIFESTS, ArchivalConfig
 from hoodie.services.archive.planner import ArchivalPlan, CleanFacts, clean_facts_from_plan, plan_archival
 
@@ -64,6 +67,9 @@ class ArchivalResult:
     active_files: int = 0
     seconds: float = 0.0
     metadata_table: Optional["ArchivalResult"] = None
+    # Version 6, hoodie.archive.merge.enable: the small archive files merged and the file replacing them.
+    merged_files: list[str] = field(default_factory=list)
+    merged_into: Optional[str] = None
     # The active timeline as listed before archiving (reused when nothing was archived).
     timeline: Optional[Timeline] = field(default=None, repr=False, compare=False)
 
@@ -72,6 +78,7 @@ class ArchivalResult:
         return {"base_path": self.base_path, "dry_run": self.dry_run, "archived": list(self.archived),
                 "archive_file": self.archive_file, "deleted_files": self.deleted_files,
                 "active_files": self.active_files, "seconds": round(self.seconds, 3), "plan": self.plan.to_json(),
+                "merged_files": list(self.merged_files), "merged_into": self.merged_into,
                 "metadata_table": self.metadata_table.to_json() if self.metadata_table is not None else None}
 
 
@@ -201,6 +208,10 @@ def _archive_timeline(storage: Storage, cfg: ArchivalConfig, *, is_mor: bool, tz
     files, tl = _instant_files(storage, layout)
     plan = _plan(storage, tl, cfg, is_mor=is_mor, tz=tz, layout=layout, props=props, data_timeline=data_timeline)
     result = ArchivalResult(base_path, plan, dry_run, timeline=tl)
+    merging = layout == 1 and not dry_run and data_timeline is None
+    if merging:
+        # Java runs this only while merging is enabled; hoodie whenever a plan is left (see merge.py why).
+        M.recover_merge(storage)
     if plan.instants and not dry_run:
         _archive_one(storage, cfg, plan, files, layout, tz, result)
         result.active_files = len(files) - result.deleted_files
@@ -209,6 +220,14 @@ def _archive_timeline(storage: Storage, cfg: ArchivalConfig, *, is_mor: bool, tz
     else:
         result.archived = [i.timestamp for i in plan.instants] if dry_run else []
         result.active_files = len(files)
+    if merging and cfg.merge_enable:
+        # Java merges after archiving, whether or not this run archived anything. The metadata table's
+        # write config never enables it (data_timeline is set for the metadata table).
+        merged = M.merge_archive_files_if_necessary(
+            storage, batch_size=cfg.merge_files_batch_size, small_file_limit_bytes=cfg.merge_small_file_limit_bytes,
+            records_per_block=cfg.batch)
+        if merged is not None:
+            result.merged_files, result.merged_into = merged.candidates, merged.merged_file
     result.seconds = time.monotonic() - started
     return result
 
@@ -255,6 +274,9 @@ def run_archival(table: HoodieTable | str, options: Optional[Mapping[str, Any]] 
 def _run(table: HoodieTable, cfg: ArchivalConfig, *, dry_run: bool) -> ArchivalResult:
     table.reload()
     layout = table.timeline_layout
+    if layout == 2 and cfg.merge_enable and not dry_run:
+        log.info("hoodie.archive.merge.enable applies to table version 6 only: the LSM archived timeline of "
+                 "versions 8/9 compacts its own levels (hoodie.timeline.compaction.batch.size)")
     tz = table.timeline_timezone
     props = dict(table.props)
     res = _archive_timeline(table.storage, cfg, is_mor=table.is_mor, tz=tz, layout=layout, props=props,

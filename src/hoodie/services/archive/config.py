@@ -43,6 +43,10 @@ class ArchivalConfig:
     max_commits: int = MAX_COMMITS.default
     batch: int = BATCH.default
     lsm_compaction_batch: int = TIMELINE_COMPACTION_BATCH_SIZE.default
+    # Table version 6: merging small archive files (hoodie.archive.merge.*).
+    merge_enable: bool = MERGE_ENABLE.default
+    merge_files_batch_size: int = MERGE_FILES_BATCH_SIZE.default
+    merge_small_file_limit_bytes: int = MERGE_SMALL_FILE_LIMIT_BYTES.default
     # The cleaner's settings, which the guards read (hoodie.cleaner.*).
     cleaner_policy: str = C.CLEANER_POLICY.default
     cleaner_commits_retained: int = C.CLEANER_COMMITS_RETAINED.default
@@ -92,12 +96,11 @@ class ArchivalConfig:
                 "hoodie's readers do not support (they take every instant older than the first active one as "
                 f"archived). Leave {BEYOND_SAVEPOINT.key}=false (archival then stops at the first savepoint), or "
                 "delete savepoints no longer needed. Nothing was written")
-        if r.get(MERGE_ENABLE):
-            log.warning("%s=true has no effect: hoodie, like Hudi 1.x for table version 6, writes one archive file "
-                        "per archival and never merges them", MERGE_ENABLE.key)
         return cls(
             automatic=r.get(AUTOMATIC), run_async=r.get(ASYNC), min_commits=lo, max_commits=hi,
             batch=r.get(BATCH), lsm_compaction_batch=r.get(TIMELINE_COMPACTION_BATCH_SIZE),
+            merge_enable=r.get(MERGE_ENABLE), merge_files_batch_size=r.get(MERGE_FILES_BATCH_SIZE),
+            merge_small_file_limit_bytes=r.get(MERGE_SMALL_FILE_LIMIT_BYTES),
             cleaner_policy=policy, cleaner_commits_retained=retained,
             cleaner_hours_retained=r.get(C.CLEANER_HOURS_RETAINED),
             compaction_trigger=r.get(CC.TRIGGER_STRATEGY), compaction_max_delta_commits=r.get(CC.MAX_DELTA_COMMITS),

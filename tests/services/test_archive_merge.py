@@ -1,0 +1,255 @@
+"""Merging small version 6 archive files (``hoodie.archive.merge.*``, issue 33), against Hudi 0.14/0.15's
+``HoodieTimelineArchiver``: when it merges (candidates, batch size, small-file limit), that the archived
+timeline reads back the same (hoodie and hudi-rs), crash safety at each fault point with the next
+archival's recovery, and a Hypothesis model of ``getMergeCandidates`` over many archivals."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hoodie
+from hoodie.format.log.logformat import BlockType, HeaderKey, encode_block
+from hoodie.format.storage import Storage
+from hoodie.format.timeline import archive_v1 as A1
+from hoodie.format.timeline.instant import Instant, State
+from hoodie.services.archive import run_archival
+from hoodie.services.archive import merge as M
+from hoodie.services.archive.config import ArchivalConfig
+from tests.helpers import examples
+from tests.hudi_rs import read_hudi_rs
+from tests.services.test_archival import _history, _opts, _rows
+
+MERGE = {"hoodie.archive.merge.enable": "true"}
+
+
+def _table_opts(**extra: Any) -> dict[str, str]:
+    return {**_opts(6, hoodie_keep_min_commits="3", hoodie_keep_max_commits="4", hoodie_cleaner_commits_retained="2"),
+            **extra}
+
+
+@pytest.fixture(scope="module")
+def long_lived(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A version 6 merge-on-read table archived after each commit (merging off, the default): 11 archive files."""
+    base = str(tmp_path_factory.mktemp("merge") / "t")
+    _history(base, 6, 20, _table_opts(**{"hoodie.archive.automatic": "true"}))
+    return base
+
+
+def _copy(src: str, tmp_path: Path) -> str:
+    dst = str(tmp_path / "t")
+    shutil.copytree(src, dst)
+    return dst
+
+
+def _archived_view(base: str) -> dict[str, Any]:
+    """What readers of the archived timeline see: instants, commit metadata, one entry per instant file."""
+    tl = A1.load_archived(Storage(base), 1)
+    entries = tl.entries()
+    keys = [(e["commitTime"], e["actionType"], e["actionState"]) for e in entries]
+    assert len(keys) == len(set(keys))
+    metas = {}
+    for i in tl.instants:
+        m = tl.commit_metadata(i.timestamp)
+        metas[i.timestamp] = None if m is None else json.dumps(
+            {p: [s.to_avro() for s in ss] for p, ss in m.partition_to_write_stats.items()}, sort_keys=True, default=str)
+    return {"instants": [(i.timestamp, i.action) for i in tl.instants], "metadata": metas,
+            "entries": sorted(json.dumps(e, sort_keys=True, default=str) for e in entries)}
+
+
+def _raw_keys(base: str) -> list[tuple[str, str, str]]:
+    """Every entry of every archive file on storage (duplicates included)."""
+    st_ = Storage(base)
+    return [(e["commitTime"], e["actionType"], e["actionState"])
+            for rel in A1.archive_files(st_) for e in A1.read_archive_entries(st_, rel)]
+
+
+def test_merging_is_off_by_default_and_the_keys_carry_hudis_defaults(long_lived: str) -> None:
+    cfg = ArchivalConfig.from_options({})
+    assert (cfg.merge_enable, cfg.merge_files_batch_size, cfg.merge_small_file_limit_bytes) == (False, 10, 20971520)
+    # 20 commits archived one file per archival: 11 files, none merged although 10 are small.
+    assert len(A1.archive_files(Storage(long_lived))) == 11
+
+
+def test_a_merge_keeps_the_archived_timeline_and_reads_identical(long_lived: str, tmp_path: Path) -> None:
+    base = _copy(long_lived, tmp_path)
+    before = _archived_view(base)
+    reads = _rows(hoodie.read_table(base))
+    first = before["instants"][0][0]
+    as_of = _rows(hoodie.read_table(base, as_of=before["instants"][2][0]))
+    incr = _rows(hoodie.read_table(base, query_type="incremental", begin=first))
+    # Batch size 12 > 11 candidates: nothing merged.
+    res = run_archival(base, _table_opts(**MERGE, **{"hoodie.archive.merge.files.batch.size": "12"}))
+    assert res.merged_into is None and len(A1.archive_files(Storage(base))) == 11
+    res = run_archival(base, _table_opts(**MERGE, **{"hoodie.archive.merge.files.batch.size": "11"}))
+    # All 11 candidates (newest first) merged into the next version; the plan is gone.
+    assert res.merged_files == [A1.archive_file_name(v) for v in range(11, 0, -1)]
+    assert res.merged_into == f"{A1.ARCHIVE_FOLDER}/{A1.archive_file_name(12)}"
+    assert A1.archive_files(Storage(base)) == [res.merged_into]
+    assert not (Path(base) / A1.ARCHIVE_FOLDER / A1.MERGE_PLAN_NAME).exists()
+    assert _archived_view(base) == before
+    assert _rows(hoodie.read_table(base)) == reads == _rows(read_hudi_rs(base))
+    assert _rows(hoodie.read_table(base, as_of=before["instants"][2][0])) == as_of
+    assert _rows(hoodie.read_table(base, query_type="incremental", begin=first)) == incr
+    # Blocks of at least hoodie.commits.archival.batch (10) records, except the last.
+    blocks = A1.read_archive_blocks(Storage(base), res.merged_into)
+    assert all(len(r) >= 10 for _, r in blocks[:-1])
+
+
+def test_a_large_file_stops_the_candidate_run(long_lived: str, tmp_path: Path) -> None:
+    base = _copy(long_lived, tmp_path)
+    files = M.list_archive_files(Storage(base))
+    # A limit below the size of file 8 (and above the newest three): candidates are 11, 10, 9 only.
+    sizes = {f.version: f.size for f in files}
+    limit = max(sizes[v] for v in (11, 10, 9))
+    pad_to = limit + 1
+    # Make archive file 8 larger than the limit by re-writing it with more blocks (same entries, re-encoded).
+    rel8 = f"{A1.ARCHIVE_FOLDER}/{A1.archive_file_name(8)}"
+    blocks = A1.read_archive_blocks(Storage(base), rel8)
+    data = b"".join(A1.encode_archive_block(r, s) for s, r in blocks)
+    while len(data) < pad_to:
+        data += b"".join(A1.encode_archive_block(r, s) for s, r in blocks)
+    (Path(base) / rel8).write_bytes(data)
+    before = _archived_view(base)
+    opts = _table_opts(**MERGE, **{"hoodie.archive.merge.files.batch.size": "3",
+                                   "hoodie.archive.merge.small.file.limit.bytes": str(limit)})
+    res = run_archival(base, opts)
+    assert res.merged_files == [A1.archive_file_name(v) for v in (11, 10, 9)]
+    left = [A1.archive_file_version(p.rsplit("/", 1)[-1]) for p in A1.archive_files(Storage(base))]
+    assert left == [1, 2, 3, 4, 5, 6, 7, 8, 12]
+    assert _archived_view(base) == before
+    # The merged file is the newest now: at most one candidate, below the batch size, so nothing more merges.
+    assert run_archival(base, opts).merged_into is None
+
+
+# -- crash safety -----------------------------------------------------------------------------------------------
+
+_CRASH = """
+import sys
+from hoodie.services.archive import run_archival
+run_archival(sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("point,expect,merge_next", [
+    ("archive.merge.after_merged_file", "reverted", True),
+    ("archive.merge.while_deleting@1", "completed", False),
+    *[pytest.param(p, e, m, marks=pytest.mark.slow) for p, e, m in [
+        ("archive.merge.after_plan", "reverted", True), ("archive.merge.after_plan", "reverted", False),
+        ("archive.merge.after_merged_file", "reverted", False), ("archive.merge.while_deleting@1", "completed", True),
+        ("archive.merge.while_deleting@10", "completed", True),
+        ("archive.merge.while_deleting@10", "completed", False)]],
+])
+def test_a_killed_merge_reads_every_instant_once_and_the_next_archival_recovers(
+        long_lived: str, tmp_path: Path, point: str, expect: str, merge_next: bool) -> None:
+    base = _copy(long_lived, tmp_path)
+    before = _archived_view(base)
+    snapshot = _rows(hoodie.read_table(base))
+    opts = _table_opts(**MERGE, **{"hoodie.archive.merge.files.batch.size": "10"})
+    env = {**os.environ, "HOODIE_FAULT_POINTS": point}
+    p = subprocess.run([sys.executable, "-c", _CRASH, base, *[f"{k}={v}" for k, v in opts.items()]], env=env,
+                       capture_output=True, timeout=120)
+    assert p.returncode == -9, p.stderr.decode()[-2000:]
+    plan = A1.read_merge_plan(Storage(base))
+    assert plan is not None and plan.merged_file_name == A1.archive_file_name(12)
+    # Readers while the merge is unfinished: every archived instant exactly once, nothing lost.
+    assert _archived_view(base) == before
+    assert _rows(hoodie.read_table(base)) == snapshot
+    nxt = _table_opts(**(MERGE if merge_next else {}), **{"hoodie.archive.merge.files.batch.size": "10"})
+    run_archival(base, nxt)
+    assert A1.read_merge_plan(Storage(base)) is None
+    assert _archived_view(base) == before
+    raw = _raw_keys(base)
+    assert len(raw) == len(set(raw))  # the recovery left no instant in two files
+    names = [p.rsplit("/", 1)[-1] for p in A1.archive_files(Storage(base))]
+    if expect == "completed" or merge_next:
+        # Completed by the recovery, or reverted by it and merged again by this archival (version 12 again).
+        assert names == [A1.archive_file_name(12)]
+    else:
+        # Reverted, and merging is now off (hoodie recovers whatever the setting: see merge.py).
+        assert names == [A1.archive_file_name(v) for v in range(1, 12)]
+    assert _rows(hoodie.read_table(base)) == snapshot == _rows(read_hudi_rs(base))
+
+
+def _undecodable_block() -> bytes:
+    """A well-framed archive block whose records do not decode (5 announced, none there)."""
+    header = {HeaderKey.SCHEMA: json.dumps(A1.archived_meta_entry_schema())}
+    return encode_block(BlockType.AVRO_DATA, header, struct.pack(">ii", 3, 5) + b"\x01")
+
+
+def test_recovery_reverts_or_completes_as_java_does(long_lived: str, tmp_path: Path) -> None:
+    base = _copy(long_lived, tmp_path)
+    st_ = Storage(base)
+    folder = A1.ARCHIVE_FOLDER
+    plan_rel = f"{folder}/{A1.MERGE_PLAN_NAME}"
+    # A plan that does not parse (the crash came while writing it): removed, nothing else touched.
+    st_.write_bytes(plan_rel, b"Obj\x01garbage")
+    assert M.recover_merge(st_) == "plan removed" and not st_.exists(plan_rel)
+    assert len(A1.archive_files(st_)) == 11
+    # All candidates there, a partial merged file: reverted (the merged file is deleted).
+    cands = [A1.archive_file_name(v) for v in (11, 10)]
+    st_.write_bytes(plan_rel, A1.encode_merge_plan([st_.uri(f"{folder}/{c}") for c in cands], A1.archive_file_name(12)))
+    st_.write_bytes(f"{folder}/{A1.archive_file_name(12)}", _undecodable_block())
+    before = _archived_view(base)  # the undecodable merged file named by the plan is skipped, as Java does
+    assert M.recover_merge(st_) == "reverted"
+    assert not st_.exists(f"{folder}/{A1.archive_file_name(12)}") and not st_.exists(plan_rel)
+    assert _archived_view(base) == before
+    # The same undecodable file without a plan naming it is damage: the reader says so.
+    st_.write_bytes(f"{folder}/{A1.archive_file_name(12)}", _undecodable_block())
+    with pytest.raises(A1.ArchiveV1Error, match="does not decode"):
+        A1.load_archived(st_, 1)
+
+
+# -- a model of getMergeCandidates over many archivals ---------------------------------------------------------
+
+def _commit_file(ts: str, pad: int) -> A1.InstantFile:
+    meta = {"partitionToWriteStats": {}, "compacted": False, "extraMetadata": {"pad": "x" * pad},
+            "operationType": "UPSERT"}
+    return A1.InstantFile(Instant(ts, "commit", State.COMPLETED), json.dumps(meta).encode())
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(batch=st.integers(2, 5), limit=st.integers(600, 4000), commits_per_block=st.integers(1, 4),
+       archivals=st.lists(st.tuples(st.integers(1, 3), st.integers(0, 2500)), min_size=1, max_size=14))
+def test_merges_follow_a_model_of_get_merge_candidates(tmp_path_factory: pytest.TempPathFactory, batch: int,
+                                                       limit: int, commits_per_block: int,
+                                                       archivals: list[tuple[int, int]]) -> None:
+    base = tmp_path_factory.mktemp("model")
+    st_ = Storage(str(base))
+    model: dict[int, set[str]] = {}  # version -> instants in that file
+    n = 0
+    for count, pad in archivals:
+        ts = [f"2025010100{n + i:07d}" for i in range(count)]
+        n += count
+        rel = A1.write_archive_file(st_, [_commit_file(t, pad) for t in ts], commits_per_block)
+        model[A1.archive_file_version(rel.rsplit("/", 1)[-1])] = set(ts)
+        # The model: newest first, stop at the first file over the limit, merge all if at least `batch`.
+        sizes = {f.version: f.size for f in M.list_archive_files(st_)}
+        run: list[int] = []
+        for v in sorted(model, reverse=True):
+            if sizes[v] > limit:
+                break
+            run.append(v)
+        res = M.merge_archive_files_if_necessary(st_, batch_size=batch, small_file_limit_bytes=limit,
+                                                 records_per_block=commits_per_block)
+        if len(run) >= batch:
+            new = max(model) + 1
+            model[new] = set().union(*(model.pop(v) for v in run))
+            assert res is not None and res.candidates == [A1.archive_file_name(v) for v in run]
+        else:
+            assert res is None
+        on_disk = {f.version: {e["commitTime"] for e in A1.read_archive_entries(st_, f"{A1.ARCHIVE_FOLDER}/{f.name}")}
+                   for f in M.list_archive_files(st_)}
+        assert on_disk == model
+        tl = A1.load_archived(st_, 1)
+        assert [i.timestamp for i in tl.instants] == [f"2025010100{i:07d}" for i in range(n)]
