@@ -470,7 +470,7 @@ def _next_magic(f: Any, start: int, file_size: int) -> int:
 WHOLE_FILE_READ_BYTES = 8 << 20
 
 
-def read_log_file(storage: Storage, rel_path: str, *, warn: bool = True) -> Iterator[LogBlock]:
+def read_log_file(storage: Storage, rel_path: str, *, warn: bool = True, read_whole: bool = False) -> Iterator[LogBlock]:
     """Iterate the blocks of a log file without reading their content.
 
     A block is valid when its length fits the file, the trailing int64 equals
@@ -484,12 +484,15 @@ def read_log_file(storage: Storage, rel_path: str, *, warn: bool = True) -> Iter
     reports block plus garbage as one corrupt block), and garbage at the very start of a file is a
     CORRUPT block here (Java's ``hasNext`` throws ``CorruptedLogFileException`` for the file).
     Corrupt regions are reported from the bad block's magic, not from after it.
+
+    ``read_whole``: the caller reads every block's content (an archive file), so on an object store the file is
+    fetched in one request whatever its size.
     """
     f = storage.open_input(rel_path)
     whole: bytes | None = None
     try:
         file_size = f.size()
-        if not getattr(storage, "is_local", True) and file_size <= WHOLE_FILE_READ_BYTES:
+        if not getattr(storage, "is_local", True) and (read_whole or file_size <= WHOLE_FILE_READ_BYTES):
             # On an object store every ranged read is a request (four per block): a small log file is
             # fetched once and parsed from memory, its blocks' content included.
             whole = f.read(file_size)

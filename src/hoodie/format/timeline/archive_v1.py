@@ -279,7 +279,9 @@ def read_archive_blocks(storage: Storage, rel: str) -> list[tuple[str, list[dict
         ArchiveV1Error: a data block cannot be decoded with its own schema.
     """
     out: list[tuple[str, list[dict]]] = []
-    for block in read_log_file(storage, rel, warn=False):
+    # Every block's records are read: one request for the whole file on an object store (a merged archive
+    # file holds hundreds of blocks, each otherwise four ranged reads).
+    for block in read_log_file(storage, rel, warn=False, read_whole=True):
         if block.block_type != BlockType.AVRO_DATA:
             continue
         schema_json = block.schema_json
