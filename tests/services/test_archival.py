@@ -360,6 +360,7 @@ def test_a_killed_archival_loses_nothing_and_the_next_one_finishes_it(tmp_path: 
     ({"hoodie.keep.min.commits": "5", "hoodie.cleaner.commits.retained": "5"}, "not above hoodie.cleaner.commits"),
     ({"hoodie.archive.beyond.savepoint": "true"}, "holes in the active timeline"),
     ({"hoodie.keep.max.commits": "many"}, "hoodie.keep.max.commits"),
+    ({"hoodie.archive.merge.files.batch.size": "1"}, "hoodie.archive.merge.files.batch.size"),
 ])
 def test_settings_that_would_break_readers_are_refused_before_the_write(tmp_path: Path, extra: dict,
                                                                         rule: str) -> None:
