@@ -104,9 +104,11 @@ FAULT_POINTS: dict[str, list[tuple[str, int]]] = {
     "bring_back": [("write.after_file_group", 2), ("write.before_complete", 1), ("ttl.bring_back.after_write", 1),
                    ("ttl.bring_back.after_verify", 1), ("ttl.bring_back.cold_drop_inflight", 1)],
     # Timeline archival (issue 33): after the archive file (v6) or the LSM file and its manifest (8/9), and
-    # midway through deleting the archived instants' active files.
+    # midway through deleting the archived instants' active files; v6, merging the small archive files
+    # (archive_options enables it): after the plan, after the merged file, midway through deleting candidates.
     "archive": [("archive.after_archive_file", 1), ("archive.lsm.after_data_file", 1), ("archive.after_manifest", 1),
-                ("archive.while_deleting", 4)],
+                ("archive.while_deleting", 4), ("archive.merge.after_plan", 1),
+                ("archive.merge.after_merged_file", 1), ("archive.merge.while_deleting", 1)],
 }
 # Added to every operation's points on a table with a metadata table: inside its deltacommit,
 # between it and the data commit, inside its compaction (every third deltacommit) and rollback.
@@ -288,8 +290,10 @@ def compaction_options(rng: random.Random, version: int = 6) -> dict[str, str]:
 
 
 def archive_options() -> dict[str, str]:
-    """A small archival window, so that short histories archive (the cleaner's retention below it)."""
-    return {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
+    """A small archival window, so that short histories archive (the cleaner's retention below it); version 6
+    merges its archive files as soon as there are two (the setup archives once before the operation)."""
+    return {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1",
+            "hoodie.archive.merge.enable": "true", "hoodie.archive.merge.files.batch.size": "2"}
 
 
 def clean_options(rng: random.Random) -> dict[str, str]:
@@ -382,9 +386,14 @@ def build_history(rng: random.Random, path: str, setup: Setup, model: Model, op:
         # Data in the expiring partitions, so the TTL run has something to delete.
         do_write(path, setup, model, "upsert", random_rows(rng, [k for k in KEYS if part_of(k) in OLD_PARTS][:3]))
     if op == "archive":
-        # More completed commits than archive_options keeps (keep.max.commits=3).
-        for _ in range(3):
+        # More completed commits than archive_options keeps (keep.max.commits=3), archived once first so that
+        # the operation's archive file is the second (v6: merged with the first).
+        from hoodie.services.archive import run_archival
+
+        for n in range(6):
             do_write(path, setup, model, "upsert", random_rows(rng, sorted(model.rows)[:2] or [0]))
+            if n == 2:
+                run_archival(path, {**archive_options(), "hoodie.archive.merge.enable": "false"})
     if op == "compaction":
         # Log files to compact: updates of live keys (MOR appends them to the slices' logs).
         live = sorted(model.rows)
@@ -636,9 +645,41 @@ def run_trial(seed: int, op: str, workdir: Path) -> TrialResult:
         rs_checks += check_cold(spec["cold"], ctx["cold_after"], what)
     if op in ("ttl", "ttl_move"):
         rs_checks += check_ttl_outcome(path, spec["options"], rng, before)
+    if op == "archive":
+        check_archived_once(path, twin, what)
     return TrialResult(seed, op, setup.table_type, kill, run.killed, observed, name, recovery_kill, recovery_killed,
                        rs_checks,
                        round(time.monotonic() - started, 3), setup.metadata, setup.table_version)
+
+
+def check_archived_once(path: str, twin: str, what: str) -> None:
+    """After a recovered archival: every completed instant is in exactly one of the active and the archived
+    timeline, the same instants as the uninterrupted twin has; version 6: no merge plan left and no archived
+    entry in two archive files (the merge recovery reverted or completed an interrupted merge)."""
+    from hoodie.format.timeline import archive_v1 as A1
+    from hoodie.services.archive import load_archived_timeline
+
+    def split(p: str) -> tuple[set, set]:
+        t = HoodieTable(p)
+        return ({(i.timestamp, i.action) for i in load_archived_timeline(t)},
+                {(i.timestamp, i.action) for i in t.timeline.completed()})
+
+    archived, active = split(path)
+    if archived & active:
+        raise TrialFailure(f"{what}: instants both archived and active: {sorted(archived & active)}")
+    t_archived, t_active = split(twin)
+    if archived | active != t_archived | t_active:
+        raise TrialFailure(f"{what}: the completed instants differ from the uninterrupted archival's: "
+                           f"{sorted((archived | active) ^ (t_archived | t_active))}")
+    table = HoodieTable(path)
+    if table.timeline_layout == 1:
+        if table.storage.exists(f"{A1.ARCHIVE_FOLDER}/{A1.MERGE_PLAN_NAME}"):
+            raise TrialFailure(f"{what}: a merge plan of archive files is left")
+        keys = [(e["commitTime"], e["actionType"], e["actionState"]) for rel in A1.archive_files(table.storage)
+                for e in A1.read_archive_entries(table.storage, rel)]
+        if len(keys) != len(set(keys)):
+            raise TrialFailure(f"{what}: archived entries in two archive files: "
+                               f"{sorted(k for k in set(keys) if keys.count(k) > 1)}")
 
 
 def check_ttl_outcome(path: str, options: dict[str, str], rng: random.Random, before: Model) -> int:
