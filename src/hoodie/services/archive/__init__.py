@@ -5,7 +5,9 @@ active timeline into the archived timeline, so that a commit's cost does not gro
   ``hoodie.keep.max.commits``, ``hoodie.commits.archival.batch``, ``hoodie.archive.async``, ...);
 * :mod:`~hoodie.services.archive.planner`: which instants, by Java's rule and guards (pure);
 * :mod:`~hoodie.services.archive.action`: the action under the table lock, for the data table and its
-  metadata table, and the post-commit step writers run (:func:`maybe_archive_after_commit`).
+  metadata table, and the post-commit step writers run (:func:`maybe_archive_after_commit`);
+* :mod:`~hoodie.services.archive.merge`: table version 6, merging small archive files
+  (``hoodie.archive.merge.*``) and recovering a merge a crash interrupted.
 
 The archived timeline's formats are in :mod:`hoodie.format.timeline.archive_v1` (table version 6) and
 :mod:`hoodie.format.timeline.lsm_writer` / :mod:`hoodie.format.timeline.archived` (versions 8/9).
