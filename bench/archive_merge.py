@@ -22,16 +22,14 @@ Prints one JSON document.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -43,6 +41,7 @@ from hoodie.format.storage import Storage  # noqa: E402
 from hoodie.format.timeline import archive_v1 as A1  # noqa: E402
 from hoodie.services.archive import merge as M  # noqa: E402
 from hoodie.services.archive.config import ArchivalConfig  # noqa: E402
+from tests.s3 import moto_server  # noqa: E402  (one moto starter for tests and benchmarks)
 
 OPTS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
         "hoodie.datasource.write.partitionpath.field": "part", "hoodie.datasource.write.precombine.field": "ts",
@@ -68,31 +67,6 @@ def _view(storage: Storage) -> tuple[list, dict]:
     return [(i.timestamp, i.action) for i in tl.instants], metas
 
 
-def _moto() -> tuple[subprocess.Popen, dict]:
-    """A moto S3 server on a free loopback port, and storage options for it (bucket ``bench`` created)."""
-    with socket.socket() as sk:
-        sk.bind(("127.0.0.1", 0))
-        port = sk.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 30
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=1)
-            break
-        except Exception:
-            if time.time() > deadline or proc.poll() is not None:
-                proc.terminate()
-                raise RuntimeError("moto server did not start")
-            time.sleep(0.2)
-    import pyarrow.fs as pafs
-
-    pafs.S3FileSystem(access_key="testing", secret_key="testing", region="us-east-1", endpoint_override=f"127.0.0.1:{port}",
-                      scheme="http", allow_bucket_creation=True).create_dir("bench")
-    return proc, {"endpoint_url": url, "access_key": "testing", "secret_key": "testing", "region": "us-east-1"}
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--files", type=int, default=1000)
@@ -100,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--s3", action="store_true", help="archive files in a moto S3 bucket on 127.0.0.1")
     args = p.parse_args(argv)
     root = tempfile.mkdtemp(prefix="hoodie-archive-merge-")
-    moto = None
+    moto = contextlib.ExitStack()
     try:
         src = os.path.join(root, "src")
         for n in range(20):
@@ -111,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         # The real archive files' blocks (one archival's worth each), reused round robin.
         samples = [A1.read_archive_blocks(s_src, rel) for rel in A1.archive_files(s_src)]
         if args.s3:
-            moto, opts = _moto()
+            opts = moto.enter_context(moto_server("bench"))
             storage = Storage("s3://bench/t", opts)
         else:
             storage = Storage(os.path.join(root, "t"))
@@ -154,9 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         }, indent=2))
     finally:
         shutil.rmtree(root, ignore_errors=True)
-        if moto is not None:
-            moto.terminate()
-            moto.wait(timeout=10)
+        moto.close()
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
@@ -18,9 +19,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def moto_s3() -> Iterator[dict]:
-    """Start moto's server (``python -m moto.server``) on a free loopback port; yields storage options for pyarrow."""
+@contextlib.contextmanager
+def moto_server(bucket: str) -> Iterator[dict]:
+    """Start moto's server (``python -m moto.server``) on a free loopback port with ``bucket`` created;
+    yields storage options for pyarrow and stops the server on exit (tests and benchmarks share it)."""
     port = _free_port()
     # The interpreter running the tests, never the first ``moto_server`` on the PATH: another Python's
     # (a pyenv shim) may carry a moto whose multipart uploads fail with pyarrow's S3 client.
@@ -43,7 +45,7 @@ def moto_s3() -> Iterator[dict]:
         fs = pafs.S3FileSystem(access_key="testing", secret_key="testing", region="us-east-1",
                                endpoint_override=f"127.0.0.1:{port}", scheme="http",
                                allow_bucket_creation=True)
-        fs.create_dir("hoodie-test")
+        fs.create_dir(bucket)
         yield opts
     finally:
         proc.terminate()
@@ -51,3 +53,10 @@ def moto_s3() -> Iterator[dict]:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture(scope="module")
+def moto_s3() -> Iterator[dict]:
+    """A moto S3 server for the module's tests, bucket ``hoodie-test`` (see :func:`moto_server`)."""
+    with moto_server("hoodie-test") as opts:
+        yield opts
