@@ -35,7 +35,7 @@ def _unescape(s: str) -> str:
         i += 1
     text = "".join(out)
     if any("\ud800" <= ch <= "\udfff" for ch in text):
-        # Java escapes a character beyond U+FFFF as its UTF-16 surrogate pair (two \uXXXX): join them.
+        # Java escapes a character beyond U+FFFF as its UTF-16 surrogate pair (two 4-digit \u escapes): join them.
         text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
 
@@ -56,7 +56,7 @@ def _escape(s: str, is_key: bool) -> str:
         elif c == "\f":
             out.append("\\f")
         elif ord(c) > 0xFFFF:
-            # Java's \uXXXX holds one UTF-16 unit: a character beyond the BMP is written as its surrogate pair.
+            # A Java \u escape (four hex digits) holds one UTF-16 unit: beyond the BMP, write the surrogate pair.
             hi, lo = divmod(ord(c) - 0x10000, 0x400)
             out.append(f"\\u{0xD800 + hi:04X}\\u{0xDC00 + lo:04X}")
         elif ord(c) < 0x20 or ord(c) > 0x7E:

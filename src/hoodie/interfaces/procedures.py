@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 from hoodie.interfaces.catalog import drop_partitions, sync_freshness
 from hoodie.services.transaction import Hook
-from hoodie.interfaces.sql_call import PROCEDURES, Param, SqlError, TableRef, parse_options, procedure, resolve_table
+from hoodie.interfaces.sql_call import PROCEDURES, Param, SqlError, commit_totals, TableRef, parse_options, procedure, resolve_table
 
 TABLE = Param("table", str)
 PATH = Param("basePath", str, aliases=("path", "base_path"))
@@ -216,12 +216,7 @@ def _show_commits(spark: Any, a: dict[str, Any]) -> list[tuple]:
     tl = t.timeline
     rows = []
     for inst in reversed(tl.completed_writes().instants):
-        m = tl.commit_metadata(inst)
-        stats = list(m.all_write_stats())
-        rows.append((inst.timestamp, inst.action, sum(s.total_write_bytes for s in stats),
-                     sum(1 for s in stats if s.prev_commit == "null"), sum(1 for s in stats if s.prev_commit != "null"),
-                     len(m.partition_to_write_stats), sum(s.num_writes for s in stats),
-                     sum(s.num_update_writes for s in stats), sum(s.total_write_errors for s in stats)))
+        rows.append((inst.timestamp, inst.action, *commit_totals(tl.commit_metadata(inst))))
         if len(rows) >= a["limit"]:
             break
     return rows

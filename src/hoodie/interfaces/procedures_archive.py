@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any, Optional
 
-from hoodie.interfaces.sql_call import PROCEDURES, Param, TableRef, parse_options, procedure, resolve_table
+from hoodie.interfaces.sql_call import PROCEDURES, Param, TableRef, commit_totals, parse_options, procedure, resolve_table
 
 TABLE = Param("table", str)
 PATH = Param("basePath", str, aliases=("path", "base_path"))
@@ -107,11 +107,7 @@ _DAY_MS = 24 * 3600 * 1000
 def _show_archived_commits(spark: Any, a: dict[str, Any]) -> list[tuple]:
     rows = []
     for inst, completion, m in _archived_commits(spark, a, "show_archived_commits"):
-        stats = list(m.all_write_stats())
-        rows.append((inst.timestamp, completion, sum(s.total_write_bytes for s in stats),
-                     sum(1 for s in stats if s.prev_commit == "null"), sum(1 for s in stats if s.prev_commit != "null"),
-                     len(m.partition_to_write_stats), sum(s.num_writes for s in stats),
-                     sum(s.num_update_writes for s in stats), sum(s.total_write_errors for s in stats)))
+        rows.append((inst.timestamp, completion, *commit_totals(m)))
     return rows[: max(0, a["limit"])]
 
 

@@ -248,5 +248,15 @@ def parse_options(text: Optional[str]) -> dict[str, str]:
     return out
 
 
-__all__ = ["SqlError", "Param", "Procedure", "PROCEDURES", "procedure", "parse_call", "bind",
+def commit_totals(m: Any) -> tuple:
+    """show_commits' totals of one commit's write stats: bytes written, files added, files updated,
+    partitions written, records written, records updated, write errors."""
+    stats = list(m.all_write_stats())
+    return (sum(s.total_write_bytes for s in stats), sum(1 for s in stats if s.prev_commit == "null"),
+            sum(1 for s in stats if s.prev_commit != "null"), len(m.partition_to_write_stats),
+            sum(s.num_writes for s in stats), sum(s.num_update_writes for s in stats),
+            sum(s.total_write_errors for s in stats))
+
+
+__all__ = ["SqlError", "commit_totals", "Param", "Procedure", "PROCEDURES", "procedure", "parse_call", "bind",
            "TableRef", "is_path", "resolve_table", "parse_options"]
