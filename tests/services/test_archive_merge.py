@@ -27,6 +27,7 @@ from hoodie.format.timeline.instant import Instant, State
 from hoodie.services.archive import run_archival
 from hoodie.services.archive import merge as M
 from hoodie.services.archive.config import ArchivalConfig
+from hoodie.interfaces.cli_archive import _describe
 from tests.helpers import examples
 from tests.hudi_rs import read_hudi_rs
 from tests.services.test_archival import _history, _opts, _rows
@@ -131,6 +132,95 @@ def test_a_large_file_stops_the_candidate_run(long_lived: str, tmp_path: Path) -
     assert _archived_view(base) == before
     # The merged file is the newest now: at most one candidate, below the batch size, so nothing more merges.
     assert run_archival(base, opts).merged_into is None
+
+
+def test_a_merged_file_is_merged_again_without_decoding_its_full_blocks(long_lived: str, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    base = _copy(long_lived, tmp_path)
+    st_ = Storage(base)
+    first = M.merge_archive_files_if_necessary(st_, batch_size=11, small_file_limit_bytes=1 << 30, records_per_block=10)
+    assert first is not None
+    full = [A1.block_bytes(b) for b, _, n in A1.archive_data_blocks(st_, first.merged_file) if n >= 10]
+    partial = sum(1 for _, _, n in A1.archive_data_blocks(st_, first.merged_file) if n < 10)
+    assert len(full) >= 3
+    for i in range(2):
+        A1.write_archive_file(st_, [_commit_file(f"2099010100{i:07d}", 10)], 10)
+    before = _archived_view(base)
+    decoded: list[str] = []
+    real = A1.decode_archive_block
+
+    def counting(storage: Storage, block: Any, schema_json: str) -> list[dict]:
+        decoded.append(block.log_file)
+        return real(storage, block, schema_json)
+
+    monkeypatch.setattr(A1, "decode_archive_block", counting)
+    res = M.merge_archive_files_if_necessary(st_, batch_size=3, small_file_limit_bytes=1 << 30, records_per_block=10)
+    assert res is not None and res.candidates[-1] == first.merged_file.rsplit("/", 1)[-1]
+    # The two new small files' blocks were decoded, and of the merged file only its last, partial block; its full
+    # blocks are in the new file as they were.
+    assert sorted(set(decoded)) == sorted(f"{A1.ARCHIVE_FOLDER}/{c}" for c in res.candidates)
+    assert decoded.count(first.merged_file) == partial == 1
+    data = (Path(base) / str(res.merged_file)).read_bytes()
+    assert all(b in data for b in full)
+    monkeypatch.undo()
+    assert _archived_view(base) == before
+    assert all(len(r) >= 1 for _, r in A1.read_archive_blocks(st_, str(res.merged_file)))
+
+
+def test_a_block_whose_records_do_not_frame_is_refused_before_merging(long_lived: str, tmp_path: Path) -> None:
+    base = _copy(long_lived, tmp_path)
+    st_ = Storage(base)
+    rel = A1.archive_files(st_)[-1]
+    # A block claiming one record more than it holds: refused by the framing check, nothing merged or deleted.
+    schema_json, records = A1.read_archive_blocks(st_, rel)[0]
+    block = A1.encode_archive_block(records, schema_json)
+    payload = A1.archive_data_blocks(st_, rel)[0][0].read_content()
+    bad = encode_block(BlockType.AVRO_DATA, {HeaderKey.SCHEMA: schema_json},
+                       struct.pack(">ii", 3, len(records) + 1) + payload[8:])
+    assert block != bad
+    A1.write_archive_file(st_, [_commit_file("20990101000000000", 10)], 10)
+    newest = A1.archive_files(st_)[-1]
+    (Path(base) / newest).write_bytes(bad)
+    listing = sorted(os.listdir(Path(base) / A1.ARCHIVE_FOLDER))
+    # records_per_block=1: every block is a full one, copied without decoding: the framing check still refuses it.
+    with pytest.raises(A1.ArchiveV1Error, match="does not decode"):
+        M.merge_archive_files_if_necessary(st_, batch_size=2, small_file_limit_bytes=1 << 30, records_per_block=1)
+    # The plan was written before the candidates were read: the next archival reverts it, every file kept.
+    assert M.recover_merge(st_) == "reverted"
+    assert sorted(os.listdir(Path(base) / A1.ARCHIVE_FOLDER)) == listing
+
+
+def test_the_dry_run_shows_what_merging_would_do_and_the_run_does_it(long_lived: str, tmp_path: Path) -> None:
+    base = _copy(long_lived, tmp_path)
+    # Two more commits without archival: the next archival archives something and writes file 12.
+    _history_more = [hoodie.write_arrow(base, _b, _table_opts()) for _b in (_one_row(100), _one_row(101))]
+    assert _history_more
+    listing = sorted(os.listdir(Path(base) / A1.ARCHIVE_FOLDER))
+    few = run_archival(base, _table_opts(**MERGE, **{"hoodie.archive.merge.files.batch.size": "13"}), dry_run=True)
+    assert few.plan.instants and few.merged_into is None
+    assert few.merge_note == ("no merge: 12 small archive file(s), fewer than hoodie.archive.merge.files.batch.size=13")
+    opts = _table_opts(**MERGE, **{"hoodie.archive.merge.files.batch.size": "12"})
+    dry = run_archival(base, opts, dry_run=True)
+    assert sorted(os.listdir(Path(base) / A1.ARCHIVE_FOLDER)) == listing  # nothing written
+    assert dry.merged_files[0] == A1.archive_file_name(12) + " (this archival's file)"
+    assert dry.merged_into == f"{A1.ARCHIVE_FOLDER}/{A1.archive_file_name(13)}"
+    out = "\n".join(_describe(dry))
+    assert f"would merge 12 small archive file(s) into {dry.merged_into}" in out
+    real = run_archival(base, opts)
+    assert real.archive_file == f"{A1.ARCHIVE_FOLDER}/{A1.archive_file_name(12)}"
+    assert real.merged_files == [dry.merged_files[0].split(" ")[0], *dry.merged_files[1:]]
+    assert real.merged_into == dry.merged_into
+    # A plan left by a killed merge: the dry run says the recovery comes first.
+    (Path(base) / A1.ARCHIVE_FOLDER / A1.MERGE_PLAN_NAME).write_bytes(b"not avro")
+    again = run_archival(base, opts, dry_run=True)
+    assert again.merge_recovery == "plan removed" and again.merge_note is not None
+    assert "an interrupted merge would be dropped (its plan did not parse) first" in "\n".join(_describe(again))
+
+
+def _one_row(n: int) -> Any:
+    import pyarrow as pa
+
+    return pa.table({"k": ["p1-0"], "part": ["p1"], "ts": pa.array([n], pa.int64()), "v": pa.array([n], pa.int64())})
 
 
 # -- crash safety -----------------------------------------------------------------------------------------------

@@ -23,6 +23,15 @@ def _describe(res, indent: str = "") -> list[str]:  # type: ignore[no-untyped-de
     else:
         lines.append(f"{indent}  nothing to archive")
     lines.extend(f"{indent}  why not more: {n}" for n in plan.notes)
+    if res.merge_recovery:
+        what = {"plan removed": "dropped (its plan did not parse)"}.get(res.merge_recovery, res.merge_recovery)
+        lines.append(f"{indent}  archive merge: an interrupted merge {'would be' if res.dry_run else 'was'} {what} first")
+    if res.merged_into:
+        verb = "would merge" if res.dry_run else "merged"
+        lines.append(f"{indent}  archive merge: {verb} {len(res.merged_files)} small archive file(s) into "
+                     f"{res.merged_into}: {', '.join(res.merged_files)}")
+    elif res.merge_note:
+        lines.append(f"{indent}  archive merge: {res.merge_note}")
     if res.metadata_table is not None:
         lines.append(f"{indent}  metadata table:")
         lines.extend(_describe(res.metadata_table, indent + "    "))

@@ -40,7 +40,7 @@ from typing import Any, Iterable, Optional, Sequence
 import fastavro
 
 from hoodie.errors import HoodieError
-from hoodie.format.log.logformat import BlockType, HeaderKey, encode_block, read_log_file
+from hoodie.format.log.logformat import BlockType, HeaderKey, LogBlock, encode_block, read_log_file
 from hoodie.format.storage import Storage
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
@@ -278,7 +278,19 @@ def read_archive_blocks(storage: Storage, rel: str) -> list[tuple[str, list[dict
     Raises:
         ArchiveV1Error: a data block cannot be decoded with its own schema.
     """
-    out: list[tuple[str, list[dict]]] = []
+    return [(schema_json, decode_archive_block(storage, block, schema_json))
+            for block, schema_json, _ in archive_data_blocks(storage, rel)]
+
+
+def archive_data_blocks(storage: Storage, rel: str) -> list[tuple[LogBlock, str, int]]:
+    """The ``AVRO_DATA`` blocks of one archive file, in file order, undecoded: (block, writer schema JSON,
+    record count). Corrupt blocks are skipped. The count is checked against the block's record framing (each
+    record's length prefix), so a block whose content does not frame is refused without decoding a record.
+
+    Raises:
+        ArchiveV1Error: a data block has no SCHEMA header or its content does not frame.
+    """
+    out: list[tuple[LogBlock, str, int]] = []
     # Every block's records are read: one request for the whole file on an object store (a merged archive
     # file holds hundreds of blocks, each otherwise four ranged reads).
     for block in read_log_file(storage, rel, warn=False, read_whole=True):
@@ -287,22 +299,62 @@ def read_archive_blocks(storage: Storage, rel: str) -> list[tuple[str, list[dict
         schema_json = block.schema_json
         if not schema_json:
             raise ArchiveV1Error(f"{storage.uri(rel)}: an archive block without a SCHEMA header")
+        content = block.read_content()
         try:
-            parsed = _parsed_schema(schema_json)
-            content = block.read_content()
-            version, count = struct.unpack_from(">ii", content, 0)
+            _, count = struct.unpack_from(">ii", content, 0)
             pos = 8
-            records = []
             for _ in range(count):
                 (n,) = struct.unpack_from(">i", content, pos)
-                pos += 4
-                records.append(fastavro.schemaless_reader(io.BytesIO(content[pos:pos + n]), parsed))
-                pos += n
-            out.append((schema_json, records))
-        except (ValueError, struct.error, EOFError, KeyError) as e:
+                if n < 0:
+                    raise ValueError(f"a record length of {n}")
+                pos += 4 + n
+            if pos != len(content):
+                raise ValueError(f"{len(content) - pos} bytes after the last record")
+        except (ValueError, struct.error) as e:
             raise ArchiveV1Error(f"{storage.uri(rel)} holds an archive block that does not decode ({e}); restore "
                                  "the file from a backup") from None
+        out.append((block, schema_json, count))
     return out
+
+
+def decode_archive_block(storage: Storage, block: LogBlock, schema_json: str) -> list[dict]:
+    """The ``HoodieArchivedMetaEntry`` records of one data block (from :func:`archive_data_blocks`).
+
+    Raises:
+        ArchiveV1Error: a record does not decode with the block's schema.
+    """
+    try:
+        parsed = _parsed_schema(schema_json)
+        content = block.read_content()
+        _, count = struct.unpack_from(">ii", content, 0)
+        pos = 8
+        records = []
+        for _ in range(count):
+            (n,) = struct.unpack_from(">i", content, pos)
+            pos += 4
+            records.append(fastavro.schemaless_reader(io.BytesIO(content[pos:pos + n]), parsed))
+            pos += n
+        return records
+    except (ValueError, struct.error, EOFError, KeyError) as e:
+        raise ArchiveV1Error(f"{storage.uri(block.log_file)} holds an archive block that does not decode ({e}); "
+                             "restore the file from a backup") from None
+
+
+def block_bytes(block: LogBlock) -> bytes:
+    """A block's bytes as stored (magic to reverse pointer), to copy it into another archive file unchanged."""
+    if block._file_bytes is not None:
+        return block._file_bytes[block.offset:block.offset + block.size]
+    if block._storage is None:
+        raise ValueError(f"{block.log_file}: no storage handle to read the block from")
+    f = block._storage.open_input(block.log_file)
+    try:
+        f.seek(block.offset)
+        data = f.read(block.size)
+    finally:
+        f.close()
+    if len(data) != block.size:
+        raise ArchiveV1Error(f"{block._storage.uri(block.log_file)} shrank while it was read")
+    return data
 
 
 def archive_files(storage: Storage, folder: str = ARCHIVE_FOLDER) -> list[str]:
@@ -433,6 +485,7 @@ def load_archived(storage: Storage, layout: int) -> "ArchivedTimelineV1 | Archiv
 
 __all__ = ["load_archived", "ARCHIVE_FOLDER", "ArchivedTimelineV1", "ArchiveV1Error", "InstantFile", "archive_file_name",
            "archive_file_version", "archive_files", "archived_meta_entry_schema", "encode_archive_block",
+           "archive_data_blocks", "decode_archive_block", "block_bytes",
            "meta_entry", "read_archive_entries", "write_archive_file", "archived_keys", "read_archive_blocks",
            "next_archive_file_name", "MERGE_PLAN_NAME", "MergePlan", "encode_merge_plan", "decode_merge_plan",
            "read_merge_plan"]

@@ -70,6 +70,10 @@ class ArchivalResult:
     # Version 6, hoodie.archive.merge.enable: the small archive files merged and the file replacing them.
     merged_files: list[str] = field(default_factory=list)
     merged_into: Optional[str] = None
+    # Why no merge happened (or, in a dry run, would happen), when merging is on; and what the recovery of an
+    # interrupted merge did (would do) first.
+    merge_note: Optional[str] = None
+    merge_recovery: Optional[str] = None
     # The active timeline as listed before archiving (reused when nothing was archived).
     timeline: Optional[Timeline] = field(default=None, repr=False, compare=False)
 
@@ -79,6 +83,7 @@ class ArchivalResult:
                 "archive_file": self.archive_file, "deleted_files": self.deleted_files,
                 "active_files": self.active_files, "seconds": round(self.seconds, 3), "plan": self.plan.to_json(),
                 "merged_files": list(self.merged_files), "merged_into": self.merged_into,
+                "merge_note": self.merge_note, "merge_recovery": self.merge_recovery,
                 "metadata_table": self.metadata_table.to_json() if self.metadata_table is not None else None}
 
 
@@ -201,6 +206,31 @@ def _archive_one(storage: Storage, cfg: ArchivalConfig, plan: ArchivalPlan, file
         LSM.compact_and_clean(storage, cfg.lsm_compaction_batch, LSM_RETAINED_MANIFESTS)
 
 
+def _preview_merge(storage: Storage, cfg: ArchivalConfig, plan: ArchivalPlan, files: list[tuple[str, Instant]],
+                   tz: str, result: ArchivalResult) -> None:
+    """Version 6 dry run with ``hoodie.archive.merge.enable``: what the run's merge step would do after the
+    recovery of an interrupted merge and this run's archive file (its size computed by encoding it, nothing
+    written), into ``result.merged_files`` / ``merged_into``, or why it would not merge (``merge_note``)."""
+    recovery, gone = M.recovery_preview(storage)
+    result.merge_recovery = recovery
+    listed = [f for f in M.list_archive_files(storage) if f.name not in gone]
+    if plan.instants:
+        wanted = {(i.timestamp, I.comparable_action(i.action)) for i in plan.instants}
+        todo = sorted(((n, i) for n, i in files if (i.timestamp, I.comparable_action(i.action)) in wanted),
+                      key=lambda f: (f[1].timestamp, _state_order(f[1])))
+        entries = [A1.meta_entry(A1.InstantFile(i, storage.read_bytes(f"{METAFOLDER}/{n}")), tz) for n, i in todo]
+        size = sum(len(A1.encode_archive_block(entries[k:k + cfg.batch])) for k in range(0, len(entries), cfg.batch))
+        version = (listed[0].version if listed else 0) + 1
+        listed.insert(0, M.ArchiveFile(version, A1.archive_file_name(version) + " (this archival's file)", size))
+    decision = M.decide_merge(listed, batch_size=cfg.merge_files_batch_size,
+                              small_file_limit_bytes=cfg.merge_small_file_limit_bytes)
+    if decision.merged_name is None:
+        result.merge_note = "no merge: " + str(decision.reason)
+    else:
+        result.merged_files = [c.name for c in decision.candidates]
+        result.merged_into = f"{A1.ARCHIVE_FOLDER}/{decision.merged_name}"
+
+
 def _archive_timeline(storage: Storage, cfg: ArchivalConfig, *, is_mor: bool, tz: str, layout: int,
                       props: Mapping[str, str], dry_run: bool, base_path: str,
                       data_timeline: Optional[Timeline] = None) -> ArchivalResult:
@@ -211,7 +241,7 @@ def _archive_timeline(storage: Storage, cfg: ArchivalConfig, *, is_mor: bool, tz
     merging = layout == 1 and not dry_run and data_timeline is None
     if merging:
         # Java runs this only while merging is enabled; hoodie whenever a plan is left (see merge.py why).
-        M.recover_merge(storage)
+        result.merge_recovery = M.recover_merge(storage)
     if plan.instants and not dry_run:
         _archive_one(storage, cfg, plan, files, layout, tz, result)
         result.active_files = len(files) - result.deleted_files
@@ -223,11 +253,15 @@ def _archive_timeline(storage: Storage, cfg: ArchivalConfig, *, is_mor: bool, tz
     if merging and cfg.merge_enable:
         # Java merges after archiving, whether or not this run archived anything. The metadata table's
         # write config never enables it (data_timeline is set for the metadata table).
-        merged = M.merge_archive_files_if_necessary(
-            storage, batch_size=cfg.merge_files_batch_size, small_file_limit_bytes=cfg.merge_small_file_limit_bytes,
-            records_per_block=cfg.batch)
+        decision = M.decide_merge(M.list_archive_files(storage), batch_size=cfg.merge_files_batch_size,
+                                  small_file_limit_bytes=cfg.merge_small_file_limit_bytes)
+        merged = M.run_merge(storage, decision, records_per_block=cfg.batch)
         if merged is not None:
             result.merged_files, result.merged_into = merged.candidates, merged.merged_file
+        else:
+            result.merge_note = f"no merge: {decision.reason}"
+    elif layout == 1 and dry_run and data_timeline is None and cfg.merge_enable:
+        _preview_merge(storage, cfg, plan, files, tz, result)
     result.seconds = time.monotonic() - started
     return result
 

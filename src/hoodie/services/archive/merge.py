@@ -86,6 +86,49 @@ def merge_candidates(files_newest_first: Sequence[ArchiveFile], small_file_limit
     return out
 
 
+@dataclass
+class MergeDecision:
+    """What merging would do with a listing of archive files: the candidates (newest first) and the merged
+    file's name when at least the batch size of them are small, else why not (``reason``)."""
+
+    candidates: list[ArchiveFile]
+    merged_name: Optional[str]
+    reason: Optional[str] = None
+
+
+def decide_merge(files_newest_first: Sequence[ArchiveFile], *, batch_size: int,
+                 small_file_limit_bytes: int) -> MergeDecision:
+    """Java's rule (the module docstring's *Candidates* and *When*) on a listing, newest first."""
+    candidates = merge_candidates(files_newest_first, small_file_limit_bytes)
+    if len(candidates) < batch_size:
+        stop = files_newest_first[len(candidates)] if len(candidates) < len(files_newest_first) else None
+        why = (f"{len(candidates)} small archive file(s), fewer than hoodie.archive.merge.files.batch.size="
+               f"{batch_size}")
+        if stop is not None:
+            why += (f" (the newer files up to {stop.name}, {stop.size} bytes, over "
+                    f"hoodie.archive.merge.small.file.limit.bytes={small_file_limit_bytes})")
+        return MergeDecision(candidates, None, why)
+    return MergeDecision(candidates, A1.archive_file_name(files_newest_first[0].version + 1))
+
+
+def recovery_preview(storage: Storage, folder: str = A1.ARCHIVE_FOLDER) -> tuple[Optional[str], set[str]]:
+    """What :func:`recover_merge` would do now, without doing it: (``"reverted"``, ``"completed"``,
+    ``"plan removed"`` or None) and the names of the archive files it would delete."""
+    plan_rel = f"{folder}/{A1.MERGE_PLAN_NAME}"
+    if not storage.exists(plan_rel):
+        return None, set()
+    try:
+        plan = A1.decode_merge_plan(storage.read_bytes(plan_rel))
+    except ValueError:
+        return "plan removed", set()
+    names = plan.candidate_names()
+    if all(storage.exists(f"{folder}/{n}") for n in names):
+        return "reverted", {plan.merged_file_name}
+    if storage.exists(f"{folder}/{plan.merged_file_name}"):
+        return "completed", set(names)
+    return "completed", set()
+
+
 def _delete_candidates(storage: Storage, folder: str, names: Sequence[str]) -> None:
     for name in names:
         storage.delete(f"{folder}/{name}")  # a file already gone is no error (Java checks exists first)
@@ -127,11 +170,19 @@ def merge_archive_files_if_necessary(storage: Storage, *, batch_size: int, small
                                      records_per_block: int, folder: str = A1.ARCHIVE_FOLDER) -> Optional[MergeResult]:
     """Merge the small archive files of ``folder`` when there are at least ``batch_size`` candidates (the
     module docstring's steps). Returns what was merged, or None. The caller holds the table lock."""
-    files = list_archive_files(storage, folder)
-    candidates = merge_candidates(files, small_file_limit_bytes)
-    if len(candidates) < batch_size:
+    decision = decide_merge(list_archive_files(storage, folder), batch_size=batch_size,
+                            small_file_limit_bytes=small_file_limit_bytes)
+    return run_merge(storage, decision, records_per_block=records_per_block, folder=folder)
+
+
+def run_merge(storage: Storage, decision: MergeDecision, *, records_per_block: int,
+              folder: str = A1.ARCHIVE_FOLDER) -> Optional[MergeResult]:
+    """Carry out a :func:`decide_merge` decision (the module docstring's steps); None when it merges nothing.
+    The caller holds the table lock."""
+    if decision.merged_name is None:
         return None
-    merged_name = A1.archive_file_name(files[0].version + 1)
+    candidates = decision.candidates
+    merged_name = decision.merged_name
     merged_rel = f"{folder}/{merged_name}"
     plan_rel = f"{folder}/{A1.MERGE_PLAN_NAME}"
     storage.create_new(plan_rel, A1.encode_merge_plan([storage.uri(f"{folder}/{c.name}") for c in candidates],
@@ -150,9 +201,18 @@ def merge_archive_files_if_necessary(storage: Storage, *, batch_size: int, small
 
     # Java reads the candidates newest first and writes a block once at least hoodie.commits.archival.batch
     # records have gathered. Records keep the writer schema they were read with (a block is flushed early
-    # when the next one has another schema), so that entries Java wrote lose no field.
+    # when the next one has another schema), so that entries Java wrote lose no field. A block that already
+    # holds a full batch (every block but the last of an earlier merged file) is copied as it is, after what
+    # is pending: the same records in the same order, without decoding and re-encoding the growing merged
+    # file at every merge (0.4 s for 12.5 MB).
     for c in candidates:
-        for schema_json, records in A1.read_archive_blocks(storage, f"{folder}/{c.name}"):
+        for block, schema_json, count in A1.archive_data_blocks(storage, f"{folder}/{c.name}"):
+            if count >= records_per_block:
+                flush()
+                blocks.append(A1.block_bytes(block))
+                total += count
+                continue
+            records = A1.decode_archive_block(storage, block, schema_json)
             if pending and schema_json != pending_schema:
                 flush()
             pending_schema = schema_json
@@ -169,5 +229,6 @@ def merge_archive_files_if_necessary(storage: Storage, *, batch_size: int, small
     return MergeResult([c.name for c in candidates], merged_rel, total)
 
 
-__all__ = ["ArchiveFile", "MergeResult", "list_archive_files", "merge_candidates", "recover_merge",
+__all__ = ["ArchiveFile", "MergeDecision", "MergeResult", "decide_merge", "list_archive_files", "merge_candidates",
+           "recover_merge", "recovery_preview", "run_merge",
            "merge_archive_files_if_necessary"]
