@@ -46,3 +46,38 @@ def test_a_slice_that_cannot_be_read_fails_the_whole_read(tmp_path: Path) -> Non
     victim.write_bytes(b"not parquet")
     with pytest.raises(Exception, match=victim.name):
         hoodie.read_table(str(path))
+
+
+def test_slices_with_log_files_are_read_first_without_nested_arrow_threads(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Merging slices (Python work holding the GIL) are queued first so base-file-only reads overlap them;
+    inside the pool pyarrow decodes on the calling thread (no pool per file); the result keeps plan order."""
+    import threading
+
+    import hoodie.format.slice.reader as R
+    from hoodie.format.storage import arrow_threads
+
+    path = str(tmp_path / "t")
+    keys = list(range(14))
+    write_arrow(path, pa.table({"k": [f"k{i}" for i in keys], "p": [f"p{i % 7}" for i in keys],
+                                "ts": pa.array([0] * 14, pa.int64()), "v": pa.array(keys, pa.int64())}), OPTS)
+    write_arrow(path, pa.table({"k": ["k1", "k4"], "p": ["p1", "p4"], "ts": pa.array([1, 1], pa.int64()),
+                                "v": pa.array([-1, -4], pa.int64())}), OPTS)
+    plan = plan_read(HoodieTable(path, read_only=True))
+    with_logs = [sl.partition for sl in plan.slices if sl.log_files]
+    assert sorted(with_logs) == ["p1", "p4"] and [sl.partition for sl in plan.slices][:2] != with_logs
+    one = pa.concat_tables(read_plan_parallel(plan, threads=1))
+    assert arrow_threads()  # outside the pool pyarrow keeps its own threads
+    started: list[tuple[str, bool]] = []
+    lock = threading.Lock()
+    real = R.read_slice
+
+    def recording(p, sl):  # type: ignore[no-untyped-def]
+        with lock:
+            started.append((sl.partition, arrow_threads()))
+        return real(p, sl)
+
+    monkeypatch.setattr(R, "read_slice", recording)
+    assert pa.concat_tables(read_plan_parallel(plan, threads=2)).equals(one)
+    assert sorted(p for p, _ in started[:2]) == ["p1", "p4"]
+    assert not any(threads for _, threads in started)

@@ -379,3 +379,17 @@ def test_block_data_widens_avro_floats_only_when_asked(tmp_path) -> None:
     assert block_data(block, _PARTIAL_SCHEMA, False).column("a").to_pylist() == [binary]
     assert block_data(block, _PARTIAL_SCHEMA, True).column("a").to_pylist() == [0.1]
     assert block_data(block, _PARTIAL_SCHEMA, True).schema == _PARTIAL_SCHEMA
+
+
+def test_a_file_with_exactly_the_wanted_columns_comes_back_with_the_wanted_schema() -> None:
+    """The fast path of _conform (the file's columns and types are the schema's): the result carries the
+    wanted schema and its metadata, not the file's (a base file's footer holds the bloom filter)."""
+    from hoodie.format.slice.slice_reader import _conform
+
+    want = pa.schema([pa.field("a", pa.int64()), pa.field("b", pa.string())], metadata={b"w": b"1"})
+    got = pa.table({"a": [1], "b": ["x"]}).replace_schema_metadata({b"org.apache.hudi.bloomfilter": b"big"})
+    out = _conform(got, want)
+    assert out.schema.equals(want, check_metadata=True) and out.to_pylist() == [{"a": 1, "b": "x"}]
+    # A column in another order or type still goes through the full projection.
+    swapped = pa.table({"b": ["x"], "a": pa.array([1], pa.int32())})
+    assert _conform(swapped, want).schema.equals(want, check_metadata=True)

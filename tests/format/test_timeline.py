@@ -130,3 +130,21 @@ def test_instant_time_zones() -> None:
     assert abs((now - parsed).total_seconds()) < 5
     assert I.epoch_ms_to_instant(I.instant_to_epoch_ms("20240229235959123", "UTC"), "UTC") == "20240229235959123"
     assert I.fix_instant_compatibility("20240101000000") == "20240101000000999"
+
+
+def test_named_views_are_built_once_and_a_written_timeline_has_its_own() -> None:
+    """completed(), completed_writes() and commits() are filtered once per (immutable) timeline: a read asks
+    for them once per file slice. A timeline made by ``written`` sees its new instants."""
+    from hoodie.format.timeline.active import Timeline
+    from hoodie.format.timeline.instant import Instant, State
+
+    tl = Timeline([Instant("20240101000000000", "deltacommit", State.COMPLETED),
+                   Instant("20240101000000001", "clean", State.COMPLETED),
+                   Instant("20240101000000002", "deltacommit", State.INFLIGHT)])
+    assert tl.completed_writes() is tl.completed_writes()
+    assert [i.timestamp for i in tl.completed_writes().instants] == ["20240101000000000"]
+    assert [i.timestamp for i in tl.completed().instants] == ["20240101000000000", "20240101000000001"]
+    assert [i.timestamp for i in tl.commits().instants] == ["20240101000000000", "20240101000000002"]
+    later = tl.written(Instant("20240101000000002", "deltacommit", State.COMPLETED))
+    assert [i.timestamp for i in later.completed_writes().instants] == ["20240101000000000", "20240101000000002"]
+    assert [i.timestamp for i in tl.completed_writes().instants] == ["20240101000000000"]

@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 
 from hoodie.format.avro.schema import avro_to_arrow_schema, conform_table
 from hoodie.format.avro.decode import decode_buffer, decode_leading_field
-from hoodie.format.storage import Storage
+from hoodie.format.storage import Storage, arrow_threads
 from hoodie.format.log.layout import (
     DATA_BLOCK_CONTENT_VERSION, DELETE_BLOCK_CONTENT_VERSION, DELETE_RECORD_LIST_SCHEMA, EVENT_TIME_MAX_KEY,
     EVENT_TIME_MIN_KEY, LOG_FORMAT_VERSION, MAGIC, ORDERING_WRAPPERS, ROLLBACK_COMMAND, BlockType,
@@ -176,9 +176,9 @@ class LogBlock:
             if reader_schema is not None:
                 # only decode the columns the reader wants
                 present = set(pf.schema_arrow.names)
-                table = pf.read(columns=[n for n in reader_schema.names if n in present])
+                table = pf.read(columns=[n for n in reader_schema.names if n in present], use_threads=arrow_threads())
             else:
-                table = pf.read()
+                table = pf.read(use_threads=arrow_threads())
         except Exception as e:  # corrupt bytes surface as assorted pyarrow/codec errors
             raise LogFormatError(f"{self._where()}: unreadable Parquet content: {type(e).__name__}: {e}") from e
         if reader_schema is not None:

@@ -32,6 +32,7 @@ from hoodie.format.timeline import plans
 from hoodie.format.timeline.archived import ArchivedTimeline
 from hoodie.format.metadata.listing import metadata_listing
 from hoodie.format.file_group.links import all_links
+from hoodie.format.storage import without_arrow_threads
 from hoodie.format.slice.slice_reader import (  # one file slice; re-exported for this module's users
     IS_PARTIAL_HEADER, ScanResult, block_data, is_partial, java_float_to_double, merge_partial_blocks,
     read_base_file, read_file_slice, scan_log_blocks, slice_record_keys, with_operation_deletes,
@@ -424,8 +425,18 @@ def read_plan_parallel(plan: ReadPlan, threads: Optional[int] = None) -> list[pa
     workers = min(len(slices), threads or min(8, os.cpu_count() or 1))
     if workers <= 1:
         return [read_slice(plan, sl) for sl in slices]
+
+    def one(sl: FileSlice) -> pa.Table:
+        with without_arrow_threads():  # the pool is the parallelism: no nested pyarrow pool per file
+            return read_slice(plan, sl)
+
+    # Slices with log files first: their merging is Python work holding the GIL, which the base-file-only
+    # reads (Parquet decoding without the GIL) can overlap; queued last, the merges would run one after another
+    # at the end. The result keeps the plan's order.
+    order = sorted(range(len(slices)), key=lambda i: not slices[i].log_files)
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hoodie-read") as pool:
-        return list(pool.map(lambda sl: read_slice(plan, sl), slices))
+        futures = {i: pool.submit(one, slices[i]) for i in order}
+        return [futures[i].result() for i in range(len(slices))]
 
 
 def finish(plan: ReadPlan, t: pa.Table) -> pa.Table:

@@ -23,7 +23,7 @@ from hoodie.format.slice.merge import (
     IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_ordering,
 )
 from hoodie.format.schema_on_read import SchemaOnRead, SchemaOnReadError, apply_mapping, base_file_instant
-from hoodie.format.storage import Storage
+from hoodie.format.storage import Storage, arrow_threads
 from hoodie.format.table import OPERATION_COLUMN, HoodieTable
 from hoodie.format.timeline.active import Timeline
 from hoodie.format.log.logformat import BlockType, read_log_file
@@ -119,6 +119,10 @@ def _conform(table: pa.Table, schema: pa.Schema, java_floats: bool = False) -> p
     ``java_floats``: widen float columns to double as Hudi does when it merges or rewrites
     records (:func:`java_float_to_double`); otherwise the binary value is kept (a plain base
     file read, as Spark and hudi-rs read copy-on-write files)."""
+    if table.schema.equals(schema, check_metadata=False):
+        # The file holds exactly the wanted columns with the wanted types (the common case): nothing to
+        # reorder, cast, fill or widen; the result carries ``schema`` itself (its metadata, not the file's).
+        return pa.Table.from_arrays(table.columns, schema=schema)
     cols = []
     n = table.num_rows
     names = set(table.column_names)
@@ -165,7 +169,7 @@ def read_base_file(storage: Storage, path: str, schema: pa.Schema,
                     if m.file_name is not None and m.file_name.lower() in by_lower]
         else:
             cols = [f.name for f in schema if f.name in present]
-        tbl = pf.read(columns=cols)
+        tbl = pf.read(columns=cols, use_threads=arrow_threads())
         if footer is not None:
             footer.update(pf.metadata.metadata or {})
         if mapping is not None:

@@ -138,6 +138,15 @@ class Timeline(I.InstantSequence):
         """Instants matching a predicate."""
         return self._new(i for i in self.instants if pred(i))
 
+    def _view(self, name: str, pred: Callable[[Instant], bool]) -> "Timeline":
+        """A named filter, built once per timeline (the timeline is immutable): a read asks for the completed
+        writes once per file slice, and each filter walks the whole timeline."""
+        views = self.__dict__.setdefault("_views", {})
+        found = views.get(name)
+        if found is None:
+            found = views[name] = self.filter(pred)
+        return found
+
     @property
     def timestamps(self) -> list[str]:
         """Instant times in order."""
@@ -174,7 +183,7 @@ class Timeline(I.InstantSequence):
     # -- state filters ------------------------------------------------------------------------
     def completed(self) -> "Timeline":
         """Completed instants only."""
-        return self.filter(lambda i: i.is_completed)
+        return self._view("completed", lambda i: i.is_completed)
 
     def pending(self) -> "Timeline":
         """Requested or inflight instants."""
@@ -186,11 +195,12 @@ class Timeline(I.InstantSequence):
 
     def commits(self) -> "Timeline":
         """Instants of the commits timeline: commit, deltacommit, replacecommit (+ pending compaction)."""
-        return self.by_actions(I.COMMIT, I.DELTA_COMMIT, I.REPLACE_COMMIT, I.COMPACTION, I.LOG_COMPACTION)
+        actions = (I.COMMIT, I.DELTA_COMMIT, I.REPLACE_COMMIT, I.COMPACTION, I.LOG_COMPACTION)
+        return self._view("commits", lambda i: i.action in actions)
 
     def completed_writes(self) -> "Timeline":
         """Completed commit, deltacommit and replacecommit instants."""
-        return self.filter(lambda i: i.is_completed and i.action in I.WRITE_ACTIONS)
+        return self._view("completed_writes", lambda i: i.is_completed and i.action in I.WRITE_ACTIONS)
 
     def pending_compactions(self) -> "Timeline":
         """Requested or inflight compaction instants."""
