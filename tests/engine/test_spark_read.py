@@ -186,3 +186,58 @@ def test_spark_reads_refuse_a_cdc_query(spark, tmp_path: Path) -> None:
         hs.read(spark, path, cdc).collect()
     with pytest.raises(Exception, match="does not read Hudi's CDC log files"):
         spark.read.format("hoodie").options(**cdc).load(path).collect()
+
+
+def _aged_table(path: str) -> None:
+    """p0's base file written without the column ``extra`` and p1's with it, both by commits archived since;
+    p2 rewritten by every later commit (active). Archival with small bounds so that 4 more commits archive them."""
+    aged = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
+    write_arrow(path, _batch([0, 3], 1, "a"), {**_opts("COPY_ON_WRITE", "insert"), **aged})
+    p1 = _batch([1, 4], 1, "b").append_column("extra", pa.array([1, 2], pa.int64()))
+    write_arrow(path, p1, {**_opts("COPY_ON_WRITE", "insert"), **aged})
+    for n in range(4):
+        p2 = _batch([2, 5], 2 + n, f"c{n}").append_column("extra", pa.array([n, n], pa.int64()))
+        write_arrow(path, p2, {**_opts("COPY_ON_WRITE", "upsert"), **aged})
+
+
+def test_base_files_of_archived_writes_are_judged_by_their_footers(tmp_path: Path) -> None:
+    """Pure Python: a base file whose commit was archived goes to Spark's scan when its footer has the table's
+    schema (it went through hoodie whatever its schema before: the table's age decided the plan), and through
+    hoodie when it does not (p0 lacks ``extra``)."""
+    from hoodie.engine.read import split_plan
+    from hoodie.format.slice.reader import plan_read
+
+    path = str(tmp_path / "t")
+    _aged_table(path)
+    t = HoodieTable(path)
+    first_two = sorted({sl.base_file.instant for sl in plan_read(t).slices if sl.base_file.partition in ("p0", "p1")})
+    assert len(first_two) == 2 and not any(t.timeline.contains(i) for i in first_two)  # both archived
+    split = split_plan(plan_read(t))
+    assert [sl.partition for sl in split.python_slices] == ["p0"], split.reasons
+    assert split.reasons == {"file schema differs from the table's (evolved, or an unreadable footer)": 1}
+    assert sorted(f.split("/")[-2] for f in split.native_files) == ["p1", "p2"]
+
+
+def test_an_aged_table_reads_as_hoodie_reads_and_a_native_plan_is_spark_s_own(spark, tmp_path: Path) -> None:
+    import re
+
+    import hoodie.spark as hs
+    from hoodie.engine.read import split_plan
+    from hoodie.format.slice.reader import plan_read
+
+    path = str(tmp_path / "t")
+    _aged_table(path)
+    cols = COLS + ["extra"]
+    assert _spark_rows(hs.read(spark, path), cols) == _rows(hoodie.read_table(path), cols)
+    # All native (copy-on-write, one schema): the DataFrame is spark.read.parquet's, no projection on top.
+    young = str(tmp_path / "young")
+    _history(young, "COPY_ON_WRITE")
+    df = hs.read(spark, young)
+    files = split_plan(plan_read(HoodieTable(young))).native_files
+    ref = spark.read.schema(df.schema).parquet(*files)
+
+    def plan(d) -> str:  # type: ignore[no-untyped-def]
+        return re.sub(r"#\d+L?", "", d._jdf.queryExecution().optimizedPlan().toString())
+
+    assert plan(df) == plan(ref) and "Project" not in plan(df)
+    assert _spark_rows(df, COLS) == _rows(hoodie.read_table(young), COLS)

@@ -25,11 +25,15 @@ plans at each query (docs/spark.md).
 from __future__ import annotations
 
 import base64
+import collections
 import dataclasses
+import functools
+import json
 import pickle
 from typing import Any, Mapping, Optional, Sequence
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from hoodie.engine.datasource import (
     PLAN_KEY, ReadTask, _read_args, _storage_options, ensure_registered, spark_schema_for,
@@ -58,28 +62,79 @@ def _scheme(uri: str) -> str:
     return head.lower() if sep else ""
 
 
-def _writer_schemas_match(table: Any, schema: pa.Schema) -> dict[str, bool]:
+@functools.lru_cache(maxsize=256)
+def _data_types_of_avro(schema_json: str) -> tuple[tuple[str, pa.DataType], ...]:
+    """The data columns (name, Arrow type) of a writer schema, meta and operation columns left out. Cached:
+    the commits of a table share a handful of writer schemas, and a read compares each of them."""
+    return tuple((f.name, f.type) for f in avro_to_arrow_schema(json.loads(schema_json))
+                 if f.name not in META_COLUMNS and f.name != OPERATION_COLUMN)
+
+
+def _same_data_schema(got: Sequence[tuple[str, pa.DataType]], want: Mapping[str, pa.DataType]) -> bool:
+    """Whether a file written with the data columns ``got`` reads as the table schema ``want``: every table
+    column present with the table's type (columns the table no longer has do not matter)."""
+    have = dict(got)
+    return set(want) <= set(have) and all(have[k] == t for k, t in want.items())
+
+
+def _writer_schemas_match(table: Any, schema: pa.Schema, instants: Optional[set[str]] = None) -> dict[str, bool]:
     """instant -> whether the base files that instant wrote have the table's data schema ``schema``
-    (the ``extraMetadata.schema`` of the write, compared as Arrow types)."""
+    (the ``extraMetadata.schema`` of the write, compared as Arrow types), for the completed writes of the
+    active timeline (``instants``: only those). Instants not in the answer (archived writes) are decided
+    by their files' footers (:func:`_footer_schema_matches`)."""
     want = {f.name: f.type for f in schema if f.name not in META_COLUMNS}
     out: dict[str, bool] = {}
     for inst in table.timeline.completed().instants:
         if inst.action not in ("commit", "deltacommit", "replacecommit"):
             continue
+        if instants is not None and inst.timestamp not in instants:
+            continue
         try:
-            schema = table.timeline.commit_metadata(inst).schema
+            written = table.timeline.commit_metadata(inst).schema
         except ValueError:
             out[inst.timestamp] = False
             continue
-        if not schema:
-            out[inst.timestamp] = False
-            continue
-        import json
-
-        got = {f.name: f.type for f in avro_to_arrow_schema(json.loads(schema))
-               if f.name not in META_COLUMNS and f.name != OPERATION_COLUMN}
-        out[inst.timestamp] = got == {k: v for k, v in want.items() if k in got} and set(want) <= set(got)
+        out[inst.timestamp] = bool(written) and _same_data_schema(_data_types_of_avro(written), want)
     return out
+
+
+# (file uri, size) -> the file's data columns: base files are never rewritten in place (a new write makes a new
+# file name), so a footer read once answers for the life of the process. Bounded: a table of many files reads
+# the footers of its archived writes' files again once they fall out.
+_FOOTER_SCHEMAS: "collections.OrderedDict[tuple[str, int], Optional[tuple[tuple[str, pa.DataType], ...]]]" = \
+    collections.OrderedDict()
+_FOOTER_CACHE_SIZE = 4096
+
+
+def _footer_data_types(table: Any, path: str, size: int) -> Optional[tuple[tuple[str, pa.DataType], ...]]:
+    """The data columns of one base file from its footer: the writer's Avro schema where Java's writer left it
+    (``parquet.avro.schema``), else the file's Arrow schema; None when the footer does not read."""
+    key = (table.storage.uri(path), int(size))
+    if key in _FOOTER_SCHEMAS:
+        _FOOTER_SCHEMAS.move_to_end(key)
+        return _FOOTER_SCHEMAS[key]
+    try:
+        pf = pq.ParquetFile(table.storage.full(path), filesystem=table.storage.fs)
+        avro = (pf.metadata.metadata or {}).get(b"parquet.avro.schema")
+        got: Optional[tuple[tuple[str, pa.DataType], ...]]
+        if avro:
+            got = _data_types_of_avro(avro.decode("utf-8"))
+        else:
+            got = tuple((f.name, f.type) for f in pf.schema_arrow
+                        if f.name not in META_COLUMNS and f.name != OPERATION_COLUMN)
+    except (OSError, ValueError, pa.ArrowException):
+        got = None  # the Python path reads it and reports what is wrong with it
+    _FOOTER_SCHEMAS[key] = got
+    while len(_FOOTER_SCHEMAS) > _FOOTER_CACHE_SIZE:
+        _FOOTER_SCHEMAS.popitem(last=False)
+    return got
+
+
+def _footer_schema_matches(table: Any, schema: pa.Schema, base_file: Any) -> bool:
+    """Whether a base file whose write is not in the active timeline (archived) has the table's data schema,
+    judged by its footer: what the file holds, whatever the age of the commit that wrote it."""
+    got = _footer_data_types(table, base_file.path, base_file.size)
+    return got is not None and _same_data_schema(got, {f.name: f.type for f in schema if f.name not in META_COLUMNS})
 
 
 def _file_schema(plan: Any) -> pa.Schema:
@@ -107,7 +162,11 @@ def split_plan(plan: Any) -> ReadSplit:
         # Spark's scan matches columns by name; a renamed, or dropped and re-added, column must be matched
         # by field id (hoodie.format.schema_on_read), or old files would read null or another column's values.
         whole_table = "schema evolved on read (columns matched by field id)"
-    schemas = _writer_schemas_match(table, _file_schema(plan)) if whole_table is None else {}
+    file_schema = _file_schema(plan) if whole_table is None else None
+    schemas: dict[str, bool] = {}
+    if file_schema is not None:
+        wanted = {sl.base_file.instant for sl in plan.slices if sl.base_file is not None}
+        schemas = _writer_schemas_match(table, file_schema, wanted)
     for sl in plan.slices:
         if plan.query_type == "read_optimized":
             if sl.base_file is None:
@@ -117,8 +176,9 @@ def split_plan(plan: Any) -> ReadSplit:
             continue
         if whole_table is not None:
             python(sl, whole_table)
-        elif not schemas.get(sl.base_file.instant, False):
-            python(sl, "file schema differs from the table's (evolved, or an archived write)")
+        elif not (schemas[sl.base_file.instant] if sl.base_file.instant in schemas
+                  else _footer_schema_matches(table, file_schema, sl.base_file)):
+            python(sl, "file schema differs from the table's (evolved, or an unreadable footer)")
         else:
             native.append(table.storage.uri(sl.base_file.path))
     return ReadSplit(native, python_slices, reasons)
@@ -132,6 +192,23 @@ def _python_frame(spark: Any, plan: Any, slices: list[Any], options: Mapping[str
     for k, v in options.items():
         reader = reader.option(k, v)
     return reader.load(plan.table.base_path)
+
+
+def _parquet_frame(spark: Any, schema: Any, files: Sequence[str]):  # type: ignore[no-untyped-def]
+    """``spark.read.schema(schema).parquet(*files)``, handing the paths to the JVM in a few calls: PySpark
+    converts a list element by element (one Py4J round trip per path), which was most of the planning time.
+    The JVM gets the same ``DataFrameReader.parquet(Seq[String])`` call. Spark Connect sessions have no JVM
+    here and take PySpark's own path."""
+    jvm = getattr(getattr(spark, "_sc", None), "_jvm", None) if hasattr(spark, "_jsparkSession") else None
+    if jvm is None or len(files) < 4 or any("\n" in f for f in files):
+        return spark.read.schema(schema).parquet(*files)
+    from pyspark.sql import DataFrame
+
+    reader = spark._jsparkSession.read().schema(spark._jsparkSession.parseDataType(schema.json()))
+    # One string across, split into a java.util.List in the JVM (Spark 4 runs on Java 17: Stream.toList).
+    parts = jvm.java.util.regex.Pattern.compile("\n").splitAsStream("\n".join(files)).toList()
+    paths = jvm.PythonUtils.toSeq(parts)
+    return DataFrame(reader.parquet(paths), spark)
 
 
 def read(spark: Any, path: str, options: Optional[Mapping[str, Any]] = None,
@@ -163,7 +240,8 @@ def read(spark: Any, path: str, options: Optional[Mapping[str, Any]] = None,
         split = split_plan(plan)
     frames = []
     if split.native_files:
-        df = spark.read.schema(spark_schema_for(_file_schema(plan))).parquet(*split.native_files)
+        file_spark_schema = spark_schema_for(_file_schema(plan))
+        df = _parquet_frame(spark, file_spark_schema, split.native_files)
         if plan.query_type == "incremental":
             ct = F.col("_hoodie_commit_time")
             if plan.commit_times is not None:
@@ -173,7 +251,11 @@ def read(spark: Any, path: str, options: Optional[Mapping[str, Any]] = None,
                 if plan.end is not None:
                     cond = cond & (ct <= F.lit(plan.end))
                 df = df.where(cond)
-        frames.append(df.select(*[F.col(f.name).cast(f.dataType) for f in spark_schema.fields]))
+        if file_spark_schema != spark_schema:
+            # A projection (or another column order): select it. Without one the relation is returned as it is,
+            # so the plan is spark.read.parquet's own (each column and cast is a round trip to the JVM).
+            df = df.select(*[F.col(f.name).cast(f.dataType) for f in spark_schema.fields])
+        frames.append(df)
     if split.python_slices:
         frames.append(_python_frame(spark, plan, split.python_slices,
                                     {k: v for k, v in opts.items() if k.startswith("hoodie.storage.")}))
