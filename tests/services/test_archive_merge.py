@@ -217,6 +217,29 @@ def test_the_dry_run_shows_what_merging_would_do_and_the_run_does_it(long_lived:
     assert "an interrupted merge would be dropped (its plan did not parse) first" in "\n".join(_describe(again))
 
 
+@pytest.mark.parametrize("merge", [False, True])
+def test_one_archival_lists_the_archive_folder_once(long_lived: str, tmp_path: Path, merge: bool,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The archive folder grows by one file per archival on version 6 (unless merged), so each listing costs
+    more as the table ages: one archival lists it once, for the newest file, the next version and the merge."""
+    base = _copy(long_lived, tmp_path)
+    for n in (200, 201):
+        hoodie.write_arrow(base, _one_row(n), _table_opts())
+    listed: list[str] = []
+    real = Storage.list_dir
+
+    def counting(self: Storage, rel: str = "") -> Any:
+        listed.append(rel.strip("/"))
+        return real(self, rel)
+
+    monkeypatch.setattr(Storage, "list_dir", counting)
+    opts = _table_opts(**(MERGE if merge else {}), **{"hoodie.archive.merge.files.batch.size": "12"})
+    res = run_archival(base, opts)
+    assert res.archive_file == f"{A1.ARCHIVE_FOLDER}/{A1.archive_file_name(12)}"
+    assert listed.count(A1.ARCHIVE_FOLDER) == 1, listed
+    assert res.merged_into == (f"{A1.ARCHIVE_FOLDER}/{A1.archive_file_name(13)}" if merge else None)
+
+
 def _one_row(n: int) -> Any:
     import pyarrow as pa
 

@@ -239,14 +239,17 @@ def encode_archive_block(entries: Sequence[dict], schema_json: Optional[str] = N
 
 
 def write_archive_file(storage: Storage, files: Sequence[InstantFile], batch: int, *,
-                       folder: str = ARCHIVE_FOLDER, timezone: str = "UTC") -> str:
-    """Write ``files`` (in order) into a new archive file (the next version) of ``folder``, ``batch``
-    records per block; returns its path relative to the table. Create-only: never overwrites."""
+                       folder: str = ARCHIVE_FOLDER, timezone: str = "UTC", version: Optional[int] = None) -> str:
+    """Write ``files`` (in order) into a new archive file of ``folder``, ``batch`` records per block; returns
+    its path relative to the table. ``version``: the file's version when the caller listed the folder already
+    (one above the highest there); by default the folder is listed for it. Create-only: never overwrites (a
+    version taken meanwhile fails the write)."""
     if not files:
         raise ValueError("nothing to archive")
     entries = [meta_entry(f, timezone) for f in files]
     blocks = [encode_archive_block(entries[i:i + batch]) for i in range(0, len(entries), batch)]
-    rel = f"{folder}/{next_archive_file_name(storage, folder)}"
+    name = archive_file_name(version) if version is not None else next_archive_file_name(storage, folder)
+    rel = f"{folder}/{name}"
     storage.create_new(rel, b"".join(blocks))
     return rel
 

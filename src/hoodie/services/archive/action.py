@@ -153,8 +153,10 @@ def _state_order(inst: Instant) -> int:
 
 
 def _archive_one(storage: Storage, cfg: ArchivalConfig, plan: ArchivalPlan, files: list[tuple[str, Instant]],
-                 layout: int, tz: str, result: ArchivalResult) -> None:
-    """Steps 2-4 of the module docstring for one timeline (``storage``: the table's or its MDT's)."""
+                 layout: int, tz: str, result: ArchivalResult,
+                 archive_listing: Optional[list[M.ArchiveFile]] = None) -> None:
+    """Steps 2-4 of the module docstring for one timeline (``storage``: the table's or its MDT's).
+    ``archive_listing``: version 6, the archive folder as the caller listed it (newest first)."""
     folder = _folder(layout)
     wanted = {(i.timestamp, I.comparable_action(i.action)) for i in plan.instants}
     groups: dict[tuple[str, str], list[tuple[str, Instant]]] = {}
@@ -170,12 +172,16 @@ def _archive_one(storage: Storage, cfg: ArchivalConfig, plan: ArchivalPlan, file
         return storage.read_bytes(f"{folder}/{name}")
 
     if layout == 1:
-        newest = A1.archive_files(storage)
-        done = A1.archived_keys(storage, newest[-1]) if newest else set()
+        # One listing of .hoodie/archived per archival (it grows by one file per archival unless merged): the
+        # newest file (a crashed run's instants are in it) and the next version both come from it.
+        listed = archive_listing if archive_listing is not None else M.list_archive_files(storage)
+        newest = f"{A1.ARCHIVE_FOLDER}/{listed[0].name}" if listed else None
+        done = A1.archived_keys(storage, newest) if newest else set()
         todo = [A1.InstantFile(inst, read(name)) for group in ordered for name, inst in group
                 if (inst.timestamp, inst.action, inst.state.name) not in done]
         if todo:
-            result.archive_file = A1.write_archive_file(storage, todo, cfg.batch, timezone=tz)
+            result.archive_file = A1.write_archive_file(storage, todo, cfg.batch, timezone=tz,
+                                                        version=(listed[0].version if listed else 0) + 1)
     else:
         rows = []
         for group in ordered:
@@ -242,8 +248,12 @@ def _archive_timeline(storage: Storage, cfg: ArchivalConfig, *, is_mor: bool, tz
     if merging:
         # Java runs this only while merging is enabled; hoodie whenever a plan is left (see merge.py why).
         result.merge_recovery = M.recover_merge(storage)
+    # Version 6: the archive folder listed once per run, after the recovery, for archiving and merging both (the
+    # run holds the table lock: only this run changes the folder until it ends).
+    listing = M.list_archive_files(storage) if layout == 1 and not dry_run and (
+        plan.instants or (merging and cfg.merge_enable)) else None
     if plan.instants and not dry_run:
-        _archive_one(storage, cfg, plan, files, layout, tz, result)
+        _archive_one(storage, cfg, plan, files, layout, tz, result, listing)
         result.active_files = len(files) - result.deleted_files
         log.info("archived %d instant(s) of %s (%s .. %s) into %s", len(plan.instants), base_path,
                  plan.instants[0].timestamp, plan.instants[-1].timestamp, result.archive_file or "(already written)")
@@ -253,7 +263,12 @@ def _archive_timeline(storage: Storage, cfg: ArchivalConfig, *, is_mor: bool, tz
     if merging and cfg.merge_enable:
         # Java merges after archiving, whether or not this run archived anything. The metadata table's
         # write config never enables it (data_timeline is set for the metadata table).
-        decision = M.decide_merge(M.list_archive_files(storage), batch_size=cfg.merge_files_batch_size,
+        if result.archive_file is not None and listing is not None:
+            name = result.archive_file.rsplit("/", 1)[-1]
+            listing = [M.ArchiveFile(int(A1.archive_file_version(name) or 0), name, storage.size(result.archive_file)),
+                       *listing]
+        decision = M.decide_merge(listing if listing is not None else M.list_archive_files(storage),
+                                  batch_size=cfg.merge_files_batch_size,
                                   small_file_limit_bytes=cfg.merge_small_file_limit_bytes)
         merged = M.run_merge(storage, decision, records_per_block=cfg.batch)
         if merged is not None:
