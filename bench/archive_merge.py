@@ -10,6 +10,8 @@ simulated archival: what a table archiving after every commit for years accumula
 with ``--files`` files (the instants and their entries, as every reader of the archived timeline loads
 them); one merge with Hudi's defaults (every file is small, so all are merged into one);
 ``load_archived`` again. The archived instants and their commit metadata are checked equal before and after.
+Locally, also the next merge with the defaults (the merged file and 10 more small files): copying the merged
+file's full blocks as they are, against decoding and re-encoding every record on an identical copy.
 
     python bench/archive_merge.py [--files 1000] [--repeat 5] [--s3]
 
@@ -117,6 +119,26 @@ def main(argv: list[str] | None = None) -> int:
         after = _view(storage)
         assert res is not None and len(res.candidates) == args.files and len(after_files) == 1
         assert after == before, "the archived timeline changed in the merge"
+        remerge = {}
+        if not args.s3:
+            # The next merge with the defaults: 10 more archivals' files and the merged file, all small. The
+            # merged file's full blocks are copied as they are; "decode all" is the same merge decoding and
+            # re-encoding every record (what every merge did before), on an identical copy of the folder.
+            for f in range(args.files, args.files + cfg.merge_files_batch_size):
+                schema_json, records = samples[f % len(samples)][0]
+                out = [dict(r, commitTime=f"2020{f:06d}{r['commitTime'][-7:]}") for r in records]
+                storage.create_new(f"{A1.ARCHIVE_FOLDER}/{A1.archive_file_name(f + 2)}",
+                                   A1.encode_archive_block(out, schema_json))
+            twin = Storage(os.path.join(root, "twin"))
+            shutil.copytree(storage.full(A1.ARCHIVE_FOLDER), twin.full(A1.ARCHIVE_FOLDER))
+            for name, st_, per_block in (("copy_full_blocks", storage, cfg.batch), ("decode_all", twin, 10 ** 9)):
+                w, c = time.perf_counter(), time.process_time()
+                r2 = M.merge_archive_files_if_necessary(st_, batch_size=cfg.merge_files_batch_size,
+                                                        small_file_limit_bytes=cfg.merge_small_file_limit_bytes,
+                                                        records_per_block=per_block)
+                remerge[name] = {"wall": round(time.perf_counter() - w, 4), "cpu": round(time.process_time() - c, 4)}
+                assert r2 is not None and len(r2.candidates) == cfg.merge_files_batch_size + 1
+            assert _view(storage) == _view(twin), "the two re-merges disagree"
         print(json.dumps({
             "storage": "s3 (moto, loopback)" if args.s3 else "local file system", "archive_files_before": args.files, "entries": n, "archived_instants": len(before[0]),
             "bytes_before": size_before, "bytes_after": after_files[0].size,
@@ -125,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             "load_after_s": {"wall": round(after_wall, 4), "cpu": round(after_cpu, 4)},
             "ratio_before_over_after": {"wall": round(before_wall / after_wall, 2),
                                         "cpu": round(before_cpu / after_cpu, 2)},
+            "next_merge_s (merged file + 10 small files)": remerge,
         }, indent=2))
     finally:
         shutil.rmtree(root, ignore_errors=True)
