@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hoodie
 from hoodie.format.table import HoodieTable
 from hoodie import write_arrow
-from tests.helpers import rows_of
+from tests.helpers import examples, rows_of
 
 COLS = ["_hoodie_commit_time", "_hoodie_record_key", "_hoodie_partition_path", "id", "p", "ts", "v"]
 
@@ -241,3 +243,36 @@ def test_an_aged_table_reads_as_hoodie_reads_and_a_native_plan_is_spark_s_own(sp
 
     assert plan(df) == plan(ref) and "Project" not in plan(df)
     assert _spark_rows(df, COLS) == _rows(hoodie.read_table(young), COLS)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(10), deadline=None)
+@given(history=st.lists(st.tuples(st.sets(st.integers(0, 3), min_size=1), st.booleans()), min_size=1, max_size=7))
+def test_which_files_spark_scans_does_not_depend_on_archival(tmp_path_factory: pytest.TempPathFactory,
+                                                             history: list[tuple[set[int], bool]]) -> None:
+    """A model (pure Python): commits upsert into some of 4 partitions, each with or without the column
+    ``extra`` (once a commit has it, the table schema has it). A base file goes to Spark's scan exactly when
+    the commit that last wrote its partition wrote the table's columns, with archival on (small bounds, so the
+    oldest writes are archived) as with it off."""
+    from hoodie.engine.read import split_plan
+    from hoodie.format.slice.reader import plan_read
+
+    root = tmp_path_factory.mktemp("aging")
+    aged = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
+    last_writer_wide: dict[str, bool] = {}
+    table_wide = False
+    for n, (parts, wide) in enumerate(history):
+        table_wide = table_wide or wide
+        wide = wide or table_wide  # a column once added stays in every later write's schema
+        ids = sorted(parts)
+        rows = pa.table({"id": pa.array(ids, pa.int64()), "p": [f"p{i}" for i in ids],
+                         "ts": pa.array([n] * len(ids), pa.int64()), "v": [f"v{n}"] * len(ids)})
+        if wide:
+            rows = rows.append_column("extra", pa.array([n] * len(ids), pa.int64()))
+        for name, extra in (("on", aged), ("off", {"hoodie.archive.automatic": "false"})):
+            write_arrow(str(root / name), rows, {**_opts("COPY_ON_WRITE", "upsert"), **extra})
+        last_writer_wide.update({f"p{i}": wide for i in ids})
+    expected = sorted(p for p, w in last_writer_wide.items() if w == table_wide)
+    for name in ("on", "off"):
+        split = split_plan(plan_read(HoodieTable(str(root / name))))
+        assert sorted(f.split("/")[-2] for f in split.native_files) == expected, (name, split.reasons)
