@@ -240,6 +240,36 @@ def test_one_archival_lists_the_archive_folder_once(long_lived: str, tmp_path: P
     assert res.merged_into == (f"{A1.ARCHIVE_FOLDER}/{A1.archive_file_name(13)}" if merge else None)
 
 
+def test_the_archival_after_a_merge_does_not_read_the_merged_file(long_lived: str, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The merged file (up to 20 MiB) holds no active instant: the next archival in the process that merged it
+    does not decode it to look for a crashed run's instants; a file this process did not merge is read."""
+    base = _copy(long_lived, tmp_path)
+    opts = _table_opts(**MERGE, **{"hoodie.archive.merge.files.batch.size": "11"})
+    merged = run_archival(base, opts).merged_into
+    assert merged is not None
+    twin = str(tmp_path / "twin")
+    shutil.copytree(base, twin)  # the same merged file, which this process did not write there
+    before = _archived_view(base)
+    decoded: list[str] = []
+    real = A1.decode_archive_block
+
+    def counting(storage: Storage, block: Any, schema_json: str) -> list[dict]:
+        decoded.append(storage.uri(block.log_file))
+        return real(storage, block, schema_json)
+
+    monkeypatch.setattr(A1, "decode_archive_block", counting)
+    for path in (base, twin):
+        for n in (300, 301):
+            hoodie.write_arrow(path, _one_row(n), _table_opts())
+        res = run_archival(path, opts)
+        assert res.archive_file == f"{A1.ARCHIVE_FOLDER}/{A1.archive_file_name(13)}" and res.archived
+    assert Storage(base).uri(merged) not in decoded and Storage(twin).uri(merged) in decoded
+    monkeypatch.undo()
+    view = _archived_view(base)
+    assert set(before["instants"]) < set(view["instants"]) and view == _archived_view(twin)
+
+
 def _one_row(n: int) -> Any:
     import pyarrow as pa
 

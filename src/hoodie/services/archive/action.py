@@ -176,7 +176,9 @@ def _archive_one(storage: Storage, cfg: ArchivalConfig, plan: ArchivalPlan, file
         # newest file (a crashed run's instants are in it) and the next version both come from it.
         listed = archive_listing if archive_listing is not None else M.list_archive_files(storage)
         newest = f"{A1.ARCHIVE_FOLDER}/{listed[0].name}" if listed else None
-        done = A1.archived_keys(storage, newest) if newest else set()
+        # A merged file this process completed holds no active instant (merging follows the deletion): not read.
+        done = (A1.archived_keys(storage, newest) if newest and not M.merged_here(storage, newest, listed[0].size)
+                else set())
         todo = [A1.InstantFile(inst, read(name)) for group in ordered for name, inst in group
                 if (inst.timestamp, inst.action, inst.state.name) not in done]
         if todo:

@@ -221,14 +221,35 @@ def run_merge(storage: Storage, decision: MergeDecision, *, records_per_block: i
             if len(pending) >= records_per_block:
                 flush()
     flush()
-    storage.create_new(merged_rel, b"".join(blocks))
+    data = b"".join(blocks)
+    storage.create_new(merged_rel, data)
     fault_point("archive.merge.after_merged_file")
     _delete_candidates(storage, folder, [c.name for c in candidates])
     storage.delete(plan_rel)
+    _remember_merged(storage.uri(merged_rel), len(data))
     log.info("archival: merged %d small archive file(s) (%d entries) into %s", len(candidates), total, merged_name)
     return MergeResult([c.name for c in candidates], merged_rel, total)
 
 
+# Merged files this process completed (uri -> size). A merge runs after its archival deleted the archived instants
+# from the active timeline, so a merged file holds no active instant: the next archival, which reads the newest
+# archive file for instants a crashed run left in both timelines, can skip reading it (up to 20 MiB, every
+# record decoded). Only files this process merged and saw complete are here; any other file is read.
+_MERGED_HERE: "dict[str, int]" = {}
+
+
+def _remember_merged(uri: str, size: int) -> None:
+    _MERGED_HERE[uri] = size
+    while len(_MERGED_HERE) > 64:
+        _MERGED_HERE.pop(next(iter(_MERGED_HERE)))
+
+
+def merged_here(storage: Storage, rel: str, size: int) -> bool:
+    """Whether ``rel`` is a merged archive file this process wrote and completed (same size), which therefore
+    holds no instant of the active timeline."""
+    return _MERGED_HERE.get(storage.uri(rel)) == size
+
+
 __all__ = ["ArchiveFile", "MergeDecision", "MergeResult", "decide_merge", "list_archive_files", "merge_candidates",
-           "recover_merge", "recovery_preview", "run_merge",
+           "merged_here", "recover_merge", "recovery_preview", "run_merge",
            "merge_archive_files_if_necessary"]
