@@ -245,9 +245,12 @@ def test_the_archival_after_a_merge_does_not_read_the_merged_file(long_lived: st
     """The merged file (up to 20 MiB) holds no active instant: the next archival in the process that merged it
     does not decode it to look for a crashed run's instants; a file this process did not merge is read."""
     base = _copy(long_lived, tmp_path)
-    opts = _table_opts(**MERGE, **{"hoodie.archive.merge.files.batch.size": "11"})
-    merged = run_archival(base, opts).merged_into
-    assert merged is not None
+    opts = _table_opts(**MERGE, **{"hoodie.archive.merge.files.batch.size": "12"})
+    for n in (200, 201):
+        hoodie.write_arrow(base, _one_row(n), _table_opts())
+    first = run_archival(base, opts)  # archives (file 12, after reading file 11), then merges 12 files into 13
+    merged = first.merged_into
+    assert first.archived and merged == f"{A1.ARCHIVE_FOLDER}/{A1.archive_file_name(13)}"
     twin = str(tmp_path / "twin")
     shutil.copytree(base, twin)  # the same merged file, which this process did not write there
     before = _archived_view(base)
@@ -263,11 +266,51 @@ def test_the_archival_after_a_merge_does_not_read_the_merged_file(long_lived: st
         for n in (300, 301):
             hoodie.write_arrow(path, _one_row(n), _table_opts())
         res = run_archival(path, opts)
-        assert res.archive_file == f"{A1.ARCHIVE_FOLDER}/{A1.archive_file_name(13)}" and res.archived
+        assert res.archive_file == f"{A1.ARCHIVE_FOLDER}/{A1.archive_file_name(14)}" and res.archived
     assert Storage(base).uri(merged) not in decoded and Storage(twin).uri(merged) in decoded
     monkeypatch.undo()
     view = _archived_view(base)
     assert set(before["instants"]) < set(view["instants"]) and view == _archived_view(twin)
+
+
+def test_instants_a_crashed_run_left_in_the_archive_keep_its_merge_from_being_trusted(
+        long_lived: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An archival that leaves a crashed run's instants active (its plan covers only some of them) reports the
+    archive as not clean, so a merge after it is not remembered and the next archival reads the merged file."""
+    import dataclasses
+
+    from hoodie.format.table import HoodieTable
+    from hoodie.services.archive import action as AC
+
+    base = _copy(long_lived, tmp_path)
+    for n in (200, 201, 202):
+        hoodie.write_arrow(base, _one_row(n), _table_opts())
+    real_delete = Storage.delete
+
+    def failing(self: Storage, rel: str, missing_ok: bool = True) -> bool:
+        if rel.startswith(".hoodie/") and rel.count("/") == 1 and rel.split("/")[1][:1].isdigit():
+            raise OSError("killed while deleting the archived instants")
+        return real_delete(self, rel, missing_ok)
+
+    with monkeypatch.context() as mp:
+        mp.setattr(Storage, "delete", failing)
+        with pytest.raises(OSError, match="killed"):
+            run_archival(base, _table_opts())
+    t = HoodieTable(base)
+    st_ = t.storage
+    cfg = ArchivalConfig.from_options(_table_opts())
+    files, tl = AC._instant_files(st_, 1)
+    plan = AC._plan(st_, tl, cfg, is_mor=True, tz="UTC", layout=1, props=dict(t.props))
+    assert len(plan.instants) > 1  # the crashed run's instants are all still active
+    listing = M.list_archive_files(st_)
+    part = dataclasses.replace(plan, instants=plan.instants[:1])
+    res = AC.ArchivalResult(base, part)
+    assert AC._archive_one(st_, cfg, part, files, 1, "UTC", res, listing) is False
+    assert res.archive_file is None  # the instant was in the crashed run's file already: not written twice
+    files, tl = AC._instant_files(st_, 1)
+    rest = AC._plan(st_, tl, cfg, is_mor=True, tz="UTC", layout=1, props=dict(t.props))
+    assert AC._archive_one(st_, cfg, rest, files, 1, "UTC", AC.ArchivalResult(base, rest),
+                           M.list_archive_files(st_)) is True
 
 
 def _one_row(n: int) -> Any:

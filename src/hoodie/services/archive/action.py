@@ -154,9 +154,11 @@ def _state_order(inst: Instant) -> int:
 
 def _archive_one(storage: Storage, cfg: ArchivalConfig, plan: ArchivalPlan, files: list[tuple[str, Instant]],
                  layout: int, tz: str, result: ArchivalResult,
-                 archive_listing: Optional[list[M.ArchiveFile]] = None) -> None:
+                 archive_listing: Optional[list[M.ArchiveFile]] = None) -> bool:
     """Steps 2-4 of the module docstring for one timeline (``storage``: the table's or its MDT's).
-    ``archive_listing``: version 6, the archive folder as the caller listed it (newest first)."""
+    ``archive_listing``: version 6, the archive folder as the caller listed it (newest first). Returns whether
+    the archive folder holds no instant of the active timeline afterwards (version 6: the newest file, where a
+    crashed run leaves them, was checked and nothing of it is left active), as far as this run knows."""
     folder = _folder(layout)
     wanted = {(i.timestamp, I.comparable_action(i.action)) for i in plan.instants}
     groups: dict[tuple[str, str], list[tuple[str, Instant]]] = {}
@@ -166,7 +168,7 @@ def _archive_one(storage: Storage, cfg: ArchivalConfig, plan: ArchivalPlan, file
             groups.setdefault(key, []).append((name, inst))
     ordered = [sorted(groups[k], key=lambda f: _state_order(f[1])) for k in sorted(groups)]
     if not ordered:
-        return  # a concurrent archival moved them (Java skips them the same way)
+        return False  # a concurrent archival moved them (Java skips them the same way)
 
     def read(name: str) -> bytes:
         return storage.read_bytes(f"{folder}/{name}")
@@ -179,6 +181,9 @@ def _archive_one(storage: Storage, cfg: ArchivalConfig, plan: ArchivalPlan, file
         # A merged file this process completed holds no active instant (merging follows the deletion): not read.
         done = (A1.archived_keys(storage, newest) if newest and not M.merged_here(storage, newest, listed[0].size)
                 else set())
+        deleted = {(i.timestamp, i.action, i.state.name) for group in ordered for _, i in group}
+        active = {(i.timestamp, i.action, i.state.name) for _, i in files}
+        clean_after = not ((done & active) - deleted)
         todo = [A1.InstantFile(inst, read(name)) for group in ordered for name, inst in group
                 if (inst.timestamp, inst.action, inst.state.name) not in done]
         if todo:
@@ -212,6 +217,8 @@ def _archive_one(storage: Storage, cfg: ArchivalConfig, plan: ArchivalPlan, file
             storage.delete_dir(marker)
     if layout == 2:
         LSM.compact_and_clean(storage, cfg.lsm_compaction_batch, LSM_RETAINED_MANIFESTS)
+        return False
+    return clean_after
 
 
 def _preview_merge(storage: Storage, cfg: ArchivalConfig, plan: ArchivalPlan, files: list[tuple[str, Instant]],
@@ -254,8 +261,9 @@ def _archive_timeline(storage: Storage, cfg: ArchivalConfig, *, is_mor: bool, tz
     # run holds the table lock: only this run changes the folder until it ends).
     listing = M.list_archive_files(storage) if layout == 1 and not dry_run and (
         plan.instants or (merging and cfg.merge_enable)) else None
+    no_active_archived = False
     if plan.instants and not dry_run:
-        _archive_one(storage, cfg, plan, files, layout, tz, result, listing)
+        no_active_archived = _archive_one(storage, cfg, plan, files, layout, tz, result, listing)
         result.active_files = len(files) - result.deleted_files
         log.info("archived %d instant(s) of %s (%s .. %s) into %s", len(plan.instants), base_path,
                  plan.instants[0].timestamp, plan.instants[-1].timestamp, result.archive_file or "(already written)")
@@ -272,7 +280,9 @@ def _archive_timeline(storage: Storage, cfg: ArchivalConfig, *, is_mor: bool, tz
         decision = M.decide_merge(listing if listing is not None else M.list_archive_files(storage),
                                   batch_size=cfg.merge_files_batch_size,
                                   small_file_limit_bytes=cfg.merge_small_file_limit_bytes)
-        merged = M.run_merge(storage, decision, records_per_block=cfg.batch)
+        # The merged file holds no active instant when this run left none in the archive: remembered, so that the
+        # next archival in this process does not read it (merge.merged_here).
+        merged = M.run_merge(storage, decision, records_per_block=cfg.batch, remember=no_active_archived)
         if merged is not None:
             result.merged_files, result.merged_into = merged.candidates, merged.merged_file
         else:

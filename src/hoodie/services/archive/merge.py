@@ -176,9 +176,11 @@ def merge_archive_files_if_necessary(storage: Storage, *, batch_size: int, small
 
 
 def run_merge(storage: Storage, decision: MergeDecision, *, records_per_block: int,
-              folder: str = A1.ARCHIVE_FOLDER) -> Optional[MergeResult]:
+              folder: str = A1.ARCHIVE_FOLDER, remember: bool = False) -> Optional[MergeResult]:
     """Carry out a :func:`decide_merge` decision (the module docstring's steps); None when it merges nothing.
-    The caller holds the table lock."""
+    ``remember``: the caller knows no archive file holds an instant still in the active timeline (its archival
+    checked the newest file and deleted what it held): the merged file is remembered as such
+    (:func:`merged_here`). The caller holds the table lock."""
     if decision.merged_name is None:
         return None
     candidates = decision.candidates
@@ -226,15 +228,16 @@ def run_merge(storage: Storage, decision: MergeDecision, *, records_per_block: i
     fault_point("archive.merge.after_merged_file")
     _delete_candidates(storage, folder, [c.name for c in candidates])
     storage.delete(plan_rel)
-    _remember_merged(storage.uri(merged_rel), len(data))
+    if remember:
+        _remember_merged(storage.uri(merged_rel), len(data))
     log.info("archival: merged %d small archive file(s) (%d entries) into %s", len(candidates), total, merged_name)
     return MergeResult([c.name for c in candidates], merged_rel, total)
 
 
-# Merged files this process completed (uri -> size). A merge runs after its archival deleted the archived instants
-# from the active timeline, so a merged file holds no active instant: the next archival, which reads the newest
-# archive file for instants a crashed run left in both timelines, can skip reading it (up to 20 MiB, every
-# record decoded). Only files this process merged and saw complete are here; any other file is read.
+# Merged files this process completed (uri -> size) after an archival that left no active instant in the archive
+# (it read the newest file, where a crashed run leaves them, and deleted them): such a merged file holds none, so
+# the next archival, which reads the newest archive file for a crashed run's instants, can skip reading it (up to
+# 20 MiB, every record decoded). Only files this process merged and saw complete are here; any other is read.
 _MERGED_HERE: "dict[str, int]" = {}
 
 
@@ -245,8 +248,8 @@ def _remember_merged(uri: str, size: int) -> None:
 
 
 def merged_here(storage: Storage, rel: str, size: int) -> bool:
-    """Whether ``rel`` is a merged archive file this process wrote and completed (same size), which therefore
-    holds no instant of the active timeline."""
+    """Whether ``rel`` is a merged archive file this process completed (same size) when no archive file held an
+    instant of the active timeline, which therefore holds none."""
     return _MERGED_HERE.get(storage.uri(rel)) == size
 
 
