@@ -6,9 +6,11 @@ table-version-6 table without a metadata table (reference §3.1, §3.9).
 
 from __future__ import annotations
 
+import copy
 import json
+from types import MappingProxyType
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, TypeVar
+from typing import Any, Iterable, Mapping, Optional, TypeVar, Union
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -20,8 +22,9 @@ from hoodie.configs.write import HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONIN
 from hoodie.errors import HoodieError
 from hoodie.format import properties as P
 from hoodie.format.file_group.naming import PARTITION_METAFILES
-from hoodie.format.timeline.instant import Instant, InstantGenerator
+from hoodie.format.timeline.instant import Instant, InstantGenerator, State
 from hoodie.format.storage import Storage
+from hoodie.format.timeline import active as TL
 from hoodie.format.timeline.active import METAFOLDER, Timeline
 from hoodie.format.keys.common import _TYPE_TO_CLASS
 from hoodie.format.avro.schema import avro_to_arrow_schema
@@ -130,7 +133,16 @@ class MergeMode:
 
 
 class HoodieTable:
-    """Config, timeline and schema of one table. Cheap to create; call :meth:`reload` after writes."""
+    """One snapshot of a table: its ``hoodie.properties`` as read when it was opened, and its active
+    timeline, listed at the first access and then advanced only by the instants this process writes
+    through it (:meth:`wrote`). Java's ``HoodieTableMetaClient`` without ``reloadActiveTimeline``:
+
+    * a transaction opens the table once under the table lock (the one load it needs to see other
+      writers' instants) and adds its own instants to that snapshot; its commit step returns it;
+    * the properties never change in place: :func:`update_table_properties` writes the file and
+      returns a new snapshot (:meth:`with_properties`), which the caller uses from then on;
+    * :meth:`latest` opens the table again, for a caller that must see what others committed since.
+    """
 
     def __init__(self, base_path: str, storage_options: Optional[dict[str, Any]] = None,
                  storage: Optional[Storage] = None, read_only: bool = False) -> None:
@@ -143,18 +155,26 @@ class HoodieTable:
                 f"{self.storage.uri()} is not a Hudi table: {PROPS_FILE} is missing "
                 "(create one with `hoodie create` or hoodie.spark.write)"
             ) from None
-        self.props: dict[str, str] = P.parse_properties(raw.decode("utf-8", errors="replace"))
+        # Nothing is written through a read-only table (readers open tables so).
+        self.read_only = read_only
+        self._use_props(P.parse_properties(raw.decode("utf-8", errors="replace")))
+        self._timeline: Optional[Timeline] = None
+        self._schema_cache: dict[str, dict] = {}
+
+    def _use_props(self, props: Mapping[str, str]) -> None:
+        """Take ``props`` as this snapshot's properties, each typed key read by its rule now, before
+        anything reads or writes the table through it."""
+        self._props: Mapping[str, str] = MappingProxyType(dict(props))
+        self._typed: dict[str, Any] = {}  # key -> value read by its rule, filled by prop()
         # Hudi always writes these. Without them a damaged file would pass for a copy-on-write table,
         # and the next write would rewrite base files without the updates held in log files.
-        missing = [k.key for k in (TABLE_NAME, TC.TYPE, TC.VERSION) if k.raw(self.props) is None]
+        missing = [k.key for k in (TABLE_NAME, TC.TYPE, TC.VERSION) if k.raw(self._props) is None]
         if missing:
             raise TableError(
                 f"{self.storage.uri(PROPS_FILE)} is damaged: it lacks {', '.join(missing)}, which Hudi always "
                 "writes. Restore it from .hoodie/hoodie.properties.backup (Hudi's copy) or from a backup"
             )
         version = self.prop(TC.VERSION)
-        # Nothing is written through a read-only table (readers open tables so).
-        self.read_only = read_only
         if str(version) not in READABLE_VERSIONS:
             raise TableError(
                 f"{self.storage.uri()} is table version {version}; hoodie reads and writes table versions 6 "
@@ -170,19 +190,27 @@ class HoodieTable:
         # Every other property is read by its rule now, before anything reads or writes the table.
         for prop in TABLE_PROPERTIES:
             self.prop(prop)
-        self._timeline: Optional[Timeline] = None
-        self._schema_cache: dict[str, dict] = {}
+
+    # -- snapshots -----------------------------------------------------------------------------
+    def latest(self) -> "HoodieTable":
+        """The table as it is on storage now: a new snapshot (``hoodie.properties`` read and the
+        timeline listed again, at its first access); this one is unchanged."""
+        return HoodieTable(self.base_path, storage=self.storage, read_only=self.read_only)
+
+    def with_properties(self, props: Mapping[str, str]) -> "HoodieTable":
+        """A new snapshot with ``props`` as its properties (what :func:`update_table_properties` just
+        wrote) and this one's timeline; this one is unchanged."""
+        new = copy.copy(self)
+        new._use_props(props)
+        new._schema_cache = dict(self._schema_cache)
+        return new
 
     # -- config --------------------------------------------------------------------------------
     @property
-    def props(self) -> dict[str, str]:
-        """``hoodie.properties`` as text (assigning new properties reads the typed ones afresh)."""
+    def props(self) -> Mapping[str, str]:
+        """``hoodie.properties`` as text, read-only: a change goes through :func:`update_table_properties`,
+        which returns a new snapshot."""
         return self._props
-
-    @props.setter
-    def props(self, value: dict[str, str]) -> None:
-        self._props = value
-        self._typed: dict[str, Any] = {}  # key -> value read by its rule, filled by prop()
 
     def prop(self, prop: "ConfigProperty[T]") -> Optional[T]:
         """The table property ``prop`` (a key of :mod:`hoodie.configs.table`) read from hoodie.properties
@@ -351,19 +379,36 @@ class HoodieTable:
 
     def with_timeline(self, timeline: Timeline) -> "HoodieTable":
         """Use ``timeline`` (a listing made elsewhere, such as the Spark driver's, so that every
-        task sees the same instants) until :meth:`reload`; returns ``self``."""
+        task sees the same instants); returns ``self``."""
         self._timeline = timeline
         return self
 
     def wrote(self, *instants: Instant) -> "HoodieTable":
-        """Record instant files this process just wrote in the cached timeline (:meth:`Timeline.written`)
-        rather than listing again; with no cached timeline the next access lists anyway. Returns ``self``."""
+        """Add the instant files this process just wrote to the snapshot's timeline (:meth:`Timeline.written`)
+        rather than listing again; with no timeline listed yet the first access lists anyway. Returns ``self``."""
         if self._timeline is not None:
             self._timeline = self._timeline.written(*instants)
         return self
 
+    def removed(self, timestamp: str, action: str, states: "Iterable[State]") -> "HoodieTable":
+        """Take out of the snapshot's timeline the instant files this process just deleted
+        (:meth:`Timeline.removed`, after :func:`~hoodie.format.timeline.active.delete_instant_files`)
+        rather than listing again. Returns ``self``."""
+        if self._timeline is not None:
+            self._timeline = self._timeline.removed(timestamp, action, states)
+        return self
+
+    def delete_instant(self, timestamp: str, action: str, states: "Iterable[State]") -> "HoodieTable":
+        """Delete timeline files of one instant (:func:`~hoodie.format.timeline.active.delete_instant_files`)
+        and take them out of the snapshot's timeline (:meth:`removed`). Returns ``self``."""
+        states = tuple(states)
+        TL.delete_instant_files(self.storage, timestamp, action, states)
+        return self.removed(timestamp, action, states)
+
     def reload(self) -> "HoodieTable":
-        """Forget the cached timeline so the next access lists ``.hoodie`` again."""
+        """Forget the listed timeline so the next access lists ``.hoodie`` again (the properties stay:
+        :meth:`latest` reads both). For a process that removed instant files or must see other
+        writers' instants in the same snapshot object; returns ``self``."""
         self._timeline = None
         return self
 
@@ -402,6 +447,16 @@ class HoodieTable:
 
     def __repr__(self) -> str:
         return f"HoodieTable({self.base_path!r}, {self.table_type})"
+
+
+def open_table(table_or_path: Union[str, "HoodieTable"], storage_options: Optional[dict[str, Any]] = None, *,
+               read_only: bool = False) -> HoodieTable:
+    """The table as it is on storage now, for an entry point given a base path or a table: a path is
+    opened; a :class:`HoodieTable` gives its :meth:`~HoodieTable.latest` snapshot (the caller's object is
+    unchanged; the entry point's results say what it committed)."""
+    if isinstance(table_or_path, HoodieTable):
+        return table_or_path.latest()
+    return HoodieTable(str(table_or_path), storage_options, read_only=read_only)
 
 
 def table_exists(storage: Storage) -> bool:
@@ -557,16 +612,19 @@ def _keygen_type(keygen_class: str, version: int) -> str:
                      f"type, and {keygen_class} has none of Hudi's types ({', '.join(_TYPE_TO_CLASS)})")
 
 
-def update_table_properties(table: HoodieTable, updates: Mapping[str, Optional[str]]) -> None:
-    """Set (or, with None, remove) table properties, rewriting the checksum last."""
+def update_table_properties(table: HoodieTable, updates: Mapping[str, Optional[str]]) -> HoodieTable:
+    """Set (or, with None, remove) table properties, rewriting the checksum last; returns the new
+    snapshot holding them (``table`` keeps the properties it was opened with: use the result)."""
     props = dict(table.props)
     for k, v in updates.items():
         if v is None:
             props.pop(k, None)
         else:
             props[k] = v
-    table.storage.write_bytes(PROPS_FILE, P.format_table_properties(props).encode("utf-8"))
-    table.props = P.parse_properties(table.storage.read_bytes(PROPS_FILE).decode("utf-8"))
+    text = P.format_table_properties(props)
+    table.storage.write_bytes(PROPS_FILE, text.encode("utf-8"))
+    # As a later open reads them (the checksum line included).
+    return table.with_properties(P.parse_properties(text))
 
 
 def _metafile(partition: str, name: str) -> str:

@@ -76,7 +76,7 @@ def _create(args: argparse.Namespace) -> int:
 
     table = _table(args)
     init = create_metadata_table(table, parse_sets(args.set))
-    st = metadata_status(table.reload())
+    st = metadata_status(table.latest())
     print(f"created the metadata table of {args.base_path} at {init}: {st.data_files} file(s) in "
           f"{st.data_partitions} partition(s); every commit now updates it")
     return 0

@@ -7,7 +7,8 @@
    instants pass nothing, it has no metadata table of its own);
 2. write the completed instant file: from here on the instant is committed;
 3. remove the instant's markers (``.hoodie/.temp/<instant>``);
-4. return the completed instant and the table as the commit left it.
+4. return the completed instant and the table's new snapshot: the snapshot it was given, with the
+   properties the metadata-table step left and the completed instant added (no listing).
 
 A transaction's commit step calls it with what its operation prepared (delta-rs: a
 ``PreparedCommit`` becomes a ``PostCommit``; pyiceberg: ``commit_transaction``); so do the rollbacks
@@ -30,14 +31,16 @@ from hoodie.format.timeline.commit_metadata import CommitMetadata
 from hoodie.format.timeline.instant import Instant
 
 # Records an instant about to complete, with the bytes its completed file will hold, in the table's
-# metadata table; raises when it cannot (the instant must not complete then).
-MetadataRecorder = Callable[[Instant, bytes], None]
+# metadata table; raises when it cannot (the instant must not complete then). Returns the table's
+# snapshot as the recording left it (it may change the table's properties), or None.
+MetadataRecorder = Callable[[Instant, bytes], Optional[HoodieTable]]
 
 
 @dataclass(frozen=True)
 class Committed:
-    """What :func:`commit` returns: the completed instant, and the table as the commit left it (its
-    timeline reloaded; None for the metadata table's own instants, which name no table object)."""
+    """What :func:`commit` returns: the completed instant, and the table's snapshot after it (the
+    completed instant added to its timeline; None for the metadata table's own instants, which name
+    no table object)."""
 
     instant: Instant
     table: Optional[HoodieTable] = None
@@ -49,15 +52,16 @@ def commit(storage: Storage, inflight: Instant, content: bytes | CommitMetadata,
 
     ``record`` records the instant in the metadata table first; without it a table that has a
     metadata table refuses the completion (``TimelineError``), before anything is written.
-    ``table`` (the table object at ``storage``) is reloaded and returned.
+    ``table`` (the transaction's snapshot of the table at ``storage``) comes back with the completed
+    instant added (:meth:`HoodieTable.wrote`), as a listing would show it: the caller goes on with it.
     """
     # Checked first (still inflight, lock still held): a lost lock must not reach the metadata table.
     pending = T.prepare_completion(storage, inflight, content)
     if record is not None:
-        record(inflight, pending.data)
+        table = record(inflight, pending.data) or table
     done = T.write_completion(pending, metadata_table_updated=record is not None)
     W.delete_markers(storage, inflight.timestamp)
-    return Committed(done, table.reload() if table is not None else None)
+    return Committed(done, table.wrote(done) if table is not None else None)
 
 
 # A commit point bound to one table and its metadata-table recorder: (inflight, content) -> Committed

@@ -41,7 +41,7 @@ from hoodie.format.lock import LockError, TableLock, compaction_lock
 from hoodie.format.metadata.errors import MetadataTableError
 from hoodie.format.metadata.table import files_partition_available
 from hoodie.format.slice import writer as W
-from hoodie.format.table import HoodieTable
+from hoodie.format.table import HoodieTable, open_table
 from hoodie.format.timeline import active as T
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
@@ -91,9 +91,7 @@ class SavepointRestoreResult:
 
 
 def _open(table_or_path: Union[str, HoodieTable], storage_options: Optional[dict[str, Any]]) -> HoodieTable:
-    if isinstance(table_or_path, HoodieTable):
-        return table_or_path.reload()
-    return HoodieTable(str(table_or_path), storage_options)
+    return open_table(table_or_path, storage_options)
 
 
 def _names(items: Iterable[str], n: int = 3) -> str:
@@ -337,7 +335,7 @@ def delete_savepoint(table_or_path: Union[str, HoodieTable], instant: str, *,
     """
     table = _open(table_or_path, storage_options)
     with TableLock(table.storage, options, f"delete savepoint {instant}"):
-        tl = table.reload().timeline
+        tl = table.timeline  # the new snapshot's first listing, under the lock
         mine = [i for i in tl.by_actions(I.SAVEPOINT).instants if i.timestamp == instant]
         if not mine:
             have = [sp.instant for sp in completed_savepoints(tl)]
@@ -348,7 +346,6 @@ def delete_savepoint(table_or_path: Union[str, HoodieTable], instant: str, *,
                 raise SavepointError(f"restore {r.timestamp} to savepoint {instant} is pending: finish it first "
                                      f"(rollback_to_savepoint('{instant}')); nothing was deleted")
         T.delete_instant_files(table.storage, instant, I.SAVEPOINT, (State.COMPLETED, State.INFLIGHT))
-        table.reload()
     if mine[0].is_completed:
         return f"deleted savepoint {instant}; its files can be cleaned again"
     return f"removed the unfinished savepoint {instant} (an interrupted create_savepoint left it inflight)"
@@ -478,17 +475,15 @@ def _finish_completed_restores(table: HoodieTable) -> list[str]:
                 continue
             if action == I.COMPACTION or (action == I.COMMIT and tl.is_compaction_commit(left)):
                 if left.is_completed:
-                    T.delete_instant_files(table.storage, ts, I.COMMIT, (State.COMPLETED,))
-                T.delete_instant_files(table.storage, ts, I.COMPACTION, (State.INFLIGHT, State.REQUESTED))
+                    table.delete_instant(ts, I.COMMIT, (State.COMPLETED,))
+                table.delete_instant(ts, I.COMPACTION, (State.INFLIGHT, State.REQUESTED))
             else:
-                T.delete_instant_files(table.storage, ts, left.action,
-                                       (State.COMPLETED, State.INFLIGHT, State.REQUESTED))
+                table.delete_instant(ts, left.action, (State.COMPLETED, State.INFLIGHT, State.REQUESTED))
             W.delete_markers(table.storage, ts)
             done.append(ts)
     if done:
         log.warning("finished restore(s) cut short after their commit: removed the rolled-back instant(s) %s",
                     ", ".join(done))
-        table.reload()
     return done
 
 
@@ -686,7 +681,9 @@ class SavepointRestoreOperation(Operation):
         for u in self.undo:
             u.finalize(r)
         gone = {u.target.timestamp for u in self.undo}
-        tl = table.reload().timeline
+        for u in self.undo:  # the instant files the undo steps deleted leave the transaction's snapshot
+            table.removed(u.target.timestamp, u.target.action, tuple(State))
+        tl = table.timeline
         for rb in tl.pending().by_actions(I.ROLLBACK).instants:
             if rb.timestamp <= self.savepoint:
                 continue
@@ -697,8 +694,7 @@ class SavepointRestoreOperation(Operation):
                 continue
             if target in gone or (target and tl.get(target) is None):
                 # Hudi deletes them too: a pending rollback would hold back metadata-table compaction.
-                T.delete_instant_files(table.storage, rb.timestamp, I.ROLLBACK, (State.INFLIGHT, State.REQUESTED))
-        table.reload()
+                table.delete_instant(rb.timestamp, I.ROLLBACK, (State.INFLIGHT, State.REQUESTED))
         deleted = sum(len(u.deleted) for u in self.undo)
         rolled = [(u.target.timestamp, u.action) for u in self.undo]
         msg = (f"restored to savepoint {self.savepoint} with restore {r.timestamp}: rolled back {len(rolled)} "

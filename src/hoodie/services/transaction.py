@@ -47,7 +47,7 @@ from hoodie.format.metadata.table import files_partition_available
 from hoodie.format.timeline.commit_metadata import CommitMetadata
 from hoodie.services.commit import Committed, commit
 from hoodie.services.metadata.lifecycle import prepare_metadata_table
-from hoodie.services.metadata.writer import MetadataWriter, table_props_fresh
+from hoodie.services.metadata.writer import MetadataWriter
 from hoodie.services.rollback.failed_writes import register_live_instant, rollback_failed_writes, unregister_live_instant
 
 log = logging.getLogger(__name__)
@@ -158,14 +158,20 @@ class Transaction:
         self.hook_results: dict[str, Any] = {}
         self.steps: list[str] = []
         self._live: tuple[str, str] = ("", "")
+        self._loaded = False  # whether self.table was loaded under the current acquisition of the lock
 
     # -- helpers for operations --------------------------------------------------------------------
 
     def open_table(self) -> HoodieTable:
-        """The table, freshly loaded (operations on an existing table call this in ``prepare``)."""
-        if self.table is None:
-            self.table = HoodieTable(self.storage.base_uri, storage=self.storage)
-        return self.table.reload()
+        """The transaction's snapshot of the table (operations on an existing table call this in
+        ``prepare``): loaded once per acquisition of the table lock, the one load a transaction needs to
+        see what other writers committed (under the lock no one else changes the timeline); later calls
+        return the same snapshot, which the transaction advances by the instants it writes."""
+        if self.table is None or not self._loaded:
+            self.table = (HoodieTable(self.storage.base_uri, storage=self.storage) if self.table is None
+                          else self.table.latest())
+            self._loaded = True
+        return self.table
 
     @property
     def committed_instant(self) -> Optional[str]:
@@ -179,6 +185,8 @@ class Transaction:
 
     @contextlib.contextmanager
     def _locked(self, what: str) -> Iterator[None]:
+        # A new acquisition of the lock: what the last one loaded may be stale now.
+        self._loaded = False
         if not self.lock:
             yield
             return
@@ -210,6 +218,8 @@ class Transaction:
                     # Writers go on meanwhile; the operation guards its own work (compaction's lock).
                     self._guarded(self._execute)
                     with self._locked(op.commit_what or op.what):
+                        # Writers went on while the work ran: the one load of this acquisition of the lock.
+                        self.open_table()
                         self._guarded(self._pre_commit)
                         self._commit()
             else:
@@ -230,19 +240,27 @@ class Transaction:
     def commit(self, inflight: Instant, content: "bytes | CommitMetadata") -> Committed:
         """Complete ``inflight`` of this transaction's table through the commit point, recording it in the
         metadata table first: the transaction's own instant (:meth:`run`'s commit step), and the
-        rollbacks of failed writes it runs. A transaction without the lock (a dry run) writes no
-        metadata table, so a table that has one refuses its completions."""
+        rollbacks of failed writes it runs. The transaction goes on with the snapshot the commit point
+        returns (its own completed instant added, no listing). A transaction without the lock (a dry
+        run) writes no metadata table, so a table that has one refuses its completions."""
         record = self.record_in_metadata_table if self.lock else None
-        return commit(self.storage, inflight, content, record=record, table=self.table)
+        done = commit(self.storage, inflight, content, record=record, table=self.table)
+        if done.table is not None:
+            self.table = done.table
+        return done
 
-    def record_in_metadata_table(self, inflight: Instant, content: bytes) -> None:
-        """Before ``inflight`` completes: record it in the metadata table, if the table has one."""
+    def record_in_metadata_table(self, inflight: Instant, content: bytes) -> HoodieTable:
+        """Before ``inflight`` completes: record it in the metadata table, if the table has one. Returns
+        the snapshot the recording left (a new one when it changed the table's properties, such as an
+        index partition it built or dropped)."""
         table = self.table if self.table is not None else self.open_table()
-        table.props = table_props_fresh(table)
         if not files_partition_available(table.props):
-            return
+            return table
         self._step(f"metadata table {inflight.timestamp}.{inflight.action}")
-        MetadataWriter(table, self.options).update(inflight, content)
+        writer = MetadataWriter(table, self.options)
+        writer.update(inflight, content)
+        self.table = writer.table
+        return writer.table
 
     def _begin(self) -> bool:
         """Steps 2-5 under the lock; False when there is nothing to commit."""
@@ -269,16 +287,20 @@ class Transaction:
             # that is broken or stale (rebuilt below), or all of it when hoodie.metadata.enable=false.
             self._step("metadata table")
             # (The metadata table's own timeline and the table's properties change here, not the data
-            # timeline: the table's listing from prepare stays the transaction's snapshot.)
-            create_mdt = prepare_metadata_table(self.table, self.options)
+            # timeline: the table's listing from prepare stays the transaction's snapshot, with the
+            # properties the step leaves.)
+            self.table, create_mdt = prepare_metadata_table(self.table, self.options)
         if op.rollback_failed_writes:
             self._step("rollback failed writes")
-            if rollback_failed_writes(self.table, commit=self.commit):
-                self.table.reload()
+            # Each rollback goes on with the snapshot its commit returned and takes the failed write's
+            # instant files out of it: the transaction's snapshot (self.table, set by self.commit) needs
+            # no listing after them.
+            rollback_failed_writes(self.table, commit=self.commit)
         if create_mdt:
             self._step("create metadata table")
-            MetadataWriter(self.table, self.options).bootstrap()
-            self.table.reload()
+            writer = MetadataWriter(self.table, self.options)
+            writer.bootstrap()  # the metadata table's own timeline; the data timeline is as it was
+            self.table = writer.table
         self._step("check")
         op.check(self)
         self._step("start")

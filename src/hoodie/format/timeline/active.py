@@ -134,6 +134,19 @@ class Timeline(I.InstantSequence):
         names = self._all_files | {i.file_name for i in instants}
         return Timeline(_collapse([*self.instants, *instants]), self._storage, frozenset(names), self.folder)
 
+    def removed(self, timestamp: str, action: str, states: Iterable[State]) -> "Timeline":
+        """This timeline as a listing would show it after this process deleted the files of instant
+        ``timestamp`` (``action``) in ``states`` (:func:`delete_instant_files`): the snapshot a holder of
+        the table lock keeps instead of listing the folder again."""
+        parse = I.parse_instant_file_name_v2 if self.folder == TIMELINE_FOLDER_V2 else I.parse_instant_file_name
+        states, kind = set(states), I.comparable_action(action)
+        parsed = {n: parse(n) for n in self._all_files}
+        gone = {n for n, p in parsed.items() if p is not None and p.timestamp == timestamp
+                and I.comparable_action(p.action) == kind and p.state in states}
+        names = self._all_files - gone
+        return Timeline(_collapse(p for n, p in parsed.items() if p is not None and n in names), self._storage,
+                        frozenset(names), self.folder)
+
     def filter(self, pred: Callable[[Instant], bool]) -> "Timeline":
         """Instants matching a predicate."""
         return self._new(i for i in self.instants if pred(i))

@@ -258,11 +258,12 @@ class ColumnStatsWriter:
         return out, len(stats)
 
 
-def mark_listed(table: HoodieTable, update: Any) -> None:
-    """Add ``column_stats`` to ``hoodie.table.metadata.partitions`` (after its init committed)."""
+def mark_listed(table: HoodieTable, update: Any) -> HoodieTable:
+    """Add ``column_stats`` to ``hoodie.table.metadata.partitions`` (after its init committed); returns
+    what ``update`` (:func:`hoodie.format.table.update_table_properties`) returns, the new snapshot."""
     parts = sorted(set(partitions_prop(table.props)) | {PARTITION})
     inflight = [p for p in partitions_prop(table.props, PARTITIONS_INFLIGHT_PROP) if p != PARTITION]
-    update(table, {PARTITIONS_PROP: ",".join(parts), PARTITIONS_INFLIGHT_PROP: ",".join(inflight)})
+    return update(table, {PARTITIONS_PROP: ",".join(parts), PARTITIONS_INFLIGHT_PROP: ",".join(inflight)})
 
 
 __all__ = ["ColumnStatsWriter", "column_stats_listed", "mark_listed", "partitions_prop", "PARTITION"]

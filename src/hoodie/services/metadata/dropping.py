@@ -8,7 +8,6 @@ import warnings
 from typing import Any, Mapping, Optional
 
 from hoodie.faults import fault_point
-from hoodie.format import properties as P
 from hoodie.format.metadata.errors import MetadataTableError
 from hoodie.format.metadata.table import (
     FILES_PARTITION, METADATA_FOLDER, PARTITIONS_INFLIGHT_PROP, PARTITIONS_PROP, MetadataTable,
@@ -41,10 +40,11 @@ def warn_once(table: HoodieTable, what: str, text: str) -> None:
         warnings.warn(text, UserWarning, stacklevel=4)
 
 
-def drop_metadata_table(table: HoodieTable, reason: str = "") -> bool:
+def drop_metadata_table(table: HoodieTable, reason: str = "") -> Optional[HoodieTable]:
     """Delete the metadata table the way Hudi does for a writer with ``hoodie.metadata.enable=false``:
     clear ``hoodie.table.metadata.partitions`` (and ``.inflight``) first, then delete
-    ``.hoodie/metadata``. Readers then list storage. Returns whether anything changed.
+    ``.hoodie/metadata``. Readers then list storage. Returns the table as left (a new snapshot when
+    its properties changed), or None when there was nothing to drop.
 
     The property goes first: a crash between the two steps leaves an unreferenced folder, which
     readers ignore and the next transaction deletes.
@@ -53,23 +53,25 @@ def drop_metadata_table(table: HoodieTable, reason: str = "") -> bool:
     props_set = any(table.props.get(k) for k in (PARTITIONS_PROP, PARTITIONS_INFLIGHT_PROP))
     folder = storage.exists(METADATA_FOLDER)
     if not props_set and not folder:
-        return False
+        return None
     if props_set:
-        update_table_properties(table, {k: "" for k in (PARTITIONS_PROP, PARTITIONS_INFLIGHT_PROP)
-                                        if k in table.props})
+        table = update_table_properties(table, {k: "" for k in (PARTITIONS_PROP, PARTITIONS_INFLIGHT_PROP)
+                                                if k in table.props})
         fault_point("metadata.after_disable_properties")
     if folder:
         storage.delete_dir(METADATA_FOLDER)
     log.info("dropped the metadata table of %s%s", table.base_path, f": {reason}" if reason else "")
-    return True
+    return table
 
 
-def drop_index_partitions(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> list[str]:
+def drop_index_partitions(table: HoodieTable, options: Optional[Mapping[str, Any]] = None
+                          ) -> tuple[HoodieTable, list[str]]:
     """Drop the MDT partitions hoodie does not maintain (bloom_filters, secondary and expression indexes),
     and each of column_stats, partition_stats and record_index when its ``...enable`` option is false or
     it is not fully there (only inflight, or its folder missing or unreadable), as Java does when an index
     is disabled; partition_stats goes with column_stats (it is built from it) and on table version 6.
-    Removes them from the data table's properties, then deletes their folders. Returns the partitions dropped."""
+    Removes them from the data table's properties, then deletes their folders. Returns the table as left
+    (a new snapshot when its properties changed) and the partitions dropped."""
     props = table.props
     listed = _partitions_prop(props)
     inflight = _partitions_prop(props, PARTITIONS_INFLIGHT_PROP)
@@ -87,8 +89,8 @@ def drop_index_partitions(table: HoodieTable, options: Optional[Mapping[str, Any
         keep.discard(PARTITION_STATS)
     others = sorted({p for p in listed + inflight + folders if p not in keep})
     if not others:
-        return []
-    update_table_properties(table, {
+        return table, []
+    table = update_table_properties(table, {
         PARTITIONS_PROP: ",".join(p for p in listed if p in keep),
         PARTITIONS_INFLIGHT_PROP: ",".join(p for p in inflight if p in keep)})
     for p in others:
@@ -105,18 +107,20 @@ def drop_index_partitions(table: HoodieTable, options: Optional[Mapping[str, Any
                   "maintain (it keeps files, column_stats, partition_stats and record_index up to date) or which were "
                   "not fully built; Java Hudi rebuilds them on its next write with the index enabled "
                   "(docs/metadata-table.md)")
-    return others
+    return table, others
 
 
-def drop_index_partition(table: HoodieTable, partition: str) -> None:
-    """Drop one index partition: out of the data table's properties first, then its folder."""
-    update_table_properties(table, {
+def drop_index_partition(table: HoodieTable, partition: str) -> HoodieTable:
+    """Drop one index partition: out of the data table's properties first, then its folder. Returns the
+    new snapshot of the table."""
+    new = update_table_properties(table, {
         PARTITIONS_PROP: ",".join(p for p in _partitions_prop(table.props) if p != partition),
         PARTITIONS_INFLIGHT_PROP: ",".join(p for p in _partitions_prop(table.props, PARTITIONS_INFLIGHT_PROP)
                                            if p != partition)})
     mdt = table.storage.child(METADATA_FOLDER)
     if mdt.exists(partition):
         mdt.delete_dir(partition)
+    return new
 
 
 def _index_readable(table: HoodieTable, partition: str) -> bool:
@@ -126,11 +130,6 @@ def _index_readable(table: HoodieTable, partition: str) -> bool:
         return bool(MetadataTable(table).partition_slices(partition))
     except (MetadataTableError, ValueError, OSError):
         return False
-
-
-def table_props_fresh(table: HoodieTable) -> dict[str, str]:
-    """The data table's properties as they are on storage now."""
-    return P.parse_properties(table.storage.read_bytes(".hoodie/hoodie.properties").decode("utf-8"))
 
 
 def metadata_table_state(table: HoodieTable) -> str:
@@ -152,4 +151,4 @@ def metadata_table_state(table: HoodieTable) -> str:
 
 
 __all__ = ["INDEXES", "warn_once", "drop_metadata_table", "drop_index_partitions", "drop_index_partition",
-           "table_props_fresh", "metadata_table_state"]
+           "metadata_table_state"]

@@ -39,32 +39,36 @@ from hoodie.services.metadata.column_stats import PARTITION as COLUMN_STATS, par
 from hoodie.services.metadata.indexes import PARTITION_STATS, RECORD_INDEX, RecordIndexWriter, partition_stats_of
 from hoodie.services.rollback.failed_writes import pending_failed_writes
 
-def prepare_metadata_table(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> bool:
-    """Apply the module's rules to ``table``; returns whether the caller must create the metadata
-    table (after rolling back failed writes, before its instant starts)."""
+def prepare_metadata_table(table: HoodieTable, options: Optional[Mapping[str, Any]] = None
+                           ) -> tuple[HoodieTable, bool]:
+    """Apply the module's rules to ``table``; returns the table as they left it (a new snapshot when
+    its properties changed) and whether the caller must create the metadata table (after rolling back
+    failed writes, before its instant starts)."""
     enable = enable_option(options)
     if enable is False:
-        if drop_metadata_table(table, "hoodie.metadata.enable=false"):
+        dropped = drop_metadata_table(table, "hoodie.metadata.enable=false")
+        if dropped is not None:
             warn_once(table, "disabled",
                        f"{table.base_path}: dropped its metadata table because hoodie.metadata.enable=false, as Hudi "
                        "does (hoodie.table.metadata.partitions cleared, .hoodie/metadata deleted); readers list files")
-        return False
+            table = dropped
+        return table, False
     if index_option(options, RECORD_INDEX_ENABLE) and not table.populate_meta_fields:
         raise MetadataTableError(
             f"hoodie.metadata.record.index.enable=true on {table.base_path}, which has virtual keys "
             "(hoodie.populate.meta.fields=false): the record index is built from _hoodie_record_key, which such a "
             "table does not store. Drop the option; nothing was written")
-    drop_index_partitions(table, options)
+    table, _ = drop_index_partitions(table, options)
     state = metadata_table_state(table)
     if state == "none":
-        return enable is True
+        return table, enable is True
     if state == "ready":
-        return False
-    drop_metadata_table(table, state)
+        return table, False
+    table = drop_metadata_table(table, state) or table
     warn_once(table, "rebuilt",
                f"{table.base_path}: its metadata table was unusable ({state[len('broken: '):]}); it was dropped and is "
                "created again from a listing of the table's files, as Hudi re-initialises it")
-    return True
+    return table, True
 
 
 @dataclass
@@ -275,7 +279,8 @@ def create_index(table: HoodieTable, index: str, options: Optional[Mapping[str, 
     if index not in INDEX_NAMES:
         raise MetadataTableError(f"unknown index {index!r}: hoodie builds {', '.join(INDEX_NAMES)}")
     with TableLock(table.storage, options, "metadata create-index"):
-        table.reload()
+        # Under the lock: the table as the last writer left it (the one load of this step).
+        table = table.latest()
         state = metadata_table_state(table)
         if state != "ready":
             raise MetadataTableError(
@@ -292,22 +297,17 @@ def create_index(table: HoodieTable, index: str, options: Optional[Mapping[str, 
         if index == RECORD_INDEX:
             # Refuse before dropping the old one: keys in two file groups, virtual keys.
             writer.rec_index.table_locations(FileSystemView(table.storage, table.timeline))
+        rebuild_partition_stats = False
         if index in partitions_prop(table.props):
-            drop_index_partition(table, index)
+            table = drop_index_partition(table, index)
             if index == COLUMN_STATS and PARTITION_STATS in partitions_prop(table.props):
-                drop_index_partition(table, PARTITION_STATS)  # built from column_stats: rebuilt below
+                table = drop_index_partition(table, PARTITION_STATS)  # built from column_stats: rebuilt below
                 rebuild_partition_stats = True
-            else:
-                rebuild_partition_stats = False
-        else:
-            rebuild_partition_stats = False
-        table.reload()
         writer = MetadataWriter(table, options)
         if index == COLUMN_STATS:
             init = writer.bootstrap_column_stats()
             if rebuild_partition_stats:
-                table.reload()
-                MetadataWriter(table, options).bootstrap_index(PARTITION_STATS)
+                MetadataWriter(writer.table, options).bootstrap_index(PARTITION_STATS)
             return init
         return writer.bootstrap_index(index)
 
@@ -384,23 +384,21 @@ def create_metadata_table(table: HoodieTable, options: Optional[Mapping[str, Any
     """``hoodie metadata create``: build the metadata table from a listing (dropping an existing
     one); returns the initialisation instant. Runs as a transaction-free step under the table lock."""
     with TableLock(table.storage, options, "metadata create"):
-        table.reload()
+        table = table.latest()  # under the lock: the one load of this step
         failed = pending_failed_writes(table)
         if failed:
             raise MetadataTableError(
                 f"{table.base_path} has pending write(s) {', '.join(str(i) for i in failed[:3])}; the metadata table "
                 f"is built from committed files only. Roll them back first (hoodie rollback, or any write), then "
                 f"run create again")
-        drop_metadata_table(table, "hoodie metadata create")
-        table.reload()
+        table = drop_metadata_table(table, "hoodie metadata create") or table
         return MetadataWriter(table).bootstrap()
 
 
 def drop_table_metadata(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> bool:
     """``hoodie metadata drop``: delete the metadata table under the table lock (readers list)."""
     with TableLock(table.storage, options, "metadata drop"):
-        table.reload()
-        return drop_metadata_table(table, "hoodie metadata drop")
+        return drop_metadata_table(table.latest(), "hoodie metadata drop") is not None
 
 
 __all__ = ["create_index", "validate_partition_stats", "validate_record_index", "expected_partition_stats",

@@ -64,7 +64,7 @@ from hoodie.services.metadata.indexes import (
 )
 from hoodie.services.metadata.dropping import (  # noqa: F401  (re-exported: callers import them from here)
     INDEXES, _warned, drop_index_partition, drop_index_partitions, drop_metadata_table, metadata_table_state,
-    table_props_fresh, warn_once,
+    warn_once,
 )
 from hoodie.services.metadata.action_records import action_records
 from hoodie.services.metadata.storage_listing import storage_listing
@@ -130,6 +130,17 @@ class MetadataWriter:
         self._pending: Optional[tuple[str, str, bytes]] = None  # (instant, action, content) being recorded
 
     # -- state -----------------------------------------------------------------------------------
+    def _use(self, table: HoodieTable) -> None:
+        """Go on with ``table``, the new snapshot a change of the data table's properties returned (the
+        transaction takes it from :attr:`table` after the update)."""
+        self.table = table
+        for w in (self.col_stats, self.part_stats, self.rec_index):
+            w.table = table
+
+    def _set_properties(self, updates: Mapping[str, Optional[str]]) -> None:
+        """Write ``updates`` to the data table's ``hoodie.properties`` and go on with the new snapshot."""
+        self._use(update_table_properties(self.table, updates))
+
     def timeline(self) -> Timeline:
         """The MDT's active timeline, freshly listed."""
         return Timeline.load(self.storage, self.layout)
@@ -332,7 +343,7 @@ class MetadataWriter:
                 # Kept only because the table had one (a Java writer's): the table's keys are not unique
                 # (or not stored), so no record index can be right for it; it goes, as an index hoodie
                 # cannot keep does.
-                drop_index_partition(self.table, RECORD_INDEX)
+                self._use(drop_index_partition(self.table, RECORD_INDEX))
                 warn_once(self.table, "record_index", f"dropped the record index: {e}")
             else:
                 out += self.rec_index.write(puts, deletes, ts)
@@ -664,7 +675,7 @@ class MetadataWriter:
         commit(self.storage, inflight, meta)
         fault_point("metadata.bootstrap.before_property")
         parts = sorted(set(_partitions_prop(self.table.props)) | {FILES_PARTITION})
-        update_table_properties(self.table, {PARTITIONS_PROP: ",".join(parts), PARTITIONS_INFLIGHT_PROP: ""})
+        self._set_properties({PARTITIONS_PROP: ",".join(parts), PARTITIONS_INFLIGHT_PROP: ""})
         if self.col_stats_wanted:
             self.bootstrap_column_stats()
         self._create_wanted_indexes()
@@ -682,7 +693,7 @@ class MetadataWriter:
         upto = done.timestamp if done is not None else SOLO_COMMIT_TIMESTAMP
         init = self.col_stats.init_instant({i.timestamp for i in tl}, upto)
         listing = MetadataTable(self.table).listing()
-        update_table_properties(self.table, {PARTITIONS_INFLIGHT_PROP: ",".join(
+        self._set_properties({PARTITIONS_INFLIGHT_PROP: ",".join(
             sorted(set(_partitions_prop(self.table.props, PARTITIONS_INFLIGHT_PROP)) | {COLUMN_STATS}))})
         req = T.create_requested(self.storage, init, I.DELTA_COMMIT)
         inflight = T.transition_to_inflight(self.storage, req)
@@ -691,7 +702,7 @@ class MetadataWriter:
         for part, stat in stats:
             meta.add_write_stat(part, stat)
         commit(self.storage, inflight, meta)
-        mark_listed(self.table, update_table_properties)
+        self._use(mark_listed(self.table, update_table_properties))
         log.info("created column_stats in the metadata table of %s at %s (%d records)", self.table.base_path, init,
                  count)
         return init
@@ -722,7 +733,7 @@ class MetadataWriter:
             locations = self.rec_index.table_locations(view)
         else:
             file_stats = file_stats_after(self.table, [])
-        update_table_properties(self.table, {PARTITIONS_INFLIGHT_PROP: ",".join(
+        self._set_properties({PARTITIONS_INFLIGHT_PROP: ",".join(
             sorted(set(_partitions_prop(self.table.props, PARTITIONS_INFLIGHT_PROP)) | {partition}))})
         req = T.create_requested(self.storage, init, I.DELTA_COMMIT)
         inflight = T.transition_to_inflight(self.storage, req)
@@ -736,8 +747,7 @@ class MetadataWriter:
         commit(self.storage, inflight, meta)
         parts = sorted(set(_partitions_prop(self.table.props)) | {partition})
         inflight_parts = [p for p in _partitions_prop(self.table.props, PARTITIONS_INFLIGHT_PROP) if p != partition]
-        update_table_properties(self.table, {PARTITIONS_PROP: ",".join(parts),
-                                             PARTITIONS_INFLIGHT_PROP: ",".join(inflight_parts)})
+        self._set_properties({PARTITIONS_PROP: ",".join(parts), PARTITIONS_INFLIGHT_PROP: ",".join(inflight_parts)})
         log.info("created %s in the metadata table of %s at %s (%d records)", partition, self.table.base_path, init,
                  count)
         return init
@@ -775,5 +785,5 @@ def _merge(records: list[FilesRecord]) -> list[FilesRecord]:
 
 __all__ = [
     "MetadataWriter", "UpdateResult", "drop_metadata_table", "drop_index_partitions",
-    "metadata_table_state", "table_props_fresh", "warn_once",
+    "metadata_table_state", "warn_once",
 ]

@@ -233,12 +233,10 @@ class WriteRollback:
         storage = self.table.storage
         target = self.target
         rb = self.inflight.timestamp
-        T.delete_instant_files(storage, target.timestamp, target.action,
-                               (State.COMPLETED, State.INFLIGHT, State.REQUESTED))
+        self.table.delete_instant(target.timestamp, target.action, (State.COMPLETED, State.INFLIGHT, State.REQUESTED))
         W.delete_markers(storage, target.timestamp)
         if self.stash is not None:
             self.stash.finish(rb)
-        self.table.reload()
         log.info("rolled back %s (%d files deleted, %d command blocks%s)", target, len(self.deleted),
                  len(self.blocks_written),
                  f", {len(self.unstashed)} stashed files moved back" if self.stash is not None else "")
@@ -251,7 +249,8 @@ class WriteRollback:
         self.plan()
         inflight = self.start()
         self.execute()
-        commit(inflight, self.content())
+        # Go on with the snapshot the commit point returned (the rollback's completion in it).
+        self.table = commit(inflight, self.content()).table or self.table
         fault_point("rollback.after_complete")
         return self.finalize()
 

@@ -89,5 +89,7 @@ def rollback_failed_writes(table: HoodieTable, exclude: Iterable[str] = (), *,
     results = []
     # ``table`` is the transaction's, listed under the lock in its prepare step: no listing again.
     for inst in pending_failed_writes(table, skip):
-        results.append(WriteRollback(table, inst).run(done))
+        rb = WriteRollback(table, inst)
+        results.append(rb.run(done))
+        table = rb.table  # the snapshot the rollback's commit returned, its removals in it
     return results

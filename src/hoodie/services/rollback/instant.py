@@ -69,9 +69,11 @@ def start_rollback(table: HoodieTable, instant: str, plan: bytes) -> Instant:
     if resumed is None:
         req = T.create_requested(storage, table.new_instant_time(), I.ROLLBACK, plan)
         inflight = T.transition_to_inflight(storage, req, b"")
+        table.wrote(req, inflight)
     else:
         log.info("resuming rollback %s of %s, left %s by an interrupted run", resumed.timestamp, instant,
                  resumed.state.name.lower())
         inflight = resumed if resumed.is_inflight else T.transition_to_inflight(storage, resumed, b"")
+        table.wrote(inflight)
     fault_point("rollback.after_inflight")
     return inflight

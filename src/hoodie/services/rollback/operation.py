@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from hoodie.faults import fault_point
 from hoodie.format.metadata.table import files_partition_available
-from hoodie.format.table import HoodieTable
+from hoodie.format.table import HoodieTable, open_table
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.instant import Instant, State
 from hoodie.format.timeline.savepoints import is_savepointed
@@ -34,8 +34,8 @@ def rollback(base_path: str | HoodieTable, instant: str, *, storage_options: Opt
     plan reads its files. A pending compaction instant is removed with its plan (see
     :func:`hoodie.services.compaction.rollback.remove_compaction_plan`).
     """
-    table = base_path if isinstance(base_path, HoodieTable) else HoodieTable(base_path, storage_options)
-    tl = table.reload().timeline
+    table = open_table(base_path, storage_options)
+    tl = table.timeline  # to choose the operation; the transaction loads the table again under the lock
     if tl.has_file(I.instant_file_name(instant, I.COMPACTION, State.REQUESTED)) and not tl.has_file(
             I.instant_file_name(instant, I.COMMIT, State.COMPLETED)):
         # A pending compaction (its plan may be damaged): removed like Hudi's compaction unschedule.
@@ -122,6 +122,7 @@ class RollbackOperation(Operation):
         """Remove the rolled-back instant; a rolled-back stash restore makes its stash restorable."""
         assert self.rollback is not None and txn.table is not None
         fault_point("rollback.after_complete")
+        self.rollback.table = txn.table  # the snapshot the commit returned: the removals go into it
         self.outcome = self.rollback.finalize()
         if self.restored_from is not None:
             # The restored rows are gone again: the stash (kept until its retention) is restorable again.
