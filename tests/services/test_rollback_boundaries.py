@@ -440,16 +440,18 @@ def test_rollback_by_path_opens_the_table_with_the_storage_options(tmp_path: Pat
     write_arrow(path, _data([0, 1], 1, "a"), {**o, "hoodie.datasource.write.operation": "insert"})
     c2 = write_arrow(path, _data([1], 2, "b"), {**o, "hoodie.datasource.write.operation": "upsert"})
     opened: list[tuple] = []
+    real_open = R.open_table
 
-    class Recording(HoodieTable):
-        def __init__(self, base_path: str, storage_options: "dict | None" = None, **kw) -> None:
-            opened.append((base_path, storage_options))
-            super().__init__(base_path, storage_options, **kw)
+    def recording(table_or_path: "str | HoodieTable", storage_options: "dict | None" = None, **kw) -> HoodieTable:
+        opened.append((table_or_path, storage_options))
+        table = real_open(table_or_path, storage_options, **kw)
+        opened.append(("storage options", table.storage.storage_options))
+        return table
 
-    monkeypatch.setattr(R, "HoodieTable", Recording)
+    monkeypatch.setattr(R, "open_table", recording)
     options = {"region": "nowhere"}  # ignored by local storage
     res = R.rollback(path, c2, storage_options=options)
-    assert res.rolled_back == c2 and opened[0] == (path, options)
+    assert res.rolled_back == c2 and opened[:2] == [(path, options), ("storage options", options)]
     assert _vals(hoodie.read_table(path)) == {0: "a0", 1: "a1"}
 
 

@@ -368,7 +368,7 @@ def _roll_back_refused(table: HoodieTable, instant: str, error: Exception) -> No
     storage = table.storage
     created = {path.rpartition("/")[0] for path, _ in W.marker_files(storage, instant)}
     try:
-        rollback(table.reload(), instant)
+        rollback(table, instant)  # it opens the table as it is now
     except Exception as rb:  # the original error matters more; the next write rolls back again
         error.add_note(f"hoodie: rolling back the failed instant {instant} failed too ({rb}); the next write "
                        "or `hoodie rollback` retries it")

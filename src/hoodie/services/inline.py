@@ -141,5 +141,7 @@ def _hook(run: Callable[[HoodieTable], Any]) -> Callable[[Transaction], Any]:
         assert txn.table is not None
         # The write has already warned about unknown keys in these options.
         with unknown_keys_checked():
-            return run(txn.table.reload())
+            # The committed snapshot. The lock is released, so other writers and the hooks before this one
+            # may have committed since: each service's trigger and transaction open the table as it is now.
+            return run(txn.table)
     return hook

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping, Optional, Union
 from hoodie import configs as C
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.file_group.naming import is_log_file
-from hoodie.format.table import HoodieTable, read_partition_metadata, table_exists
+from hoodie.format.table import HoodieTable, open_table, read_partition_metadata, table_exists
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.active import Timeline, layout_of
 from hoodie.errors import HoodieError
@@ -411,8 +411,7 @@ def gather_report(table_or_path: Union[str, HoodieTable], options: Optional[Mapp
     started = time.monotonic()
     opts = {str(k): str(v) for k, v in (options or {}).items() if v is not None}
     C.warn_unknown_keys(opts)  # a misspelled retention key would silently mean "TTL not configured"
-    table = (table_or_path.reload() if isinstance(table_or_path, HoodieTable)
-             else HoodieTable(str(table_or_path), storage_options, read_only=True))
+    table = open_table(table_or_path, storage_options, read_only=True)
     now = int(time.time() * 1000) if now_ms is None else int(now_ms)
     tl = table.timeline
     reader = C.read({**table.props, **opts})

@@ -47,7 +47,7 @@ from hoodie.format.metadata.errors import LIST_THROUGH_STORAGE, MetadataTableErr
 from hoodie.format.metadata.records import (
     ALL_PARTITIONS_KEY, FilesRecord, RecordDecoder, deleted_record, fold, partition_name,
 )
-from hoodie.format.metadata.timelines import ActiveTimeline, TimelineInstant, rolled_back_instants
+from hoodie.format.metadata.timelines import layout_of, load_timeline, rolled_back_instants
 from hoodie.format.storage import FileStatus, Storage
 from hoodie.format.file_group.fsview import FileSystemView
 from hoodie.format.timeline.active import Timeline
@@ -121,22 +121,24 @@ class MetadataTable:
     """
 
     def __init__(self, table: Union["Any", Storage, str], storage_options: Optional[dict[str, Any]] = None) -> None:
+        self._data_source: Optional[Any] = None  # a HoodieTable whose timeline snapshot is the data timeline
         if isinstance(table, str):
             self.data_storage = Storage(table, storage_options)
             self.data_props = self._read_props(self.data_storage, "data table")
         elif isinstance(table, Storage):
             self.data_storage = table
             self.data_props = self._read_props(self.data_storage, "data table")
-        else:  # a HoodieTable: reuse its parsed properties
+        else:  # a HoodieTable: reuse its parsed properties and its timeline (a snapshot: one listing)
             self.data_storage = table.storage
             self.data_props = dict(table.props)
+            self._data_source = table
         self.storage = self.data_storage.child(METADATA_FOLDER)
         self.table_version = int(self.data_props.get("hoodie.table.version") or "6")
         # Hudi 1.x keeps a tombstone deleted twice; 0.14/0.15 drop it (see records.combine).
         self.keep_repeated_tombstones = self.table_version >= 8
         self._props: Optional[dict[str, str]] = None
-        self._timeline: Optional[ActiveTimeline] = None
-        self._data_timeline: Optional[ActiveTimeline] = None
+        self._timeline: Optional[Timeline] = None
+        self._data_timeline: Optional[Timeline] = None
         self._records: Optional[dict[str, FilesRecord]] = None
         self.scan: Optional[LogScan] = None
 
@@ -170,17 +172,19 @@ class MetadataTable:
         return self._props
 
     @property
-    def timeline(self) -> ActiveTimeline:
+    def timeline(self) -> Timeline:
         """The MDT's active timeline."""
         if self._timeline is None:
-            self._timeline = ActiveTimeline.load(self.storage, self.props)
+            self._timeline = load_timeline(self.storage, self.props)
         return self._timeline
 
     @property
-    def data_timeline(self) -> ActiveTimeline:
-        """The data table's active timeline."""
+    def data_timeline(self) -> Timeline:
+        """The data table's active timeline: the given :class:`~hoodie.format.table.HoodieTable`'s snapshot,
+        else listed once."""
         if self._data_timeline is None:
-            self._data_timeline = ActiveTimeline.load(self.data_storage, self.data_props)
+            self._data_timeline = (self._data_source.timeline if self._data_source is not None
+                                   else load_timeline(self.data_storage, self.data_props))
         return self._data_timeline
 
     # -- rule 2: valid instants ----------------------------------------------------------------
@@ -197,18 +201,18 @@ class MetadataTable:
         else:
             valid |= {i.timestamp for i in mdt_completed if i.action == I.DELTA_COMMIT and _is_mdt_operation(i.timestamp)}
         earliest = min(valid) if valid else SOLO_COMMIT_TIMESTAMP
-        for inst in data.of_actions((I.ROLLBACK, I.RESTORE), data.completed()):
+        for inst in data.completed().by_actions(I.ROLLBACK, I.RESTORE):
             if inst.timestamp > earliest:
                 valid.update(rolled_back_instants(data, inst))
-        valid |= {i.timestamp for i in mdt.of_actions((I.ROLLBACK, I.RESTORE), mdt_completed)}
+        valid |= {i.timestamp for i in mdt_completed.by_actions(I.ROLLBACK, I.RESTORE)}
         valid |= {i.timestamp for i in mdt_completed
                   if i.action == I.DELTA_COMMIT and i.timestamp.startswith(SOLO_COMMIT_TIMESTAMP)}
         return valid
 
     def latest_instant(self) -> Optional[str]:
         """The latest completed MDT instant (blocks after it are not read)."""
-        done = self.timeline.completed()
-        return done[-1].timestamp if done else None
+        last = self.timeline.completed().last()
+        return last.timestamp if last is not None else None
 
     # -- hoodie's staleness check --------------------------------------------------------------
     def check_in_sync(self) -> None:
@@ -233,7 +237,7 @@ class MetadataTable:
         inits = [i for i in mdt_done if i.action == I.DELTA_COMMIT and _is_init_instant(i.timestamp)]
         actions = _SYNCED_ACTIONS + ((I.ROLLBACK,) if self.table_version < 8 else ())
         missing: list[str] = []
-        for d in self.data_timeline.of_actions(actions, self.data_timeline.completed()):
+        for d in self.data_timeline.completed().by_actions(*actions):
             ts = d.timestamp
             if ts < first_active or not _after_init(d, inits):
                 continue
@@ -286,7 +290,7 @@ class MetadataTable:
         """The MDT's timeline layout (1 or 2), from its properties (no listing)."""
         if self._timeline is not None:
             return self._timeline.layout
-        return ActiveTimeline.layout_of(self.storage, self.props)
+        return layout_of(self.storage, self.props)
 
     def _slice_layout1(self, timeline: Optional[Timeline], names: list[FileStatus]) -> FilesSlice:
         view = FileSystemView(self.storage, timeline if timeline is not None else Timeline.load(self.storage),
@@ -307,9 +311,10 @@ class MetadataTable:
 
     def _slice_layout2(self, names: Sequence[Any], partition: str = FILES_PARTITION) -> FilesSlice:
         tl = self.timeline
-        completed = {i.timestamp: i for i in tl.of_actions(_COMMITS_ACTIONS, tl.completed())}
-        first = tl.completed()[0].timestamp if tl.completed() else None
-        pending_compactions = {i.timestamp for i in tl.of_actions((I.COMPACTION,), tl.pending())}
+        completed = {i.timestamp: i for i in tl.completed().by_actions(*_COMMITS_ACTIONS)}
+        first_done = tl.completed().first()
+        first = first_done.timestamp if first_done is not None else None
+        pending_compactions = {i.timestamp for i in tl.pending().by_actions(I.COMPACTION)}
 
         def archived(ts: str) -> bool:  # older than the active timeline: completed long ago
             return first is not None and ts < first and ts not in {i.timestamp for i in tl.instants}
@@ -395,7 +400,7 @@ class MetadataTable:
         latest = self.latest_instant()
         tl = self.timeline
         check_mdt_state = self.table_version < 8
-        commits = tl.of_actions(_COMMITS_ACTIONS)
+        commits = tl.by_actions(*_COMMITS_ACTIONS)
         completed = {i.timestamp for i in commits if i.is_completed}
         inflight = {i.timestamp for i in commits if not i.is_completed}
         first_completed = min(completed) if completed else None
@@ -542,7 +547,7 @@ def _is_init_instant(ts: str) -> bool:
     return len(ts) == MILLIS_INSTANT_ID_LENGTH + 3 and ts[-3:] >= f"{PARTITION_INITIALIZATION_TIME_SUFFIX:03d}"
 
 
-def _after_init(d: TimelineInstant, inits: Sequence[TimelineInstant]) -> bool:
+def _after_init(d: I.Instant, inits: Sequence[I.Instant]) -> bool:
     """Whether data instant ``d`` came after the MDT's initialisation, i.e. is not in its bootstrap
     listing. Layout 2 compares completion times (the init completed before ``d`` did); layout 1
     compares the instant with the init instant without its suffix (Java bootstraps every instant up

@@ -346,12 +346,12 @@ def start_commit(table: HoodieTable, action: str, instant: Optional[str] = None,
 
 
 def complete_commit(table: HoodieTable, inflight: Instant, metadata: CommitMetadata) -> Instant:
-    """Write the completed instant file, remove the markers and refresh the table's timeline: the format's
-    primitive for tables without a metadata table (test fixtures); hoodie's actions commit through
-    :func:`hoodie.services.commit.commit`."""
+    """Write the completed instant file, remove the markers and add the completed instant to the table's
+    snapshot: the format's primitive for tables without a metadata table (test fixtures); hoodie's
+    actions commit through :func:`hoodie.services.commit.commit`."""
     done = T.transition_to_complete(table.storage, inflight, metadata)
     delete_markers(table.storage, inflight.timestamp)
-    table.reload()
+    table.wrote(done)
     return done
 
 

@@ -120,6 +120,11 @@ class Timeline(I.InstantSequence):
     def __repr__(self) -> str:
         return f"Timeline({[str(i) for i in self.instants]})"
 
+    @property
+    def layout(self) -> int:
+        """The timeline layout: 1 (``.hoodie/``, table version 6) or 2 (``.hoodie/timeline/``, 8 and 9)."""
+        return 2 if self.folder == TIMELINE_FOLDER_V2 else 1
+
     def _new(self, instants: Iterable[Instant]) -> "Timeline":
         return Timeline(list(instants), self._storage, self._all_files, self.folder, self.start)
 

@@ -35,7 +35,7 @@ from hoodie.format.file_group import links as LK
 from hoodie.format.lock import TableLock
 from hoodie.format.metadata.table import METADATA_FOLDER, files_partition_available
 from hoodie.format.storage import Storage
-from hoodie.format.table import HoodieTable
+from hoodie.format.table import HoodieTable, open_table
 from hoodie.format.timeline import archive_v1 as A1
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import lsm_writer as LSM
@@ -296,9 +296,7 @@ def _archive_timeline(storage: Storage, cfg: ArchivalConfig, *, is_mor: bool, tz
 # -- entry points --------------------------------------------------------------------------------------
 
 def _open(table: HoodieTable | str, storage_options: Optional[dict[str, Any]]) -> HoodieTable:
-    if isinstance(table, HoodieTable):
-        return table
-    return HoodieTable(str(table), storage_options)
+    return open_table(table, storage_options)
 
 
 def _publish(table: HoodieTable, res: ArchivalResult, options: Optional[Mapping[str, Any]]) -> None:
@@ -333,7 +331,8 @@ def run_archival(table: HoodieTable | str, options: Optional[Mapping[str, Any]] 
 
 
 def _run(table: HoodieTable, cfg: ArchivalConfig, *, dry_run: bool) -> ArchivalResult:
-    table.reload()
+    """Archive under the lock the caller holds. The archival lists the timeline itself (once, under that
+    lock) and leaves ``table``'s snapshot alone: its callers open a new one after it."""
     layout = table.timeline_layout
     if layout == 2 and cfg.merge_enable and not dry_run:
         log.info("hoodie.archive.merge.enable applies to table version 6 only: the LSM archived timeline of "
@@ -353,7 +352,6 @@ def _run(table: HoodieTable, cfg: ArchivalConfig, *, dry_run: bool) -> ArchivalR
             res.metadata_table = _archive_timeline(mdt_storage, mcfg, is_mor=True, tz=tz, layout=layout, props={},
                                                    dry_run=dry_run, base_path=mdt_storage.base_uri,
                                                    data_timeline=data_tl)
-    table.reload()
     return res
 
 

@@ -14,7 +14,7 @@ from hoodie.configs import warn_unknown_keys
 from hoodie.faults import fault_point
 from hoodie.format.file_group import naming as N
 from hoodie.format.storage import Storage
-from hoodie.format.table import HoodieTable, write_partition_metadata
+from hoodie.format.table import HoodieTable, open_table, write_partition_metadata
 from hoodie.format.timeline import active as T
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline import plans
@@ -240,9 +240,8 @@ def _run_clean_once(base_path: str | HoodieTable, config: Optional[Mapping[str, 
     A plan that deletes nothing creates no instant (``result.instant is None``). With ``dry_run``
     nothing is written or deleted; the result holds the plan.
     """
-    table = base_path if isinstance(base_path, HoodieTable) else HoodieTable(base_path, storage_options)
+    table = open_table(base_path, storage_options)  # listed by the dry run, or under the transaction's lock
     cfg = _config(config)
-    table.reload()
     if dry_run:
         plan = plan_clean(table, cfg)
         pending = [i.timestamp for i in table.timeline.pending().by_actions(I.CLEAN).instants]
@@ -277,8 +276,9 @@ class CleanOperation(Operation):
         table = txn.open_table()
         self.recovered = _finish_pending_cleans(table, txn.commit)
         finished, self.purged = _stash_housekeeping(table, self.cfg)
-        if self.recovered or finished or self.purged:  # they changed the table; otherwise the listing stands
-            table.reload()
+        # The finished cleans completed through the transaction's commit point, which added them to its
+        # snapshot; settling stashes moves data files only: the listing of the lock stands.
+        table = txn.table
         self.started = time.monotonic()
         self.now = table.new_instant_time()
         self.plan = plan_clean(table, self.cfg, self.now)
@@ -344,7 +344,7 @@ def maybe_clean_after_commit(table: HoodieTable, config: Optional[Mapping[str, A
     cfg = _config(config)
     if not cfg.automatic:
         return None
-    table.reload()
+    table = table.latest()  # the trigger counts what is committed now (the writer released the lock)
     if commits_since_last_clean(table) < cfg.max_commits:
         return None
     return run_clean(table, cfg)

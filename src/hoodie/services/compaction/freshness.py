@@ -23,7 +23,7 @@ from typing import Any, Iterable, Mapping, Optional, Union
 
 from hoodie.format.slice.eventtime import MAX_MS, MIN_MS, millis_to_iso
 from hoodie.format.file_group.fsview import FileSystemView
-from hoodie.format.table import HoodieTable
+from hoodie.format.table import HoodieTable, open_table
 from hoodie.format.timeline.archive_v1 import ARCHIVE_FOLDER, load_archived
 from hoodie.format.timeline.archived import HISTORY_FOLDER
 from hoodie.format.timeline.commit_metadata import CommitMetadata
@@ -161,8 +161,7 @@ def freshness(table_or_path: Union[str, HoodieTable], storage_options: Optional[
     if view is not None and isinstance(table_or_path, HoodieTable):
         table = table_or_path  # the caller's snapshot: its view was built from the table's timeline
     else:
-        table = (table_or_path.reload() if isinstance(table_or_path, HoodieTable)
-                 else HoodieTable(str(table_or_path), storage_options))
+        table = open_table(table_or_path, storage_options)
     t, t_inst = last_threshold(table)
     w = compute_watermark(table, view=view)
     tl = table.timeline

@@ -31,7 +31,7 @@ from hoodie.format.timeline import active as T
 from hoodie.format.timeline.compaction_plan import CompactionPlan
 from hoodie.format.file_group.fsview import list_partitions
 from hoodie.format.storage import Storage
-from hoodie.format.table import HoodieTable
+from hoodie.format.table import HoodieTable, open_table
 
 import hoodie.services.compaction.partial as P
 from hoodie.services.compaction.config import CompactionError
@@ -137,7 +137,7 @@ def _under_compaction_locks(table_or_path: Union[str, HoodieTable], instant: str
                             op: "_CompactionRollbackBase") -> CompactionRollbackResult:
     """Commit ``op`` through a :class:`Transaction` (the table lock, the rollback instant) while
     holding the compaction's own lock (refused while another process executes the compaction)."""
-    table = table_or_path.reload() if isinstance(table_or_path, HoodieTable) else HoodieTable(str(table_or_path), storage_options)
+    table = open_table(table_or_path, storage_options)
     own = compaction_lock(table.storage, instant)
     try:
         own.acquire()
@@ -246,8 +246,7 @@ class _CompactionRollback(_CompactionRollbackBase):
         """Back to requested: the compaction's inflight file goes."""
         assert txn.table is not None and txn.completed is not None
         if self.has_inflight:
-            T.delete_instant_files(txn.table.storage, self.target, I.COMPACTION, [I.State.INFLIGHT])
-        txn.table.reload()
+            txn.table.delete_instant(self.target, I.COMPACTION, [I.State.INFLIGHT])
         r = txn.completed.timestamp
         log.info("rolled back compaction %s (rollback %s): deleted %d file(s)", self.target, r, len(self.deleted))
         self.outcome = CompactionRollbackResult(self.target, r, self.deleted)
@@ -362,7 +361,7 @@ class _PlanRemoval(_CompactionRollbackBase):
     def check(self, txn: Transaction) -> None:
         """Plan the removal after failed writes were rolled back; refuse before anything is written."""
         assert txn.table is not None
-        table = txn.table.reload()
+        table = txn.table  # the snapshot the rollbacks of failed writes left
         storage = table.storage
         instant = self.target
         try:
@@ -416,9 +415,8 @@ class _PlanRemoval(_CompactionRollbackBase):
         """The plan goes last (inflight first), so an interrupted removal is finished by running it again."""
         assert txn.table is not None and txn.completed is not None
         storage = txn.table.storage
-        T.delete_instant_files(storage, self.target, I.COMPACTION, [I.State.INFLIGHT, I.State.REQUESTED])
+        txn.table.delete_instant(self.target, I.COMPACTION, [I.State.INFLIGHT, I.State.REQUESTED])
         W.delete_markers(storage, self.target)
-        txn.table.reload()
         r = txn.completed.timestamp
         log.info("removed compaction plan %s (rollback %s): deleted %d file(s), moved %d log file(s) back to their "
                  "previous slices", self.target, r, len(self.deleted), len(self.moved))

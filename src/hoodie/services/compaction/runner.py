@@ -35,7 +35,7 @@ from hoodie.format.timeline import active as T
 from hoodie.format.slice import writer as W
 from hoodie.format.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie.format.timeline.compaction_plan import CompactionOperation
-from hoodie.format.table import HoodieTable
+from hoodie.format.table import HoodieTable, open_table
 
 import hoodie.services.compaction.keys as K
 import hoodie.services.compaction.partial as P
@@ -44,7 +44,7 @@ from hoodie.services.compaction.execute import CompactionTask, compacted_log_nam
 from hoodie.services.compaction.freshness import compute_watermark
 from hoodie.services.compaction.metrics import push_prometheus, write_prometheus
 from hoodie.services.compaction.rollback import is_split_file, rollback_compaction
-from hoodie.services.compaction.schedule import open_table, schedule_compaction_result
+from hoodie.services.compaction.schedule import schedule_compaction_result
 from hoodie.services.compaction.strategies import resolve_strategy
 from hoodie.services.transaction import Hook, Operation, Transaction
 from hoodie import progress
@@ -143,8 +143,8 @@ def _reconcile(table: HoodieTable, instant: str, ops: Sequence[CompactionOperati
 def _check_no_pending_writes_before(table: HoodieTable, instant: str) -> None:
     """Refuse while a write older than the compaction is pending: it may still add a log file to a
     slice the compaction rewrites (scheduling refuses the same state; this catches a write that
-    raced with scheduling)."""
-    pending = [i.timestamp for i in table.reload().timeline.pending().by_actions(I.DELTA_COMMIT, I.COMMIT).instants
+    raced with scheduling). ``table`` is the transaction's snapshot, loaded under the lock held now."""
+    pending = [i.timestamp for i in table.timeline.pending().by_actions(I.DELTA_COMMIT, I.COMMIT).instants
                if i.timestamp < instant]
     if pending:
         raise CompactionError(
@@ -158,8 +158,9 @@ def _check_no_late_logs(table: HoodieTable, instant: str, ops: Sequence[Compacti
     Such a file (a writer that planned its write before the compaction was requested) sits in the
     old slice, which the commit makes invisible: its data would be lost. Files holding no block of a
     committed or still pending instant (failed writes, rollback command blocks) do not count.
+    ``table`` is the transaction's snapshot loaded when it took the lock again to commit.
     """
-    tl = table.reload().timeline
+    tl = table.timeline
     live = {i.timestamp for i in tl.commits().instants}
     first = tl.first()
     listing = _listing(table, {op.partition for op in ops})
@@ -246,17 +247,18 @@ def _run_one_locked(table: HoodieTable, instant: str, cfg: CompactionConfig,
     # The start and the commit hold the table lock; the execution between them does not (writers
     # go on, adding log files to the slices the plan opens), so it holds this compaction's own lock.
     op = CompactionCommit(instant, cfg)
-    Transaction(op, _TaskExecutor(executor or _in_process_executor(table, cfg)), table=table, options=cfg.options,
+    Transaction(op, _TaskExecutor(executor), table=table, options=cfg.options,
                 post_commit=[Hook("publishing the compaction's metrics", op.publish), *post_commit]).run()
     assert op.outcome is not None
     return op.outcome
 
 
 class _TaskExecutor:
-    """The transaction's executor of a compaction: hands the plan's tasks to ``run`` (in this
-    process, or the engine's Spark executor) and checks it returned a stat per operation."""
+    """The transaction's executor of a compaction: hands the plan's tasks to ``run`` (the engine's Spark
+    executor; None: in this process, on the transaction's snapshot of the table) and checks it returned a
+    stat per operation."""
 
-    def __init__(self, run: Executor) -> None:
+    def __init__(self, run: Optional[Executor]) -> None:
         self.run = run
 
     def execute(self, txn: Transaction) -> list[WriteStat]:
@@ -266,7 +268,8 @@ class _TaskExecutor:
         table, instant, ops = txn.table, op.instant, op.ops
         tasks = [CompactionTask(table.base_path, instant, o, dict(op.cfg.options), op.extra, i,
                                 table.storage.storage_options or None) for i, o in enumerate(ops)]
-        stats = list(self.run(tasks))
+        run = self.run or _in_process_executor(table, op.cfg)
+        stats = list(run(tasks))
         got = {(s.partition_path or "", s.file_id) for s in stats}
         missing = [(o.partition, o.file_id) for o in ops if (o.partition, o.file_id) not in got]
         if missing or len(stats) != len(ops):
@@ -314,7 +317,10 @@ class CompactionCommit(Operation):
             log.info("compaction %s is inflight from an earlier run: rolling it back first", instant)
             rollback_compaction(table, instant)
             self.rolled_back = True
-            tl = table.reload().timeline
+            # That rollback committed through a transaction of its own: this one loads the table again
+            # (only after an interrupted run).
+            table = txn.table = table.latest()
+            tl = table.timeline
         plan = tl.compaction_plan(instant)
         self.ops = list(plan.operations)
         self.extra = dict(plan.extra_metadata)
@@ -333,7 +339,7 @@ class CompactionCommit(Operation):
         self.started = time.monotonic()
         inflight = T.transition_to_inflight(storage, I.Instant(self.instant, I.COMPACTION, I.State.REQUESTED), b"")
         fault_point("compaction.after_inflight")
-        txn.table.reload()
+        txn.table.wrote(inflight)
         for op in self.ops:
             planned = P.operation_links(op)
             P.materialize_links(storage, planned, self.mode)
@@ -358,7 +364,7 @@ class CompactionCommit(Operation):
                         "maxEventTime": getattr(s, "split_max_event_time", None)}
                        for s in stats if getattr(s, "split_file", None)]
         wm = compute_watermark(
-            table.reload(), assume_completed=[instant],
+            table, assume_completed=[instant],
             extra_links={l.link_path: l.target_path for l in links},
             completing=(instant, {op.file_group for op in ops}))
         threshold = int(extra[K.THRESHOLD_KEY]) if extra.get(K.THRESHOLD_KEY) else None

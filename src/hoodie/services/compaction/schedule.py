@@ -31,7 +31,7 @@ from hoodie.format.timeline.compaction_plan import (
     RESERVED_LOG_VERSION_METRIC, CompactionOperation, CompactionPlan, SymlinkOperation,
 )
 from hoodie.format.file_group.fsview import FileSystemView
-from hoodie.format.table import HoodieTable, refuse_unwritable
+from hoodie.format.table import HoodieTable, open_table, refuse_unwritable
 
 import hoodie.services.compaction.keys as K
 import hoodie.services.compaction.partial as P
@@ -59,11 +59,6 @@ class ScheduleResult:
     threshold_complete: bool = False
 
 
-def open_table(table_or_path: Union[str, HoodieTable], storage_options: Optional[dict[str, Any]] = None) -> HoodieTable:
-    """A fresh :class:`HoodieTable` for a path, or the given table reloaded."""
-    if isinstance(table_or_path, HoodieTable):
-        return table_or_path.reload()
-    return HoodieTable(str(table_or_path), storage_options)
 
 
 def excluded_file_groups(table: HoodieTable, view: FileSystemView) -> dict[tuple[str, str], str]:
@@ -207,8 +202,7 @@ def _threshold_complete(view: FileSystemView, index: EventTimeIndex, ops, thresh
 
 def write_plan(table: HoodieTable, instant: str, plan: CompactionPlan) -> None:
     """Create ``<instant>.compaction.requested`` holding the Avro plan."""
-    T.create_requested(table.storage, instant, I.COMPACTION, plan.to_bytes())
-    table.reload()
+    table.wrote(T.create_requested(table.storage, instant, I.COMPACTION, plan.to_bytes()))
 
 
 def schedule_compaction(table_or_path: Union[str, HoodieTable], config: Any = None, *,
@@ -233,15 +227,16 @@ def schedule_compaction_result(table_or_path: Union[str, HoodieTable], config: A
     """Like :func:`schedule_compaction`, returning the full :class:`ScheduleResult`."""
     if isinstance(config, Mapping):
         warn_unknown_keys(config)
-    table = open_table(table_or_path, storage_options)
+    table = open_table(table_or_path, storage_options)  # a new snapshot: its timeline is not listed yet
     cfg = as_config(config, table.props)
-    refuse_write(table, "compaction scheduling")  # hoodie could not run the plan it writes
-    refuse_unwritable(table, "compaction scheduling")
 
     # Under the table lock no write is in flight: the plan sees every committed log file, and a
-    # write starting after it writes into the slices the plan opens.
+    # write starting after it writes into the slices the plan opens. The snapshot lists its timeline
+    # here, once, under the lock.
     with TableLock(table.storage, cfg.options, "compaction scheduling"):
-        res = plan_compaction(table.reload(), cfg, instant=instant, check_trigger=check_trigger)
+        refuse_write(table, "compaction scheduling")  # hoodie could not run the plan it writes
+        refuse_unwritable(table, "compaction scheduling")
+        res = plan_compaction(table, cfg, instant=instant, check_trigger=check_trigger)
         if res.instant is None or res.plan is None:
             log.info("no compaction scheduled on %s: %s", table.base_path, res.reason)
             return res

@@ -14,7 +14,7 @@ from typing import Any, Optional, Union
 
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.compaction_plan import CompactionPlan
-from hoodie.format.table import HoodieTable
+from hoodie.format.table import HoodieTable, open_table
 from hoodie.format.timeline.active import DamagedTimelineFileError, Timeline
 
 import hoodie.services.compaction.keys as K
@@ -118,8 +118,7 @@ def show_compactions(table_or_path: Union[str, HoodieTable], *, limit: Optional[
         limit: keep only the newest ``limit`` compactions.
         storage_options: for a base path on an object store.
     """
-    table = table_or_path.reload() if isinstance(table_or_path, HoodieTable) else HoodieTable(
-        str(table_or_path), storage_options)
+    table = open_table(table_or_path, storage_options)
     tl = table.timeline
     insts = [i for i in tl.instants if (i.action == I.COMPACTION and not i.is_completed) or tl.is_compaction_commit(i)]
     if limit is not None:

@@ -146,7 +146,9 @@ class MetadataWriter:
         return Timeline.load(self.storage, self.layout)
 
     def _data_timeline(self) -> Timeline:
-        return Timeline.load(self.data, self.layout)
+        """The data table's timeline: the snapshot of :attr:`table` (the transaction's, with the instant
+        being recorded in it), not a listing of its own."""
+        return self.table.timeline
 
     def _latest_slice(self, tl: Optional[Timeline] = None, listing: Optional[list[FileStatus]] = None
                       ) -> tuple[str, Optional[str], list[str]]:

@@ -122,7 +122,8 @@ class TTLAsyncService:
         """Whether partition TTL is configured and enough commits completed since its last run."""
         if not self.partition_ttl:
             return False
-        self.table.reload()
+        # A poll: the table as other writers left it since the last one (a new snapshot).
+        self.table = self.table.latest()
         marker = max((x for x in (last_ttl_instant(self.table), self._watermark) if x), default=None)
         return commits_since(self.table, marker, self._own) >= self.config.async_max_commits
 
@@ -130,7 +131,7 @@ class TTLAsyncService:
         """Whether record TTL is configured and enough writes completed since its last run."""
         if self.record_config is None:
             return False
-        self.table.reload()
+        self.table = self.table.latest()  # a poll, as in partition_due
         need = self.config.async_max_commits
         return RT.writes_since_last_run(self.table, need, after=self._record_watermark,
                                         exclude=self._own) >= need
@@ -144,7 +145,7 @@ class TTLAsyncService:
         TTL's result (record TTL's are in :attr:`record_results`). An error of one kind does not keep
         the other from running; the first is raised after both."""
         with _run_lock(self.table):
-            self.table.reload()
+            self.table = self.table.latest()  # the commits up to this run
             # Commits up to here are accounted for by a run, whether or not it expires anything.
             newest = self.table.timeline.completed_writes().last()
             res: Optional[TTLResult] = None

@@ -605,11 +605,12 @@ def bring_back(hot_path: str | HoodieTable, partitions: Iterable[str], *, target
         o = {"hoodie.table.name": hot.name, "hoodie.datasource.write.operation": "insert_overwrite"}
         res.instant = _write_overwrite(hot.base_path, dict(hot.storage.storage_options or {}), rows, o)
         fault_point("ttl.bring_back.after_write")
-        hot.reload()
+        hot = hot.latest()  # the overwrite committed through its own transaction
         _verify(hot, {p: copies[p] for p in todo}, f"bringing back {', '.join(todo)}")
         fault_point("ttl.bring_back.after_verify")
     if drop_from_cold:
-        live = _live_file_ids(cold.reload(), parts)
+        cold = cold.latest()  # as the earlier steps (and any killed bring-back) left it
+        live = _live_file_ids(cold, parts)
         if live:
             # Rolls back a drop an earlier, killed bring-back left pending (nothing else writes the
             # cold table, so nothing would ever roll it back).

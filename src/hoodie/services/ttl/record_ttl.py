@@ -356,7 +356,6 @@ class RecordTTLOperation(Operation):
         """Pending compaction plans must be readable (deletes are routed by them)."""
         assert txn.table is not None
         B.check_compaction_plans(txn.table)
-        txn.table.reload()
 
     def start(self, txn: Transaction) -> Instant:
         """The requested and inflight instant of a delete (commit or deltacommit)."""
@@ -451,6 +450,7 @@ def maybe_run_inline_record_ttl(table: HoodieTable, options: Mapping[str, Any]) 
     if not C.RECORD_TTL_INLINE.get(options):
         return None
     need = C.read(options, RecordTTLConfigError).get(C.RECORD_TTL_INLINE_MAX_COMMITS)
+    table = table.latest()  # the trigger counts what is committed now (the writer released the lock)
     if need > 1 and writes_since_last_run(table, need) < need:
         return None
     return run_record_ttl(table, options)

@@ -161,12 +161,10 @@ def _abort_stale_ttl_instants(table: HoodieTable) -> list[str]:
             continue
         if not _is_delete_partition(tl, inst):
             continue
-        T.delete_instant_files(table.storage, inst.timestamp, I.REPLACE_COMMIT, [State.INFLIGHT, State.REQUESTED])
+        table.delete_instant(inst.timestamp, I.REPLACE_COMMIT, [State.INFLIGHT, State.REQUESTED])
         log.warning("aborted the pending TTL delete_partition instant %s left by an interrupted run "
                     "(it wrote no data files)", inst.timestamp)
         aborted.append(inst.timestamp)
-    if aborted:
-        table.reload()
     return aborted
 
 
@@ -269,8 +267,7 @@ class TTLOperation(Operation):
         aborted: list[str] = []
         if not dry_run:
             aborted = _abort_stale_ttl_instants(table)
-            if finish_pending_stashes(table, cfg.stash_retain_ms):
-                table.reload()
+            finish_pending_stashes(table, cfg.stash_retain_ms)  # moves data files: the timeline stands
             purge_expired_stashes(table, cfg.stash_retain_ms,
                                   margin_ms=cfg.local_skew_ms if table.timeline_timezone == "LOCAL" else 0)
         tl = table.timeline

@@ -577,8 +577,9 @@ class RestoreOperation(Operation):
                              "stashing needs hoodie.partition.ttl.stash.enabled=true at TTL time, and stashes "
                              "are deleted after hoodie.partition.ttl.stash.retain.days")
         if doc.get("state") == UNSTASHING:
-            finish_pending_stashes(table)  # an interrupted rollback of the TTL commit: settle it first
-            table.reload()
+            # An interrupted rollback of the TTL commit: settle it first (it moves files and rewrites
+            # manifests; the timeline stands).
+            finish_pending_stashes(table)
             doc = read_manifest(storage, ttl_instant) or doc
         if doc.get("state") == ROLLED_BACK:
             raise StashError(f"TTL commit {ttl_instant} was rolled back by {doc.get('rolled_back_by')}, which "
