@@ -39,7 +39,7 @@ from hoodie.format.file_group.fsview import FileSystemView, LogFile
 from hoodie.format.log.logformat import BlockType, read_log_file
 from hoodie.format.table import MOR, HoodieTable, create_table
 from hoodie.services.compaction import plan_compaction
-from hoodie.services.compaction.event_index import EventTimeIndex
+from hoodie.format.slice.event_ranges import EventTimeIndex
 
 SCHEMA = {"type": "record", "name": "bench_record", "namespace": "hoodie.bench", "fields": [
     {"name": "k", "type": "long"}, {"name": "part", "type": "string"},

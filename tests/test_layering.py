@@ -369,3 +369,41 @@ def test_rollback_room_imports_in_any_order() -> None:
         run = subprocess.run([sys.executable, "-c", f"import {first}"], capture_output=True, text=True,
                              env={**os.environ, "PYTHONPATH": f"{SRC}:{SRC.parent}"})
         assert run.returncode == 0, f"importing {first} first fails:\n{run.stderr[-2000:]}"
+
+
+# Sibling rules (issue 32): a service room reads another room's data through the format layer or that
+# room's public head, never through its internals. Record TTL reads the event-time ranges of log files
+# from ``hoodie.format.slice.event_ranges``, which compaction reads too (they once lived in compaction's
+# room). (importing room, room it must not reach into; its package head stays importable).
+SIBLING_RULES: tuple[tuple[str, str], ...] = (
+    ("hoodie.services.ttl", "hoodie.services.compaction"),
+)
+
+
+def sibling_violations(edges: Iterable[Import]) -> list[Import]:
+    """Imports of a room's internal modules by a sibling room that :data:`SIBLING_RULES` forbid."""
+    return sorted((e for e in edges for src, dst in SIBLING_RULES
+                   if (e.src == src or e.src.startswith(src + ".")) and e.dst.startswith(dst + ".")),
+                  key=lambda e: (e.src, e.line))
+
+
+def test_ttl_does_not_reach_into_compaction() -> None:
+    _, edges = import_graph()
+    bad = sibling_violations(edges)
+    assert not bad, ("a room imports a sibling room's internals (read them through hoodie.format or the room's "
+                     "package head):\n" + "\n".join(f"  {e.src} line {e.line} -> {e.dst}" for e in bad))
+
+
+def test_sibling_violations_are_found(tmp_path: Path) -> None:
+    root = _toy(tmp_path, {
+        "hoodie/__init__.py": "",
+        "hoodie/services/__init__.py": "",
+        "hoodie/services/compaction/__init__.py": "",
+        "hoodie/services/compaction/event_index.py": "",
+        "hoodie/services/ttl/__init__.py": "",
+        "hoodie/services/ttl/record_ttl.py": "from hoodie.services.compaction.event_index import x\n",
+        "hoodie/services/ttl/service.py": "from hoodie.services import compaction\n",
+    })
+    _, edges = import_graph(root)
+    assert [(e.src, e.dst) for e in sibling_violations(edges)] == [
+        ("hoodie.services.ttl.record_ttl", "hoodie.services.compaction.event_index")]

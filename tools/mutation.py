@@ -164,7 +164,7 @@ TARGETS: dict[str, Target] = {
         ("tests/services/test_compaction_boundaries.py", "tests/services/test_compaction_plan.py", EVENT_TIME_UNITS),
     ),
     "compaction.event_index": Target(
-        "src/hoodie/services/compaction/event_index.py",
+        "src/hoodie/format/slice/event_ranges.py",
         ("tests/services/test_compaction_boundaries.py", "tests/services/test_compaction_plan.py",
          "tests/services/test_compaction_run.py", EVENT_TIME_UNITS),
     ),

@@ -16,7 +16,7 @@ from hoodie.format.slice import writer as W
 from hoodie.format.table import HoodieTable
 from hoodie.services.compaction import plan_compaction, run_compaction, schedule_compaction
 from hoodie.services.compaction import partial as P
-from hoodie.services.compaction.event_index import EventTimeIndex
+from hoodie.format.slice.event_ranges import EventTimeIndex
 from hoodie.services.compaction.strategies import CompactionStrategy
 from tests.services.test_compaction_support import (
     Setup, event_time_config, latest_slices, log_names, read_optimized, snapshot, write,
@@ -579,7 +579,7 @@ def test_event_index_combines_several_stats_and_blocks_of_one_file(tmp_path: Pat
     stats' ranges (stats without records and without a range add nothing; one without a range
     makes the headers decide), or of its blocks' headers."""
     from hoodie.format.timeline.commit_metadata import WriteStat
-    from hoodie.services.compaction.event_index import EMPTY, LogEventTime, min_event_time
+    from hoodie.format.slice.event_ranges import EMPTY, LogEventTime, min_event_time
 
     path = str(tmp_path / "t")
     write(path, "insert", [(1, T - 10, 0)])
@@ -685,7 +685,7 @@ def test_event_index_of_a_table_without_instants(tmp_path: Path) -> None:
 def test_unit_problem_names_the_value_and_the_way_out() -> None:
     """A recorded range that is milliseconds only in another unit, or in none, is a problem naming
     the file, the value and the fix; the maximum is checked too when the minimum is fine."""
-    from hoodie.services.compaction.event_index import LogEventTime, unit_problem
+    from hoodie.format.slice.event_ranges import LogEventTime, unit_problem
 
     assert unit_problem("p/f.log", LogEventTime(T, T + 1, True)) is None
     assert unit_problem("p/f.log", LogEventTime(None, None, True)) is None  # unknown: nothing to check

@@ -28,7 +28,7 @@ from hoodie.services.compaction import (
 )
 from hoodie.services.compaction import keys as K
 from hoodie.services.compaction import partial as P
-from hoodie.services.compaction.event_index import EventTimeIndex
+from hoodie.format.slice.event_ranges import EventTimeIndex
 from hoodie.services.compaction.strategies import CompactionStrategy
 from hoodie.services.compaction.triggers import evaluate_trigger
 from tests.services.test_compaction_support import (

@@ -36,7 +36,7 @@ from hoodie.format.timeline.archived import HISTORY_FOLDER, ArchivedTimeline, Ar
 
 import hoodie.services.compaction.keys as K
 from hoodie.services.compaction.config import CompactionConfig
-from hoodie.services.compaction.event_index import EventTimeIndex
+from hoodie.format.slice.event_ranges import EventTimeIndex
 from hoodie.services.compaction.freshness import freshness, iso_millis
 from hoodie.services.compaction.show import show_compactions
 from hoodie.services.compaction.triggers import evaluate_trigger

@@ -29,7 +29,7 @@ from hoodie.format.timeline.archived import HISTORY_FOLDER
 from hoodie.format.timeline.commit_metadata import CommitMetadata
 
 import hoodie.services.compaction.keys as K
-from hoodie.services.compaction.event_index import EventTimeIndex, min_event_time, unit_problem
+from hoodie.format.slice.event_ranges import EventTimeIndex, min_event_time, unit_problem
 
 log = logging.getLogger("hoodie.compaction")
 

@@ -36,7 +36,7 @@ from hoodie.format.table import HoodieTable, open_table, refuse_unwritable
 import hoodie.services.compaction.keys as K
 import hoodie.services.compaction.partial as P
 from hoodie.services.compaction.config import CompactionError, as_config
-from hoodie.services.compaction.event_index import EventTimeIndex
+from hoodie.format.slice.event_ranges import EventTimeIndex
 from hoodie.services.compaction.strategies import (
     CandidateOperation, PlanningContext, event_time_strategy, resolve_strategy,
 )

@@ -28,11 +28,11 @@ from hoodie.format.timeline.compaction_plan import CompactionPlan
 from hoodie.format.file_group.fsview import FileSlice, LogFile
 
 from hoodie.services.compaction.config import CompactionConfig, CompactionConfigError, CompactionError
-from hoodie.services.compaction.event_index import unit_problem
+from hoodie.format.slice.event_ranges import unit_problem
 
 if TYPE_CHECKING:  # pragma: no cover
     from hoodie.format.table import HoodieTable
-    from hoodie.services.compaction.event_index import EventTimeIndex
+    from hoodie.format.slice.event_ranges import EventTimeIndex
 
 JAVA_PACKAGE = "org.apache.hudi.table.action.compact.strategy."
 MIB = 1024 * 1024

@@ -7,7 +7,7 @@ A run
    **candidates** without reading data: the minimum of the TTL field in a base file comes from its
    Parquet footer (column statistics of every row group), the minimum of a log file from the write
    stats of the deltacommit that wrote it or its block headers
-   (:class:`~hoodie.services.compaction.event_index.EventTimeIndex`; usable only when the TTL field
+   (:class:`~hoodie.format.slice.event_ranges.EventTimeIndex`; usable only when the TTL field
    is the field those record, ``hoodie.payload.event.time.field``). A slice whose minimum is before
    the cutoff (``now - retention``), or cannot be known, is a candidate; every other file group is
    left alone;
@@ -37,7 +37,7 @@ from hoodie import configs as C
 from hoodie.configs import format_duration, warn_unknown_keys
 from hoodie.faults import fault_point
 from hoodie.services import write as B
-from hoodie.services.compaction.event_index import EventTimeIndex
+from hoodie.format.slice.event_ranges import EventTimeIndex
 from hoodie.format.file_group.fsview import FileSlice
 from hoodie.format.slice.reader import iter_plan, plan_read
 from hoodie.format.slice.eventtime import EventTimeError, event_time_millis, millis_to_iso

@@ -1,4 +1,6 @@
-"""Event-time ranges of log files, without decoding records.
+"""Event-time ranges of log files, without decoding records: what event-time compaction plans and its
+watermark read, and what record TTL reads to find the log files that may hold an expired record (both
+from here: the ranges are a fact of the files and the timeline, not of either service).
 
 Sources, cheapest first (docs/compaction.md "Event time"):
 
