@@ -165,3 +165,18 @@ def test_overwrite_and_delete_partition_through_spark(spark, tmp_path: Path) -> 
     assert dict(zip(got.column("id").to_pylist(), got.column("v").to_pylist())) == {3: "c", 4: "d"}
     t = HoodieTable(path)
     assert [i.action for i in t.timeline.completed_writes()] == ["deltacommit", "replacecommit", "replacecommit"]
+
+
+def test_a_spark_upsert_lists_the_timeline_once(spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk of docs/architecture.md: hoodie.spark.write's upsert on a table with a metadata table
+    lists the data timeline once, in its transaction (the tasks get the driver's snapshot)."""
+    import hoodie.spark as hs
+    from tests.services.test_snapshots import data_timeline_loads, opts, rows
+
+    path = str(tmp_path / "t")
+    o = opts(**{"hoodie.metadata.enable": "true"})
+    hoodie.write_arrow(path, rows(1), o)
+    df = spark.createDataFrame([("a", "p", 2), ("c", "p", 2)], "k string, part string, ts long")
+    per_txn, outside = data_timeline_loads(monkeypatch, lambda: hs.write(df, path, o))
+    assert (per_txn, outside) == ([1], 0)
+    assert sorted(hoodie.read_table(path).column("k").to_pylist()) == ["a", "b", "c"]
