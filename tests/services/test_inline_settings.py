@@ -81,3 +81,29 @@ def test_a_setting_refused_by_the_check_leaves_nothing_written(tmp_path: Path) -
         hoodie.write_arrow(path, pa.table({"k": ["b"], "p": ["x"], "v": [2]}),
                            {**OPTS, "hoodie.keep.min.commits": "30", "hoodie.keep.max.commits": "30"})
     assert sorted(p.name for p in (tmp_path / "t" / ".hoodie").iterdir()) == before
+
+
+def test_inline_partition_ttl_runs_with_the_settings_the_write_parsed(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Partition TTL's settings are parsed once per write too (the hook got the options and parsed
+    them again after the commit)."""
+    from hoodie.services.ttl.config import TTLConfig
+
+    path = str(tmp_path / "t")
+    o = {**OPTS, "hoodie.datasource.write.table.type": "COPY_ON_WRITE", "hoodie.compact.inline": "false",
+         "hoodie.partition.ttl.inline": "true", "hoodie.partition.ttl.strategy.days.retain": "10"}
+    hoodie.write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "v": [1]}), o)
+    counts: collections.Counter = collections.Counter()
+    original = TTLConfig.__dict__["from_options"].__func__
+
+    def counted(c: Any, *a: Any, **k: Any) -> Any:
+        counts["TTLConfig"] += 1
+        return original(c, *a, **k)
+
+    monkeypatch.setattr(TTLConfig, "from_options", classmethod(counted))
+    given: list[Any] = []
+    real_ttl = inline.maybe_run_inline_ttl
+    monkeypatch.setattr(inline, "maybe_run_inline_ttl", lambda t, cfg: given.append(cfg) or real_ttl(t, cfg))
+    hoodie.write_arrow(path, pa.table({"k": ["b"], "p": ["y"], "v": [2]}), o)
+    assert counts["TTLConfig"] == 1 and len(given) == 1 and isinstance(given[0], TTLConfig)
+    assert hoodie.read_table(path).num_rows == 2  # nothing is 10 days old

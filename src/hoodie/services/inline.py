@@ -48,8 +48,9 @@ class InlineServices:
     known) and :meth:`hooks` as its post-commit hooks, which run each service with the settings
     :meth:`check` parsed: compaction's :class:`~hoodie.services.compaction.config.CompactionConfig`,
     clean's :class:`~hoodie.services.clean.CleanConfig`, archival's
-    :class:`~hoodie.services.archive.config.ArchivalConfig` (partition and record TTL still read theirs
-    from the options). ``compaction_executor`` runs inline compaction's operations (the Spark engine
+    :class:`~hoodie.services.archive.config.ArchivalConfig`, partition TTL's
+    :class:`~hoodie.services.ttl.config.TTLConfig` (record TTL still reads its own from the options,
+    against the table's properties as they are when it runs). ``compaction_executor`` runs inline compaction's operations (the Spark engine
     passes its own; default: in this process)."""
 
     def __init__(self, options: Mapping[str, Any], compaction_executor: Optional[CompactionExecutor] = None) -> None:
@@ -66,6 +67,7 @@ class InlineServices:
         self.compaction_config: Optional[CompactionConfig] = None
         self.clean_config: Optional[CleanConfig] = None
         self.archival_config: Optional[ArchivalConfig] = None
+        self.ttl_config: Optional[TTLConfig] = None
 
     def check(self, is_mor: bool, table_props: Optional[Mapping[str, str]] = None) -> None:
         """Parse the settings of every service the options enable; writers call this before they start a
@@ -83,6 +85,7 @@ class InlineServices:
             ttl = TTLConfig.from_options(options)
             if not ttl.strategy_class:
                 ttl.require_retention()
+            self.ttl_config = ttl
         if self.async_ttl:
             # Partition TTL and/or record TTL, whichever the options configure.
             check_async_options(options, table_props)
@@ -108,7 +111,8 @@ class InlineServices:
 
         return [
             ("compaction", "compaction", self.compact, compaction),
-            ("partition TTL", "ttl", self.partition_ttl, lambda t: maybe_run_inline_ttl(t, options)),
+            ("partition TTL", "ttl", self.partition_ttl,
+             lambda t: maybe_run_inline_ttl(t, self.ttl_config or options)),
             ("async partition TTL", "ttl_async", self.async_ttl, lambda t: maybe_run_async_ttl(t, options)),
             # After partition TTL (no need to read records of partitions it just expired), before clean.
             ("record TTL", "record_ttl", self.record_ttl, lambda t: maybe_run_inline_record_ttl(t, options)),

@@ -465,8 +465,10 @@ def _skip_savepointed(table: HoodieTable, expired: list[PartitionDecision]) -> N
 
 # -- inline and async modes ---------------------------------------------------------------------
 
-def maybe_run_inline_ttl(table: HoodieTable, options: Optional[Mapping[str, Any]] = None) -> Optional[TTLResult]:
+def maybe_run_inline_ttl(table: HoodieTable, options: Optional[Mapping[str, Any] | TTLConfig] = None
+                         ) -> Optional[TTLResult]:
     """Inline TTL, called by writers after a commit: runs when ``hoodie.partition.ttl.inline=true``.
+    ``options``: the writer's options, or the :class:`TTLConfig` it parsed from them before writing.
 
     Misconfiguration raises :class:`TTLConfigError` (the write itself has committed by then).
     """
