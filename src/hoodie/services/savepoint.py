@@ -301,7 +301,9 @@ class SavepointOperation(Operation):
         assert txn.table is not None
         if self.resume:
             return Instant(self.target, I.SAVEPOINT, State.INFLIGHT)
-        return T.create_inflight(txn.table.storage, self.target, I.SAVEPOINT)
+        inflight = T.create_inflight(txn.table.storage, self.target, I.SAVEPOINT)
+        txn.table.wrote(inflight)
+        return inflight
 
     def complete(self, txn: Transaction, result: Any) -> bytes:
         """What ``<t>.savepoint`` holds: the ``HoodieSavepointMetadata``."""
@@ -645,11 +647,17 @@ class SavepointRestoreOperation(Operation):
         self.started = time.monotonic()
         if self.resume is not None:
             log.info("resuming restore %s to savepoint %s", self.resume.timestamp, self.savepoint)
-            return self.resume if self.resume.is_inflight else T.transition_to_inflight(storage, self.resume, b"")
+            if self.resume.is_inflight:
+                return self.resume
+            inflight = T.transition_to_inflight(storage, self.resume, b"")
+            table.wrote(inflight)
+            return inflight
         plan = plans.restore_plan([(u.target.timestamp, u.action) for u in self.undo], self.savepoint)
         req = T.create_requested(storage, table.new_instant_time(), I.RESTORE,
                                  plans.write_avro_metadata("HoodieRestorePlan", plan))
-        return T.transition_to_inflight(storage, req, b"")
+        inflight = T.transition_to_inflight(storage, req, b"")
+        table.wrote(req, inflight)
+        return inflight
 
     def execute(self, txn: Transaction) -> Any:
         """Roll back every write after the savepoint, newest first (their files; the instants go at

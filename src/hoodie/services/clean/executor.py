@@ -198,14 +198,14 @@ def _finish_pending_cleans(table: HoodieTable, commit: Commit) -> list[CleanResu
             # a pending one is a crashed run. Its plan is lost: drop it, the next plan covers the rest.
             log.warning("%s is damaged (%s): dropping that interrupted clean %s; the new clean plan covers "
                         "what it had not deleted", e.path, e.problem, inst.timestamp)
-            T.delete_instant_files(table.storage, inst.timestamp, I.CLEAN, [State.INFLIGHT, State.REQUESTED])
+            table.delete_instant(inst.timestamp, I.CLEAN, [State.INFLIGHT, State.REQUESTED])
             continue
         except ValueError as e:
             raise CleanError(f"the pending clean {inst.timestamp} has an unreadable plan "
                              f"{table.storage.uri(T.instant_file_path(table.storage, I.Instant(inst.timestamp, I.CLEAN, I.State.REQUESTED)))} ({e}); "
                              + T.damaged_file_fix(table.storage.uri(), inst)) from None
         if inst.is_requested:
-            T.transition_to_inflight(table.storage, inst, data)
+            table.wrote(T.transition_to_inflight(table.storage, inst, data))
         log.warning("re-executing clean %s left %s by an earlier run", inst.timestamp, inst.state.name.lower())
         out.append(_execute(table, inst, plan, started, commit))
     return out
@@ -293,6 +293,7 @@ class CleanOperation(Operation):
         data = plans.write_avro_metadata("HoodieCleanerPlan", self.plan.to_avro(txn.table.storage))
         req = T.create_requested(txn.table.storage, self.now, I.CLEAN, data)
         inflight = T.transition_to_inflight(txn.table.storage, req, data)
+        txn.table.wrote(req, inflight)
         fault_point("clean.after_inflight")
         return inflight
 

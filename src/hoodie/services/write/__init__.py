@@ -39,7 +39,6 @@ from hoodie.format.keys.generators import key_generator_from_config
 from hoodie.format.slice import writer as W
 from hoodie.format.storage import Storage
 from hoodie.format.table import META_COLUMNS, HoodieTable, create_table, table_exists
-from hoodie.format.timeline import active as T
 from hoodie.format.timeline import instant as I
 from hoodie.format.timeline.commit_metadata import CommitMetadata, WriteStat
 from hoodie.format.timeline.instant import Instant
@@ -368,8 +367,7 @@ class ArrowWriteExecutor:
         """A write refused while planning (no file written yet) leaves no instant behind; after that,
         nothing: the instant stays pending and the next writer rolls it back."""
         if isinstance(error, RecordIndexConflict) and txn.table is not None and txn.instant is not None:
-            T.delete_instant_files(txn.table.storage, txn.instant.timestamp, txn.instant.action,
-                                   (I.State.INFLIGHT, I.State.REQUESTED))
+            txn.table.delete_instant(txn.instant.timestamp, txn.instant.action, (I.State.INFLIGHT, I.State.REQUESTED))
 
 
 __all__ = ["run_write", "commit_extra_metadata", "OptionCheck", "WriteOperation", "WriteExecutor", "WriteOutcome",
