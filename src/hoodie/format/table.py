@@ -372,7 +372,8 @@ class HoodieTable:
     # -- timeline ------------------------------------------------------------------------------
     @property
     def timeline(self) -> Timeline:
-        """The active timeline (listed once; :meth:`reload` lists again)."""
+        """The snapshot's active timeline: listed at the first access, then advanced by :meth:`wrote`
+        and :meth:`removed` (:meth:`latest` gives a new snapshot that lists again)."""
         if self._timeline is None:
             self._timeline = Timeline.load(self.storage, self.timeline_layout)
         return self._timeline
