@@ -4,11 +4,14 @@ with the snapshot its commit point returns; the table's properties never change 
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hoodie import write_arrow
 from hoodie.format.storage import Storage
@@ -20,6 +23,7 @@ from hoodie.services.clean import run_clean
 from hoodie.services.compaction import run_compaction, schedule_compaction
 from hoodie.services.transaction import Transaction, observe
 from hoodie.services.write import ArrowWriteExecutor, run_write
+from tests.helpers import examples
 
 
 def opts(table_type: str = "COPY_ON_WRITE", **extra: str) -> dict[str, str]:
@@ -175,3 +179,52 @@ def test_instants_added_and_removed_equal_a_listing(tmp_path: Path, version: str
     table.delete_instant(inf.timestamp, inf.action, (State.INFLIGHT, State.REQUESTED))
     table.delete_instant(done[-1].timestamp, done[-1].action, (State.INFLIGHT, State.REQUESTED))
     same()
+
+
+_ACTIONS = (I.COMMIT, I.DELTA_COMMIT, I.REPLACE_COMMIT, I.CLEAN, I.ROLLBACK, I.COMPACTION)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(layout=st.sampled_from([1, 2]), steps=st.lists(st.tuples(
+    st.sampled_from(["start", "complete", "delete"]), st.integers(0, 5), st.sampled_from(_ACTIONS),
+    st.sets(st.sampled_from(list(State)), min_size=1)), min_size=1, max_size=12))
+def test_a_snapshot_advanced_by_its_writes_equals_a_listing(layout: int, steps: list) -> None:
+    """Any sequence of instant files written (requested and inflight, then completed) and deleted (any
+    states of one instant) leaves the snapshot (Timeline.written, Timeline.removed) equal to a listing."""
+    with tempfile.TemporaryDirectory() as d:
+        storage = Storage(d)
+        folder = T.TIMELINE_FOLDER_V2 if layout == 2 else T.METAFOLDER
+        storage.mkdirs(folder)
+        storage.mkdirs(T.METAFOLDER)
+        # delete_instant_files reads the layout from here; on layout 1 it is also a file of the listed
+        # folder that is no instant (kept by both).
+        storage.write_bytes(f"{T.METAFOLDER}/hoodie.properties",
+                            b"hoodie.table.version=9\nhoodie.timeline.layout.version=2\n" if layout == 2
+                            else b"hoodie.table.version=6\n")
+        snap = T.Timeline.load(storage, layout)
+        pending: dict[str, I.Instant] = {}
+        for kind, n, action, states in steps:
+            ts = f"2026010100000{n}000"
+            known = snap.get(ts)
+            if kind == "start" and known is None:
+                req = I.Instant(ts, action, State.REQUESTED)
+                storage.write_bytes(f"{folder}/{req.file_name}", b"")
+                inf = req.with_state(State.INFLIGHT)
+                storage.write_bytes(f"{folder}/{inf.file_name}", b"")
+                snap = snap.written(req, inf)
+                pending[ts] = inf
+            elif kind == "complete" and ts in pending and known is not None and not known.is_completed:
+                done = pending.pop(ts).with_state(State.COMPLETED)
+                if layout == 2:
+                    done = I.Instant(done.timestamp, done.action, State.COMPLETED, ts[:-3] + "999")
+                storage.write_bytes(f"{folder}/{done.file_name}", b"{}")
+                snap = snap.written(done)
+            elif kind == "delete" and known is not None:
+                T.delete_instant_files(storage, ts, known.action, states)
+                snap = snap.removed(ts, known.action, states)
+                if State.INFLIGHT in states:
+                    pending.pop(ts, None)
+            listed = T.Timeline.load(storage, layout)
+            assert [(i.timestamp, i.action, i.state, i.completion) for i in snap] == \
+                [(i.timestamp, i.action, i.state, i.completion) for i in listed]
+            assert snap.file_names == listed.file_names

@@ -398,13 +398,13 @@ class _CompactionUndo:
             inflight.timestamp, int((time.monotonic() - self.started) * 1000), [(self.target.timestamp, self.action)],
             {p: plans.rollback_partition_metadata(p, fs) for p, fs in sorted(by_part.items())})
 
-    def finalize(self, inflight: Instant) -> None:
-        storage = self.table.storage
+    def finalize(self, inflight: Instant, table: HoodieTable) -> None:
+        """Delete the compaction's instant files, out of ``table`` (the transaction's snapshot) too."""
         ts = self.target.timestamp
         if self.completed:
-            T.delete_instant_files(storage, ts, I.COMMIT, (State.COMPLETED,))
-        T.delete_instant_files(storage, ts, I.COMPACTION, (State.INFLIGHT, State.REQUESTED))
-        W.delete_markers(storage, ts)
+            table.delete_instant(ts, I.COMMIT, (State.COMPLETED,))
+        table.delete_instant(ts, I.COMPACTION, (State.INFLIGHT, State.REQUESTED))
+        W.delete_markers(table.storage, ts)
 
 
 class _WriteUndo:
@@ -453,8 +453,11 @@ class _WriteUndo:
         self.rollback.inflight = inflight
         return self.rollback.metadata()
 
-    def finalize(self, inflight: Instant) -> None:
+    def finalize(self, inflight: Instant, table: HoodieTable) -> None:
+        """The rollback's last step, on ``table`` (the transaction's snapshot: the write's instant files
+        leave it too)."""
         self.rollback.inflight = inflight
+        self.rollback.table = table
         self.rollback.finalize()
         if self.restored_from is not None:
             S.reopen_stash(self.table, self.restored_from, self.target.timestamp)
@@ -687,10 +690,8 @@ class SavepointRestoreOperation(Operation):
         assert table is not None and txn.instant is not None
         r = txn.instant
         for u in self.undo:
-            u.finalize(r)
+            u.finalize(r, table)  # the instant files they delete leave the transaction's snapshot too
         gone = {u.target.timestamp for u in self.undo}
-        for u in self.undo:  # the instant files the undo steps deleted leave the transaction's snapshot
-            table.removed(u.target.timestamp, u.target.action, tuple(State))
         tl = table.timeline
         for rb in tl.pending().by_actions(I.ROLLBACK).instants:
             if rb.timestamp <= self.savepoint:

@@ -143,14 +143,18 @@ class Timeline(I.InstantSequence):
         """This timeline as a listing would show it after this process deleted the files of instant
         ``timestamp`` (``action``) in ``states`` (:func:`delete_instant_files`): the snapshot a holder of
         the table lock keeps instead of listing the folder again."""
-        parse = I.parse_instant_file_name_v2 if self.folder == TIMELINE_FOLDER_V2 else I.parse_instant_file_name
-        states, kind = set(states), I.comparable_action(action)
-        parsed = {n: parse(n) for n in self._all_files}
-        gone = {n for n, p in parsed.items() if p is not None and p.timestamp == timestamp
-                and I.comparable_action(p.action) == kind and p.state in states}
+        parse = I.parse_instant_file_name_v2 if self.layout == 2 else I.parse_instant_file_name
+        gone: set[str] = set()
+        for st in states:  # the very files delete_instant_files deletes
+            if st == State.COMPLETED and self.layout == 2:
+                done = Instant(timestamp, action, State.COMPLETED).with_state(State.COMPLETED)
+                gone |= {n for n in self._all_files if (p := parse(n)) is not None and p.is_completed
+                         and p.timestamp == timestamp and p.action == done.action}
+            else:
+                gone.add(I.instant_file_name(timestamp, action, st))
         names = self._all_files - gone
-        return Timeline(_collapse(p for n, p in parsed.items() if p is not None and n in names), self._storage,
-                        frozenset(names), self.folder)
+        parsed = [p for p in (parse(n) for n in names) if p is not None]
+        return Timeline(_collapse(parsed), self._storage, frozenset(names), self.folder)
 
     def filter(self, pred: Callable[[Instant], bool]) -> "Timeline":
         """Instants matching a predicate."""
