@@ -23,6 +23,7 @@ names a package (``from hoodie.services.ttl import run_ttl``) is an edge to its 
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -134,8 +135,10 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> list[Import
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def import_graph(root: Path = SRC) -> tuple[dict[str, Path], list[Import]]:
-    """All modules and all hoodie-internal import statements between them."""
+    """All modules and all hoodie-internal import statements between them. Built once per root and
+    process (the tests only read it: parsing every module took 2-3 s per test)."""
     modules = discover(root)
     edges: list[Import] = []
     for name, path in modules.items():

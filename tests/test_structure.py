@@ -5,6 +5,7 @@ Both read the files with ``ast`` only; nothing is imported."""
 from __future__ import annotations
 
 import ast
+import functools
 from collections import defaultdict
 from pathlib import Path
 
@@ -20,11 +21,23 @@ def _sources() -> dict[str, Path]:
     return {p.relative_to(SRC).as_posix(): p for p in sorted(SRC.rglob("*.py"))}
 
 
+@functools.lru_cache(maxsize=None)
+def _parse(text: str) -> ast.Module:
+    """``ast.parse``, once per source text and process (the tests here only read the trees)."""
+    return ast.parse(text)
+
+
+@functools.lru_cache(maxsize=None)
+def _nodes(text: str) -> tuple[ast.AST, ...]:
+    """Every node of the source's tree (``ast.walk``), once per source text and process."""
+    return tuple(ast.walk(_parse(text)))
+
+
 def classes_defined_twice(files: dict[str, str]) -> dict[str, list[str]]:
     """Class names (module level) defined in more than one of ``files`` (name -> source text)."""
     where: dict[str, list[str]] = defaultdict(list)
     for name, text in files.items():
-        for node in ast.parse(text).body:
+        for node in _parse(text).body:
             if isinstance(node, ast.ClassDef):
                 where[node.name].append(name)
     return {cls: sorted(mods) for cls, mods in where.items() if len(mods) > 1}
@@ -63,7 +76,7 @@ def reload_calls(files: dict[str, str]) -> list[tuple[str, int, bool]]:
     out = []
     for name, text in files.items():
         lines = text.splitlines()
-        for node in ast.walk(ast.parse(text)):
+        for node in _nodes(text):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "reload"
                     and not node.args and not node.keywords):
                 here, above = lines[node.lineno - 1], lines[node.lineno - 2] if node.lineno > 1 else ""
@@ -89,7 +102,7 @@ def props_assignments(files: dict[str, str]) -> list[tuple[str, int]]:
     """Assignments to a table's ``props`` (``t.props = ...``, ``t.props[k] = ...``, ``del t.props[k]``)."""
     out = []
     for name, text in files.items():
-        for node in ast.walk(ast.parse(text)):
+        for node in _nodes(text):
             targets: list[ast.expr] = []
             if isinstance(node, (ast.Assign, ast.Delete)):
                 targets = list(node.targets)
