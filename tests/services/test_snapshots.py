@@ -151,6 +151,21 @@ def test_properties_change_through_a_new_snapshot(tmp_path: Path) -> None:
         old.props = {}  # type: ignore[misc]
 
 
+def test_a_snapshot_pickles_with_read_only_properties(tmp_path: Path) -> None:
+    """Spark ships a table snapshot to its Python workers by pickle (the data source's read task): the
+    copy has the same properties and timeline, and its properties stay read-only."""
+    import pickle
+
+    path = str(tmp_path / "t")
+    write_arrow(path, rows(1), opts())
+    old = HoodieTable(path)
+    copy = pickle.loads(pickle.dumps(old, protocol=pickle.HIGHEST_PROTOCOL))
+    assert dict(copy.props) == dict(old.props)
+    assert [i.timestamp for i in copy.timeline.completed()] == [i.timestamp for i in old.timeline.completed()]
+    with pytest.raises(TypeError):
+        copy.props["hoodie.table.name"] = "x"  # type: ignore[index]
+
+
 @pytest.mark.parametrize("version", ["6", "9"])
 def test_instants_added_and_removed_equal_a_listing(tmp_path: Path, version: str) -> None:
     """The snapshot a holder of the lock keeps (Timeline.written after writing instant files,

@@ -191,6 +191,16 @@ class HoodieTable:
         for prop in TABLE_PROPERTIES:
             self.prop(prop)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Spark ships snapshots to its Python workers by pickle; a mappingproxy does not pickle.
+        state = self.__dict__.copy()
+        state["_props"] = dict(self._props)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state["_props"] = MappingProxyType(dict(state["_props"]))
+        self.__dict__.update(state)
+
     # -- snapshots -----------------------------------------------------------------------------
     def latest(self) -> "HoodieTable":
         """The table as it is on storage now: a new snapshot (``hoodie.properties`` read and the
