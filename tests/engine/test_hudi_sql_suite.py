@@ -24,8 +24,9 @@ Not replayed, with the reason (hoodie does not offer the feature, or answers dif
   before writing;
 * TestMergeIntoTable2 "Test MergeInto for MOR table 2"'s last statement (``price = s0.price + t0.price`` on
   merge-on-read, which Hudi's Spark 4 build fails with an INTERNAL_ERROR): hoodie computes it;
-* TestMergeIntoTable tests with ``hoodie.index.type = GLOBAL_BLOOM | GLOBAL_SIMPLE`` (a MERGE moving a key to
-  another partition) and bucket indexes: hoodie's index is Hudi's BLOOM/SIMPLE, other types are refused;
+* TestMergeIntoTable tests with bucket indexes: hoodie refuses the BUCKET index type (the GLOBAL_BLOOM |
+  GLOBAL_SIMPLE ones are not replayed here; hoodie's global tagging is tested against a model in
+  tests/services/test_record_index_tagging.py);
   "Test MergeInto Basic"'s check that files of partitions the source does not touch are not read (it
   empties them): hoodie's MERGE reads the whole target table;
 * TestInsertTable tests asserting operation types (``hoodie.sql.bulk.insert.enable``, ``hoodie.sql.insert.mode``

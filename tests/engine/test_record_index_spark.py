@@ -1,5 +1,5 @@
-"""hoodie.spark.write with hoodie.index.type=RECORD_INDEX: the same tagging as write_arrow (one planner, on
-the driver), so the same table: rows, partition paths and record index."""
+"""hoodie.spark.write with hoodie.index.type=RECORD_INDEX or GLOBAL_SIMPLE: the same tagging as write_arrow (one
+planner, the keys looked up once on the driver), so the same table: rows, partition paths and record index."""
 
 from __future__ import annotations
 
@@ -23,18 +23,21 @@ def _rows(t: pa.Table) -> list[tuple]:
     return sorted(tuple(r[c] for c in COLS) for r in t.select(COLS).to_pylist())
 
 
-def test_spark_record_index_write_equals_write_arrow(spark, tmp_path: Path) -> None:
+@pytest.mark.parametrize("index", ["RECORD_INDEX", "GLOBAL_SIMPLE"])
+def test_spark_global_index_write_equals_write_arrow(spark, tmp_path: Path, index: str) -> None:
     """Keys moving partitions (a: newer, moves; b: older, stays), a delete by a stale partition value; the
     file groups of x are touched by rows of three incoming partitions (two Spark tasks by partition would
-    both rewrite them), planned as one group beside the groups of w and v."""
+    both rewrite them), planned as one group beside the groups of w and v. GLOBAL_SIMPLE: the same on a
+    table whose metadata table has no record index (the driver's key scan, which the tasks tag with)."""
     import hoodie.spark as hs
 
     table_type, update_pp = "COPY_ON_WRITE", "true"
     opts = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
             "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
             "hoodie.datasource.write.table.type": table_type, "hoodie.write.table.version": "9",
-            "hoodie.metadata.enable": "true", "hoodie.metadata.record.index.enable": "true",
-            "hoodie.index.type": "RECORD_INDEX", "hoodie.record.index.update.partition.path": update_pp}
+            "hoodie.metadata.enable": "true", "hoodie.metadata.record.index.enable": str(index == "RECORD_INDEX").lower(),
+            "hoodie.index.type": index, "hoodie.record.index.update.partition.path": update_pp,
+            "hoodie.simple.index.update.partition.path": update_pp}
     steps = [("upsert", [("a", "x", 1, "a1"), ("b", "x", 1, "b1"), ("c", "y", 1, "c1"), ("e", "w", 1, "e1")]),
              ("upsert", [("a", "y", 2, "a2"), ("b", "z", 0, "b0"), ("d", "z", 1, "d1"), ("e", "w", 2, "e2"),
                          ("f", "v", 1, "f1")]),
@@ -50,6 +53,8 @@ def test_spark_record_index_write_equals_write_arrow(spark, tmp_path: Path) -> N
     assert _rows(read_hudi_rs(theirs)) == expected
     moved = ("a", "y") if update_pp == "true" else ("a", "x")
     assert moved in {(r[0], r[1]) for r in expected}
+    if index != "RECORD_INDEX":
+        return
     for path in (ours, theirs):
         assert validate_record_index(HoodieTable(path)) == []
     index = {path: {k: loc.partition for k, loc in read_record_index(MetadataTable(HoodieTable(path))).items()}

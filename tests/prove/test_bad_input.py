@@ -140,10 +140,10 @@ def test_typo_ttl_retention_key_is_not_silent(table: str) -> None:
     ({"hoodie.parquet.compression.codec": "lzo"}, "Arrow has no LZO codec"),
     ({"hoodie.parquet.compression.codec": "snapy"}, "codec='snapy' is not a supported codec; use one of brotli"),
     ({"hoodie.logfile.data.block.format": "orc"}, "hoodie.logfile.data.block.format='orc' is not a log block format; use avro or parquet"),
-    ({"hoodie.index.type": "GLOBAL_BLOOM"}, r"hoodie.index.type='GLOBAL_BLOOM' is not an index type hoodie implements "
-                                            r"\(a global index .* stored twice\. hoodie's global index is RECORD_INDEX, with "
-                                            r"hoodie.metadata.record.index.enable=true\); use one of BLOOM, SIMPLE, RECORD_INDEX"),
-    ({"hoodie.index.type": "BUCKET"}, r"'BUCKET' is not an index type hoodie implements \(a bucket index"),
+    ({"hoodie.index.type": "BUCKET"}, r"hoodie.index.type='BUCKET' is not an index type hoodie implements \(a bucket "
+                                      r"index .* Use BLOOM or SIMPLE .* GLOBAL_SIMPLE or RECORD_INDEX .*\); use one of "
+                                      r"BLOOM, SIMPLE, GLOBAL_BLOOM, GLOBAL_SIMPLE, RECORD_INDEX"),
+    ({"hoodie.index.type": "HBASE"}, r"'HBASE' is not an index type hoodie implements \(an external index"),
 ])
 def test_wrong_write_option_values_are_refused_before_anything_is_written(table: str, bad: dict, message: str) -> None:
     before_instants, before_rows = instants(table), rows(table)

@@ -1,5 +1,6 @@
 """hoodie.index.type=RECORD_INDEX: upserts and deletes tagged by the metadata table's record_index, with
-Hudi's global semantics (``HoodieIndexUtils.tagGlobalLocationBackToRecords``). A model test of random
+Hudi's global semantics (``HoodieIndexUtils.tagGlobalLocationBackToRecords``), and GLOBAL_BLOOM / GLOBAL_SIMPLE,
+the same semantics by a scan of the table's keys. A model test of random
 upserts and deletes whose keys move between partitions, against hoodie's reader and hudi-rs, with the
 record index validated against a key scan after every step; the refusals before anything is written."""
 
@@ -25,14 +26,25 @@ KEYS = [f"k{i}" for i in range(8)]
 PARTS = ["x", "y", "z"]
 
 
-def _opts(table_type: str, version: int, op: str, update_pp: bool, **extra: str) -> dict[str, str]:
+# Each global index type's own update-partition-path key (Hudi's HoodieIndexConfig).
+UPDATE_PP = {"RECORD_INDEX": "hoodie.record.index.update.partition.path",
+             "GLOBAL_BLOOM": "hoodie.bloom.index.update.partition.path",
+             "GLOBAL_SIMPLE": "hoodie.simple.index.update.partition.path"}
+# What the metadata table keeps for a GLOBAL_* write (RECORD_INDEX always has the record index): the record
+# index (kept by the commit, though not used to tag), the files partition only, or no metadata table.
+MDT = {"record_index": {"hoodie.metadata.enable": "true", "hoodie.metadata.record.index.enable": "true"},
+       "files": {"hoodie.metadata.enable": "true", "hoodie.metadata.record.index.enable": "false"},
+       "none": {"hoodie.metadata.enable": "false"}}
+
+
+def _opts(table_type: str, version: int, op: str, update_pp: bool, index: str = "RECORD_INDEX",
+          mdt: str = "record_index", **extra: str) -> dict[str, str]:
     return {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
             "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
             "hoodie.datasource.write.table.type": table_type, "hoodie.write.table.version": str(version),
-            "hoodie.metadata.enable": "true", "hoodie.metadata.record.index.enable": "true",
-            "hoodie.metadata.record.index.min.filegroup.count": "3",
-            "hoodie.datasource.write.operation": op, "hoodie.index.type": "RECORD_INDEX",
-            "hoodie.record.index.update.partition.path": str(update_pp).lower(),
+            **MDT[mdt], "hoodie.metadata.record.index.min.filegroup.count": "3",
+            "hoodie.datasource.write.operation": op, "hoodie.index.type": index,
+            UPDATE_PP[index]: str(update_pp).lower(),
             # small base files: several file groups per partition, small-file packing beside moves
             "hoodie.parquet.max.file.size": "4096", "hoodie.copyonwrite.record.size.estimate": "512",
             "hoodie.parquet.small.file.limit": "2048", **extra}
@@ -81,28 +93,41 @@ step = st.tuples(st.sampled_from(["upsert", "upsert", "delete"]),
 
 @settings(max_examples=examples(4), deadline=None)
 @given(table_type=st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), version=st.sampled_from([6, 9]),
-       update_pp=st.booleans(), steps=st.lists(step, min_size=2, max_size=4))
+       update_pp=st.booleans(), steps=st.lists(step, min_size=2, max_size=4),
+       index=st.sampled_from(["RECORD_INDEX", "GLOBAL_BLOOM", "GLOBAL_SIMPLE"]),
+       mdt=st.sampled_from(["record_index", "files", "none"]))
 # Always run: keys moving (k0 newer, k1 older than stored), then a delete by a stale partition value.
-@example(table_type="COPY_ON_WRITE", version=6, update_pp=True,
+@example(table_type="COPY_ON_WRITE", version=6, update_pp=True, index="RECORD_INDEX", mdt="record_index",
          steps=[("upsert", [("k0", "y", 2, False), ("k1", "z", 0, False), ("k6", "z", 1, False)]),
                 ("delete", [("k0", "x", 0, False)])])
-@example(table_type="MERGE_ON_READ", version=9, update_pp=True,
+@example(table_type="MERGE_ON_READ", version=9, update_pp=True, index="RECORD_INDEX", mdt="record_index",
          steps=[("upsert", [("k0", "y", 2, False), ("k1", "z", 0, False), ("k2", "x", 3, False),
                             ("k3", "x", 2, True)]),
                 ("delete", [("k2", "z", 0, False)])])
-@example(table_type="MERGE_ON_READ", version=6, update_pp=False,
+@example(table_type="MERGE_ON_READ", version=6, update_pp=False, index="RECORD_INDEX", mdt="record_index",
          steps=[("upsert", [("k0", "y", 2, False), ("k3", "y", 1, False)]),
                 ("upsert", [("k0", "z", 3, False), ("k4", "x", 1, True)])])
-def test_record_index_tagging_matches_the_global_index_model(tmp_path_factory: pytest.TempPathFactory,
+# GLOBAL_SIMPLE without a metadata table, GLOBAL_BLOOM beside a record index it does not tag with: moves
+# (newer, older, soft-deleted) and a delete by a stale partition value.
+@example(table_type="MERGE_ON_READ", version=6, update_pp=True, index="GLOBAL_SIMPLE", mdt="none",
+         steps=[("upsert", [("k0", "y", 2, False), ("k1", "z", 0, False), ("k2", "x", 3, True)]),
+                ("delete", [("k0", "x", 0, False)])])
+@example(table_type="COPY_ON_WRITE", version=9, update_pp=False, index="GLOBAL_BLOOM", mdt="record_index",
+         steps=[("upsert", [("k0", "y", 2, False), ("k6", "z", 1, False)]),
+                ("upsert", [("k6", "x", 2, False), ("k1", "z", 3, False)])])
+def test_global_index_tagging_matches_the_global_index_model(tmp_path_factory: pytest.TempPathFactory,
                                                              table_type: str, version: int, update_pp: bool,
-                                                             steps: list) -> None:
-    """Every step's table equals the model in hoodie's reader and hudi-rs, and the record index equals a
-    key scan of the files (each key in exactly one file group)."""
+                                                             steps: list, index: str, mdt: str) -> None:
+    """RECORD_INDEX, GLOBAL_BLOOM and GLOBAL_SIMPLE: every step's table equals the model in hoodie's reader and
+    hudi-rs, and a record index the table keeps equals a key scan of the files (each key in exactly one file
+    group)."""
+    if index == "RECORD_INDEX":
+        mdt = "record_index"
     path = str(tmp_path_factory.mktemp("ridx") / "t")
     model = GlobalIndexModel(update_pp)
     first = [{"k": k, "p": PARTS[i % 3], "ts": 1, "v": f"init-{k}", "_hoodie_is_deleted": False}
              for i, k in enumerate(KEYS[:5])]
-    hoodie.write_arrow(path, pa.Table.from_pylist(first), _opts(table_type, version, "upsert", update_pp))
+    hoodie.write_arrow(path, pa.Table.from_pylist(first), _opts(table_type, version, "upsert", update_pp, index, mdt))
     model.upsert(first, False)
     use_ordering = HoodieTable(path).merge_mode.use_ordering
     for n, (op, batch) in enumerate(steps):
@@ -112,11 +137,48 @@ def test_record_index_tagging_matches_the_global_index_model(tmp_path_factory: p
         else:
             rows = [{"k": k, "p": p, "ts": ts, "v": f"s{n}-{k}", "_hoodie_is_deleted": soft} for k, p, ts, soft in batch]
             model.upsert(rows, use_ordering)
-        hoodie.write_arrow(path, pa.Table.from_pylist(rows), _opts(table_type, version, op, update_pp))
+        hoodie.write_arrow(path, pa.Table.from_pylist(rows), _opts(table_type, version, op, update_pp, index, mdt))
         what = f"step {n} {op} {batch}"
-        assert validate_record_index(HoodieTable(path)) == [], what
+        if mdt == "record_index":
+            assert validate_record_index(HoodieTable(path)) == [], what
         assert _rows(hoodie.read_table(path)) == model.snapshot(), what
         assert _rows(read_hudi_rs(path)) == model.snapshot(), what
+
+
+def test_global_index_update_partition_path_defaults_follow_hudi(tmp_path: Path) -> None:
+    """Unset, hoodie.bloom.index.update.partition.path and hoodie.simple.index.update.partition.path are true
+    (a key arriving in another partition moves) and hoodie.record.index.update.partition.path is false (it is
+    updated where it lives), as in Hudi's HoodieIndexConfig; each index type reads only its own key."""
+    from hoodie.services.write.configs import WriteConfig
+
+    def moved(index: str, **extra: str) -> str:
+        path = str(tmp_path / f"{index}{len(extra)}")
+        base = _opts("COPY_ON_WRITE", 9, "upsert", False, index, "record_index", **extra)
+        base.pop(UPDATE_PP[index])
+        hoodie.write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "ts": [1], "v": ["a"]}), base)
+        hoodie.write_arrow(path, pa.table({"k": ["a"], "p": ["y"], "ts": [2], "v": ["b"]}), base)
+        (row,) = hoodie.read_table(path).select(["_hoodie_partition_path"]).to_pylist()
+        return row["_hoodie_partition_path"]
+
+    assert (moved("GLOBAL_BLOOM"), moved("GLOBAL_SIMPLE"), moved("RECORD_INDEX")) == ("y", "y", "x")
+    # Another index type's key does not apply.
+    assert moved("GLOBAL_SIMPLE", **{"hoodie.bloom.index.update.partition.path": "false"}) == "y"
+    cfg = WriteConfig.from_options(_opts("COPY_ON_WRITE", 9, "upsert", False, "GLOBAL_BLOOM"))
+    assert cfg.tags_globally and not cfg.update_partition_path
+
+
+def test_global_simple_refuses_a_key_stored_in_two_partitions(tmp_path: Path) -> None:
+    """A table written by the non-global index holds a key twice (in x and y); a GLOBAL_SIMPLE upsert of it is
+    refused naming both places, before anything is written."""
+    path = str(tmp_path / "t")
+    bloom = _opts("COPY_ON_WRITE", 6, "upsert", False, "GLOBAL_SIMPLE", "none", **{"hoodie.index.type": "BLOOM"})
+    hoodie.write_arrow(path, pa.table({"k": ["a"], "p": ["x"], "ts": [1], "v": ["a"]}), bloom)
+    hoodie.write_arrow(path, pa.table({"k": ["a"], "p": ["y"], "ts": [1], "v": ["a"]}), bloom)
+    before = _timeline_files(path)
+    with pytest.raises(WriteError, match="record key 'a' is in partition 'x' .* and in partition 'y'.*GLOBAL_SIMPLE"):
+        hoodie.write_arrow(path, pa.table({"k": ["a"], "p": ["z"], "ts": [2], "v": ["b"]}),
+                           _opts("COPY_ON_WRITE", 6, "upsert", True, "GLOBAL_SIMPLE", "none"))
+    assert _timeline_files(path) == before
 
 
 def _timeline_files(path: str) -> list[str]:

@@ -90,31 +90,46 @@ BLOOM_FILTER_TYPE = define("hoodie.bloom.index.filter.type", "DYNAMIC_V0",
 BLOOM_DYNAMIC_MAX_ENTRIES = define("hoodie.bloom.index.filter.dynamic.max.entries", 100000,
                                    "DYNAMIC_V0: rows are added until rows x num_entries reaches this bound.", W,
                                    type=Int(minimum=1))
-_GLOBAL = ("a global index finds a key in any partition and moves a record whose partition changed; hoodie's BLOOM "
-           "and SIMPLE look within the record's partition, so such a record would be stored twice. hoodie's global "
-           "index is RECORD_INDEX, with hoodie.metadata.record.index.enable=true")
 INDEX_TYPE = define(
     "hoodie.index.type", "BLOOM",
     "Hudi's index type. BLOOM and SIMPLE: hoodie's non-global index (a key is unique within its partition; "
     "candidate file groups are pruned by the bloom filters and key ranges in their base files' footers, then "
-    "their keys are read): both are accepted and behave alike. RECORD_INDEX: Hudi's global record index (a key is "
-    "unique across partitions), looked up in the metadata table's record_index partition; it needs that index "
-    "(hoodie.metadata.record.index.enable=true), and a record arriving with another partition value moves as "
-    "hoodie.record.index.update.partition.path says. Other index types are refused before anything is written, "
+    "their keys are read): both are accepted and behave alike. GLOBAL_BLOOM and GLOBAL_SIMPLE: Hudi's global "
+    "indexes without the metadata table (a key is unique across partitions; the keys of every latest file slice "
+    "of the table are read to find it), and a record arriving with another partition value moves as "
+    "hoodie.bloom.index.update.partition.path / hoodie.simple.index.update.partition.path say. RECORD_INDEX: "
+    "Hudi's global record index, looked up in the metadata table's record_index partition; it needs that index "
+    "(hoodie.metadata.record.index.enable=true), and a moving record follows "
+    "hoodie.record.index.update.partition.path. Other index types are refused before anything is written, "
     "since their records would be placed or found differently.",
-    W, type=Enum(("BLOOM", "SIMPLE", "RECORD_INDEX"), what="an index type hoodie implements", refused={
-        "GLOBAL_BLOOM": _GLOBAL, "GLOBAL_SIMPLE": _GLOBAL,
-        "BUCKET": "a bucket index stores each key in the file group of its hash bucket; hoodie would write file "
-                  "groups a bucket index cannot find",
+    W, type=Enum(("BLOOM", "SIMPLE", "GLOBAL_BLOOM", "GLOBAL_SIMPLE", "RECORD_INDEX"),
+                 what="an index type hoodie implements", refused={
+        "BUCKET": "a bucket index stores each key in the file group its hash bucket names "
+                  "(hoodie.bucket.index.num.buckets file groups per partition) and Java finds keys only there; "
+                  "hoodie sizes file groups by hoodie.parquet.max.file.size, so a bucket-index reader would miss "
+                  "its records. Use BLOOM or SIMPLE (a key unique within its partition), GLOBAL_SIMPLE or "
+                  "RECORD_INDEX (unique across partitions) on a table hoodie writes",
         "HBASE": "an external index hoodie cannot reach", "INMEMORY": "an index of one Spark job",
         "FLINK_STATE": "Flink's state index"}))
+_MOVES = ("a record whose key the table holds in another partition than its incoming partition value, on a "
+          "partitioned table. ")
 RECORD_INDEX_UPDATE_PARTITION_PATH = define(
     "hoodie.record.index.update.partition.path", False,
-    "hoodie.index.type=RECORD_INDEX on a partitioned table: a record whose key the table holds in another partition "
-    "than its incoming partition value. false (Hudi's default): it updates the stored record in the partition it "
-    "lives in (the incoming partition value is ignored for placement). true: it is merged with the stored record; "
-    "a merge result in another partition deletes the stored record and inserts the result in the new partition "
-    "(a delete, or an older record by the ordering field, stays in the old partition).", W, type=BOOLEAN)
+    "hoodie.index.type=RECORD_INDEX: " + _MOVES + "false (Hudi's default): it updates the stored record in the "
+    "partition it lives in (the incoming partition value is ignored for placement). true: it is merged with the "
+    "stored record; a merge result in another partition deletes the stored record and inserts the result in the "
+    "new partition (a delete, or an older record by the ordering field, stays in the old partition).", W,
+    type=BOOLEAN)
+BLOOM_INDEX_UPDATE_PARTITION_PATH = define(
+    "hoodie.bloom.index.update.partition.path", True,
+    "hoodie.index.type=GLOBAL_BLOOM: " + _MOVES + "true (Hudi's default): it is merged with the stored record and "
+    "a result in the new partition deletes the stored record and is inserted there (as "
+    "hoodie.record.index.update.partition.path=true). false: the stored record is updated where it lives.", W,
+    type=BOOLEAN)
+SIMPLE_INDEX_UPDATE_PARTITION_PATH = define(
+    "hoodie.simple.index.update.partition.path", True,
+    "hoodie.index.type=GLOBAL_SIMPLE: as hoodie.bloom.index.update.partition.path for GLOBAL_BLOOM (Hudi's default "
+    "true: a record whose partition value changed moves).", W, type=BOOLEAN)
 BULK_INSERT_SORT_MODES = ("NONE", "GLOBAL_SORT", "PARTITION_SORT", "PARTITION_PATH_REPARTITION",
                           "PARTITION_PATH_REPARTITION_AND_SORT")
 BULK_INSERT_SORT_MODE = define(

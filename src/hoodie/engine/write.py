@@ -53,7 +53,7 @@ from hoodie.services.transaction import Transaction
 from hoodie.services.write import WriteOperation, WriteOutcome, run_write
 from hoodie.services.write.configs import IS_DELETED, PARTITIONS_TO_DELETE, WriteConfig
 from hoodie.services.write.execution import execute_file_group
-from hoodie.services.write.plan import plan_write, record_index_groups
+from hoodie.services.write.plan import plan_write, record_index_groups, record_locations
 from hoodie.services.write.prepare import check_event_times, prepare_records
 
 KEY = "_hoodie_record_key"
@@ -477,17 +477,20 @@ def _by_partition(df, cfg: WriteConfig, instant: Optional[str] = None):
 GROUP = "_hoodie_record_index_group"
 
 
-def _by_record_index_group(df, table: HoodieTable, cfg: WriteConfig, instant: str):
-    """hoodie.index.type=RECORD_INDEX: the keyed input shuffled by record-index group, one group's rows in
-    one task, sorted by group (:func:`~hoodie.services.write.plan.record_index_groups`: a record's file
-    group follows from the index, not from its incoming partition, and a record moving partitions touches
-    two). The driver looks the keys up once to group them; each task tags its rows again, from the same
-    index."""
+def _by_record_index_group(df, table: HoodieTable, cfg: WriteConfig, instant: str,
+                           found: dict[str, tuple[str, str]]):
+    """A global index (RECORD_INDEX, GLOBAL_BLOOM, GLOBAL_SIMPLE): the keyed input shuffled by group of
+    partitions, one group's rows in one task, sorted by group
+    (:func:`~hoodie.services.write.plan.record_index_groups`: a record's file group follows from the index,
+    not from its incoming partition, and a record moving partitions touches two). The driver looks the keys
+    up once (into ``found``, which the tasks tag with: a global scan is not repeated per task)."""
     from pyspark.sql.types import StringType, StructField, StructType
 
     keyed = _with_keys(df, cfg, _arrow_schema_of(df), instant)
     pairs = keyed.select(KEY, PART).toArrow()
-    group_of = record_index_groups(table, cfg, pairs.column(KEY).to_pylist(), pairs.column(PART).to_pylist())
+    keys = pairs.column(KEY).to_pylist()
+    found.update(record_locations(table, cfg, keys))
+    group_of = record_index_groups(table, cfg, keys, pairs.column(PART).to_pylist(), found)
     out_schema = StructType(list(keyed.schema.fields) + [StructField(GROUP, StringType(), True)])
 
     def add_group(batches):
@@ -591,6 +594,9 @@ def _write_partitions(keyed, table: HoodieTable, cfg: WriteConfig, instant: str,
     storage_options = table.storage.storage_options
     timeline = table.timeline
     out_schema = StructType([StructField("stat", StringType(), True)])
+    # A global index's key -> (partition, file id), looked up once by the driver (_by_record_index_group fills
+    # it before the tasks' function is serialized with it); None: each task tags its own partition.
+    located: Optional[dict[str, tuple[str, str]]] = {} if cfg.tags_globally else None
 
     def write_rows(t: pa.Table, auto_keys: Optional[tuple[str, int, int]] = None) -> pa.Table:
         from pyspark import TaskContext
@@ -608,7 +614,7 @@ def _write_partitions(keyed, table: HoodieTable, cfg: WriteConfig, instant: str,
             # The driver's listing: every task sees the same timeline.
             tbl = HoodieTable(base_path, storage_options).with_timeline(timeline)
             with phases.phase("plan"):
-                plan = plan_write(tbl, t, cfg, instant, avro_schema)
+                plan = plan_write(tbl, t, cfg, instant, avro_schema, located)
             stats = []
             # The task's base files are flushed to disk together once all are written, before their stats
             # leave the task (half the cost of flushing each as it closes).
@@ -651,7 +657,9 @@ def _write_partitions(keyed, table: HoodieTable, cfg: WriteConfig, instant: str,
 
     layout = _bulk_insert_layout(keyed, cfg, instant)
     if cfg.tags_globally:
-        rows = _by_record_index_group(keyed, table, cfg, instant).mapInArrow(run_groups, out_schema).collect()
+        assert located is not None
+        grouped = _by_record_index_group(keyed, table, cfg, instant, located)
+        rows = grouped.mapInArrow(run_groups, out_schema).collect()
     elif layout is not None:
         rows = layout.mapInArrow(run_input_partition, out_schema).collect()
     else:

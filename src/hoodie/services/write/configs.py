@@ -111,18 +111,35 @@ class WriteConfig:
     # _hoodie.datasource.write.prepped=true (what Hudi's SQL UPDATE/MERGE set): the input rows were read from
     # the table and carry _hoodie_record_key and _hoodie_partition_path, which the write takes as the keys.
     prepped: bool = False
-    # hoodie.index.type: BLOOM/SIMPLE (hoodie's non-global index) or RECORD_INDEX (global, by the metadata
-    # table's record_index), and how RECORD_INDEX places a record whose partition changed.
+    # hoodie.index.type: BLOOM/SIMPLE (hoodie's non-global index), GLOBAL_BLOOM/GLOBAL_SIMPLE (global, by a
+    # scan of the table's keys) or RECORD_INDEX (global, by the metadata table's record_index).
     index_type: str = "BLOOM"
+    # How a global index places a record whose partition changed: each index type has its own key in Hudi
+    # (hoodie.{record,bloom,simple}.index.update.partition.path), with their own defaults (false, true, true).
     record_index_update_partition_path: bool = False
+    bloom_index_update_partition_path: bool = True
+    simple_index_update_partition_path: bool = True
     # hoodie.metadata.record.index.enable=true: the commit builds the record index when the table lacks it.
     build_record_index: bool = False
 
     @property
+    def is_global_index(self) -> bool:
+        """Whether hoodie.index.type is one of Hudi's global indexes (a key is unique across partitions)."""
+        return self.index_type in GLOBAL_INDEX_TYPES
+
+    @property
     def tags_globally(self) -> bool:
-        """Whether this write tags its records with the record index (Hudi's global RECORD_INDEX): an
-        upsert, a delete, or an insert that merges keys the table holds."""
-        return self.index_type == "RECORD_INDEX" and tags_index(self)
+        """Whether this write tags its records with a global index (Hudi's RECORD_INDEX, GLOBAL_BLOOM or
+        GLOBAL_SIMPLE): an upsert, a delete, or an insert that merges keys the table holds."""
+        return self.is_global_index and tags_index(self)
+
+    @property
+    def update_partition_path(self) -> bool:
+        """The update-partition-path setting of this write's global index type (Hudi reads one key per type:
+        ``HoodieIndexConfig``'s RECORD_INDEX_/BLOOM_INDEX_/SIMPLE_INDEX_UPDATE_PARTITION_PATH_ENABLE)."""
+        return {"RECORD_INDEX": self.record_index_update_partition_path,
+                "GLOBAL_BLOOM": self.bloom_index_update_partition_path,
+                "GLOBAL_SIMPLE": self.simple_index_update_partition_path}.get(self.index_type, False)
 
     @property
     def keys_from_input(self) -> bool:
@@ -159,7 +176,8 @@ class WriteConfig:
                 "table created or written with it would answer CDC queries without hoodie's changes. Drop the option "
                 "(or set it false); for the records changed between two commits use an incremental query, "
                 "hoodie.read_table(path, query_type='incremental', begin=...). Nothing was written")
-        # BLOOM and SIMPLE are hoodie's non-global index; RECORD_INDEX needs the record index (checked below).
+        # BLOOM and SIMPLE are hoodie's non-global index, GLOBAL_BLOOM and GLOBAL_SIMPLE scan every latest
+        # slice's keys; RECORD_INDEX needs the record index (checked below).
         index_type = cfg.get(C.INDEX_TYPE)
         version = cfg.get(C.WRITE_TABLE_VERSION)
         if version not in WRITE_TABLE_VERSIONS:
@@ -240,12 +258,18 @@ class WriteConfig:
             prepped=prepped,
             index_type=index_type,
             record_index_update_partition_path=bool(cfg.get(C.RECORD_INDEX_UPDATE_PARTITION_PATH)),
+            bloom_index_update_partition_path=bool(cfg.get(C.BLOOM_INDEX_UPDATE_PARTITION_PATH)),
+            simple_index_update_partition_path=bool(cfg.get(C.SIMPLE_INDEX_UPDATE_PARTITION_PATH)),
             build_record_index=index_option(o, RECORD_INDEX_ENABLE) is True,
         )
-        if made.tags_globally:
+        if made.tags_globally and index_type == "RECORD_INDEX":
             _check_record_index_usable(o, table)
         return made
 
+
+
+# Hudi's global index types hoodie implements: one tagging (plan._tag_globally), two ways of finding keys.
+GLOBAL_INDEX_TYPES = ("RECORD_INDEX", "GLOBAL_BLOOM", "GLOBAL_SIMPLE")
 
 
 def tags_index(cfg: "WriteConfig") -> bool:

@@ -2,7 +2,8 @@
 
 A write is planned the way Hudi plans it: de-duplication by key, tagging against the existing
 records (a simple index: the keys of the latest slices of the affected partitions; with
-``hoodie.index.type=RECORD_INDEX`` Hudi's global record index, looked up in the metadata table), small-file
+``hoodie.index.type=RECORD_INDEX`` Hudi's global record index, looked up in the metadata table;
+``GLOBAL_BLOOM``/``GLOBAL_SIMPLE`` a scan of every latest slice's keys, with the same global tagging), small-file
 handling and file sizing, then one unit of work per file group (:class:`FileGroupWork`), which
 :mod:`hoodie.services.write.execution` writes. The flow that runs these steps in a transaction is
 :mod:`hoodie.services.write`.
@@ -136,8 +137,12 @@ def split_by_partition(records: pa.Table) -> dict[str, pa.Table]:
 
 
 def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant: str,
-               avro_schema: dict) -> WritePlan:
-    """Tag records against the table and group them into per-file-group work."""
+               avro_schema: dict, locations: Optional[Mapping[str, tuple[str, str]]] = None) -> WritePlan:
+    """Tag records against the table and group them into per-file-group work.
+
+    ``locations``: for a write with a global index, key -> (partition, file id) of the records' keys the table
+    holds, as :func:`record_locations` found them (a Spark task gets the driver's lookup, made once for all
+    tasks); None looks them up here."""
     op = cfg.operation
     is_delete = op == "delete"
     if cfg.auto_record_keys and records.column("_hoodie_record_key").null_count:
@@ -160,8 +165,8 @@ def plan_write(table: HoodieTable, records: pa.Table, cfg: WriteConfig, instant:
     tag_index = op not in ("insert", "bulk_insert") + OVERWRITE_OPERATIONS or (
         op == "insert" and not cfg.allow_duplicate_on_inserts)
     if tag_index and cfg.tags_globally:
-        with phase("index.record_index"):
-            work, to_insert = _tag_globally(table, records, cfg, view, pending_fg, reserved)
+        with phase("index.record_index" if cfg.index_type == "RECORD_INDEX" else "index.global"):
+            work, to_insert = _tag_globally(table, records, cfg, view, pending_fg, reserved, locations)
     else:
         for p in sorted(by_partition):
             prec = by_partition[p]
@@ -261,38 +266,61 @@ def _slice_work(table: HoodieTable, cfg: WriteConfig, sl: FileSlice, hits: pa.Ta
     return w
 
 
-def _record_locations(table: HoodieTable, cfg: WriteConfig, keys: Sequence[str],
-                      view: FileSystemView) -> dict[str, tuple[str, str]]:
-    """key -> (partition, file id) of the ``keys`` the table holds, by the record index (batched: each
-    record_index file group reads the keys hashed to it, in one pass over its HFile and log blocks).
+def record_locations(table: HoodieTable, cfg: WriteConfig, keys: Sequence[str],
+                     view: Optional[FileSystemView] = None) -> dict[str, tuple[str, str]]:
+    """key -> (partition, file id) of the ``keys`` the table holds, found by the write's global index.
 
-    A table whose record index this write's commit creates (hoodie.metadata.record.index.enable=true, not
-    built yet) is tagged by a scan of every latest slice's keys: what the index will hold, as Hudi tags with
-    the index it builds first."""
-    if record_index_available(table.props):
-        found = lookup_record_index(MetadataTable(table), keys)
-        return {k: (loc.partition, loc.file_id) for k, loc in found.items()}
-    if not cfg.build_record_index:
-        raise RecordIndexOutOfSync(
-            f"hoodie.index.type=RECORD_INDEX: the metadata table of {table.base_path} has no record_index partition "
-            "(hoodie.table.metadata.partitions) at this write. Set hoodie.metadata.record.index.enable=true (the "
-            "write builds it from the table's files), or use hoodie.index.type=BLOOM. Nothing was written")
-    wanted = set(keys)
+    RECORD_INDEX looks them up in the metadata table's record_index (batched: each record_index file group
+    reads the keys hashed to it, in one pass over its HFile and log blocks). GLOBAL_BLOOM and GLOBAL_SIMPLE,
+    and a RECORD_INDEX write on a table whose record index this write's commit creates
+    (hoodie.metadata.record.index.enable=true, not built yet), scan the keys of every latest file slice of the
+    table: what the index will hold, as Hudi tags with the index it builds first, and what Hudi's global bloom
+    and simple indexes find (their bloom-filter pruning only skips files that cannot hold a key)."""
+    view = view if view is not None else FileSystemView(table.storage, table.timeline)
+    if cfg.index_type == "RECORD_INDEX":
+        if record_index_available(table.props):
+            found = lookup_record_index(MetadataTable(table), keys)
+            return {k: (loc.partition, loc.file_id) for k, loc in found.items()}
+        if not cfg.build_record_index:
+            raise RecordIndexOutOfSync(
+                f"hoodie.index.type=RECORD_INDEX: the metadata table of {table.base_path} has no record_index "
+                "partition (hoodie.table.metadata.partitions) at this write. Set hoodie.metadata.record.index.enable=true "
+                "(the write builds it from the table's files), or use hoodie.index.type=BLOOM. Nothing was written")
+    return _scan_locations(table, cfg, keys, view)
+
+
+def _scan_locations(table: HoodieTable, cfg: WriteConfig, keys: Sequence[str],
+                    view: FileSystemView) -> dict[str, tuple[str, str]]:
+    """A global index by a scan: the live keys of every latest slice of the table, matched against ``keys``
+    with Arrow (one ``is_in`` per slice). A key found in two file groups is refused: a global index maps each
+    key to one place, and updating one copy would leave the other visible."""
+    wanted = pa.array(sorted(set(keys)), pa.string())
     out: dict[str, tuple[str, str]] = {}
+    if len(wanted) == 0:
+        return out
     for part in view.partitions():
         for sl in view.latest_file_slices(part):
-            for k in set(slice_record_keys(table, sl).to_pylist()) & wanted:
+            with phase("index.read"):
+                existing = slice_record_keys(table, sl)
+            if len(existing) == 0:
+                continue
+            with phase("index.match"):
+                hit = pc.is_in(existing, value_set=wanted)
+                found = pc.unique(existing.filter(hit)).to_pylist() if pc.any(hit).as_py() else []
+            for k in found:
                 prev = out.setdefault(k, (part, sl.file_id))
                 if prev != (part, sl.file_id):
                     raise RecordIndexConflict(
                         f"record key {k!r} is in partition {prev[0]!r} file group {prev[1]} and in partition {part!r} "
-                        f"file group {sl.file_id}; hoodie.index.type=RECORD_INDEX maps each key to one place (Hudi's "
-                        "global index). Delete one copy first. Nothing was written")
+                        f"file group {sl.file_id}; hoodie.index.type={cfg.index_type} maps each key to one place (Hudi's "
+                        "global index). Delete one copy first (a delete with hoodie.index.type=BLOOM in the partition "
+                        "of the copy to drop). Nothing was written")
     return out
 
 
 def record_index_groups(table: HoodieTable, cfg: WriteConfig, keys: Sequence[str],
-                        partitions: Sequence[str]) -> dict[str, str]:
+                        partitions: Sequence[str],
+                        found: Optional[Mapping[str, tuple[str, str]]] = None) -> dict[str, str]:
     """For a write spread over tasks (Spark) that tags by the record index: key -> the table partition
     naming the group of partitions whose task must plan its rows, for the keys whose group is not simply
     their incoming partition path.
@@ -302,8 +330,9 @@ def record_index_groups(table: HoodieTable, cfg: WriteConfig, keys: Sequence[str
     every row of one key touches the partitions of all of them (de-duplication is global). Partitions
     touched together form one group, named by its least partition path, so no two tasks write one file
     group or fill one small file, and every task sees every row of its keys."""
-    found = _record_locations(table, cfg, keys, FileSystemView(table.storage, table.timeline))
-    move = cfg.record_index_update_partition_path and table.is_partitioned
+    if found is None:
+        found = record_locations(table, cfg, keys)
+    move = cfg.update_partition_path and table.is_partitioned
     parent: dict[str, str] = {}
 
     def find(p: str) -> str:
@@ -341,22 +370,23 @@ def _with_partition(rows: pa.Table, partition: str) -> pa.Table:
 
 
 def _tag_globally(table: HoodieTable, records: pa.Table, cfg: WriteConfig, view: FileSystemView,
-                  pending_fg: Mapping[Any, str], reserved: Mapping[Any, tuple[Optional[str], int]]
+                  pending_fg: Mapping[Any, str], reserved: Mapping[Any, tuple[Optional[str], int]],
+                  locations: Optional[Mapping[str, tuple[str, str]]] = None
                   ) -> tuple[list[FileGroupWork], dict[str, pa.Table]]:
-    """Hudi's RECORD_INDEX tagging (``tagGlobalLocationBackToRecords``, mayContainDuplicateLookup=false):
-    (the work of the records found in the table, the new records per partition).
+    """Hudi's global tagging (``tagGlobalLocationBackToRecords``) for RECORD_INDEX, GLOBAL_BLOOM and
+    GLOBAL_SIMPLE: (the work of the records found in the table, the new records per partition).
 
-    A key the index holds goes to its stored file group, whatever its incoming partition value, unless
-    hoodie.record.index.update.partition.path=true on a partitioned table and the value differs: then it is
+    A key the index holds goes to its stored file group, whatever its incoming partition value, unless the
+    index type's update.partition.path setting is true on a partitioned table and the value differs: then it is
     merged with the stored record, and a result in the new partition deletes the stored record (a
     natural-order delete) and is inserted there. A delete (the operation, or ``_hoodie_is_deleted``) and a
     record older than the stored one by the ordering field (the merge keeps the stored record) stay in the
     old partition. A key the index does not hold is an insert in its incoming partition."""
     keys = records.column("_hoodie_record_key").to_pylist()
     parts = records.column("_hoodie_partition_path").to_pylist()
-    found = _record_locations(table, cfg, keys, view)
+    found = record_locations(table, cfg, keys, view) if locations is None else locations
     is_delete = cfg.operation == "delete"
-    move = cfg.record_index_update_partition_path and table.is_partitioned
+    move = cfg.update_partition_path and table.is_partitioned
     gone = R.soft_deleted(records)
     tagged: dict[tuple[str, str], list[int]] = {}
     moving: dict[tuple[str, str], list[int]] = {}
