@@ -41,6 +41,7 @@ from hoodie.format.slice.reader import _normalize_instant
 from hoodie.format.timeline import instant as I
 from hoodie.services.clean.planner import CleanPlan
 from hoodie.configs.streaming import START_OFFSET
+from hoodie.configs.reads import ENABLE_DATA_SKIPPING
 from hoodie.services.streaming import StreamingError
 
 QUERY_TYPE_KEY = "hoodie.datasource.query.type"
@@ -135,9 +136,11 @@ def _read_args(options: Any) -> dict[str, Any]:
             args["end"] = options.get(END_KEY)
     if options.get(AS_OF_KEY) is not None:
         args["as_of"] = options.get(AS_OF_KEY)
-    # Read options plan_read takes as Hudi keys: metadata-table listing and the hollow-commit policy.
+    # Read options plan_read takes as Hudi keys: metadata-table listing, the hollow-commit policy and data
+    # skipping (which needs filters: hoodie.spark.read's filters=).
     passed = {str(k): str(v) for k, v in dict(options).items()
-              if v is not None and (str(k).startswith("hoodie.metadata.") or str(k) in HOLLOW_POLICY_KEYS)}
+              if v is not None and (str(k).startswith("hoodie.metadata.") or str(k) in HOLLOW_POLICY_KEYS
+                                    or str(k) == ENABLE_DATA_SKIPPING.key)}
     if passed:
         args["options"] = passed
     return args

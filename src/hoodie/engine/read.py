@@ -40,6 +40,7 @@ from hoodie.engine.datasource import (
 )
 from hoodie.format.avro.schema import avro_to_arrow_schema
 from hoodie.format.table import META_COLUMNS, OPERATION_COLUMN
+from hoodie.format.slice.filters import normalize_filters
 from hoodie.format.slice.reader import plan_read
 from hoodie.format.table import HoodieTable
 
@@ -211,14 +212,40 @@ def _parquet_frame(spark: Any, schema: Any, files: Sequence[str]):  # type: igno
     return DataFrame(reader.parquet(paths), spark)
 
 
+def _spark_condition(filters: Sequence[Any]) -> Any:
+    """The read's ``(column, op, value)`` filters as one Spark condition, with the rows Arrow's
+    :func:`~hoodie.format.slice.filters.filter_expression` keeps (a null passes ``not in`` only)."""
+    from pyspark.sql import functions as F
+
+    cond = None
+    for col, op, val in normalize_filters(filters):
+        c = F.col(f"`{col}`")
+        if op in ("in", "not in"):
+            e = c.isin(list(val))
+            if op == "not in":
+                e = ~e | c.isNull()
+        else:
+            v = F.lit(val)
+            e = {"=": c == v, "==": c == v, "!=": c != v, "<>": c != v,
+                 "<": c < v, "<=": c <= v, ">": c > v, ">=": c >= v}[op]
+        cond = e if cond is None else cond & e
+    return cond
+
+
 def read(spark: Any, path: str, options: Optional[Mapping[str, Any]] = None,
-         columns: Optional[Sequence[str]] = None):
+         columns: Optional[Sequence[str]] = None, filters: Optional[Sequence[Any]] = None):
     """Read a Hudi table into a Spark DataFrame: base files through Spark's Parquet scan, merged
     slices through hoodie (see the module doc).
 
     ``columns`` projects the read up front: Spark prunes its Parquet scan by itself, but hoodie's
     merging of slices with log files only learns the projection here, and then decodes just those
     columns plus the key, ordering and partition columns a merge needs.
+
+    ``filters`` (``[(column, op, value), ...]``, AND-ed, as :func:`hoodie.read_table` takes them) keep
+    only the rows passing them, and let the plan prune partitions and, with
+    ``hoodie.enable.data.skipping=true``, skip the file slices the metadata table's column statistics
+    prove hold no such row, before Spark opens a file. (A ``where`` on the DataFrame filters rows but
+    skips nothing: the plan is made here, before Spark sees the condition.)
 
     ``options`` are Hudi's read keys (``hoodie.datasource.query.type`` = snapshot, read_optimized or
     incremental; ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``;
@@ -230,7 +257,7 @@ def read(spark: Any, path: str, options: Optional[Mapping[str, Any]] = None,
     ensure_registered(spark)
     opts = {str(k): str(v) for k, v in (options or {}).items() if v is not None}
     table = HoodieTable(path, _storage_options(opts), read_only=True)
-    plan = plan_read(table, **_read_args(opts), columns=columns)
+    plan = plan_read(table, **_read_args(opts), columns=columns, filters=filters)
     out_schema = pa.schema([plan.schema.field(c) if c in plan.schema.names else pa.field(c, pa.string())
                             for c in plan.out_columns])
     spark_schema = spark_schema_for(out_schema)
@@ -251,6 +278,8 @@ def read(spark: Any, path: str, options: Optional[Mapping[str, Any]] = None,
                 if plan.end is not None:
                     cond = cond & (ct <= F.lit(plan.end))
                 df = df.where(cond)
+        if filters:
+            df = df.where(_spark_condition(filters))  # the Python frames' reader filters its own rows
         if file_spark_schema != spark_schema:
             # A projection (or another column order): select it. Without one the relation is returned as it is,
             # so the plan is spark.read.parquet's own (each column and cast is a round trip to the JVM).

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import struct
 import zlib
+from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple
+from typing import Iterable, NamedTuple, Optional
 
 from .crc32c import crc32c_chunks
 from .encoding import (
@@ -38,6 +39,7 @@ __all__ = [
     "LATEST_TIMESTAMP", "TYPE_PUT", "TYPE_MAXIMUM", "BlockHeader", "IndexEntry", "Cell",
     "parse_header", "verify_checksums", "decompress", "compress", "encode_block", "full_key",
     "first_on_row_key", "key_row", "midpoint_row", "parse_cells", "parse_full_cells", "encode_cell",
+    "cell_offsets", "lookup_cells",
     "parse_root_index", "encode_root_index", "parse_nonroot_index", "encode_nonroot_index",
     "parse_file_info", "encode_file_info", "compression_name",
 ]
@@ -347,6 +349,76 @@ def parse_cells(payload: bytes, mvcc: bool, tags: bool) -> tuple[list[bytes], li
     except (struct.error, IndexError):
         raise _cell_error(pos, "truncated cell") from None
     return rows, values
+
+
+def cell_offsets(payload: bytes, mvcc: bool, tags: bool, rows: Optional[list[bytes]] = None) -> list[int]:
+    """The payload offset of every cell of an uncompressed data block, in order: the walk of
+    :func:`parse_cells` without slicing values (nor rows, unless a ``rows`` list is given to append
+    them to): a lookup then slices only the rows its binary search probes and the values it finds."""
+    starts: list[int] = []
+    add = starts.append
+    add_row = rows.append if rows is not None else None
+    unpack = _II.unpack_from
+    pos = 0
+    end = len(payload)
+    try:
+        while pos < end:
+            add(pos)
+            klen, vlen = unpack(payload, pos)
+            nxt = pos + 8 + klen + vlen
+            rlen = (payload[pos + 8] << 8) | payload[pos + 9]
+            if klen < rlen + 2 or vlen < 0 or nxt > end:
+                raise _cell_error(pos, f"key length {klen} (row {rlen}) / value length {vlen} "
+                                       "do not fit the block")
+            if add_row is not None:
+                add_row(payload[pos + 10:pos + 10 + rlen])
+            if tags:
+                nxt += 2 + ((payload[nxt] << 8) | payload[nxt + 1])
+            if mvcc:
+                first = payload[nxt]
+                nxt += vlong_size(first) if 0x80 <= first < 0x90 else 1
+            if nxt > end:
+                raise _cell_error(pos, "cell runs past the end of the block")
+            pos = nxt
+    except (struct.error, IndexError):
+        raise _cell_error(pos, "truncated cell") from None
+    return starts
+
+
+def lookup_cells(payload: bytes, mvcc: bool, tags: bool, rows: list[bytes]) -> dict[bytes, bytes]:
+    """The values of the sorted ``rows`` found in one uncompressed data block (the first cell of a
+    repeated row), without slicing the block's other values: a walk of the cell offsets
+    (:func:`cell_offsets`), then a binary search per row that slices only the rows it probes. When the
+    rows are many against the block's cells (a search probes about log2(cells) rows), the walk slices
+    every row once instead and the search runs over them."""
+    dense = len(rows) * 16 >= len(payload) // 64  # cells are rarely under 64 bytes
+    all_rows: Optional[list[bytes]] = [] if dense else None
+    starts = cell_offsets(payload, mvcc, tags, all_rows)
+    if not starts:
+        raise HFileError("empty data block")
+
+    def row_at(pos: int) -> bytes:  # the walk checked the row length against the key length
+        return payload[pos + 10:pos + 10 + ((payload[pos + 8] << 8) | payload[pos + 9])]
+
+    out: dict[bytes, bytes] = {}
+    n = len(starts)
+    lo = 0
+    for row in rows:
+        if all_rows is not None:
+            j = bisect_left(all_rows, row, lo)
+            hit = j < n and all_rows[j] == row
+        else:
+            j = bisect_left(starts, row, lo, key=row_at)
+            hit = j < n and row_at(starts[j]) == row
+        if j >= n:
+            break
+        lo = j
+        if hit:
+            pos = starts[j]
+            klen, vlen = _II.unpack_from(payload, pos)
+            v = pos + 8 + klen
+            out[row] = payload[v:v + vlen]
+    return out
 
 
 def parse_full_cells(payload: bytes, mvcc: bool, tags: bool) -> list[Cell]:

@@ -28,7 +28,7 @@ import pyarrow.fs as pafs
 
 from .blocks import (
     DATA, FILE_INFO, GZ, HEADER_SIZE, INTERMEDIATE_INDEX, LEAF_INDEX, META, NONE, ROOT_INDEX,
-    BlockHeader, Cell, IndexEntry, compression_name, decompress, key_row, parse_cells,
+    BlockHeader, Cell, IndexEntry, compression_name, decompress, key_row, lookup_cells, parse_cells,
     parse_file_info, parse_full_cells, parse_header, parse_nonroot_index, parse_root_index,
     verify_checksums,
 )
@@ -517,12 +517,37 @@ class HFileReader:
         return self.get(key) is not None
 
     def get_many(self, keys: Any) -> dict[bytes, bytes]:
-        """Values of the given keys that exist, looked up in key order (each block read once)."""
+        """Values of the given keys that exist (the first one of a repeated key, as :meth:`get`).
+
+        The keys are sorted and split by the block index, so only the blocks whose key range can hold
+        one of them are read, each once; within a block only the cells the search probes are sliced
+        (:func:`~hoodie.format.hfile.blocks.lookup_cells`), not the whole block (a record-index lookup
+        of a few keys per 1 MiB block would otherwise decode every cell of the block)."""
         out: dict[bytes, bytes] = {}
-        for row in sorted({_key_bytes(k) for k in keys}):
-            value = self.get(row)
-            if value is not None:
-                out[row] = value
+        if not self.num_entries:
+            return out
+        wanted = sorted({_key_bytes(k) for k in keys})
+        entries = self._index()
+        i, n = 0, len(wanted)
+        while i < n:
+            b = self._block_for(wanted[i])
+            if b < 0:
+                i += 1
+                continue
+            j = bisect_left(wanted, self._rows[b + 1], i) if b + 1 < len(entries) else n
+            e = entries[b]
+            hit = self._cache.get(e.offset)
+            if hit is not None:  # decoded by get() before: search its rows
+                rows, values = hit[0], hit[1]
+                for row in wanted[i:j]:
+                    k = bisect_left(rows, row)
+                    if k < len(rows) and rows[k] == row:
+                        out[row] = values[k]
+            else:
+                payload = self._read_block(e.offset, e.size, DATA)
+                with self._located(e.offset):
+                    out.update(lookup_cells(payload, self._mvcc, self._tags, wanted[i:j]))
+            i = j
         return out
 
     def items_with_prefix(self, prefix: Key) -> Iterator[tuple[bytes, bytes]]:
