@@ -10,7 +10,8 @@ partition_stats pruning (table b) against all partitions.
     python bench/metadata_indexes.py [--partitions 30] [--commits 4] [--rows 50000] [--upserts 3]
 
 ``--tagging``: instead, what hoodie.index.type=RECORD_INDEX saves when tagging an upsert. One table of
-``--keys`` keys in ``--file-groups`` file groups (20 partitions, inserted in one commit, record index on),
+``--keys`` keys in ``--file-groups`` file groups (``--tagging-partitions`` partitions, default 20, inserted in one
+commit, record index on),
 copied; upserts of ``--upsert-rows`` random existing keys, alternating on the copies, tag with BLOOM (the
 keys of every latest slice of the touched partitions) or RECORD_INDEX (HFile lookups in the record index's
 file groups). Reported: the median tagging time (the write's ``index.*`` phases; RECORD_INDEX's includes
@@ -71,9 +72,8 @@ def batch(commit: int, rows: int, partitions: int) -> pa.Table:
                      "amount": pa.array([(i * 37) % 1000 / 10 for i in ids], pa.float64())})
 
 
-def tagging(keys: int, file_groups: int, upsert_rows: int, upserts: int) -> None:
-    """RECORD_INDEX against BLOOM tagging on one table of many file groups (module doc)."""
-    parts = 20
+def tagging(keys: int, file_groups: int, upsert_rows: int, upserts: int, parts: int = 20) -> None:
+    """RECORD_INDEX against BLOOM tagging on one table of many file groups in ``parts`` partitions (module doc)."""
     per_group = max(1, keys // file_groups)
     opts = {**OPTS, "hoodie.metadata.index.column.stats.enable": "false", "hoodie.metadata.record.index.enable": "true",
             "hoodie.copyonwrite.record.size.estimate": "100", "hoodie.parquet.max.file.size": str(100 * per_group)}
@@ -135,9 +135,10 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=50_000)
     ap.add_argument("--upserts", type=int, default=3)
     ap.add_argument("--upsert-rows", type=int, default=1000)
+    ap.add_argument("--tagging-partitions", type=int, default=20, help="--tagging: the table's partitions")
     args = ap.parse_args()
     if args.tagging:
-        tagging(args.keys, args.file_groups, args.upsert_rows, args.upserts)
+        tagging(args.keys, args.file_groups, args.upsert_rows, args.upserts, args.tagging_partitions)
         return
     root = tempfile.mkdtemp(prefix="hoodie-mi-")
     try:

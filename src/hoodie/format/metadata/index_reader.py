@@ -54,35 +54,42 @@ def index_cells(mdt: MetadataTable, partition: str) -> Iterator[tuple[str, Optio
     Raises:
         MetadataTableError: unreadable files, a stale metadata table.
     """
-    st = mdt.storage
     for sl, scan in mdt.index_blocks(partition):
-        if sl.base_file:
+        yield from slice_cells(mdt, sl, scan)
+
+
+def slice_cells(mdt: MetadataTable, sl: Any, scan: Any) -> Iterator[tuple[str, Optional[bytes], Optional[str], str]]:
+    """The cells of one index file group's latest slice ``sl`` and its surviving log ``scan`` (an
+    :meth:`~hoodie.format.metadata.table.MetadataTable.index_blocks` pair), in merge order, as
+    :func:`index_cells` yields them."""
+    st = mdt.storage
+    if sl.base_file:
+        try:
+            with HFileReader.from_storage(st, sl.base_file) as reader:
+                schema = reader.schema
+                where = st.uri(sl.base_file)
+                for k, v in reader.items():
+                    yield k.decode(), v, schema, where
+        except HFileError as e:
+            raise MetadataTableError(f"{e}. {LIST_THROUGH_STORAGE}") from None
+    for block in scan.blocks:
+        where = f"{st.uri(block.log_file)} (block at offset {block.offset})"
+        if block.block_type == BlockType.DELETE:
             try:
-                with HFileReader.from_storage(st, sl.base_file) as reader:
-                    schema = reader.schema
-                    where = st.uri(sl.base_file)
-                    for k, v in reader.items():
-                        yield k.decode(), v, schema, where
-            except HFileError as e:
+                keys = block.delete_records().column("record_key").to_pylist()
+            except LogFormatError as e:
                 raise MetadataTableError(f"{e}. {LIST_THROUGH_STORAGE}") from None
-        for block in scan.blocks:
-            where = f"{st.uri(block.log_file)} (block at offset {block.offset})"
-            if block.block_type == BlockType.DELETE:
-                try:
-                    keys = block.delete_records().column("record_key").to_pylist()
-                except LogFormatError as e:
-                    raise MetadataTableError(f"{e}. {LIST_THROUGH_STORAGE}") from None
-                for k in keys:
-                    yield str(k), None, None, where
-                continue
-            try:
-                reader = HFileReader(block.read_content(), name=where)
-                schema = block.schema_json or reader.schema
-                cells = [(k.decode(), v) for k, v in reader.items()]
-            except HFileError as e:
-                raise MetadataTableError(f"{e}. {LIST_THROUGH_STORAGE}") from None
-            for k, v in cells:
-                yield k, v, schema, where
+            for k in keys:
+                yield str(k), None, None, where
+            continue
+        try:
+            reader = HFileReader(block.read_content(), name=where)
+            schema = block.schema_json or reader.schema
+            cells = [(k.decode(), v) for k, v in reader.items()]
+        except HFileError as e:
+            raise MetadataTableError(f"{e}. {LIST_THROUGH_STORAGE}") from None
+        for k, v in cells:
+            yield k, v, schema, where
 
 
 def merge_stats_into(out: dict[str, ColumnStats], key: str, s: ColumnStats) -> None:
@@ -100,9 +107,15 @@ def merge_stats_into(out: dict[str, ColumnStats], key: str, s: ColumnStats) -> N
 
 
 def _read_stats(mdt: MetadataTable, partition: str, record_type: int) -> dict[str, ColumnStats]:
+    return merged_stats(index_cells(mdt, partition), record_type)
+
+
+def merged_stats(cells: Iterable[tuple[str, Optional[bytes], Optional[str], str]],
+                 record_type: int) -> dict[str, ColumnStats]:
+    """key -> the live statistics of ``cells`` (in merge order), merged as a reader merges them."""
     out: dict[str, ColumnStats] = {}
     decoders: dict[tuple[str, str], StatsDecoder] = {}
-    for k, v, schema, where in index_cells(mdt, partition):
+    for k, v, schema, where in cells:
         if v is None:
             out.pop(k, None)
             continue
@@ -141,9 +154,15 @@ def read_record_index(mdt: MetadataTable) -> dict[str, RecordLocation]:
     Raises:
         MetadataTableError: unreadable files, records of another type, a stale metadata table.
     """
+    return merged_locations(index_cells(mdt, RECORD_INDEX_PARTITION))
+
+
+def merged_locations(cells: Iterable[tuple[str, Optional[bytes], Optional[str], str]]) -> dict[str, RecordLocation]:
+    """record key -> location of ``cells`` (in merge order): a newer record replaces an older one, a
+    DELETE block's key removes it."""
     out: dict[str, RecordLocation] = {}
     decoders: dict[str, Any] = {}
-    for k, v, schema, where in index_cells(mdt, RECORD_INDEX_PARTITION):
+    for k, v, schema, where in cells:
         if v is None:
             out.pop(k, None)
             continue
@@ -218,4 +237,5 @@ def stats_by_file(stats: dict[str, Any]) -> dict[str, dict[str, ColumnStats]]:
 
 
 __all__ = ["column_stats_available", "partition_stats_available", "record_index_available", "index_cells",
+           "slice_cells", "merged_stats", "merged_locations",
            "read_column_stats", "read_partition_stats", "merge_stats_into", "lookup_record_index", "read_record_index", "stats_by_file"]

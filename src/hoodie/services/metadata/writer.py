@@ -67,6 +67,7 @@ from hoodie.services.metadata.dropping import (  # noqa: F401  (re-exported: cal
     warn_once,
 )
 from hoodie.services.metadata.action_records import action_records
+from hoodie.services.metadata.index_compaction import COMPACTED, IndexCompaction
 from hoodie.services.metadata.storage_listing import storage_listing
 
 log = logging.getLogger("hoodie.services.metadata")
@@ -417,7 +418,8 @@ class MetadataWriter:
         merged = [FilesRecord(r.key, r.type, {n: fi for n, fi in r.files.items() if not fi.is_deleted})
                   for r in records.values()]
         op = plans.compaction_operation(base_instant, base_name, logs, fid, FILES_PARTITION, {})
-        plan = plans.write_avro_metadata("HoodieCompactionPlan", plans.compaction_plan([op]))
+        indexes = IndexCompaction(self.table, self.storage, self.version, self.layout)  # as Java: every partition
+        plan = plans.write_avro_metadata("HoodieCompactionPlan", plans.compaction_plan([op] + indexes.operations()))
         req = T.create_requested(self.storage, instant, I.COMPACTION, plan)
         inflight = T.transition_to_inflight(self.storage, req)
         rel = f"{FILES_PARTITION}/{N.base_file_name(fid, TOKEN, instant, '.hfile')}"
@@ -430,6 +432,8 @@ class MetadataWriter:
             file_id=fid, path=rel, partition_path=FILES_PARTITION, prev_commit=base_instant,
             num_writes=len(merged), total_write_bytes=len(data), file_size_in_bytes=len(data),
             total_log_files_compacted=len(logs), prev_base_file=base_name if self.layout == 2 else None))
+        for part, stat in indexes.execute(instant):
+            meta.add_write_stat(part, stat)
         commit(self.storage, inflight, meta)
         log.info("compacted the metadata table of %s at %s (%d records, %d log files)", self.table.base_path,
                  instant, len(merged), len(logs))
@@ -438,22 +442,22 @@ class MetadataWriter:
         """Delete the file slices older than the :data:`SLICES_RETAINED` latest ones."""
         tl = self.timeline()
         view = FileSystemView(self.storage, tl)
-        groups = view.file_groups(FILES_PARTITION)
-        doomed: list[str] = []
+        doomed: dict[str, list[str]] = {}
         keep_from = ""
-        for fg in groups.values():
-            slices = fg.ordered_slices()
-            if len(slices) > SLICES_RETAINED:
-                keep_from = max(keep_from, slices[SLICES_RETAINED - 1].base_instant)
-            for sl in slices[SLICES_RETAINED:]:
-                if sl.base_file is not None:
-                    doomed.append(sl.base_file.name)
-                doomed.extend(lf.name for lf in sl.log_files)
-        if not doomed:
+        # Every partition a compaction folds: files, and the index partitions (IndexCompaction).
+        for part in (FILES_PARTITION, *(p for p in COMPACTED if self.storage.exists(p))):
+            for fg in view.file_groups(part).values():
+                slices = fg.ordered_slices()
+                if len(slices) > SLICES_RETAINED:
+                    keep_from = max(keep_from, slices[SLICES_RETAINED - 1].base_instant)
+                for sl in slices[SLICES_RETAINED:]:
+                    if sl.base_file is not None:
+                        doomed.setdefault(part, []).append(sl.base_file.name)
+                    doomed.setdefault(part, []).extend(lf.name for lf in sl.log_files)
+        if not any(doomed.values()):
             return None
-        paths = [self.storage.uri(f"{FILES_PARTITION}/{n}") for n in doomed]
-        plan = plans.cleaner_plan((keep_from, I.COMMIT, "COMPLETED"), keep_from, "KEEP_LATEST_FILE_VERSIONS",
-                                  {FILES_PARTITION: paths})
+        paths = {part: [self.storage.uri(f"{part}/{n}") for n in names] for part, names in doomed.items() if names}
+        plan = plans.cleaner_plan((keep_from, I.COMMIT, "COMPLETED"), keep_from, "KEEP_LATEST_FILE_VERSIONS", paths)
         req = T.create_requested(self.storage, instant, I.CLEAN, plans.write_avro_metadata("HoodieCleanerPlan", plan))
         inflight = T.transition_to_inflight(self.storage, req)
         self._finish_clean(inflight, plan)
@@ -624,9 +628,10 @@ class MetadataWriter:
             return tl
         for inst in tl.pending():
             if inst.action == I.COMPACTION:
-                for s in self.storage.list_dir(FILES_PARTITION):
-                    if N.is_base_file(s.name) and N.parse_base_file(s.name).instant == inst.timestamp:
-                        self.storage.delete(s.path)
+                for part in (FILES_PARTITION, *(p for p in COMPACTED if self.storage.exists(p))):
+                    for s in self.storage.list_dir(part):
+                        if N.is_base_file(s.name) and N.parse_base_file(s.name).instant == inst.timestamp:
+                            self.storage.delete(s.path)
                 T.delete_instant_files(self.storage, inst.timestamp, I.COMPACTION, (State.INFLIGHT, State.REQUESTED))
                 log.info("rolled back the interrupted metadata-table compaction %s", inst.timestamp)
             elif inst.action in (I.CLEAN, I.ROLLBACK):
