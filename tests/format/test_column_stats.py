@@ -19,6 +19,8 @@ from pathlib import Path
 import fastavro
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hoodie.format.hfile import HFileReader
 from hoodie.format.log.logformat import BlockType, read_log_file
@@ -28,6 +30,7 @@ from hoodie.format.metadata.index_reader import read_column_stats
 from hoodie.format.storage import Storage
 from tests.conftest import unzip_fixture
 from tests.fixture_paths import V89_DIR
+from tests.helpers import examples
 
 
 def _has_col_stats(z: Path) -> bool:
@@ -73,6 +76,16 @@ def test_hash_ids_and_java_string_hash():
     assert CS.java_string_hash("polygenelubricants") == -2147483648  # Integer.MIN_VALUE: abs stays negative
     assert CS.file_group_index("polygenelubricants", 2) == 0
     assert CS.partition_index_id("") == CS.partition_index_id(".")
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(keys=st.lists(st.one_of(st.text(max_size=12), st.text("ab-_09", max_size=40),
+                               st.sampled_from(["polygenelubricants", "", "hello", "é😀"])), max_size=60),
+       count=st.integers(1, 1000))
+def test_vectorised_file_group_indexes_equal_javas_hash(keys: list, count: int):
+    """file_group_indexes (NumPy over UTF-8 bytes, Java's hash per key for non-ASCII keys) places every key
+    where file_group_index (Java's String.hashCode over UTF-16) does."""
+    assert CS.file_group_indexes(keys, count) == [CS.file_group_index(k, count) for k in keys]
 
 
 @pytest.mark.parametrize("z", ZIPS, ids=[z.stem for z in ZIPS])

@@ -108,3 +108,45 @@ def test_mdt_compaction_folds_the_index_partitions(tmp_path: Path, version: int,
     want = sorted((r["k"], r["p"], r["v"]) for r in hoodie.read_table(path).to_pylist())
     assert sorted((r["k"], r["p"], r["v"]) for r in read_hudi_rs(path).to_pylist()) == want
     assert want == [("a", "x", "a3"), ("b", "y", "b2"), ("d", "z", "d1"), ("e", "z", "e2"), ("f", "x", "f3")]
+
+
+def _java_fixtures() -> list[Path]:
+    from tests.services.test_record_index_tagging import _java_fixtures_with_a_clean_record_index
+
+    return _java_fixtures_with_a_clean_record_index()
+
+
+@pytest.mark.filterwarnings("ignore:.*dropped the metadata-table partitions")
+@pytest.mark.parametrize("z", _java_fixtures(), ids=lambda z: z.stem)
+def test_mdt_compaction_of_java_written_indexes(z: Path, tmp_path: Path) -> None:
+    """A Java-written table's indexes (v8 MOR, v9 COW and MOR) compacted by hoodie's writes (compaction due
+    after one deltacommit): every index file group's slice is then a base file at the compaction instant, the record
+    index holds what it held (the writes rewrote one row in place), and every index
+    validates against the files."""
+    from tests.format.test_metadata_fixtures import _table
+
+    path = str(_table(z, tmp_path / "t"))
+    before = read_record_index(MetadataTable(HoodieTable(path)))
+    table = HoodieTable(path)
+    one = hoodie.read_table(path).slice(0, 1)
+    data = one.drop_columns([c for c in one.column_names if c.startswith("_hoodie")])
+    commits = lambda: {i.timestamp for i in MetadataTable(HoodieTable(path)).timeline.completed()  # noqa: E731
+                       if i.action == "commit"}
+    old = commits()
+    for _ in range(2):  # due once a deltacommit follows the MDT's last compaction
+        if commits() == old:
+            hoodie.write_arrow(path, data, {"hoodie.datasource.write.operation": "upsert",
+                                            "hoodie.metadata.compact.max.delta.commits": "1"})
+    (compaction,) = commits() - old
+    listed = HoodieTable(path).props["hoodie.table.metadata.partitions"].split(",")
+    for part in (p for p in INDEXES if p in listed):
+        assert all(compaction in base for base, _ in _slices(path, part)), part
+    after = read_record_index(MetadataTable(HoodieTable(path)))
+    key = one.column("_hoodie_record_key")[0].as_py()
+    assert {k: (v.partition, v.file_id) for k, v in after.items() if k != key} == \
+        {k: (v.partition, v.file_id) for k, v in before.items() if k != key}
+    assert validate_metadata_table(HoodieTable(path)).equal
+    assert validate_record_index(HoodieTable(path)) == []
+    if "partition_stats" in listed:
+        assert validate_partition_stats(HoodieTable(path)) == []
+    assert table.table_version == HoodieTable(path).table_version

@@ -167,6 +167,40 @@ def file_group_index(key: str, count: int) -> int:
     return abs(abs(java_string_hash(key)) % count)
 
 
+def file_group_indexes(keys: Sequence[str], count: int) -> list[int]:
+    """:func:`file_group_index` of every key, vectorised: Java's ``String.hashCode`` is
+    ``sum(c[i] * 31**(n-1-i)) mod 2**32`` over UTF-16 code units, which for an ASCII key are its UTF-8
+    bytes, so the products and per-key sums run in NumPy's wrapping uint32 arithmetic; a key with a
+    non-ASCII byte takes :func:`java_string_hash` (a commit's keys number in the millions, and the
+    per-character Python loop cost microseconds a key)."""
+    import numpy as np
+    import pyarrow as pa
+
+    n = len(keys)
+    if n == 0:
+        return []
+    arr = pa.array(keys, pa.large_string())
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset:arr.offset + n + 1]
+    start, stop = int(offsets[0]), int(offsets[-1])
+    lengths = np.diff(offsets)
+    hashes = np.zeros(n, dtype=np.uint32)
+    if stop > start:
+        data = np.frombuffer(arr.buffers()[2], dtype=np.uint8)[start:stop]
+        owner = np.repeat(np.arange(n), lengths)
+        exps = (offsets[1:][owner] - 1 - np.arange(start, stop)).astype(np.int64)
+        powers = np.array([pow(31, i, 1 << 32) for i in range(int(lengths.max()))], dtype=np.uint32)
+        contrib = data.astype(np.uint32) * powers[exps]
+        nonempty = lengths > 0
+        firsts = (offsets[:-1] - start)[nonempty]
+        hashes[nonempty] = np.add.reduceat(contrib, firsts, dtype=np.uint32)
+        wide = np.zeros(n, dtype=bool)
+        wide[nonempty] = np.maximum.reduceat(data, firsts) >= 0x80
+        for i in np.flatnonzero(wide):
+            hashes[i] = np.uint32(java_string_hash(keys[i]) & 0xFFFFFFFF)
+    signed = hashes.view(np.int32).astype(np.int64)
+    return (np.abs(signed) % count).tolist()
+
+
 def file_group_id(index: int) -> str:
     """``col-stats-0000-0``-style file id of file group ``index``."""
     return f"{FILE_ID_PREFIX}{index:04d}-0"
@@ -621,5 +655,5 @@ __all__ = [
     "COLUMN_STATS_PARTITION", "PARTITION_STATS_PARTITION", "TYPE_PARTITION_STATS", "partition_range",
     "partition_stats_key", "deleted_partition_stats", "ColumnStats", "has_unbounded_values", "merge_stats", "StatsDecoder", "TYPE_COLUMN_STATS", "column_stats_key",
     "columns_to_index", "decode_column_stats", "deleted_stats", "encode_stats_value", "file_group_id",
-    "file_group_index", "footer_column_stats", "group_by_file_group", "java_string_hash", "xxhash64",
+    "file_group_index", "file_group_indexes", "footer_column_stats", "group_by_file_group", "java_string_hash", "xxhash64",
 ]

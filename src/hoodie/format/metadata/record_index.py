@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 import fastavro
 
-from hoodie.format.metadata.column_stats import file_group_index  # the same hash as column_stats
+from hoodie.format.metadata.column_stats import file_group_index, file_group_indexes  # the same hash as column_stats
 from hoodie.format.metadata.errors import LIST_THROUGH_STORAGE, MetadataTableError
 
 RECORD_INDEX_PARTITION = "record_index"
@@ -309,9 +309,10 @@ def file_group_count(records: int, min_groups: int = DEFAULT_MIN_FILE_GROUPS,
 
 def keys_by_group(keys: Iterable[str], count: int) -> dict[int, list[str]]:
     """file-group index -> the keys it holds."""
+    keys = list(keys)
     out: dict[int, list[str]] = {}
-    for k in keys:
-        out.setdefault(file_group_index(k, count), []).append(k)
+    for k, g in zip(keys, file_group_indexes(keys, count)):
+        out.setdefault(g, []).append(k)
     return out
 
 

@@ -220,10 +220,11 @@ class IndexFileGroups:
         groups = self.groups()
         count = len(groups)
         by_group: dict[str, tuple[dict[str, bytes], list[str]]] = {}
-        for k, v in puts.items():
-            by_group.setdefault(self.fid(CS.file_group_index(k, count)), ({}, []))[0][k] = v
-        for k in deletes:
-            by_group.setdefault(self.fid(CS.file_group_index(k, count)), ({}, []))[1].append(k)
+        put_keys = list(puts)
+        for k, g in zip(put_keys, CS.file_group_indexes(put_keys, count)):
+            by_group.setdefault(self.fid(g), ({}, []))[0][k] = puts[k]
+        for k, g in zip(deletes, CS.file_group_indexes(deletes, count)):
+            by_group.setdefault(self.fid(g), ({}, []))[1].append(k)
         schema = MW.schema_json(self.version)
         out = []
         for fid, (cells, dels) in sorted(by_group.items()):
@@ -258,8 +259,9 @@ class IndexFileGroups:
         """Create the partition's ``count`` file groups at ``init``: an empty DELETE block log and a base
         HFile each (Java's initialisation)."""
         by_group: dict[str, dict[str, bytes]] = {self.fid(i): {} for i in range(count)}
-        for k, v in cells.items():
-            by_group[self.fid(CS.file_group_index(k, count))][k] = v
+        keys = list(cells)
+        for k, g in zip(keys, CS.file_group_indexes(keys, count)):
+            by_group[self.fid(g)][k] = cells[k]
         if self.storage.exists(self.partition):
             self.storage.delete_dir(self.partition)
         self.storage.write_bytes(f"{self.partition}/{N.PARTITION_METAFILE}", MW.partition_metadata_bytes(init))
