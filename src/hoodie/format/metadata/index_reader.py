@@ -204,8 +204,10 @@ def lookup_record_index(mdt: MetadataTable, keys: Iterable[str]) -> dict[str, Re
             try:
                 with HFileReader.from_storage(st, sl.base_file) as reader:
                     where = st.uri(sl.base_file)
+                    schema = reader.schema or ""
                     for k, v in reader.get_many(rows).items():
-                        out[k.decode()] = decode_record_location(k.decode(), v, reader.schema or "", where, decoders)
+                        key = k.decode()
+                        out[key] = decode_record_location(key, v, schema, where, decoders)
             except HFileError as e:
                 raise MetadataTableError(f"{e}. {LIST_THROUGH_STORAGE}") from None
         for block in scan.blocks:
@@ -224,8 +226,9 @@ def lookup_record_index(mdt: MetadataTable, keys: Iterable[str]) -> dict[str, Re
             except HFileError as e:
                 raise MetadataTableError(f"{e}. {LIST_THROUGH_STORAGE}") from None
             for k, v in found.items():
-                out[k.decode()] = decode_record_location(k.decode(), v, schema, where, decoders)
-    return {k: v for k, v in out.items() if k in wanted}
+                key = k.decode()
+                out[key] = decode_record_location(key, v, schema, where, decoders)
+    return out  # only looked-up keys were added
 
 
 def stats_by_file(stats: dict[str, Any]) -> dict[str, dict[str, ColumnStats]]:
