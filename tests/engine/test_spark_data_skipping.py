@@ -5,8 +5,6 @@ the same rows as without it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pyarrow as pa
 import pytest
 

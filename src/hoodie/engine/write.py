@@ -478,18 +478,22 @@ GROUP = "_hoodie_record_index_group"
 
 
 def _by_record_index_group(df, table: HoodieTable, cfg: WriteConfig, instant: str,
-                           found: dict[str, tuple[str, str]]):
+                           located: Optional[dict[str, tuple[str, str]]]):
     """A global index (RECORD_INDEX, GLOBAL_BLOOM, GLOBAL_SIMPLE): the keyed input shuffled by group of
     partitions, one group's rows in one task, sorted by group
     (:func:`~hoodie.services.write.plan.record_index_groups`: a record's file group follows from the index,
     not from its incoming partition, and a record moving partitions touches two). The driver looks the keys
-    up once (into ``found``, which the tasks tag with: a global scan is not repeated per task)."""
+    up once to group them; ``located`` (GLOBAL_BLOOM/GLOBAL_SIMPLE) receives what it found, which the tasks
+    tag with, since their lookup is a scan of every file of the table; RECORD_INDEX tasks look up their own
+    keys again in the index (only theirs: the driver's answer for every key is not shipped to each task)."""
     from pyspark.sql.types import StringType, StructField, StructType
 
     keyed = _with_keys(df, cfg, _arrow_schema_of(df), instant)
     pairs = keyed.select(KEY, PART).toArrow()
     keys = pairs.column(KEY).to_pylist()
-    found.update(record_locations(table, cfg, keys))
+    found = record_locations(table, cfg, keys)
+    if located is not None:
+        located.update(found)
     group_of = record_index_groups(table, cfg, keys, pairs.column(PART).to_pylist(), found)
     out_schema = StructType(list(keyed.schema.fields) + [StructField(GROUP, StringType(), True)])
 
@@ -594,9 +598,11 @@ def _write_partitions(keyed, table: HoodieTable, cfg: WriteConfig, instant: str,
     storage_options = table.storage.storage_options
     timeline = table.timeline
     out_schema = StructType([StructField("stat", StringType(), True)])
-    # A global index's key -> (partition, file id), looked up once by the driver (_by_record_index_group fills
-    # it before the tasks' function is serialized with it); None: each task tags its own partition.
-    located: Optional[dict[str, tuple[str, str]]] = {} if cfg.tags_globally else None
+    # GLOBAL_BLOOM/GLOBAL_SIMPLE: key -> (partition, file id), scanned once by the driver
+    # (_by_record_index_group fills it before the tasks' function is serialized with it); None: each task
+    # tags its own rows (by its partition's slices, or its keys' record-index lookup).
+    located: Optional[dict[str, tuple[str, str]]] = (
+        {} if cfg.tags_globally and cfg.index_type != "RECORD_INDEX" else None)
 
     def write_rows(t: pa.Table, auto_keys: Optional[tuple[str, int, int]] = None) -> pa.Table:
         from pyspark import TaskContext
@@ -657,7 +663,6 @@ def _write_partitions(keyed, table: HoodieTable, cfg: WriteConfig, instant: str,
 
     layout = _bulk_insert_layout(keyed, cfg, instant)
     if cfg.tags_globally:
-        assert located is not None
         grouped = _by_record_index_group(keyed, table, cfg, instant, located)
         rows = grouped.mapInArrow(run_groups, out_schema).collect()
     elif layout is not None:

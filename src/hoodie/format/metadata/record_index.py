@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 import fastavro
 
-from hoodie.format.metadata.column_stats import file_group_index, file_group_indexes  # the same hash as column_stats
+from hoodie.format.metadata.column_stats import file_group_indexes  # the same hash as column_stats
 from hoodie.format.metadata.errors import LIST_THROUGH_STORAGE, MetadataTableError
 
 RECORD_INDEX_PARTITION = "record_index"
