@@ -425,14 +425,15 @@ class MetadataWriter:
         rel = f"{FILES_PARTITION}/{N.base_file_name(fid, TOKEN, instant, '.hfile')}"
         data = MW.hfile_bytes(merged, bloom_keys=True, version=self.version)
         self.storage.create_new(rel, data)
-        fault_point("metadata.compaction.after_base_file")
+        index_stats = indexes.execute(instant)
+        fault_point("metadata.compaction.after_base_file")  # a kill here leaves every new base file behind
         meta = CommitMetadata(operation_type="COMPACT", compacted=True,
                               extra_metadata={"schema": MW.schema_json(self.version)})
         meta.add_write_stat(FILES_PARTITION, WriteStat(
             file_id=fid, path=rel, partition_path=FILES_PARTITION, prev_commit=base_instant,
             num_writes=len(merged), total_write_bytes=len(data), file_size_in_bytes=len(data),
             total_log_files_compacted=len(logs), prev_base_file=base_name if self.layout == 2 else None))
-        for part, stat in indexes.execute(instant):
+        for part, stat in index_stats:
             meta.add_write_stat(part, stat)
         commit(self.storage, inflight, meta)
         log.info("compacted the metadata table of %s at %s (%d records, %d log files)", self.table.base_path,
