@@ -50,7 +50,10 @@ def _slices(path: str, partition: str) -> list[tuple[str, list[str]]]:
             for sl in MetadataTable(HoodieTable(path)).partition_slices(partition)]
 
 
-@pytest.mark.parametrize("version, table_type", [(6, "MERGE_ON_READ"), (9, "COPY_ON_WRITE")])
+# Version 6 (layout 1) under -m slow: the default run's kill test at metadata.compaction.after_base_file
+# (tests/services/test_column_stats_write.py) compacts a version-6 metadata table with its index partitions.
+@pytest.mark.parametrize("version, table_type", [pytest.param(6, "MERGE_ON_READ", marks=pytest.mark.slow),
+                                                 (9, "COPY_ON_WRITE")])
 def test_mdt_compaction_folds_the_index_partitions(tmp_path: Path, version: int, table_type: str) -> None:
     """Writes (inserts, a key moving... deletes) up to the MDT compaction: the indexes read the same before
     and after it, each file group's slice is one base file at the compaction instant, validate passes, and
