@@ -23,7 +23,8 @@ def _rows(t: pa.Table) -> list[tuple]:
     return sorted(tuple(r[c] for c in COLS) for r in t.select(COLS).to_pylist())
 
 
-@pytest.mark.parametrize("index", ["RECORD_INDEX", "GLOBAL_SIMPLE"])
+# GLOBAL_SIMPLE's full history under -m slow; the default run has its one-write twin below.
+@pytest.mark.parametrize("index", ["RECORD_INDEX", pytest.param("GLOBAL_SIMPLE", marks=pytest.mark.slow)])
 def test_spark_global_index_write_equals_write_arrow(spark, tmp_path: Path, index: str) -> None:
     """Keys moving partitions (a: newer, moves; b: older, stays), a delete by a stale partition value; the
     file groups of x are touched by rows of three incoming partitions (two Spark tasks by partition would
@@ -60,3 +61,26 @@ def test_spark_global_index_write_equals_write_arrow(spark, tmp_path: Path, inde
     index = {path: {k: loc.partition for k, loc in read_record_index(MetadataTable(HoodieTable(path))).items()}
              for path in (ours, theirs)}
     assert index[ours] == index[theirs] == {r[0]: r[1] for r in expected}
+
+
+def test_spark_global_simple_write_moves_a_key_as_write_arrow_does(spark, tmp_path: Path) -> None:
+    """One hoodie.spark.write with GLOBAL_SIMPLE (no record index; hoodie.simple.index.update.partition.path
+    left at Hudi's default, true) over a table write_arrow made: a key arriving with another partition value
+    moves (one copy), an older one stays, a new key is inserted; the same rows as write_arrow's twin table."""
+    import hoodie.spark as hs
+
+    opts = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "k",
+            "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.write.table.version": "6",
+            "hoodie.index.type": "GLOBAL_SIMPLE", "hoodie.datasource.write.operation": "upsert"}
+    first = pa.table({"k": ["a", "b", "c"], "p": ["x", "x", "y"], "ts": [1, 1, 1], "v": ["a1", "b1", "c1"]})
+    rows = [("a", "y", 2, "a2"), ("b", "z", 0, "b0"), ("d", "z", 1, "d1")]
+    ours, theirs = str(tmp_path / "arrow"), str(tmp_path / "spark")
+    for path in (ours, theirs):
+        hoodie.write_arrow(path, first, opts)
+    hoodie.write_arrow(ours, pa.Table.from_pylist([dict(zip(["k", "p", "ts", "v"], r)) for r in rows]), opts)
+    hs.write(spark.createDataFrame(rows, "k string, p string, ts long, v string"), theirs, opts)
+    expected = [("a", "y", "a", "y", 2, "a2"), ("b", "x", "b", "x", 1, "b1"), ("c", "y", "c", "y", 1, "c1"),
+                ("d", "z", "d", "z", 1, "d1")]
+    assert _rows(hoodie.read_table(ours)) == _rows(hoodie.read_table(theirs)) == expected
+    assert _rows(read_hudi_rs(theirs)) == expected

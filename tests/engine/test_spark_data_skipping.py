@@ -53,6 +53,15 @@ def test_spark_read_skips_files_by_column_stats_and_keeps_the_rows(spark, table:
     assert len(got.inputFiles()) == 3
 
 
+def test_data_source_passes_data_skipping_to_its_plan() -> None:
+    """The data source's read options reach plan_read with hoodie.enable.data.skipping (pure Python: the
+    option is Hudi's read key, not an unknown one; the Spark read is the slow test below)."""
+    from hoodie.engine.datasource import _read_args
+
+    assert _read_args({**ON, "path": "/t"})["options"] == ON
+
+
+@pytest.mark.slow  # a Python data source read: about 10 s on a session whose Python workers are cold
 def test_data_source_with_data_skipping_reads_the_same_rows(spark, table: str) -> None:
     """The data source takes the option; its rows under a point filter are the table's (Spark evaluates the
     condition; the data source plans before it and skips no file, see docs/metadata-table.md)."""
