@@ -435,25 +435,17 @@ class RecordIndexWriter:
             # read so that every entry pointing at a touched group is checked.
             current = read_record_index(MetadataTable(self.table))
             return self._diff(after, now, current, touched_set)
-        # The keys the touched groups hold now (what the index maps to them, if it is right). A key a touched
-        # group holds before and after the instant stays where the index (in sync: `hoodie metadata validate`)
-        # puts it, so only the keys that join or leave a group are looked up: an upsert rewriting file groups
-        # in place looks up none of the keys it kept, however many (a key two groups hold before is looked up).
-        before: dict[str, Optional[tuple[str, str]]] = {}
+        # The keys the touched groups hold now (what the index maps to them, if it is right).
+        before: set[str] = set()
         view = FileSystemView(self.table.storage, Timeline.load(self.table.storage, self.table.timeline_layout))
         for part, fids in sorted(groups.items()):
             if part and not self.table.storage.exists(part):
                 continue
             for sl in view.latest_file_slices(part):
                 if sl.file_id in fids:
-                    here = (part, sl.file_id)
-                    for k in slice_record_keys(self.table, sl).to_pylist():
-                        before[k] = here if before.get(k, here) == here else None
-        kept = {k for k, loc in now.items() if before.get(k) == loc[:2]}
-        changed = [k for k in now if k not in kept] + [k for k in before if k not in now]
-        current = lookup_record_index(MetadataTable(self.table), changed)
-        return self._diff(after, {k: v for k, v in now.items() if k not in kept} if kept else now, current,
-                          touched_set)
+                    before.update(slice_record_keys(self.table, sl).to_pylist())
+        current = lookup_record_index(MetadataTable(self.table), set(now) | before)
+        return self._diff(after, now, current, touched_set)
 
     def _diff(self, after: AfterView, now: Mapping[str, tuple[str, str, str]], current: Mapping[str, RI.RecordLocation],
               touched_set: set[tuple[str, str]]) -> tuple[dict[str, RI.RecordLocation], set[str]]:
