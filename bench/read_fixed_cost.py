@@ -10,9 +10,12 @@ not triggered): the same rows and slices behind a long history (archived instant
 Timed in one process, alternating, after one warm-up read each: ``hoodie.read_table(path)`` (one Arrow table)
 and hudi-rs ``HudiTableBuilder.from_base_uri(path).build().read(...)`` plus ``pa.Table.from_batches`` (as
 ``tests/hudi_rs.py`` calls it); best and median of ``--repeat`` wall times, and this process's CPU time. Row
-counts and a checksum of the rows must agree.
+counts and a checksum of the rows must agree. Repeated reads in one process profit from hoodie's cache of
+Parquet footers (``HOODIE_PARQUET_FOOTER_CACHE_MB``, docs/storage.md); the *first* read of a process does not:
+``--fresh N`` also times N first reads, each in a new process (imports done before the clock starts), hoodie
+and hudi-rs alternating.
 
-    python bench/read_fixed_cost.py [--base-path /tmp/hoodie_quickstart] [--commits 200] [--repeat 15]
+    python bench/read_fixed_cost.py [--base-path /tmp/hoodie_quickstart] [--commits 200] [--repeat 15] [--fresh 6]
 """
 
 from __future__ import annotations
@@ -59,6 +62,30 @@ def _age(src: str, dst: str, commits: int) -> None:
         hoodie.write_arrow(dst, empty, opts)
 
 
+_FIRST_READ = """
+import sys, time, warnings, json
+warnings.simplefilter("ignore")
+sys.path[:0] = {paths!r}
+import pyarrow as pa, hoodie
+from tests.hudi_rs import read_hudi_rs
+fn = hoodie.read_table if {who!r} == "hoodie" else read_hudi_rs
+c0, w0 = time.process_time(), time.perf_counter()
+fn({path!r})
+print(json.dumps([time.perf_counter() - w0, time.process_time() - c0]))
+"""
+
+
+def _first_read(who: str, path: str) -> tuple[float, float]:
+    """Wall and CPU seconds of one read, the first of a new process."""
+    import subprocess
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = _FIRST_READ.format(paths=[os.path.join(here, "..", "src"), os.path.join(here, "..")], who=who, path=path)
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    wall, cpu = json.loads(out.strip().splitlines()[-1])
+    return wall, cpu
+
+
 def _checksum(t: pa.Table) -> tuple[int, str]:
     keys = pc.sort_indices(t, [("event_id", "ascending")])
     ids = t.column("event_id").take(keys).to_pylist()
@@ -70,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base-path", default="/tmp/hoodie_quickstart")
     ap.add_argument("--commits", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--no-cache-too", action="store_true",
+                    help="also time hoodie with its footer cache off (HOODIE_PARQUET_FOOTER_CACHE_MB=0), in the same rounds")
+    ap.add_argument("--fresh", type=int, default=0, help="also time this many first reads, each in a new process")
     args = ap.parse_args(argv)
     import hoodie
     from hoodie.format.table import HoodieTable
@@ -94,6 +124,14 @@ def main(argv: list[str] | None = None) -> int:
                                    "active_timeline_files": len(t.timeline.file_names),
                                    "archive_files": len(t.storage.list_dir(".hoodie/archived"))}
         readers = {"hoodie": hoodie.read_table, "hudi-rs": _hudi_rs}
+        if args.no_cache_too:
+            def uncached(path: str) -> pa.Table:
+                os.environ["HOODIE_PARQUET_FOOTER_CACHE_MB"] = "0"
+                try:
+                    return hoodie.read_table(path)
+                finally:
+                    os.environ.pop("HOODIE_PARQUET_FOOTER_CACHE_MB")
+            readers["hoodie, footer cache off"] = uncached
         samples: dict[str, list[tuple[float, float]]] = {}
         for _ in range(args.repeat):
             for name, path in tables.items():
@@ -101,14 +139,22 @@ def main(argv: list[str] | None = None) -> int:
                     c0, w0 = time.process_time(), time.perf_counter()
                     fn(path)
                     samples.setdefault(f"{name}: {who}", []).append((time.perf_counter() - w0, time.process_time() - c0))
+        for _ in range(args.fresh):
+            for name, path in tables.items():
+                for who in ("hoodie", "hudi-rs"):
+                    samples.setdefault(f"{name}: {who} (first read)", []).append(_first_read(who, path))
         out["ms"] = {k: {"best": round(min(w for w, _ in v) * 1e3, 1),
                          "median": round(statistics.median(w for w, _ in v) * 1e3, 1),
                          "cpu_median": round(statistics.median(c for _, c in v) * 1e3, 1)} for k, v in samples.items()}
         for name in tables:
-            h, r = out["ms"][f"{name}: hoodie"], out["ms"][f"{name}: hudi-rs"]
-            out["tables"][name].update(ratio_best=round(h["best"] / r["best"], 2),
-                                       ratio_median=round(h["median"] / r["median"], 2),
-                                       ratio_cpu=round(h["cpu_median"] / r["cpu_median"], 2))
+            for tag, suffix, rs in (("", "", ""), ("first_read_", " (first read)", " (first read)"),
+                                    ("cache_off_", ", footer cache off", "")):
+                if f"{name}: hoodie{suffix}" not in out["ms"]:
+                    continue
+                h, r = out["ms"][f"{name}: hoodie{suffix}"], out["ms"][f"{name}: hudi-rs{rs}"]
+                out["tables"][name].update({f"{tag}ratio_best": round(h["best"] / r["best"], 2),
+                                            f"{tag}ratio_median": round(h["median"] / r["median"], 2),
+                                            f"{tag}ratio_cpu": round(h["cpu_median"] / r["cpu_median"], 2)})
         out["load_average_end"] = os.getloadavg()
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -23,7 +23,7 @@ from hoodie.format.slice.merge import (
     IS_DELETED, DeleteBatch, LogBatch, merge_commit_time, merge_ordering,
 )
 from hoodie.format.schema_on_read import SchemaOnRead, SchemaOnReadError, apply_mapping, base_file_instant
-from hoodie.format.storage import Storage, arrow_threads
+from hoodie.format.storage import Storage, arrow_threads, open_parquet
 from hoodie.format.table import OPERATION_COLUMN, HoodieTable
 from hoodie.format.timeline.active import Timeline
 from hoodie.format.log.logformat import BlockType, read_log_file
@@ -159,7 +159,8 @@ def read_base_file(storage: Storage, path: str, schema: pa.Schema,
             message names it. A missing or forbidden file keeps its own OSError.
     """
     try:
-        pf = pq.ParquetFile(storage.full(path), filesystem=storage.fs)
+        # A cached footer (local files) spares decoding the footer and its bloom filter again on every read.
+        pf = open_parquet(storage, path)
         present = set(pf.schema_arrow.names)
         mapping = None
         if schema_on_read is not None:
