@@ -9,10 +9,13 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hoodie.format import storage as S
 from hoodie.format.slice.slice_reader import read_base_file
 from hoodie.format.storage import Storage, StorageError, clear_footer_cache, parquet_footer
+from tests.helpers import examples
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.int64())])
 
@@ -50,7 +53,7 @@ def test_hit_returns_the_cached_footer(tmp_path):
 
 
 def test_file_replaced_by_rename_with_same_size_and_mtime_is_reread(tmp_path):
-    """A retried write reusing the name: same size, mtime forced equal; only the inode tells them apart."""
+    """A retried write reusing the name: same size, mtime forced equal; the inode and ctime tell them apart."""
     full = str(tmp_path / "a.parquet")
     _write(full, [1, 2, 3])
     st = Storage(str(tmp_path))
@@ -126,3 +129,36 @@ def test_missing_and_damaged_files_keep_their_errors(tmp_path):
     (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
     with pytest.raises(ReadError, match="bad.parquet is not readable Parquet"):
         read_base_file(st, "bad.parquet", SCHEMA)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(steps=st.lists(st.tuples(st.sampled_from(["rename", "in_place", "delete_recreate"]),
+                                 st.lists(st.integers(0, 999), min_size=1, max_size=4),
+                                 st.booleans()), min_size=1, max_size=5))
+def test_every_replacement_of_a_file_is_read_as_written(tmp_path_factory, steps):
+    """Model: whatever sequence of replacements under one name (a renamed-in copy, an in-place rewrite, a delete
+    and re-create reusing the freed inode; mtime forced back to the previous one or not), a read returns the
+    last written values and the last written footer, never a cached one. (Found: with a key of path, size,
+    mtime and inode, a delete and re-create got the first file's inode back and matched its stale entry.)"""
+    root = tmp_path_factory.mktemp("replace")
+    full = str(root / "f.parquet")
+    stor = Storage(str(root))
+    _write(full, [0])
+    assert _values(stor, "f.parquet") == [0]
+    for how, values, keep_mtime in steps:
+        before = os.stat(full)
+        tmp = str(root / "next.tmp")
+        _write(tmp, values)
+        if how == "rename":
+            os.replace(tmp, full)
+        elif how == "in_place":
+            with open(tmp, "rb") as src, open(full, "r+b") as dst:
+                dst.truncate(0)
+                dst.write(src.read())
+            os.remove(tmp)
+        else:
+            os.remove(full)
+            os.replace(tmp, full)
+        if keep_mtime:
+            os.utime(full, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert _values(stor, "f.parquet") == values

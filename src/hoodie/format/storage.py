@@ -179,11 +179,12 @@ def without_arrow_threads() -> Iterator[None]:
         _ARROW_THREADS.reset(token)
 
 
-# Parquet footers of local files, kept across reads in this process (see :func:`parquet_footer`). A Hudi base
+# Parquet footers of local files, kept across reads in this process (see :func:`open_parquet`). A Hudi base
 # file's footer carries the writer's bloom filter (about 431 KB for Hudi's defaults) in its key-value metadata;
 # decoding it again on every read cost the quickstart table's read of its 36 base files about 20 ms of CPU.
+# One entry per absolute path: (the file's signature when its footer was read, the footer).
 _FOOTER_LOCK = threading.Lock()
-_FOOTERS: "collections.OrderedDict[tuple[str, int, int, int], Any]" = collections.OrderedDict()
+_FOOTERS: "collections.OrderedDict[str, tuple[tuple[int, int, int, int], Any]]" = collections.OrderedDict()
 _FOOTER_BYTES = [0]
 
 
@@ -205,45 +206,60 @@ def clear_footer_cache() -> None:
         _FOOTER_BYTES[0] = 0
 
 
-def _footer_key(storage: "Storage", rel: str) -> "tuple[str, int, int, int] | None":
-    """The cache key of a local file (absolute path, size, mtime ns, inode), or ``None`` when not cached."""
-    if not storage.is_local or footer_cache_bytes() <= 0:
-        return None
-    full = os.path.abspath(storage.full(rel))
+def _signature(full: str) -> tuple[int, int, int, int]:
+    """What tells two files under one name apart without reading them: size, modification and status-change
+    times (ns) and inode. The status-change time is the kernel's clock at the inode's last write, rename or
+    ``utime``, which no writer can set back; an inode freed by a delete and reused gets a new one."""
     st = os.stat(full)  # a missing file raises FileNotFoundError here, as opening it would
-    return (full, st.st_size, st.st_mtime_ns, st.st_ino)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
-def _remember_footer(key: "tuple[str, int, int, int]", md: Any) -> None:
+def _cached_footer(full: str, sig: tuple[int, int, int, int]) -> Any:
+    with _FOOTER_LOCK:
+        entry = _FOOTERS.get(full)
+        if entry is None or entry[0] != sig:
+            return None
+        _FOOTERS.move_to_end(full)
+        return entry[1]
+
+
+def _remember_footer(full: str, sig: tuple[int, int, int, int], md: Any) -> None:
     budget = footer_cache_bytes()
     size = int(md.serialized_size)
-    if size > budget:
-        return
     with _FOOTER_LOCK:
-        if key in _FOOTERS:
+        old = _FOOTERS.pop(full, None)  # another version of the file under this name: never served again
+        if old is not None:
+            _FOOTER_BYTES[0] -= int(old[1].serialized_size)
+        if size > budget:
             return
-        _FOOTERS[key] = md
+        _FOOTERS[full] = (sig, md)
         _FOOTER_BYTES[0] += size
         while _FOOTER_BYTES[0] > budget and _FOOTERS:
-            _, old = _FOOTERS.popitem(last=False)
-            _FOOTER_BYTES[0] -= int(old.serialized_size)
+            _, (_, dropped) = _FOOTERS.popitem(last=False)
+            _FOOTER_BYTES[0] -= int(dropped.serialized_size)
+
+
+def _cache_path(storage: "Storage", rel: str) -> "str | None":
+    """The absolute path keying ``rel``'s cached footer, or ``None`` when its footer is not cached (an object
+    store: the signature would cost a request per file; or the cache is off)."""
+    if not storage.is_local or footer_cache_bytes() <= 0:
+        return None
+    return os.path.abspath(storage.full(rel))
 
 
 def parquet_footer(storage: "Storage", rel: str) -> Any:
-    """The cached ``pyarrow.parquet.FileMetaData`` of the local Parquet file at ``rel`` (read and cached on a
-    miss), or ``None`` when there is no cache for it (see :func:`open_parquet`)."""
-    key = _footer_key(storage, rel)
-    if key is None:
+    """The ``pyarrow.parquet.FileMetaData`` of the local Parquet file at ``rel`` through the cache of
+    :func:`open_parquet` (read and kept on a miss), or ``None`` when its footer is not cached."""
+    full = _cache_path(storage, rel)
+    if full is None:
         return None
-    with _FOOTER_LOCK:
-        md = _FOOTERS.get(key)
-        if md is not None:
-            _FOOTERS.move_to_end(key)
-            return md
-    import pyarrow.parquet as pq
+    sig = _signature(full)
+    md = _cached_footer(full, sig)
+    if md is None:
+        import pyarrow.parquet as pq
 
-    md = pq.read_metadata(key[0])
-    _remember_footer(key, md)
+        md = pq.read_metadata(full)
+        _remember_footer(full, sig, md)
     return md
 
 
@@ -251,24 +267,23 @@ def open_parquet(storage: "Storage", rel: str) -> Any:
     """A ``pyarrow.parquet.ParquetFile`` for ``rel``, its footer from a process-wide LRU cache for local files.
 
     Hudi never rewrites a data file in place, but a retried or rolled-back-and-redone write can create a file
-    under a name used before: the key is the file's absolute path *and* its size, modification time (ns) and
-    inode, from one ``stat`` per open, so a file replaced under the same name is read afresh. Object stores
-    are not cached (the key would cost a request per file). The cache holds at most
-    :func:`footer_cache_bytes` of serialized footers, least recently used dropped first.
+    under a name used before. The cache keeps one footer per absolute path with the file's signature
+    (:func:`_signature`: size, mtime, ctime, inode) from one ``stat`` per open; a file whose signature changed
+    is read afresh and replaces the entry. Object stores are not cached (the signature would cost a request
+    per file). The cache holds at most :func:`footer_cache_bytes` of serialized footers, least recently used
+    dropped first.
     """
     import pyarrow.parquet as pq
 
-    key = _footer_key(storage, rel)
-    md = None
-    if key is not None:
-        with _FOOTER_LOCK:
-            md = _FOOTERS.get(key)
-            if md is not None:
-                _FOOTERS.move_to_end(key)
-    # On a miss the file is opened as without a cache (reading its footer once) and the footer kept after.
+    full = _cache_path(storage, rel)
+    md = sig = None
+    if full is not None:
+        sig = _signature(full)
+        md = _cached_footer(full, sig)
+    # On a miss the file is opened as without a cache (its footer read once) and the footer kept after.
     pf = pq.ParquetFile(storage.full(rel), filesystem=storage.fs, metadata=md)
-    if key is not None and md is None:
-        _remember_footer(key, pf.metadata)
+    if full is not None and md is None:
+        _remember_footer(full, sig, pf.metadata)
     return pf
 
 
