@@ -13,7 +13,9 @@ and hudi-rs ``HudiTableBuilder.from_base_uri(path).build().read(...)`` plus ``pa
 counts and a checksum of the rows must agree. Repeated reads in one process profit from hoodie's cache of
 Parquet footers (``HOODIE_PARQUET_FOOTER_CACHE_MB``, docs/storage.md); the *first* read of a process does not:
 ``--fresh N`` also times N first reads, each in a new process (imports done before the clock starts), hoodie
-and hudi-rs alternating.
+and hudi-rs alternating, and hoodie once more with pandas imported before the clock: pyarrow imports pandas
+(when installed) at a process's first ``pa.array`` call, which hoodie's read path makes and hudi-rs (arrays
+built in Rust) does not.
 
     python bench/read_fixed_cost.py [--base-path /tmp/hoodie_quickstart] [--commits 200] [--repeat 15] [--fresh 6]
 """
@@ -68,7 +70,9 @@ warnings.simplefilter("ignore")
 sys.path[:0] = {paths!r}
 import pyarrow as pa, hoodie
 from tests.hudi_rs import read_hudi_rs
-fn = hoodie.read_table if {who!r} == "hoodie" else read_hudi_rs
+if {who!r} == "hoodie, pandas imported":
+    import pandas  # what pyarrow imports at a process's first pa.array call (about 240 ms of CPU), paid here
+fn = read_hudi_rs if {who!r} == "hudi-rs" else hoodie.read_table
 c0, w0 = time.process_time(), time.perf_counter()
 fn({path!r})
 print(json.dumps([time.perf_counter() - w0, time.process_time() - c0]))
@@ -141,13 +145,14 @@ def main(argv: list[str] | None = None) -> int:
                     samples.setdefault(f"{name}: {who}", []).append((time.perf_counter() - w0, time.process_time() - c0))
         for _ in range(args.fresh):
             for name, path in tables.items():
-                for who in ("hoodie", "hudi-rs"):
+                for who in ("hoodie", "hudi-rs", "hoodie, pandas imported"):
                     samples.setdefault(f"{name}: {who} (first read)", []).append(_first_read(who, path))
         out["ms"] = {k: {"best": round(min(w for w, _ in v) * 1e3, 1),
                          "median": round(statistics.median(w for w, _ in v) * 1e3, 1),
                          "cpu_median": round(statistics.median(c for _, c in v) * 1e3, 1)} for k, v in samples.items()}
         for name in tables:
             for tag, suffix, rs in (("", "", ""), ("first_read_", " (first read)", " (first read)"),
+                                    ("first_read_pandas_imported_", ", pandas imported (first read)", " (first read)"),
                                     ("cache_off_", ", footer cache off", "")):
                 if f"{name}: hoodie{suffix}" not in out["ms"]:
                     continue
