@@ -151,3 +151,40 @@ def test_a_spark_write_parses_its_options_once(spark, tmp_path: Path, monkeypatc
     counts.clear()
     hoodie.spark.write(df, str(tmp_path / "t"), opts)
     assert dict(counts) == {"WriteConfig": 1, "CompactionConfig": 1, "CleanConfig": 1, "ArchivalConfig": 1}
+
+
+
+@pytest.mark.parametrize("key", ["hoodie.compact.inline", "hoodie.compact.schedule.inline"])
+def test_inline_compaction_on_copy_on_write_is_refused_before_writing(spark, tmp_path: Path, key: str) -> None:
+    """hoodie.spark.write with hoodie.compact.inline=true (or schedule.inline) on a copy-on-write table: Hudi's
+    copy-on-write table throws "Compaction is not supported on a CopyOnWrite table" from the inline service,
+    after the commit; hoodie refuses before anything is written (before: silently ignored)."""
+    import hoodie.spark
+    from hoodie.errors import WriteError
+
+    df = spark.createDataFrame([GOOD], SCHEMA)
+    cow = _opts(**{"hoodie.datasource.write.table.type": "COPY_ON_WRITE", key: "true"})
+    with pytest.raises(WriteError, match=f"Compaction is not supported on a CopyOnWrite table: {key}=true"):
+        hoodie.spark.write(df, str(tmp_path / "t"), cow)
+    assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.slow  # three Spark writes (about 5 s): the refusal itself runs in the default run above
+def test_inline_compaction_on_existing_copy_on_write_table(spark, tmp_path: Path) -> None:
+    """The refusal on an existing copy-on-write table (nothing written); with
+    hoodie.fail.writes.on.inline.table.service.exception=false Hudi only warns: the write commits, nothing is
+    compacted."""
+    import hoodie.spark
+    from hoodie.errors import WriteError
+    from hoodie.format.table import HoodieTable
+
+    path = str(tmp_path / "t")
+    df = spark.createDataFrame([GOOD], SCHEMA)
+    cow = _opts(**{"hoodie.datasource.write.table.type": "COPY_ON_WRITE"})
+    hoodie.spark.write(df, path, cow)
+    with pytest.raises(WriteError, match="Nothing was written"):
+        hoodie.spark.write(df, path, {**cow, "hoodie.compact.inline": "true"})
+    assert len(HoodieTable(path).timeline.instants) == 1
+    hoodie.spark.write(df, path, {**cow, "hoodie.compact.inline": "true",
+                                  "hoodie.fail.writes.on.inline.table.service.exception": "false"})
+    assert [i.action for i in HoodieTable(path).timeline.instants] == ["commit", "commit"]

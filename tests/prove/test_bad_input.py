@@ -179,6 +179,19 @@ def test_inline_service_misconfiguration_is_refused_before_the_commit(table: str
     assert instants(table) == before_instants and rows(table) == before_rows
 
 
+@pytest.mark.parametrize("key", ["hoodie.compact.inline", "hoodie.compact.schedule.inline"])
+def test_inline_compaction_on_copy_on_write_is_refused_before_the_commit(tmp_path: Path, key: str) -> None:
+    """Hudi's copy-on-write table throws "Compaction is not supported on a CopyOnWrite table" from the inline
+    service after the commit; hoodie refuses before anything is written (before: silently ignored)."""
+    path = str(tmp_path / "t")
+    cow = opts("insert", "COPY_ON_WRITE")
+    write_arrow(path, batch([("a", "2024-01-01", 1, 1)]), cow)
+    before = instants(path)
+    with pytest.raises(WriteError, match=f"Compaction is not supported on a CopyOnWrite table: {key}=true"):
+        write_arrow(path, batch([("b", "2024-01-01", 1, 2)]), {**cow, key: "true"})
+    assert instants(path) == before and rows(path) == [("a", "2024-01-01", 1, 1)]
+
+
 @pytest.mark.parametrize("days, message", [
     ("0", "days.retain=0 keeps nothing"),
     ("-3", "days.retain=-3 keeps nothing"),

@@ -44,6 +44,11 @@ MAX_DELTA_SECONDS = define("hoodie.compact.inline.max.delta.seconds", 3600,
 INLINE = define("hoodie.compact.inline", False, "Schedule and run compaction after each write.", _G, type=BOOLEAN)
 SCHEDULE_INLINE = define("hoodie.compact.schedule.inline", False, "Only schedule compaction after each write.", _G,
                          type=BOOLEAN)
+FAIL_ON_INLINE_SERVICE_EXCEPTION = define(
+    "hoodie.fail.writes.on.inline.table.service.exception", True,
+    "A write whose inline table service cannot run fails (true, Hudi's default); false logs a warning. hoodie "
+    "checks what it can before the write starts: inline compaction on a copy-on-write table is refused then, "
+    "or (false) ignored with a warning.", _G, type=BOOLEAN)
 # One hour: data is expected to arrive at most an hour after its event time, so a compaction
 # scheduled at C covers events up to C - 1h. Matches the default time trigger (3600 s).
 EVENT_TIME_LATENCY_MS = define("hoodie.compaction.event.time.data.latency.ms", 3_600_000,

@@ -13,10 +13,13 @@ raises :class:`~hoodie.errors.PostCommitError` naming the committed write.
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Callable, Mapping, Optional
 
 from hoodie import configs as C
 from hoodie.configs import ConfigProperty, unknown_keys_checked
+from hoodie.configs.compaction import FAIL_ON_INLINE_SERVICE_EXCEPTION
+from hoodie.errors import WriteError
 from hoodie.format.table import HoodieTable
 from hoodie.services.archive import config as AC
 from hoodie.services.archive.action import maybe_archive_after_commit
@@ -33,6 +36,8 @@ from hoodie.services.ttl.config import TTLConfig
 from hoodie.services.ttl.record_ttl import RecordTTLConfig, maybe_run_inline_record_ttl
 from hoodie.services.ttl.async_service import maybe_run_async_ttl
 from hoodie.services.ttl.service import check_async_options, maybe_run_inline_ttl
+
+log = logging.getLogger(__name__)
 
 
 def _flag(options: Mapping[str, Any], prop: ConfigProperty[bool]) -> bool:
@@ -81,6 +86,8 @@ class InlineServices:
         if is_mor and self.compact:
             self.compaction_config = as_config(options, table_props)
             resolve_strategy(self.compaction_config)
+        elif self.compact:
+            self._compaction_on_copy_on_write()
         if self.partition_ttl:
             ttl = TTLConfig.from_options(options)
             if not ttl.strategy_class:
@@ -95,6 +102,24 @@ class InlineServices:
             self.clean_config = CleanConfig.from_options(options)
         if self.archive:
             self.archival_config = ArchivalConfig.from_options(options)  # issue 33: refuses windows that break readers
+
+    def _compaction_on_copy_on_write(self) -> None:
+        """Inline compaction asked of a copy-on-write write. Hudi commits the write, then its inline
+        compaction (or scheduling) throws ``HoodieNotSupportedException("Compaction is not supported on a
+        CopyOnWrite table")`` from the copy-on-write table, and the write fails although it committed,
+        unless ``hoodie.fail.writes.on.inline.table.service.exception=false`` (then a warning). hoodie
+        refuses before anything is written instead (a "failed" write that committed gets retried and
+        duplicates its rows), and with the flag false ignores the setting with the same warning."""
+        keys = [p.key for p in (CC.INLINE, CC.SCHEDULE_INLINE) if _flag(self.options, p)]
+        setting = " and ".join(f"{k}=true" for k in keys)
+        if _flag(self.options, FAIL_ON_INLINE_SERVICE_EXCEPTION):
+            raise WriteError(
+                f"Compaction is not supported on a CopyOnWrite table: {setting} applies to MERGE_ON_READ tables "
+                "only (copy-on-write writes have no log files to compact). Remove it from this write's options, "
+                f"or set {FAIL_ON_INLINE_SERVICE_EXCEPTION.key}=false to have it ignored with a warning. "
+                "Nothing was written")
+        log.warning("Compaction is not supported on a CopyOnWrite table: %s ignored (%s=false)", setting,
+                    FAIL_ON_INLINE_SERVICE_EXCEPTION.key)
 
     def hooks(self) -> list[Hook]:
         """The enabled services as post-commit hooks of the write's transaction, in Hudi's order."""
