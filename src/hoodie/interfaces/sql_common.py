@@ -48,8 +48,12 @@ def _target(spark: Any, table_exp: Any) -> Optional[Target]:
     """The hoodie table a Table expression names, or None for any other table (left to Spark)."""
     from hoodie.format.table import HoodieTable
 
+    from hoodie.interfaces.catalog import SESSION_CATALOG
+
     name, db = table_exp.name, table_exp.db
     alias = table_exp.alias or None
+    if table_exp.catalog and table_exp.catalog.lower() != SESSION_CATALOG:
+        return None  # another catalog's table (hoodie registers its tables in Spark's session catalog)
     if db and db.lower() in PATH_DATABASES and "/" in name:
         return Target(name, None, HoodieTable(name, read_only=True), alias)
     full = f"{db}.{name}" if db else name
@@ -104,13 +108,25 @@ SESSION_WRITE_KEYS = ("hoodie.merge.allow.duplicate.on.inserts", "hoodie.combine
 WRITE_OPERATION = "hoodie.datasource.write.operation"
 
 
+COMMIT_METADATA_PREFIX = "hoodie.datasource.write.commitmeta.key.prefix"
+
+
 def session_write_options(spark: Any) -> dict[str, str]:
-    """The :data:`SESSION_WRITE_KEYS` set in the Spark session."""
+    """The :data:`SESSION_WRITE_KEYS` set in the Spark session, and, when the session sets
+    ``hoodie.datasource.write.commitmeta.key.prefix``, the prefix and every session conf whose key begins with
+    it: Hudi's SQL writes pass them, and the writer stores them in the commit's extraMetadata (TestInsertTable
+    "Test Insert Into with extraMetadata"). Before, they were left out and the commit had none of them."""
     out = {}
     for k in SESSION_WRITE_KEYS:
         v = spark.conf.get(k, None)
         if v is not None:
             out[k] = str(v)
+    prefix = spark.conf.get(COMMIT_METADATA_PREFIX, None)
+    if prefix:
+        out[COMMIT_METADATA_PREFIX] = str(prefix)
+        for k, v in spark.sql("SET").collect():  # every conf the session set (a local command, no job)
+            if k.startswith(prefix) and v is not None:
+                out[k] = str(v)
     return out
 
 

@@ -189,6 +189,8 @@ def _insert(spark: Any, stmt: Any, t: Target):
         op, policy = _insert_operation(spark, t, forced)
         if op == "insert":
             df = _apply_dup_policy(spark, df, t, policy)
+        elif op == "bulk_insert" and t.table.record_key_fields:
+            _refuse_bulk_insert_dup_policy(spark, t, policy)
     if op in ("insert", "insert_overwrite", "insert_overwrite_table") and t.table.record_key_fields \
             and t.table.precombine_field and str(spark.conf.get(ALLOW_DUPS, "true")).strip().lower() == "false":
         # Hudi's SQL combines a statement's rows of one key (the greatest ordering value kept) when duplicates
@@ -235,18 +237,39 @@ def _insert_operation(spark: Any, t: Target, forced: Optional[str]) -> tuple[str
     return "insert", None
 
 
-def _apply_dup_policy(spark: Any, df: Any, t: Target, policy: Optional[str] = None):
-    """Hudi's ``hoodie.datasource.insert.dup.policy`` for operation insert on a table with a record key
-    (session conf, then the table's properties): ``none`` (default) writes every row; ``drop`` leaves out the
-    rows whose key the table holds (also ``hoodie.datasource.write.insert.drop.duplicates=true``); ``fail``
-    refuses the statement when one does, before anything is written."""
-    keys = list(t.table.record_key_fields)
+def _dup_policy(spark: Any, t: Target, policy: Optional[str] = None) -> str:
+    """The effective ``hoodie.datasource.insert.dup.policy``: ``policy`` (what the insert mode implies), else
+    the session conf, else the table's properties, else none; ``hoodie.datasource.write.insert.drop.duplicates
+    =true`` makes none drop."""
     policy = (policy or spark.conf.get(INSERT_DUP_POLICY, None) or t.table.props.get(INSERT_DUP_POLICY)
               or "none").strip().lower()
     if policy == "none" and str(spark.conf.get(INSERT_DROP_DUPS, "false")).strip().lower() == "true":
         policy = "drop"
     if policy not in ("none", "drop", "fail"):
         raise SqlError(f"{INSERT_DUP_POLICY}={policy!r}: use none, drop or fail. Nothing was written")
+    return policy
+
+
+def _refuse_bulk_insert_dup_policy(spark: Any, t: Target, policy: Optional[str]) -> None:
+    """bulk_insert does not look up stored keys: a dup policy other than none is refused before anything is
+    written (Hudi: "Dropping duplicates with bulk_insert in row writer path is not supported yet" for drop).
+    Before, the policy was ignored and the statement stored the duplicates it was told to drop or refuse."""
+    policy = _dup_policy(spark, t, policy)
+    if policy == "none":
+        return
+    raise SqlError(f"Dropping duplicates with bulk_insert in row writer path is not supported yet "
+                   f"({INSERT_DUP_POLICY}={policy} or {INSERT_DROP_DUPS}=true needs a lookup of the stored keys, which "
+                   "bulk_insert does not do): use operation insert (hoodie.spark.sql.insert.into.operation=insert) "
+                   f"or set {INSERT_DUP_POLICY}=none. Nothing was written")
+
+
+def _apply_dup_policy(spark: Any, df: Any, t: Target, policy: Optional[str] = None):
+    """Hudi's ``hoodie.datasource.insert.dup.policy`` for operation insert on a table with a record key
+    (session conf, then the table's properties): ``none`` (default) writes every row; ``drop`` leaves out the
+    rows whose key the table holds (also ``hoodie.datasource.write.insert.drop.duplicates=true``); ``fail``
+    refuses the statement when one does, before anything is written."""
+    keys = list(t.table.record_key_fields)
+    policy = _dup_policy(spark, t, policy)
     if policy == "none" or not keys:
         return df
     stored = _read_target(spark, t).select(*keys).distinct()
