@@ -25,10 +25,6 @@ TestInsertTable cases not replayed, with the reason:
   write ``_hoodie_operation``;
 * "Test nested field as primaryKey and preCombineField" (``primaryKey = 'nestedcol.a1'``): hoodie's keys are
   top-level columns; CREATE TABLE refuses a nested one before anything is created ("Can't find primaryKey");
-* "Test SparkKeyGenerator When Bulk Insert" (``hoodie.table.keygenerator.class = ComplexAvroKeyGenerator``)
-  and "Test table with insert dup policy" (``ALTER TABLE ... SET TBLPROPERTIES
-  (hoodie.write.complex.keygen.encode.single.record.key.field.name)``): key generator classes hoodie derives
-  itself from the key and partition fields;
 * "Test Insert Into with auto generate record keys"'s check of the operation type (BULK_INSERT in the Hudi
   version that has it; Hudi 1.x's INSERT INTO is insert): its rows and keys are replayed;
 * "Test Bulk Insert with all sort-modes": replayed, but its file-count check is commented out in Hudi too.
@@ -502,3 +498,45 @@ def test_combine_before_bulk_insert(spark, tmp_path: Path) -> None:
             "hoodie.datasource.write.operation": "bulk_insert", "hoodie.combine.before.insert": str(combine).lower()},
             mode="append")
         assert answer(spark, f"select count(*) from {t}") == [(count,)]
+
+
+@pytest.mark.slow
+def test_key_generator_properties_and_table_dup_policy(spark, tmp_path: Path, conf) -> None:
+    """"Test SparkKeyGenerator When Bulk Insert" (``hoodie.table.keygenerator.class = ComplexAvroKeyGenerator``
+    in TBLPROPERTIES, a bulk insert into a two-level partitioned table) and "Test table with insert dup policy"
+    (none / fail / drop, after ``ALTER TABLE ... SET TBLPROPERTIES``)."""
+    conf("hoodie.sql.bulk.insert.enable", "true")
+    conf("hoodie.sql.insert.mode", "non-strict")
+    t = table_name()
+    create(spark, tmp_path, t, "id int, name string, price double, ts long, dt string, pt string",
+           "type = 'mor', primaryKey = 'id', preCombineField = 'ts', "
+           "hoodie.table.keygenerator.class = 'org.apache.hudi.keygen.ComplexAvroKeyGenerator', "
+           "hoodie.datasource.write.keygenerator.class = 'org.apache.hudi.keygen.ComplexAvroKeyGenerator'",
+           "partitioned by (dt, pt)")
+    sql(spark, f"insert into {t} values (1, 'a', 31, 1000, '2021-01-05', 'A'), (2, 'b', 18, 1000, '2021-01-05', 'A')")
+    assert answer(spark, f"select id, name, price, ts, dt, pt from {t}") == [(1, "a", 31.0, 1000, "2021-01-05", "A"),
+                                                                             (2, "b", 18.0, 1000, "2021-01-05", "A")]
+    spark.conf.unset("hoodie.sql.bulk.insert.enable")
+    spark.conf.unset("hoodie.sql.insert.mode")
+
+    for policy in ("none", "fail", "drop"):
+        conf("hoodie.datasource.insert.dup.policy", policy)
+        d = table_name()
+        sql(spark, f"create table {d} (`id` string, `name` string, `dt` bigint, `day` STRING, `hour` INT) using hudi "
+                   "tblproperties ('primaryKey' = 'id', 'type' = 'MOR', 'preCombineField'= 'dt', "
+                   "'hoodie.bucket.index.hash.field' = 'id', 'hoodie.bucket.index.num.buckets'= 512) "
+                   f"partitioned by (`day`,`hour`) location '{loc(tmp_path, d)}'")
+        sql(spark, f"ALTER TABLE {d} SET TBLPROPERTIES (hoodie.write.complex.keygen.encode.single.record.key.field.name "
+                   "= 'false')")
+        sql(spark, f"insert into {d} select '1' as id, 'aa' as name, 123 as dt, '2024-02-19' as `day`, 10 as `hour`")
+        again = f"insert into {d} select '1' as id, 'aa' as name, 1234 as dt, '2024-02-19' as `day`, 10 as `hour`"
+        if policy == "fail":
+            with pytest.raises(SqlError, match="Duplicate key found for insert statement, key is: 1"):
+                sql(spark, again)
+            continue
+        conf("hoodie.datasource.write.operation", "insert")
+        sql(spark, again)
+        spark.conf.unset("hoodie.datasource.write.operation")
+        assert answer(spark, f"select id, name, dt, day, hour from {d}") == (
+            [("1", "aa", 123, "2024-02-19", 10), ("1", "aa", 1234, "2024-02-19", 10)] if policy == "none"
+            else [("1", "aa", 123, "2024-02-19", 10)])

@@ -179,6 +179,23 @@ def test_inline_service_misconfiguration_is_refused_before_the_commit(table: str
     assert instants(table) == before_instants and rows(table) == before_rows
 
 
+@pytest.mark.parametrize("key", ["hoodie.table.ordering.fields", "hoodie.table.precombine.field"])
+def test_ordering_field_by_the_table_config_key(tmp_path: Path, key: str) -> None:
+    """A write naming the ordering field by Hudi 1.1's table key (``HoodieTableConfig.ORDERING_FIELDS``, as
+    Hudi's TestDeleteTable writes) creates the table with it, and an upsert keeps the greatest value. Before,
+    the key was ignored: a table without ordering field, and the later (smaller) value won."""
+    path = str(tmp_path / "t")
+    o = opts()
+    del o["hoodie.datasource.write.precombine.field"]
+    write_arrow(path, batch([("a", "2024-01-01", 5, 1)]), {**o, key: "ts"})
+    assert HoodieTable(path).precombine_field == "ts"
+    write_arrow(path, batch([("a", "2024-01-01", 3, 2)]), {**o, key: "ts"})
+    assert rows(path) == [("a", "2024-01-01", 5, 1)]
+    with pytest.raises(WriteError, match="the ordering field is given twice, differently"):
+        write_arrow(path, batch([("a", "2024-01-01", 9, 3)]), {**o, "hoodie.table.ordering.fields": "ts",
+                                                               "hoodie.table.precombine.field": "v"})
+
+
 @pytest.mark.parametrize("key", ["hoodie.compact.inline", "hoodie.compact.schedule.inline"])
 def test_inline_compaction_on_copy_on_write_is_refused_before_the_commit(tmp_path: Path, key: str) -> None:
     """Hudi's copy-on-write table throws "Compaction is not supported on a CopyOnWrite table" from the inline

@@ -62,10 +62,11 @@ PARTITION_FIELDS = define("hoodie.table.partition.fields", None,
                           "Partition columns, comma-separated (absent or empty: not partitioned).", TP, type=LIST,
                           option=False)
 PRECOMBINE_FIELD = define("hoodie.table.precombine.field", None,
-                          "Ordering (precombine) column (table versions 6/8).", TP, option=False)
+                          "Ordering (precombine) column (table versions 6/8); as a write option, the write's "
+                          "ordering field (hoodie.datasource.write.precombine.field).", TP)
 ORDERING_FIELDS = define("hoodie.table.ordering.fields", None,
-                         "Ordering columns, comma-separated (Hudi 1.1's name for the precombine field).", TP,
-                         type=LIST, option=False)
+                         "Ordering columns, comma-separated (Hudi 1.1's name for the precombine field); as a write "
+                         "option, the write's ordering field, as Hudi 1.1 writes take it.", TP, type=LIST)
 KEYGEN_CLASS = define("hoodie.table.keygenerator.class", None, "Key generator class (table version 6).", TP,
                       option=False)
 KEYGEN_TYPE = define("hoodie.table.keygenerator.type", None, "Key generator type (table versions 8/9).", TP,

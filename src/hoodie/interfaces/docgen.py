@@ -124,7 +124,9 @@ def sql_md() -> str:
              "The examples run as written (a test executes each) with a hoodie table at `/data/events`",
              "registered as `analytics.events`, partitioned by `productid` (merge-on-read, written at",
              "`20240430000000000` and `20240501000000000`, with a savepoint at `20240430000000000`), and",
-             "`analytics` the current database."]
+             "`analytics` the current database.", "",
+             "Hudi's own Spark SQL suite is replayed through `hoodie.sql`: [hudi-sql-suite.md](hudi-sql-suite.md)",
+             "counts what is replayed and why the rest is not."]
     from hoodie.interfaces import sql_dml
 
     # The statements hoodie.sql runs on hoodie tables, from the module that runs them.

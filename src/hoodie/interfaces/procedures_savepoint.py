@@ -21,7 +21,7 @@ def _table(spark: Any, args: dict[str, Any], name: str) -> TableRef:
 
 @procedure("create_savepoint",
            [TABLE, Param("commit_time", str, required=True, aliases=("instant_time",)), Param("user", str),
-            Param("comments", str), PATH],
+            Param("comments", str, aliases=("comment",)), PATH],
            "create_savepoint_result boolean, savepoint_time string, files int, message string",
            "Savepoint a completed commit (Hudi's create_savepoint): `<t>.savepoint.inflight`, then `<t>.savepoint` "
            "with the files of the table's latest file slices as of the commit. While the savepoint exists, clean "

@@ -25,6 +25,8 @@ class Target:
     name: Optional[str]
     table: Any
     alias: Optional[str]
+    # Spark's identifier of the catalog table (``spark_catalog.db.name``), as Hudi's messages name it.
+    catalog_id: Optional[str] = None
 
 
 def _parse(text: str) -> Any:
@@ -62,7 +64,10 @@ def _target(spark: Any, table_exp: Any) -> Optional[Target]:
     except CatalogError:
         refuse_plain_spark_table(spark, full)
         return None
-    return Target(base, full, HoodieTable(base, read_only=True), alias)
+    from hoodie.interfaces.catalog import _split
+
+    cdb, ctbl = _split(full, spark)
+    return Target(base, full, HoodieTable(base, read_only=True), alias, f"{SESSION_CATALOG}.{cdb}.{ctbl}")
 
 
 def refuse_plain_spark_table(spark: Any, name: str) -> None:
@@ -173,7 +178,7 @@ def _refuse_key_updates(t: Target, columns: list[str], what: str) -> None:
         kind = "record key field" if bad[0] in t.table.record_key_fields else "partition field"
         # Hudi's message first (its tests match it), then why and the fix.
         raise SqlError(f"Detected disallowed assignment clause in {what} statement for {kind} `{bad[0]}` for table "
-                       f"`{t.name or t.base_path}`. Please remove the assignment clause to avoid the error. "
+                       f"`{t.catalog_id or t.base_path}`. Please remove the assignment clause to avoid the error. "
                        f"{what} sets {', '.join(bad)}, a record key or partition column of {t.name or t.base_path}; "
                        "Hudi refuses that (the row would move to another key or partition). Delete the row and "
                        "insert it anew instead")

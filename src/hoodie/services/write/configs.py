@@ -167,6 +167,14 @@ class WriteConfig:
         if table is not None and table.precombine_field and str(C.PRECOMBINE_FIELD) not in merged:
             merged[str(C.PRECOMBINE_FIELD)] = table.precombine_field  # Hudi 1.1: hoodie.table.ordering.fields
         merged.update(o)
+        # Hudi 1.1 writes name the ordering field by the table config's key (HoodieTableConfig.ORDERING_FIELDS,
+        # as its own tests do) or the older table key; before, such a write created a table without an ordering
+        # field, silently (later upserts then kept the latest write instead of the greatest ordering value).
+        given = {k: o[k].strip() for k in (str(TC.ORDERING_FIELDS), str(TC.PRECOMBINE_FIELD)) if o.get(k, "").strip()}
+        if given and not o.get(str(C.PRECOMBINE_FIELD), "").strip():
+            if len(set(given.values())) > 1:
+                raise WriteError(f"the ordering field is given twice, differently: {given}; keep one of the keys")
+            merged[str(C.PRECOMBINE_FIELD)] = next(iter(given.values()))
         cfg = read(merged, WriteError)
 
         op = cfg.get(C.OPERATION)
