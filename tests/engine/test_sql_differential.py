@@ -18,7 +18,8 @@ Hudi's differences from those engines, written once as rules (:func:`hudi_rule`)
 * a MERGE update that would change a matched row's partition is refused (the row would be stored under
   two partitions), in the star form as in the explicit one; the reference then stays as it was;
 * INSERT INTO with operation bulk_insert and a dup policy drop or fail (``bulk_dup_policy``) is refused with
-  nothing written (Hudi: "Dropping duplicates with bulk_insert in row writer path is not supported yet").
+  nothing written (Hudi: "Dropping duplicates with bulk_insert in row writer path is not supported yet");
+* a MERGE source that lists a row twice, identical, merges it once (drawn on keyed tables).
 
 A statement drawn with ``upper`` also names the table by the session catalog's own name
 (``spark_catalog.default.<name>``, as Hudi's tests do), in the statement and in the catalog read after it.
@@ -244,8 +245,11 @@ def run(w: World, s: Stmt) -> None:
         src = [dict(r, p=r["p"]) for r in s.rows]
         if not schema.partitioned:
             src = [{c: r[c] for c in cols} for r in src]
+        # Rule: a source row listed twice, identical, counts once (Hudi combines it away); drawn on keyed tables
+        # (s.k divisible by 3), the reference gets each row once.
+        listed = src + src[:1] if src and not schema.keyless and s.k % 3 == 0 else src
         # The source's columns in upper case: names resolve case-insensitively (Spark's default).
-        sel = values(schema, src, cols).replace(" AS id", " AS ID").replace(" AS v", " AS V")
+        sel = values(schema, listed, cols).replace(" AS id", " AS ID").replace(" AS v", " AS V")
         if s.kind == "merge_star":
             then = "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
             duck_set = ", ".join(f"{c} = s.{c}" for c in cols if c != "id")
@@ -296,6 +300,7 @@ _KEYLESS = (Schema(["id", "v"], "int", True, True), [
 _DUPLICATES = (Schema(["v", "id"], "string", False), [
     Stmt("insert", [{"id": 1, "v": "x", "p": "a"}, {"id": 2, "v": None, "p": "a"}]),
     Stmt("bulk_dup_policy", [{"id": 1, "v": "z", "p": "a"}], k=1),
+    Stmt("merge_star", [{"id": 2, "v": "y", "p": "a"}, {"id": 4, "v": "x", "p": "a"}], k=3),
     Stmt("insert_dup", [{"id": 1, "v": "y", "p": "a"}, {"id": 3, "v": "x", "p": "b"}], upper=True)])
 
 
