@@ -75,6 +75,21 @@ def test_merge_duplicate_source_rows_and_event_time_insert(spark, tmp_path: Path
     assert len(HoodieTable(path).timeline.instants) == before
 
 
+def test_create_table_record_merge_mode(spark, tmp_path: Path) -> None:
+    """``recordMergeMode`` in CREATE TABLE's properties (as TestMergeIntoTable2's Anti-Patterns test writes it)
+    gives the table that merge mode; before, it was ignored and a table with an ordering field merged by event
+    time whatever was asked. CUSTOM is refused before anything is created."""
+    for mode in ("COMMIT_TIME_ORDERING",):  # EVENT_TIME_ORDERING: test_merge_assignment_anti_patterns (slow)
+        t = table_name()
+        path = create(spark, tmp_path, t, "id int, ts int", f"primaryKey = 'id', orderingFields = 'ts', "
+                      f"recordMergeMode = '{mode}'")
+        assert HoodieTable(path).merge_mode.name == mode
+    t = table_name()
+    with pytest.raises(SqlError, match="recordMergeMode = 'CUSTOM'"):
+        create(spark, tmp_path, t, "id int, ts int", "primaryKey = 'id', recordMergeMode = 'CUSTOM'")
+    assert not (tmp_path / t.split(".")[1]).exists()
+
+
 @pytest.mark.slow
 def test_merge_into_table2_rest(spark, tmp_path: Path) -> None:
     """TestMergeIntoTable2 "Test Merge With Complex Data Type", "Test only insert when source table contains

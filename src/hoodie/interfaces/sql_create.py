@@ -35,6 +35,7 @@ _ORDERING_ALIASES = ("precombinefield", "orderingfields", "hoodie.table.precombi
                      "hoodie.table.ordering.fields", "hoodie.datasource.write.precombine.field")
 _TYPE_ALIASES = ("type", "hoodie.table.type", "hoodie.datasource.write.table.type")
 _PAYLOAD_ALIASES = ("payloadclass",)
+_MERGE_MODE_ALIASES = ("recordmergemode", "hoodie.record.merge.mode")
 # Given as properties, dropped as Hudi drops them: the statement names the table; the operation is a write's.
 _FILTERED = ("hoodie.table.name", "hoodie.database.name", "hoodie.datasource.write.operation")
 _INLINE_COMPACTION = ("hoodie.compact.inline", "hoodie.compact.schedule.inline")
@@ -60,6 +61,10 @@ def table_config(props: dict[str, str]) -> tuple[Optional[str], Optional[str], s
         raise SqlError(f"'type' must be 'cow' or 'mor' (or hoodie.table.type COPY_ON_WRITE | MERGE_ON_READ), got "
                        f"{given_type!r}. Nothing was created")
     payload = _take(props, _PAYLOAD_ALIASES)
+    mode = _take(props, _MERGE_MODE_ALIASES)
+    if mode:
+        payload = _payload_of_merge_mode(mode.strip().upper(), payload or props.get(
+            "hoodie.datasource.write.payload.class"))
     if payload:
         props["hoodie.datasource.write.payload.class"] = payload
     for k in [k for k in props if k.lower() in _FILTERED]:
@@ -69,6 +74,23 @@ def table_config(props: dict[str, str]) -> tuple[Optional[str], Optional[str], s
         raise SqlError("Compaction is not supported on a CopyOnWrite table: hoodie.compact.inline applies to "
                        "merge-on-read tables (type = 'mor'). Nothing was created")
     return key, ordering, ttype, props
+
+
+def _payload_of_merge_mode(mode: str, payload: Optional[str]) -> str:
+    """The payload class that gives a new table Hudi's ``recordMergeMode`` (HoodieOptionConfig's
+    ``hoodie.record.merge.mode``): hoodie derives a table's merge mode from its payload class. Before, the
+    option was ignored: a table asked for COMMIT_TIME_ORDERING merged by event time, silently."""
+    from hoodie.format.table import COMMIT_TIME_PAYLOADS, DEFAULT_PAYLOAD, ORDERING_PAYLOADS, OVERWRITE_WITH_LATEST_PAYLOAD
+
+    wanted = {"COMMIT_TIME_ORDERING": (OVERWRITE_WITH_LATEST_PAYLOAD, COMMIT_TIME_PAYLOADS),
+              "EVENT_TIME_ORDERING": (DEFAULT_PAYLOAD, ORDERING_PAYLOADS)}.get(mode)
+    if wanted is None:
+        raise SqlError(f"recordMergeMode = {mode!r}: hoodie creates COMMIT_TIME_ORDERING or EVENT_TIME_ORDERING "
+                       "tables (CUSTOM merging needs a merger class hoodie does not run). Nothing was created")
+    if payload and payload not in wanted[1]:
+        raise SqlError(f"recordMergeMode = {mode!r} and payloadClass = {payload!r} disagree; give one of them. "
+                       "Nothing was created")
+    return payload or wanted[0]
 
 
 def _resolve_fields(given: Optional[str], columns: list[str], what: str, hudi_name: str) -> list[str]:
@@ -199,6 +221,9 @@ def _create_empty(spark: Any, location: str, db: str, tbl: str, ddl: str, keys: 
                  keygen_class=key_generator_from_config(cfg.keygen_props,
                                                         allow_auto_record_keys=not keys).java_class_name,
                  hive_style=cfg.hive_style, avro_schema=avro, timeline_timezone=cfg.timeline_timezone,
+                 # The payload class (payloadClass, or recordMergeMode's) decides the merge mode: before, an
+                 # empty table was created with the default one whatever CREATE TABLE said.
+                 payload_class=cfg.payload_class,
                  database=db, table_version=cfg.table_version, auto_record_keys=not keys)
 
 

@@ -258,7 +258,10 @@ def _merge(spark: Any, stmt: Any, t: Target):
             # Identical rows of one key (a source listing a row twice) decide nothing: one is kept, as Hudi's
             # combine keeps one (TestMergeIntoTable2 "Test only insert for source table in dup key with
             # preCombineField"); before, hoodie refused them as an ambiguous merge.
-            out = out.dropDuplicates()
+            # Compared by their JSON form: Spark compares no map columns in a set operation.
+            row = "__hoodie_row"
+            out = out.withColumn(row, F.to_json(F.struct(*[F.col(f"`{c}`") for c in out.columns])))
+            out = out.dropDuplicates([row]).drop(row)
         out = out.cache()
         if not keyless:
             _refuse_undecided_duplicates(out, t, where)
