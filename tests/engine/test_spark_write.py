@@ -114,6 +114,55 @@ def test_random_workload_matches_model_and_hudi_rs(spark, tmp_path: Path, table_
                 for s in t.timeline.commit_metadata(i).all_write_stats()}) >= 3
 
 
+def _jobs_of(spark, group: str, run) -> int:
+    """The Spark jobs ``run()`` starts (under job group ``group``)."""
+    sc = spark.sparkContext
+    sc.setJobGroup(group, group)
+    try:
+        run()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    return len(sc.statusTracker().getJobIdsForGroup(group))
+
+
+def test_a_small_write_is_one_check_job_and_one_write_job(spark, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small input (a micro-batch of a file source: Spark knows its size) is checked in one Spark job and
+    written in one, without a shuffle (before: the check's aggregation and the write's shuffle by partition
+    were two jobs each under adaptive execution); the shuffle path writes the same table. Both upsert into
+    existing file groups of 3 partitions, with a duplicate key in the batch. (Local data, as
+    createDataFrame makes it, has no size estimate and takes the shuffle.)"""
+    import pyarrow.parquet as pq
+
+    import hoodie.engine.write as EW
+    import hoodie.spark as hs
+
+    first = [(k, f"p{k % 3}", 1, f"a{k}") for k in range(30)]
+    second = [(k, f"p{k % 3}", 2, f"b{k}") for k in range(20, 40)] + [(25, "p1", 3, "dup")]
+    table_type = "MERGE_ON_READ"
+    opts = _opts(table_type, "upsert", True)
+    del opts["hoodie.payload.event.time.field"]  # ts 1..3 are no plausible times: the Python check would run
+    tables = {}
+    for path_kind in ("small", "shuffle"):
+        if path_kind == "shuffle":
+            monkeypatch.setattr(EW, "SMALL_INPUT_BYTES", -1)
+        path = str(tmp_path / path_kind)
+        hs.write(_df(spark, first), path, opts)
+        assert not EW._small_input(_df(spark, second))
+        pq.write_table(pa.Table.from_pylist([dict(zip(COLS, r)) for r in second]), tmp_path / f"{path_kind}.parquet")
+        df = spark.read.parquet(str(tmp_path / f"{path_kind}.parquet"))
+        assert EW._small_input(df) is (path_kind == "small")
+        jobs = _jobs_of(spark, f"hoodie-test-{table_type}-{path_kind}", lambda: hs.write(df, path, opts))
+        if path_kind == "small":
+            assert jobs == 2
+        tables[path_kind] = _rows(hoodie.read_table(path))
+    expected = {k: (f"p{k % 3}", 1, f"a{k}") for k in range(20)}
+    expected.update({k: (f"p{k % 3}", 2, f"b{k}") for k in range(20, 40)})
+    expected[25] = ("p1", 3, "dup")
+    assert tables["small"] == tables["shuffle"] == _model_rows(expected)
+    assert _rows(read_hudi_rs(str(tmp_path / "small"))) == _model_rows(expected)
+
+
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_inserts_sized_into_file_groups(spark, tmp_path: Path, table_type: str) -> None:
     import hoodie.spark as hs

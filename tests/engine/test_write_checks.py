@@ -54,6 +54,7 @@ def test_a_bad_row_is_never_proven_valid(spark) -> None:
         df = spark.createDataFrame([GOOD, row], SCHEMA)
         cfg = WriteConfig.from_options(_opts(key))
         assert not _proven_valid(df.select(*_key_columns(cfg, df.columns)), cfg), row
+        assert not _proven_valid(df.select(*_key_columns(cfg, df.columns)), cfg, small=True), row
         assert _python_verdict(df, cfg) is not None, row
 
 
@@ -122,7 +123,10 @@ def test_proven_valid_implies_the_writer_accepts(spark, rows, key) -> None:
     a batch the aggregation calls valid is one the writer's checks accept."""
     df = spark.createDataFrame(rows, SCHEMA)
     cfg = WriteConfig.from_options(_opts(key))
-    if _proven_valid(df.select(*_key_columns(cfg, df.columns)), cfg):
+    proven = _proven_valid(df.select(*_key_columns(cfg, df.columns)), cfg)
+    # A small input aggregates in one task (no shuffle): the same verdict.
+    assert _proven_valid(df.select(*_key_columns(cfg, df.columns)), cfg, small=True) is proven
+    if proven:
         assert _python_verdict(df, cfg) is None
 
 

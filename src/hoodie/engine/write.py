@@ -155,6 +155,12 @@ class SparkWriteExecutor:
         """The input's column names, meta columns included."""
         return list(self.df.columns)
 
+    @functools.cached_property
+    def small(self) -> bool:
+        """Whether the input is small enough to be checked and written without a shuffle
+        (:func:`_small_input`), decided once so the check and the write agree."""
+        return _small_input(self.df)
+
     def body(self) -> Any:
         """The input without meta columns."""
         return self.df.select(*self.schema.names)
@@ -178,7 +184,7 @@ class SparkWriteExecutor:
         ensure_registered(self.df.sparkSession)
         if op.config.operation != "delete_partition" or not self.opts.get(PARTITIONS_TO_DELETE):
             started = time.perf_counter()
-            _check_records(self._input(op.config), op.config)
+            _check_records(self._input(op.config), op.config, self.small)
             _LAST_PROFILE.setdefault("driver", {})["check"] = round(time.perf_counter() - started, 6)
 
     def partitions_to_delete(self, op: WriteOperation) -> list[str]:
@@ -202,7 +208,7 @@ class SparkWriteExecutor:
         table, cfg, instant = txn.table, op.config, txn.instant.timestamp
         driver = _LAST_PROFILE.setdefault("driver", {})
         started = time.perf_counter()
-        stats = _write_partitions(self._input(cfg), table, cfg, instant, op.avro_schema)
+        stats = _write_partitions(self._input(cfg), table, cfg, instant, op.avro_schema, self.small)
         driver["stage"] = round(time.perf_counter() - started, 6)
         if cfg.operation not in ("delete", "delete_partition"):
             check_partition_nesting(table.storage, {s.partition_path or "" for s in stats}, table.timeline)
@@ -219,6 +225,28 @@ class SparkWriteExecutor:
             _roll_back_refused(txn.table, txn.instant.timestamp, error)
 
 
+# An input Spark estimates at most this size (its optimizer's sizeInBytes, no job) is checked and written by
+# one task without a shuffle (see _small_input). Why 2 MiB: Spark's adaptive execution coalesces a shuffle
+# into partitions of at least 1 MiB (spark.sql.adaptive.coalescePartitions.minPartitionSize), so an input of
+# this size ends in one or two write tasks anyway, and the shuffle's map stage (a Spark job of its own under
+# adaptive execution, 0.1-0.3 s) is pure overhead. A 10,000-row micro-batch of bench/streaming.py is 0.3 MiB.
+SMALL_INPUT_BYTES = 2 << 20
+
+
+def _small_input(df) -> bool:
+    """Whether Spark's optimizer estimates ``df`` at most :data:`SMALL_INPUT_BYTES` (a small micro-batch, a
+    handful of rows): its record checks and its write then run in one task each, without a shuffle.
+
+    The estimate needs no job (file sizes, local data); a source without one (Spark's default estimate is
+    huge) takes the shuffle. One task holds all rows, so every table partition's rows are in one task, as
+    the shuffle would put them."""
+    try:
+        size = int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+    except Exception:  # no estimate (a Spark Connect DataFrame, an odd plan): the general path
+        return False
+    return 0 <= size <= SMALL_INPUT_BYTES
+
+
 def _key_columns(cfg: WriteConfig, columns: list[str]) -> list[str]:
     """The input columns key generation and the record checks read (top-level names)."""
     wanted = set(cfg.record_key_fields) | {f.split(":")[0] for f in cfg.partition_fields}
@@ -233,7 +261,7 @@ def _key_columns(cfg: WriteConfig, columns: list[str]) -> list[str]:
     return [c for c in columns if c in top]
 
 
-def _check_records(df, cfg: WriteConfig) -> None:
+def _check_records(df, cfg: WriteConfig, small: bool = False) -> None:
     """Run the writer's record checks (:func:`~hoodie.services.write.prepare.prepare_records`: record
     keys, partition paths, precombine values, ``_hoodie_is_deleted``) over the whole input before
     anything is written; raise the first error found, as the pure-Python writer raises it.
@@ -246,7 +274,7 @@ def _check_records(df, cfg: WriteConfig) -> None:
     if not cols:  # every key column is missing: key generation names them
         prepare_records(_arrow_schema_of(df).empty_table(), cfg)
         return
-    if _proven_valid(df.select(*cols), cfg):
+    if _proven_valid(df.select(*cols), cfg, small):
         return
 
     def check(batches):
@@ -272,7 +300,7 @@ def _column(name: str) -> Any:
     return F.col("`" + name.replace("`", "``") + "`")
 
 
-def _proven_valid(df, cfg: WriteConfig) -> bool:
+def _proven_valid(df, cfg: WriteConfig, small: bool = False) -> bool:
     """True when one native Spark aggregation proves that :func:`prepare_records` accepts every row,
     so the Python check job (every key column through a Python worker) can be skipped.
 
@@ -282,7 +310,7 @@ def _proven_valid(df, cfg: WriteConfig) -> bool:
     field of timestamp or date type (valid values form one interval, so its minimum and maximum decide)
     or of number type whose minimum and maximum are both plausible times in its unit, and partition paths (a function of the partition field values: checked by hoodie's own code on the
     distinct values). Any doubt answers False, and the Python job then names the first bad row exactly
-    as the writer would."""
+    as the writer would. ``small`` (:func:`_small_input`): aggregate in one task, without a shuffle."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -318,7 +346,9 @@ def _proven_valid(df, cfg: WriteConfig) -> bool:
         if not numeric_ev and not isinstance(types[ev], (T.TimestampType, T.TimestampNTZType, T.DateType)):
             return False
         aggs += [F.min(_column(ev)).alias("__ev_min"), F.max(_column(ev)).alias("__ev_max")]
-    grouped = df.groupBy(*[_column(p) for p in parts]).agg(*aggs) if parts else df.agg(*aggs)
+    # A small input in one partition: the aggregation needs no exchange (one stage, one Spark job).
+    source = df.coalesce(1) if small else df
+    grouped = source.groupBy(*[_column(p) for p in parts]).agg(*aggs) if parts else source.agg(*aggs)
     found = grouped.toArrow()
     if found.num_rows == 0:
         return True
@@ -434,7 +464,7 @@ def _with_keys(df, cfg: WriteConfig, body_schema: pa.Schema, instant: Optional[s
     return df.mapInArrow(add_keys, out_schema)
 
 
-def _by_partition(df, cfg: WriteConfig, instant: Optional[str] = None):
+def _by_partition(df, cfg: WriteConfig, instant: Optional[str] = None, small: bool = False):
     """The input hash-partitioned so that all rows of one table partition are in one Spark task (a task
     may hold several table partitions; it splits them itself).
 
@@ -450,6 +480,12 @@ def _by_partition(df, cfg: WriteConfig, instant: Optional[str] = None):
     table partition (measured: a quarter of the stage's fixed cost on 100 partitions). Sorted within
     each task by the same columns, so the task meets each table partition's rows as one run and holds
     one partition in memory at a time, as the grouped stage did (:func:`_partition_runs`).
+
+    ``small`` (:func:`_small_input`): with a simple, complex or non-partitioned key generator, the input
+    is read by one task (``coalesce(1)``, no shuffle) and sorted there: every table partition's rows are
+    in that task, as the shuffle would have put them, and the write is one Spark stage instead of two.
+    Not for generated record keys (their row ids number the rows of each input partition, which one task
+    reading several would repeat) nor for the other key generators.
     """
     from pyspark.sql import functions as F
 
@@ -463,13 +499,15 @@ def _by_partition(df, cfg: WriteConfig, instant: Optional[str] = None):
             raise WriteError(f"partition field(s) {missing} are not columns of the data "
                              f"(columns: {', '.join(df.columns)})")
         if not fields:
-            return df.repartition(1)
+            return df.coalesce(1) if small else df.repartition(1)
         cols = []
         for f in fields:
             c = _column(f)
             if dict(df.dtypes)[f] == "string":
                 c = F.when(c == "", F.lit(None)).otherwise(c)
             cols.append(c)
+        if small:
+            return df.coalesce(1).sortWithinPartitions(*cols)
         return df.repartition(*cols).sortWithinPartitions(*cols)
     return _with_keys(df, cfg, _arrow_schema_of(df)).repartition(PART).sortWithinPartitions(PART)
 
@@ -584,7 +622,7 @@ def _bulk_insert_layout(df, cfg: WriteConfig, instant: str) -> Optional[Any]:
 
 
 def _write_partitions(keyed, table: HoodieTable, cfg: WriteConfig, instant: str,
-                      avro_schema: dict) -> list[WriteStat]:
+                      avro_schema: dict, small: bool = False) -> list[WriteStat]:
     """One shuffle of the input by table partition; each task tags, de-duplicates and writes the
     file groups of its partition with the format core, and returns their write stats.
 
@@ -668,7 +706,7 @@ def _write_partitions(keyed, table: HoodieTable, cfg: WriteConfig, instant: str,
     elif layout is not None:
         rows = layout.mapInArrow(run_input_partition, out_schema).collect()
     else:
-        rows = _by_partition(keyed, cfg, instant).mapInArrow(run_partitions, out_schema).collect()
+        rows = _by_partition(keyed, cfg, instant, small).mapInArrow(run_partitions, out_schema).collect()
     task_phases: dict[str, float] = {}
     out = []
     for (r,) in rows:
