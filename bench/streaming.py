@@ -6,13 +6,18 @@ and the added time of each inline service.
 
 The source is a folder of Parquet files, one per micro-batch (``maxFilesPerTrigger=1``): the first
 holds ``rows`` new keys, each later one half updates of earlier keys and half new keys, over 8 daily
-partitions. Each query runs with ``availableNow``; a batch's time is Spark's ``addBatch`` duration
+partitions, with an event time ``ev`` on the row's day. Each query runs with ``availableNow``; a batch's time is Spark's ``addBatch`` duration
 from the query's progress (the sink's own work: for hoodie the whole write with its commit and inline
 services; for the Parquet sink the file write and its metadata log). The first batch of each query is
 a warm-up and not counted, and one whole query of each sink runs before the measured ones; the median
-of the rest is reported. Variants: hoodie with every service off
-(``hoodie.clean.automatic=false``), with automatic clean (Hudi's default), with inline compaction
-after every batch. Prints one JSON document; ratio = hoodie / Parquet sink.
+of the rest is reported. Variants: hoodie with every service off (``hoodie.clean.automatic=false``,
+``hoodie.datasource.compaction.async.enable=false``), then each service alone: automatic clean (with
+archival; Hudi's default), the sink's async compaction beside the stream (Hudi's streaming default: a
+plan after every 5 delta commits, executed by a driver thread), inline compaction after every batch,
+inline partition TTL (``KEEP_BY_EVENT_TIME`` on ``day``, nothing old enough to expire) and inline record
+TTL (on ``ev``, nothing expires). Prints one JSON document; ratio = hoodie / Parquet sink; "added" =
+the variant's median minus the services-off median. ``--variants`` picks some by the first word of
+their name.
 """
 
 from __future__ import annotations
@@ -37,13 +42,21 @@ BASE_OPTS = {
     "hoodie.datasource.write.operation": "upsert", "hoodie.datasource.write.recordkey.field": "id",
     "hoodie.datasource.write.partitionpath.field": "day", "hoodie.datasource.write.precombine.field": "ts",
 }
+OFF = {"hoodie.clean.automatic": "false", "hoodie.datasource.compaction.async.enable": "false"}
 VARIANTS = {
-    "services off": {"hoodie.clean.automatic": "false"},
-    "automatic clean (default)": {},
-    "inline compaction every batch": {"hoodie.clean.automatic": "false", "hoodie.compact.inline": "true",
+    "services off": OFF,
+    "automatic clean and archival (default)": {**OFF, "hoodie.clean.automatic": "true"},
+    "async compaction beside the stream (default)": {**OFF, "hoodie.datasource.compaction.async.enable": "true"},
+    "inline compaction every batch": {**OFF, "hoodie.compact.inline": "true",
                                       "hoodie.compact.inline.max.delta.commits": "1"},
+    "partition TTL inline": {**OFF, "hoodie.partition.ttl.inline": "true",
+                             "hoodie.partition.ttl.management.strategy.type": "KEEP_BY_EVENT_TIME",
+                             "hoodie.partition.ttl.strategy.days.retain": "36500",
+                             "hoodie.partition.ttl.strategy.event.time.format": "yyyy-MM-dd"},
+    "record TTL inline": {**OFF, "hoodie.record.ttl.inline": "true", "hoodie.record.ttl.field": "ev",
+                          "hoodie.record.ttl.retention": "P36500D"},
 }
-SCHEMA = "id long, day string, ts long, v1 string, v2 double, v3 long"
+SCHEMA = "id long, day string, ts long, v1 string, v2 double, v3 long, ev timestamp"
 
 
 def make_source(folder: str, rows: int, batches: int) -> None:
@@ -68,6 +81,8 @@ def make_source(folder: str, rows: int, batches: int) -> None:
             "v1": pa.array([f"value-{int(i)}-{b}" for i in ids]),
             "v2": pa.array(rng.random(n)),
             "v3": pa.array(rng.integers(0, 1 << 40, n), pa.int64()),
+            "ev": pa.array((np.datetime64("2025-01-01", "us") + (ids % 8) * np.timedelta64(1, "D")
+                            + b * np.timedelta64(1, "h")).astype("datetime64[us]"), pa.timestamp("us", tz="UTC")),
         }), os.path.join(folder, f"batch-{b:04d}.parquet"))
 
 
@@ -108,10 +123,11 @@ def run_hoodie(spark, src: str, work: str, name: str, extra: dict) -> list[float
     EW.write, ES.HoodieStreamSink._committed = write, committed
     try:
         df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(src)
-        tag = name.split()[0]
+        tag = "-".join(name.split()[:2])
         q = hs.write_stream(df, os.path.join(work, f"hoodie-{tag}"), {**BASE_OPTS, **extra},
                             checkpoint_location=os.path.join(work, f"ck-hoodie-{tag}"), trigger={"availableNow": True})
         q.awaitTermination()
+        hs.stop_services(q)  # the async compaction thread must not run into the next variant
     finally:
         EW.write, ES.HoodieStreamSink._committed = real_write, real_committed
     return batch_times(q)
@@ -130,7 +146,11 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=10_000)
     ap.add_argument("--batches", type=int, default=8)
     ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--variants", default="", help="comma-separated first words of the variants to run "
+                    "(services off always runs); default: all")
     args = ap.parse_args()
+    wanted = {w.strip() for w in args.variants.split(",") if w.strip()}
+    variants = {k: v for k, v in VARIANTS.items() if not wanted or k == "services off" or k.split()[0] in wanted}
     import hoodie.spark as hs
 
     spark = hs.session(args.master, app_name="bench-streaming")
@@ -147,7 +167,7 @@ def main() -> None:
         PROFILES.pop("warm-up", None)
         # Alternate the sinks so load on a shared machine hits both alike.
         parquet_runs, hoodie_runs = [], {}
-        for i, (name, extra) in enumerate(VARIANTS.items()):
+        for i, (name, extra) in enumerate(variants.items()):
             parquet_runs.append(run_parquet(spark, src, work, str(i)))
             hoodie_runs[name] = run_hoodie(spark, src, work, name, extra)
         pq_times = [t for run in parquet_runs for t in run[1:]]
