@@ -152,7 +152,7 @@ def test_a_small_write_is_one_check_job_and_one_write_job(spark, tmp_path: Path,
         pq.write_table(pa.Table.from_pylist([dict(zip(COLS, r)) for r in second]), tmp_path / f"{path_kind}.parquet")
         df = spark.read.parquet(str(tmp_path / f"{path_kind}.parquet"))
         assert EW._small_input(df) is (path_kind == "small")
-        jobs = _jobs_of(spark, f"hoodie-test-{table_type}-{path_kind}", lambda: hs.write(df, path, opts))
+        jobs = _jobs_of(spark, f"hoodie-test-{table_type}-{path_kind}", lambda df=df, path=path: hs.write(df, path, opts))
         if path_kind == "small":
             assert jobs == 2
         tables[path_kind] = _rows(hoodie.read_table(path))

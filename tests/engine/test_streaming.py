@@ -71,13 +71,20 @@ def _checkpoints(table: str) -> list[tuple[str, str]]:
     return out
 
 
-def test_replayed_batch_is_skipped(spark, tmp_path: Path) -> None:
+def test_replayed_batch_is_skipped(spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Insert-only micro-batches; Spark replays the last one (its commit log lost): the table holds every
-    row once. Without the sink's lookup the replay inserts its 10 rows twice."""
+    row once. Without the sink's lookup the replay inserts its 10 rows twice. (And no micro-batch
+    registers the data source again: the batch's session, a clone of the query's, has it.)"""
+    import hoodie.engine.datasource as DS
+
     src, table, ck = tmp_path / "src", str(tmp_path / "t"), tmp_path / "ck"
     for n in range(3):
         _add_file(src, n, range(n * 10, n * 10 + 10))
+    DS.ensure_registered(spark)
+    registered = []
+    monkeypatch.setattr(DS, "register", lambda s: registered.append(s))
     q = _run(spark, src, table, ck)
+    assert registered == []
     assert _ids(table) == list(range(30))
     cps = _checkpoints(table)
     assert [c for c, _ in cps] == ['{"default_single_writer":"0"}', '{"default_single_writer":"1"}',
@@ -113,6 +120,39 @@ def test_two_queries_keep_separate_ids(spark, tmp_path: Path) -> None:
     _run(spark, src_b, table, ck_b, opts_b)
     assert _ids(table) == list(range(20)) + list(range(100, 120))
     assert [c for c, _ in _checkpoints(table)] == ['{"a":"0"}', '{"a":"1"}', '{"b":"0"}', '{"b":"1"}']
+
+
+def test_query_restarted_after_the_table_was_compacted_cleaned_and_archived(spark, tmp_path: Path) -> None:
+    """A query stops; another writer's upserts compact (inline, every commit), clean and archive the table
+    until the query's commits are in the archived timeline; the query restarts from its checkpoint with
+    its last batch's commit log lost: Spark replays that batch, the sink finds it in the archived timeline
+    and skips it, and writes the next one. Every row once (hoodie and hudi-rs)."""
+    from hoodie.interfaces.python_io import write_arrow
+    from hoodie.services.archive import run_archival
+
+    src, table, ck = tmp_path / "src", str(tmp_path / "t"), tmp_path / "ck"
+    opts = {**OPTS, "hoodie.datasource.compaction.async.enable": "false", "hoodie.keep.min.commits": "2",
+            "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
+    for n in range(2):
+        _add_file(src, n, range(n * 10, n * 10 + 10))
+    _run(spark, src, table, ck, opts)
+    stream_commits = [i for i in HoodieTable(table).timeline.completed_writes().instants]
+    other = {**opts, "hoodie.datasource.write.operation": "upsert", "hoodie.compact.inline": "true",
+             "hoodie.compact.inline.max.delta.commits": "1"}
+    for ts in range(2, 6):
+        write_arrow(table, pa.table({"id": pa.array(range(5), pa.int64()), "p": ["a" if i % 2 else "b" for i in range(5)],
+                                     "ts": pa.array([ts] * 5, pa.int64()), "v": [f"w{ts}"] * 5}), other)
+    run_archival(table, opts)
+    t = HoodieTable(table)
+    assert all(t.timeline.get(i.timestamp) is None for i in stream_commits)  # archived
+    actions = {i.action for i in t.timeline.instants}
+    assert "clean" in actions and any(t.timeline.is_compaction_commit(i) for i in t.timeline.completed().instants)
+    _forget_commit_log(ck, 1)
+    _add_file(src, 2, range(20, 30))
+    _run(spark, src, table, ck, opts)
+    assert _ids(table) == list(range(30))
+    assert sorted(read_hudi_rs(table).column("id").to_pylist()) == list(range(30))
+    assert [c for c, _ in _checkpoints(table)] == ['{"default_single_writer":"2"}']  # 0 and 1 are archived
 
 
 def test_second_query_under_the_same_identifier_fails_before_writing(spark, tmp_path: Path) -> None:

@@ -5,17 +5,26 @@ compaction, and restarted from its checkpoint until it finishes. Every source ro
 exactly once (insert, where a replayed batch would show as duplicates) or as the model says (upsert),
 read by hoodie and by hudi-rs.
 
-Each child driver starts a JVM (10-40 s on a loaded machine), so the default run makes one trial (one
-kill, one restart); ``-m slow`` makes many, seeded, with several kills per trial."""
+A child driver with a JVM of its own costs 10-40 s on a loaded machine, so most trials use children that
+attach to the test session's JVM instead (tests/engine/stream_child.py ``run_attached``): forked from a
+preloaded server (no imports, no JVM start), each runs its query in a session of its own in the shared
+JVM through a py4j server of its own, and dies by SIGKILL at its fault point; its query in the JVM then
+fails the interrupted micro-batch without Spark's commit log, as a dead driver leaves it. A chain of such
+children, each restarting from the checkpoint the one before was killed in, is finished by the test
+session itself; every kill is a trial. The default run makes 2 chains of 5 kills (insert into
+merge-on-read, upsert into copy-on-write); ``-m slow`` makes HOODIE_STREAM_KILL_TRIALS seeded chains per
+operation and table type, and keeps one kill of a child with its own JVM (the whole driver process dies)."""
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import random
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -45,12 +54,12 @@ def _options(operation: str, table_type: str) -> dict:
             "hoodie.compact.inline.max.delta.commits": "2", "hoodie.datasource.write.streaming.retry.count": "1"}
 
 
-def _source(src: Path, operation: str, rng: random.Random) -> dict[int, int]:
-    """FILES Parquet files; returns the model (id -> ts of its winning version). Insert files hold new ids
-    only; upsert files also update ids of earlier files, with a later ts."""
+def _source(src: Path, operation: str, rng: random.Random, files: int = FILES) -> dict[int, int]:
+    """``files`` Parquet files; returns the model (id -> ts of its winning version). Insert files hold new
+    ids only; upsert files also update ids of earlier files, with a later ts."""
     src.mkdir(parents=True)
     model: dict[int, int] = {}
-    for n in range(FILES):
+    for n in range(files):
         ids = list(range(n * ROWS, n * ROWS + ROWS))
         if operation == "upsert" and n:
             ids += rng.sample(range(n * ROWS), ROWS // 2)
@@ -86,7 +95,7 @@ def _child(src: "Path | str", table: Path, ck: Path, opts: dict, fault: str | No
     return p.returncode
 
 
-def _check(table: Path, operation: str, model: dict[int, int]) -> None:
+def _check(table: Path, operation: str, model: dict[int, int], files: int = FILES) -> None:
     got = hoodie.read_table(str(table), columns=["id", "ts"])
     ids = got.column("id").to_pylist()
     assert len(ids) == len(set(ids)), f"duplicates: {sorted(i for i in set(ids) if ids.count(i) > 1)[:10]}"
@@ -99,27 +108,115 @@ def _check(table: Path, operation: str, model: dict[int, int]) -> None:
     batches = [tl.commit_metadata(i).extra_metadata.get("_hudi_streaming_sink_checkpoint")
                for i in tl.completed_writes().instants]
     batches = [json.loads(b)["default_single_writer"] for b in batches if b]
-    assert sorted(batches, key=int) == [str(n) for n in range(FILES)]
+    assert sorted(batches, key=int) == [str(n) for n in range(files)]
 
 
-def _trial(tmp: Path, seed: int, operation: str, table_type: str, kills: int) -> list[str]:
+class _AttachedChildren:
+    """Kill-trial children attached to the JVM of ``spark`` (see the module docstring): a py4j server of
+    their own in that JVM, and a forkserver with the child's modules imported."""
+
+    PRELOAD = ("tests.engine.stream_child", "hoodie.spark", "hoodie.engine.stream", "hoodie.engine.write",
+               "hoodie.engine.datasource", "pyspark.sql", "pyspark.sql.streaming", "pyarrow.parquet")
+
+    def __init__(self, spark, logs: Path) -> None:
+        self.spark = spark
+        sc = spark.sparkContext
+        self.server = sc._jvm.org.apache.spark.api.python.Py4JServer(sc._jsc.getConf())
+        self.server.start()
+        self.ctx = multiprocessing.get_context("forkserver")
+        self.ctx.set_forkserver_preload(list(self.PRELOAD))
+        self.logs = logs
+        logs.mkdir(parents=True, exist_ok=True)
+        self.runs = 0
+
+    def run(self, src: Path | str, table: Path, ck: Path, opts: dict, fault: str | None) -> int:
+        """Run one child until it finishes (0) or dies at ``fault`` (-SIGKILL)."""
+        from tests.engine.stream_child import run_attached
+
+        self.runs += 1
+        log = self.logs / f"child{self.runs}.log"
+        p = self.ctx.Process(target=run_attached, args=(str(src), str(table), str(ck), opts,
+                                                        self.server.getListeningPort(), self.server.secret(),
+                                                        fault, str(log)))
+        p.start()
+        p.join(300)
+        if p.is_alive():
+            p.kill()
+            p.join()
+            raise AssertionError(f"child with {fault} hung:\n{log.read_text()[-4000:]}")
+        if p.exitcode not in (0, -signal.SIGKILL):
+            raise AssertionError(f"child failed ({p.exitcode}) with {fault}:\n{log.read_text()[-4000:]}")
+        return p.exitcode
+
+    def close(self) -> None:
+        self.server.shutdown()
+        jvm = self.spark.sparkContext._jvm
+        from pyspark.sql import SparkSession
+
+        SparkSession._get_j_spark_session_class(jvm).setDefaultSession(self.spark._jsparkSession)
+
+
+def _finish_in_session(spark, src: Path, table: Path, ck: Path, opts: dict) -> None:
+    """The last restart, in the test session itself: no child, no JVM."""
+    import hoodie.spark as hs
+    from tests.engine.stream_child import run_stream
+
+    q = run_stream(spark, str(src), str(table), str(ck), opts)
+    hs.stop_services(q)
+    assert q.exception() is None
+
+
+def _no_duplicates_yet(table: Path, model: dict[int, int]) -> None:
+    """After a kill: whatever the table holds is a part of the model, each id once (insert and upsert
+    alike: an id holds one version)."""
+    if not (table / ".hoodie" / "hoodie.properties").exists():
+        return
+    ids = hoodie.read_table(str(table), columns=["id"]).column("id").to_pylist()
+    assert len(ids) == len(set(ids)) and set(ids) <= set(model)
+
+
+def _chain(children: _AttachedChildren, spark, tmp: Path, seed: int, operation: str, table_type: str,
+           kills: int, files: int, nth: tuple[int, ...] = (1, 2)) -> list[tuple[str, int, float]]:
+    """Up to ``kills`` attached children, each killed at a random point (its ``nth`` hit, one of ``nth``)
+    or finishing first, and restarted by the next from the same checkpoint; the test session finishes the
+    stream; every row as the model says (hoodie and hudi-rs). Returns (fault, exit code, seconds) per
+    child."""
     rng = random.Random(seed)
     src, table, ck = tmp / "src", tmp / "t", tmp / "ck"
-    model = _source(src, operation, rng)
+    model = _source(src, operation, rng, files)
     opts = _options(operation, table_type)
     points = list(BATCH_POINTS) + [COMMIT_LOG_POINT] * 2
     if table_type == "MERGE_ON_READ":
         points += list(SERVICE_POINTS)
-    faults = []
+    done = []
     for _ in range(kills):
-        point = rng.choice(points)
-        nth = rng.randint(1, 2)
-        faults.append(f"{point}@{nth}")
-        if _child(src, table, ck, opts, faults[-1]) == 0:
-            break  # the point was not reached (the query finished first)
-    assert _child(src, table, ck, opts, None) == 0
-    _check(table, operation, model)
-    return faults
+        fault = f"{rng.choice(points)}@{rng.choice(nth)}"
+        started = time.perf_counter()
+        rc = children.run(src, table, ck, opts, fault)
+        done.append((fault, rc, round(time.perf_counter() - started, 2)))
+        if rc == 0:
+            break  # the stream finished before the point was reached
+        _no_duplicates_yet(table, model)
+    _finish_in_session(spark, src, table, ck, opts)
+    _check(table, operation, model, files)
+    return done
+
+
+@pytest.fixture
+def attached(spark, tmp_path: Path):
+    children = _AttachedChildren(spark, tmp_path / "logs")
+    yield children
+    children.close()
+
+
+def test_killed_stream_chain_resumes_exactly_once(spark, attached, tmp_path: Path) -> None:
+    """5 real kills (SIGKILL of an attached child driver at a random point, each at its first hit, so each
+    child dies in its first micro-batch or the inline compaction after it), each restarted from the
+    checkpoint; insert into merge-on-read, where a replayed batch would double its rows. (Upsert and
+    copy-on-write: the slow run.)"""
+    done = _chain(attached, spark, tmp_path, 1, "insert", "MERGE_ON_READ", kills=5, files=6, nth=(1,))
+    print(done)
+    assert sum(rc == -signal.SIGKILL for _, rc, _ in done) >= 4, done
 
 
 @pytest.mark.slow  # a child driver and its own JVM (about 50 s); the default run's replay test is
@@ -138,11 +235,16 @@ def test_killed_stream_resumes_exactly_once(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("operation", ["insert", "upsert"])
 @pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
-def test_killed_stream_random_points(tmp_path: Path, operation: str, table_type: str) -> None:
-    seeds = int(os.environ.get("HOODIE_STREAM_KILL_TRIALS", "13"))
-    for seed in range(seeds):
-        faults = _trial(tmp_path / f"trial{seed}", seed, operation, table_type, kills=2)
-        print(seed, faults)
+def test_killed_stream_random_points(spark, attached, tmp_path: Path, operation: str, table_type: str) -> None:
+    """HOODIE_STREAM_KILL_TRIALS (default 4) seeded chains of up to 4 kills per operation and table type:
+    with the defaults at least 50 kills over the four cases."""
+    seeds = int(os.environ.get("HOODIE_STREAM_KILL_TRIALS", "4"))
+    kills = 0
+    for seed in range(100, 100 + seeds):
+        done = _chain(attached, spark, tmp_path / f"trial{seed}", seed, operation, table_type, kills=4, files=6)
+        kills += sum(rc == -signal.SIGKILL for _, rc, _ in done)
+        print(seed, done)
+    print("kills", kills)
 
 
 @pytest.mark.slow

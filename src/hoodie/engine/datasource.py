@@ -440,6 +440,25 @@ def register(spark) -> None:
 def ensure_registered(spark) -> None:
     """Register the data source unless this session object already has it: hoodie's entry points call
     this, so a session hoodie did not build (``SparkSession.builder.remote(...)``, a platform's own)
-    reads ``format("hoodie")`` and runs ``USING hoodie`` without a separate registration step."""
-    if not getattr(spark, "_hoodie_source_registered", False):
-        register(spark)
+    reads ``format("hoodie")`` and runs ``USING hoodie`` without a separate registration step.
+
+    A streaming micro-batch's DataFrame comes with a new Python session object around a clone of the
+    query's session, which has the source already: asking the JVM session (one call) spares registering
+    it again on every micro-batch."""
+    if getattr(spark, "_hoodie_source_registered", False):
+        return
+    if _registered_in_jvm(spark):
+        try:
+            spark._hoodie_source_registered = True
+        except AttributeError:
+            pass
+        return
+    register(spark)
+
+
+def _registered_in_jvm(spark) -> bool:
+    """Whether the (classic) session's JVM side has the ``hoodie`` source registered; False when unknown."""
+    try:
+        return bool(spark._jsparkSession.sessionState().dataSourceManager().dataSourceExists("hoodie"))
+    except Exception:  # noqa: BLE001 - Spark Connect (no JVM session here), another Spark: register
+        return False

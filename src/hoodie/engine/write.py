@@ -242,7 +242,7 @@ def _small_input(df) -> bool:
     the shuffle would put them."""
     try:
         size = int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
-    except Exception:  # no estimate (a Spark Connect DataFrame, an odd plan): the general path
+    except Exception:  # noqa: BLE001 - no estimate (a Spark Connect DataFrame, an odd plan): the general path
         return False
     return 0 <= size <= SMALL_INPUT_BYTES
 
