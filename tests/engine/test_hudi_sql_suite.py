@@ -47,6 +47,7 @@ import pytest
 
 from hoodie.format.table import HoodieTable
 from hoodie.interfaces.sql import SqlError, sql
+from tests.engine.hudi_suite import answer
 
 pytestmark = pytest.mark.spark
 _n = itertools.count()
@@ -57,10 +58,6 @@ def table_name() -> str:
     """A fresh name, as Hudi's generateTableName."""
     return f"default.h1_{next(_n)}"
 
-
-def answer(spark, text: str) -> list[tuple]:
-    """Hudi's checkAnswer: the rows, in any order."""
-    return sorted(tuple(r) for r in sql(spark, text).collect())
 
 
 def create(spark, tmp: Path, name: str, cols: str, props: str, extra: str = "") -> None:

@@ -43,6 +43,7 @@ import pytest
 from hoodie.errors import HoodieError
 from hoodie.format.table import HoodieTable
 from hoodie.interfaces.sql import SqlError, sql
+from tests.engine.hudi_suite import answer, last_operation
 
 pytestmark = pytest.mark.spark
 _n = itertools.count()
@@ -54,16 +55,6 @@ def table_name() -> str:
     return f"hc_{next(_n)}"
 
 
-def answer(spark, text: str) -> list[tuple]:
-    """Hudi's checkAnswer: the rows, in any order."""
-    return sorted(tuple(r) for r in sql(spark, text).collect())
-
-
-def last_operation(path: str) -> str:
-    """getLastCommitMetadata(...).getOperationType of the table at ``path``."""
-    t = HoodieTable(path)
-    last = t.timeline.completed().by_actions("commit", "deltacommit", "replacecommit").last()
-    return t.timeline.commit_metadata(last).operation_type
 
 
 def warehouse_path(spark, name: str, db: str = "default") -> str:

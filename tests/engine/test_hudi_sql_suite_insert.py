@@ -39,6 +39,7 @@ import pytest
 
 from hoodie.format.table import HoodieTable
 from hoodie.interfaces.sql import SqlError, sql
+from tests.engine.hudi_suite import answer, last_operation
 
 pytestmark = pytest.mark.spark
 _n = itertools.count()
@@ -66,16 +67,6 @@ def loc(tmp: Path, name: str) -> str:
     return str(tmp / name.split(".")[-1])
 
 
-def answer(spark, text: str) -> list[tuple]:
-    """Hudi's checkAnswer: the rows, in any order."""
-    return sorted(tuple(r) for r in sql(spark, text).collect())
-
-
-def last_operation(path: str) -> str:
-    """getLastCommitMetadata(...).getOperationType."""
-    t = HoodieTable(path)
-    last = t.timeline.completed().by_actions("commit", "deltacommit", "replacecommit").last()
-    return t.timeline.commit_metadata(last).operation_type
 
 
 def create(spark, tmp: Path, name: str, cols: str, props: str, extra: str = "") -> str:

@@ -30,6 +30,7 @@ import pytest
 
 from hoodie.format.table import HoodieTable
 from hoodie.interfaces.sql import SqlError, sql
+from tests.engine.hudi_suite import answer
 
 pytestmark = pytest.mark.spark
 _n = itertools.count()
@@ -38,10 +39,6 @@ _n = itertools.count()
 def table_name() -> str:
     return f"default.hm_{next(_n)}"
 
-
-def answer(spark, text: str) -> list[tuple]:
-    """Hudi's checkAnswer: the rows, in any order."""
-    return sorted(tuple(r) for r in sql(spark, text).collect())
 
 
 def create(spark, tmp: Path, name: str, cols: str, props: str, extra: str = "") -> str:
