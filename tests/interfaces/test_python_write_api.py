@@ -277,3 +277,28 @@ def test_cdc_on_write_is_refused_with_its_reason_not_a_guessed_key(tmp_path: Pat
         warnings.simplefilter("error")
         hoodie.write_table(str(base), rows([1], "a", 1), {**OPTS, "hoodie.table.cdc.enabled": "false"})
     assert hoodie.read_table(str(base)).num_rows == 1
+
+
+@pytest.mark.parametrize("option", [{"hoodie.datasource.insert.dup.policy": "drop"},
+                                    {"hoodie.datasource.insert.dup.policy": " FAIL "},
+                                    {"hoodie.datasource.write.insert.drop.duplicates": "true"}])
+@pytest.mark.parametrize("operation", ["insert", "bulk_insert"])
+def test_insert_dup_policy_on_a_dataframe_write_is_refused_before_writing(tmp_path: Path, option: dict,
+                                                                          operation: str) -> None:
+    """Hudi's insert dup policy drops (or refuses) incoming rows whose key the table holds; hoodie applies it
+    in hoodie.sql INSERT INTO only. A write_table insert with it stored the duplicates (the option was warned
+    about as unknown and ignored): now refused before anything is written. Upserts, and the policy none,
+    write as before (Hudi ignores the policy for them)."""
+    base = tmp_path / "t"
+    opts = {**OPTS, "hoodie.datasource.write.operation": "insert"}
+    hoodie.write_table(str(base), rows([1, 2], "a", 1), opts)
+    before = sorted((tmp_path / "t").rglob("*"))
+    with pytest.raises(WriteError, match=r"do not look incoming keys up.*hoodie.sql's INSERT INTO.*Nothing was written"):
+        hoodie.write_table(str(base), rows([2, 3], "b", 2),
+                           {**opts, "hoodie.datasource.write.operation": operation, **option})
+    assert sorted((tmp_path / "t").rglob("*")) == before
+    hoodie.write_table(str(base), rows([2, 3], "b", 2),
+                       {**opts, "hoodie.datasource.write.operation": "upsert", **option})
+    hoodie.write_table(str(base), rows([4], "c", 3), {**opts, "hoodie.datasource.insert.dup.policy": "none"})
+    assert table_rows(hoodie.read_table(str(base))) == [(1, "a1", "2024-05-02", 1), (2, "b2", "2024-05-03", 2),
+                                                        (3, "b3", "2024-05-01", 2), (4, "c4", "2024-05-02", 3)]

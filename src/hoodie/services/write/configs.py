@@ -208,6 +208,7 @@ class WriteConfig:
         prepped = str(o.get(PREPPED, "false")).strip().lower() == "true"
         if auto and not (prepped and op == "upsert" and cfg.is_set(C.OPERATION)):
             op = _auto_key_operation(cfg, table)
+        _refuse_insert_dup_policy(o, op)
         pf = cfg.get(C.PARTITION_PATH_FIELD) or []
         name = cfg.get(C.TABLE_NAME)
         if not name:
@@ -350,6 +351,28 @@ def _auto_key_operation(cfg: Any, table: Optional[HoodieTable]) -> str:
             "option, or set hoodie.datasource.write.recordkey.field. Nothing was written")
     return op
 
+
+
+INSERT_DUP_POLICY = "hoodie.datasource.insert.dup.policy"
+INSERT_DROP_DUPS = "hoodie.datasource.write.insert.drop.duplicates"
+
+
+def _refuse_insert_dup_policy(options: Mapping[str, str], operation: str) -> None:
+    """Hudi's insert dup policy (``drop``: leave out incoming rows whose key the table holds, ``fail``: refuse
+    them; ``hoodie.datasource.write.insert.drop.duplicates=true`` is the older ``drop``) looks the incoming keys
+    up before an insert. hoodie applies it in ``hoodie.sql`` INSERT INTO only; a DataFrame or Arrow insert
+    would store the duplicates as if the option were not there, so it is refused before anything is written.
+    Upserts ignore the policy (Hudi's too): the key's stored row is updated."""
+    policy = options.get(INSERT_DUP_POLICY, "").strip().lower()
+    drop = options.get(INSERT_DROP_DUPS, "").strip().lower() == "true"
+    if operation not in ("insert", "bulk_insert") or not (drop or policy in ("drop", "fail")):
+        return
+    given = f"{INSERT_DUP_POLICY}={policy}" if policy in ("drop", "fail") else f"{INSERT_DROP_DUPS}=true"
+    raise WriteError(
+        f"{given} with operation {operation}: hoodie's DataFrame and Arrow writes do not look incoming keys up "
+        "before an insert, so the rows whose key the table holds would be stored again. Use hoodie.sql's INSERT "
+        f"INTO (it applies {INSERT_DUP_POLICY}), or operation upsert (a stored key's row is updated), or drop the "
+        "option to keep duplicates. Nothing was written")
 
 
 def _checked_payload(payload: Optional[str]) -> Optional[str]:
