@@ -21,6 +21,8 @@ Not replayed, with the reason (hoodie does not offer the feature, or answers dif
   never runs it);
 * TestInsertTable: test_hudi_sql_suite_insert.py replays the rest of it case by case and lists what it does not
   replay (bucket indexes, key generator classes, ``_hoodie_operation``, nested keys...);
+* TestMergeIntoTable: test_hudi_sql_suite_merge.py replays the rest of it case by case and lists what it does not
+  replay or where hoodie answers differently (docs/hudi-sql-suite.md maps all 25 cases);
 * TestMergeIntoTable tests of partial updates (``hoodie.spark.sql.merge.into.partial.updates``), and of
   conditions that Hudi accepts on a table with a record key but ignores (an ON conjunct on a non-key
   column, TestMergeIntoTableWithNonRecordKeyField "Test Merge into extra cond"): hoodie refuses those
