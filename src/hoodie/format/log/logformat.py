@@ -138,18 +138,27 @@ class LogBlock:
         """The block's content bytes (for CORRUPT blocks: the skipped bytes)."""
         if self.content_length == 0:
             return b""
+        return self._read_range(self.content_offset, self.content_length, "the content")
+
+    def stored_bytes(self) -> bytes:
+        """The whole block as stored (magic to reverse pointer), to copy it into another file unchanged."""
+        return self._read_range(self.offset, self.size, "the block")
+
+    def _read_range(self, offset: int, length: int, what: str) -> bytes:
+        """``length`` bytes of the block's file at ``offset``: from the file's bytes when the reader holds
+        them (one request per file on object stores), else one ranged read."""
         if self._file_bytes is not None:
-            return self._file_bytes[self.content_offset:self.content_offset + self.content_length]
+            return self._file_bytes[offset:offset + length]
         if self._storage is None:
-            raise ValueError(f"{self._where()}: no storage handle to read the content from")
+            raise ValueError(f"{self._where()}: no storage handle to read {what} from")
         f = self._storage.open_input(self.log_file)
         try:
-            f.seek(self.content_offset)
-            data = f.read(self.content_length)
+            f.seek(offset)
+            data = f.read(length)
         finally:
             f.close()
-        if len(data) != self.content_length:
-            raise ValueError(f"{self._where()}: file shrank while reading the content")
+        if len(data) != length:
+            raise ValueError(f"{self._where()}: file shrank while reading {what}")
         return data
 
     def data_table(self, reader_schema: pa.Schema | None = None) -> pa.Table:

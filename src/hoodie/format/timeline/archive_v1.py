@@ -345,19 +345,10 @@ def decode_archive_block(storage: Storage, block: LogBlock, schema_json: str) ->
 
 def block_bytes(block: LogBlock) -> bytes:
     """A block's bytes as stored (magic to reverse pointer), to copy it into another archive file unchanged."""
-    if block._file_bytes is not None:
-        return block._file_bytes[block.offset:block.offset + block.size]
-    if block._storage is None:
-        raise ValueError(f"{block.log_file}: no storage handle to read the block from")
-    f = block._storage.open_input(block.log_file)
     try:
-        f.seek(block.offset)
-        data = f.read(block.size)
-    finally:
-        f.close()
-    if len(data) != block.size:
-        raise ArchiveV1Error(f"{block._storage.uri(block.log_file)} shrank while it was read")
-    return data
+        return block.stored_bytes()
+    except ValueError as e:  # the file shrank under the reader: the archive's own error, as its decoding raises
+        raise ArchiveV1Error(f"{e}; restore the file from a backup") from None
 
 
 def archive_files(storage: Storage, folder: str = ARCHIVE_FOLDER) -> list[str]:
